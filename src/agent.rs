@@ -1,0 +1,4 @@
+//! STUB
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Permission { RefuseMutating, AllowAll }
+pub struct Agent;

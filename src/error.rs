@@ -1,0 +1,42 @@
+//! The one error type of corecoder: what can stop a whole run.
+//!
+//! It is returned by configuration, by the LLM client once its retries are spent, and by the agent
+//! loop. A failed *tool call* is never an `Error`: it becomes a tool result the model reads.
+
+use std::fmt;
+
+#[derive(Debug)]
+pub enum Error {
+    /// A bad flag, variable or value; the message names it. Exit code 2.
+    Usage(String),
+    /// The provider failed for good (after retries, or a non-retryable status). Exit code 1.
+    Api(String),
+    /// A local failure outside any tool (e.g. the demo could not set up its directory). Exit code 1.
+    Io(String),
+    /// The user pressed Ctrl+C. Exit code 130.
+    Interrupted,
+}
+
+impl Error {
+    /// The process exit code the binary uses for this error in `-p` mode.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Usage(_) => 2,
+            Error::Api(_) | Error::Io(_) => 1,
+            Error::Interrupted => 130,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Usage(msg) => write!(f, "{msg}"),
+            Error::Api(msg) => write!(f, "API error: {msg}"),
+            Error::Io(msg) => write!(f, "{msg}"),
+            Error::Interrupted => write!(f, "interrupted"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

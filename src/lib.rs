@@ -1,0 +1,20 @@
+//! corecoder as a library: a minimal coding agent you can read, step through and fork.
+//!
+//! `Config` says where the model is, `Llm` talks to it over a blocking SSE stream, and `Agent`
+//! runs the loop (prompt → stream → tools → results → repeat). The binary in `main.rs` is a thin
+//! shell around these three.
+
+pub mod agent;
+pub mod config;
+pub mod demo;
+pub mod error;
+pub mod llm;
+pub mod message;
+pub mod prompt;
+pub mod sse;
+pub mod tools;
+
+pub use agent::Agent;
+pub use config::Config;
+pub use error::Error;
+pub use llm::Llm;

@@ -1,0 +1,145 @@
+//! The eight built-in tools: their schemas, and the one `match` that dispatches a call.
+//!
+//! The agent loop hands a call here (inline, or from a pool worker) and gets back an `Outcome`:
+//! the text the model will read, plus an `Effect` the loop applies on the main thread in call
+//! order (a new working directory, a new todo list). Tools never touch the history and never
+//! return an `Error`: every failure is text for the model.
+
+pub mod agent;
+pub mod bash;
+pub mod edit_file;
+pub mod glob;
+pub mod grep;
+pub mod read_file;
+pub mod todo_write;
+pub mod write_file;
+
+use crate::agent::Permission;
+use crate::llm::Llm;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+/// Everything a tool may look at while it runs. Cloned into each pool job.
+#[derive(Clone)]
+pub struct ToolContext {
+    /// The session's tracked working directory when this call started.
+    pub cwd: PathBuf,
+    /// Only the `agent` tool uses these: a sub-agent shares the connection, usage and consent.
+    pub llm: Arc<Llm>,
+    pub permission: Permission,
+    /// Set by Ctrl+C; long-running tools poll it and stop early.
+    pub cancel: Arc<AtomicBool>,
+}
+
+/// What a tool call produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub text: String,
+    pub effect: Effect,
+}
+
+/// A change to session state, applied by the loop after the batch, in call order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    None,
+    ChangeDir(PathBuf),
+    SetTodos(Vec<todo_write::Todo>),
+}
+
+impl Outcome {
+    pub fn text(text: impl Into<String>) -> Outcome {
+        Outcome {
+            text: text.into(),
+            effect: Effect::None,
+        }
+    }
+}
+
+/// Which tools a model is offered. Sub-agents get no `agent` tool, so they cannot recurse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolSet {
+    All,
+    WithoutAgent,
+}
+
+pub fn schemas(set: ToolSet) -> Vec<Value> {
+    let mut list = vec![
+        bash::schema(),
+        read_file::schema(),
+        write_file::schema(),
+        edit_file::schema(),
+        glob::schema(),
+        grep::schema(),
+        todo_write::schema(),
+    ];
+    if set == ToolSet::All {
+        list.push(agent::schema());
+    }
+    list
+}
+
+/// Mutating tools need consent; read-only ones always run. Unknown names count as mutating,
+/// so a tool added later is safe by default.
+pub fn is_mutating(name: &str) -> bool {
+    !matches!(name, "read_file" | "glob" | "grep" | "todo_write")
+}
+
+/// Run one call. `arguments` is the raw JSON text the model streamed.
+pub fn run(name: &str, arguments: &str, ctx: &ToolContext) -> Outcome {
+    let args: Value = match serde_json::from_str(arguments) {
+        Ok(value) => value,
+        Err(e) => return bad_arguments(name, &format!("invalid JSON ({e})")),
+    };
+    // One arm per tool, so a debugger can step straight into the one that runs.
+    let result = match name {
+        "bash" => parse(name, args).map(|a| bash::run(a, ctx)),
+        "read_file" => parse(name, args).map(|a| read_file::run(a, ctx)),
+        "write_file" => parse(name, args).map(|a| write_file::run(a, ctx)),
+        "edit_file" => parse(name, args).map(|a| edit_file::run(a, ctx)),
+        "glob" => parse(name, args).map(|a| glob::run(a, ctx)),
+        "grep" => parse(name, args).map(|a| grep::run(a, ctx)),
+        "todo_write" => parse(name, args).map(|a| todo_write::run(a, ctx)),
+        "agent" => parse(name, args).map(|a| agent::run(a, ctx)),
+        _ => return Outcome::text(format!("Error: unknown tool '{name}'")),
+    };
+    match result {
+        Err(bad) => bad,
+        Ok(Ok(outcome)) => outcome,
+        Ok(Err(failure)) => Outcome::text(format!("Error executing {name}: {failure}")),
+    }
+}
+
+/// Arguments that do not fit the schema are the model's mistake, told apart from a failure
+/// while running so it knows to fix the call rather than the world.
+fn parse<T: DeserializeOwned>(name: &str, args: Value) -> Result<T, Outcome> {
+    serde_json::from_value(args).map_err(|e| bad_arguments(name, &e.to_string()))
+}
+
+fn bad_arguments(name: &str, why: &str) -> Outcome {
+    Outcome::text(format!("Error: bad arguments for {name}: {why}"))
+}
+
+/// Resolve a path argument against the tracked working directory (`~` means home).
+pub fn resolve(cwd: &Path, path: &str) -> PathBuf {
+    if path == "~" || path.starts_with("~/") {
+        if let Some(home) = std::env::var_os("HOME") {
+            return PathBuf::from(home).join(path.trim_start_matches('~').trim_start_matches('/'));
+        }
+    }
+    cwd.join(path)
+}
+
+/// Cut a long text to its head and tail, saying how much was left out.
+pub fn truncate_middle(text: &str, max_chars: usize) -> String {
+    let total = text.chars().count();
+    if total <= max_chars {
+        return text.to_string();
+    }
+    let keep = max_chars / 2;
+    let head: String = text.chars().take(keep).collect();
+    let tail: String = text.chars().skip(total - keep).collect();
+    format!("{head}\n\n... [{} characters cut] ...\n\n{tail}", total - 2 * keep)
+}
