@@ -1,4 +1,249 @@
-//! STUB
+//! The agent loop: build prompt → stream → run tools → append results → repeat.
+//!
+//! `Agent::run` is the whole of it, in one function you can read top to bottom and step
+//! through. The agent owns the history (nothing else changes it), the tracked working
+//! directory and the todo list. It does not talk HTTP (that is `llm.rs`) and does not know
+//! how any tool works (that is `tools/`).
+
+use crate::error::Error;
+use crate::llm::{self, Llm};
+use crate::message::{self, FunctionCall, Message, ToolCall};
+use crate::prompt;
+use crate::sse::{Reply, StreamedCall};
+use crate::tools::pool::Pool;
+use crate::tools::todo_write::Todo;
+use crate::tools::{self, Effect, Outcome, ToolContext, ToolSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// What mutating tools (bash, write_file, edit_file, agent) may do in this session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Permission { RefuseMutating, AllowAll }
-pub struct Agent;
+pub enum Permission {
+    /// `-p` without `--yes`: read-only tools run, mutating ones are refused.
+    RefuseMutating,
+    /// `--yes`: everything runs.
+    AllowAll,
+}
+
+/// How a task ended, when it did not end in an `Error`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Finish {
+    Answer(String),
+    RoundCap,
+}
+
+/// What the caller (the binary, an embedding program) is shown as a turn goes on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Event<'a> {
+    Llm(llm::Event<'a>),
+    /// A tool call is about to run: `> name(summary)`.
+    ToolCall {
+        name: &'a str,
+        summary: &'a str,
+    },
+    ToolResult {
+        name: &'a str,
+        text: &'a str,
+    },
+}
+
+pub const ROUND_CAP_MESSAGE: &str = "(reached maximum tool-call rounds)";
+
+pub struct Agent {
+    llm: Arc<Llm>,
+    /// `history[0]` is the system prompt, rebuilt every round.
+    history: Vec<Message>,
+    cwd: PathBuf,
+    todos: Vec<Todo>,
+    permission: Permission,
+    tool_set: ToolSet,
+    max_rounds: u32,
+    cancel: Arc<AtomicBool>,
+    /// Started on the first batch of several calls; sub-agents run their calls inline.
+    pool: Option<Pool>,
+}
+
+impl Agent {
+    pub fn new(llm: Arc<Llm>, cwd: PathBuf, permission: Permission) -> Agent {
+        Agent {
+            llm,
+            history: vec![Message::system("")],
+            cwd,
+            todos: Vec::new(),
+            permission,
+            tool_set: ToolSet::All,
+            max_rounds: 50,
+            cancel: Arc::new(AtomicBool::new(false)),
+            pool: None,
+        }
+    }
+
+    /// A sub-agent for the `agent` tool: fresh history, no `agent` tool, calls run inline.
+    pub fn sub_agent(ctx: &ToolContext, max_rounds: u32) -> Agent {
+        let mut agent = Agent::new(ctx.llm.clone(), ctx.cwd.clone(), ctx.permission);
+        agent.tool_set = ToolSet::WithoutAgent;
+        agent.max_rounds = max_rounds;
+        agent.cancel = ctx.cancel.clone();
+        agent
+    }
+
+    pub fn set_max_rounds(&mut self, rounds: u32) {
+        self.max_rounds = rounds;
+    }
+
+    /// Set this (e.g. from a Ctrl+C handler) to stop the current turn at the next safe point.
+    pub fn cancel_flag(&self) -> Arc<AtomicBool> {
+        self.cancel.clone()
+    }
+
+    pub fn history(&self) -> &[Message] {
+        &self.history
+    }
+
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    pub fn llm(&self) -> &Llm {
+        &self.llm
+    }
+
+    /// Run one user task to its end: an answer, the round cap, or an error.
+    pub fn run(&mut self, task: &str, on_event: &mut dyn FnMut(Event)) -> Result<Finish, Error> {
+        self.cancel.store(false, Ordering::Relaxed);
+        self.history.push(Message::user(task));
+        let tool_schemas = tools::schemas(self.tool_set);
+        for _round in 0..self.max_rounds {
+            // 1. A fresh system prompt: the cwd and todo list may have changed last round.
+            let system = prompt::system_prompt(&self.cwd, &self.todos, self.tool_set);
+            self.history[0] = Message::system(&system);
+            // 2. Never send a history the provider would reject (a call left unanswered).
+            message::repair_tool_pairs(&mut self.history);
+
+            // 3. Stream the reply; text and reasoning reach the caller as they arrive.
+            let mut forward = |event: llm::Event| on_event(Event::Llm(event));
+            let reply =
+                self.llm
+                    .stream(&self.history, &tool_schemas, &self.cancel, &mut forward)?;
+
+            // 4. No tool calls: this is the answer.
+            if reply.tool_calls.is_empty() {
+                self.history.push(Message::assistant(&reply.text));
+                return Ok(Finish::Answer(reply.text));
+            }
+
+            // 5. Record the calls, run them, and answer each one, in call order.
+            let assistant = assistant_message(&reply);
+            let outcomes = self.run_tools(&assistant.tool_calls, on_event);
+            let answers: Vec<Message> = (assistant.tool_calls.iter().zip(&outcomes))
+                .map(|(call, outcome)| Message::tool_result(&call.id, &outcome.text))
+                .collect();
+            self.history.push(assistant);
+            self.history.extend(answers);
+            for outcome in outcomes {
+                self.apply(outcome.effect);
+            }
+            if self.cancel.load(Ordering::Relaxed) {
+                return Err(Error::Interrupted);
+            }
+        }
+        Ok(Finish::RoundCap)
+    }
+
+    /// Consent is settled here, on the caller's thread, before anything runs in parallel.
+    fn run_tools(&mut self, calls: &[ToolCall], on_event: &mut dyn FnMut(Event)) -> Vec<Outcome> {
+        for call in calls {
+            let summary = tools::summary(&call.function.name, &call.function.arguments);
+            let name = &call.function.name;
+            on_event(Event::ToolCall {
+                name,
+                summary: &summary,
+            });
+        }
+        let allowed: Vec<&ToolCall> = calls.iter().filter(|c| self.refusal(c).is_none()).collect();
+        let ctx = ToolContext {
+            cwd: self.cwd.clone(),
+            llm: self.llm.clone(),
+            permission: self.permission,
+            cancel: self.cancel.clone(),
+        };
+        // A sub-agent already runs on a pool worker, so its own calls run inline.
+        let mut ran = if allowed.len() > 1 && self.tool_set == ToolSet::All {
+            self.pool
+                .get_or_insert_with(Pool::new)
+                .run_batch(&allowed, &ctx)
+        } else {
+            let run = |c: &&ToolCall| tools::run(&c.function.name, &c.function.arguments, &ctx);
+            allowed.iter().map(run).collect()
+        }
+        .into_iter();
+        let outcomes: Vec<Outcome> = calls
+            .iter()
+            .map(|call| match self.refusal(call) {
+                Some(refused) => refused,
+                None => ran.next().unwrap_or_else(|| Outcome::text("[interrupted]")),
+            })
+            .collect();
+        for (call, outcome) in calls.iter().zip(&outcomes) {
+            let (name, text) = (&call.function.name, &outcome.text);
+            on_event(Event::ToolResult { name, text });
+        }
+        outcomes
+    }
+
+    fn refusal(&self, call: &ToolCall) -> Option<Outcome> {
+        let name = &call.function.name;
+        if self.permission == Permission::AllowAll || !tools::needs_consent(name) {
+            return None;
+        }
+        Some(Outcome::text(format!(
+            "Refused: {name} can change files or run commands, and this session only allows \
+             read-only tools (corecoder -p without --yes). Carry on with read_file, glob and \
+             grep, or tell the user to re-run with --yes."
+        )))
+    }
+
+    /// Effects merge back in call order, so a batch ends where the same calls run one after
+    /// another would have ended.
+    fn apply(&mut self, effect: Effect) {
+        match effect {
+            Effect::None => {}
+            Effect::ChangeDir(dir) => self.cwd = dir,
+            Effect::SetTodos(todos) => self.todos = todos,
+        }
+    }
+}
+
+/// The assistant turn as history keeps it. Reasoning stays only next to tool calls, where
+/// DeepSeek and Kimi thinking modes require it; ids are made unique if a provider repeated one.
+fn assistant_message(reply: &Reply) -> Message {
+    let mut seen = std::collections::HashSet::new();
+    let tool_calls = reply
+        .tool_calls
+        .iter()
+        .enumerate()
+        .map(|(i, call): (usize, &StreamedCall)| {
+            let mut id = call.id.clone();
+            if id.is_empty() || !seen.insert(id.clone()) {
+                id = format!("call_{i}_{}", call.id);
+                seen.insert(id.clone());
+            }
+            ToolCall {
+                id,
+                kind: "function".to_string(),
+                function: FunctionCall {
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                },
+            }
+        })
+        .collect();
+    let reasoning = (!reply.reasoning.is_empty()).then(|| reply.reasoning.clone());
+    Message {
+        content: (!reply.text.is_empty()).then(|| reply.text.clone()),
+        reasoning_content: reasoning,
+        tool_calls,
+        ..Message::assistant("")
+    }
+}

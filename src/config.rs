@@ -1,2 +1,286 @@
-//! STUB
-pub struct Config;
+//! Configuration: command-line flags over environment variables over a `.env` file.
+//!
+//! Runs once, before the first turn. It only reads and validates; it opens no connection and
+//! creates no file. Every bad value becomes `Error::Usage` naming the flag or variable.
+
+use crate::error::Error;
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::Path;
+use std::time::Duration;
+
+/// Where the model is and how to ask it. Shared by every request of a session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub api_key: Option<String>,
+    pub base_url: String,
+    pub model: String,
+    pub max_tokens: u32,
+    pub temperature: f64,
+    pub max_context: u32,
+    /// How long a stream may stay silent before it counts as broken (and is retried).
+    pub idle_timeout: Duration,
+}
+
+/// What the user asked the binary to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Invocation {
+    Help,
+    Version,
+    Run(RunOptions),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOptions {
+    pub config: Config,
+    pub prompt: Option<String>,
+    pub approve_all: bool,
+    pub max_rounds: u32,
+    pub demo: bool,
+}
+
+pub const HELP: &str = "\
+corecoder - a minimal AI coding agent for any OpenAI-compatible model
+
+Usage: corecoder [OPTIONS]
+
+  -p, --prompt TEXT     run one task non-interactively; the answer goes to stdout
+  -y, --yes             allow mutating tools (bash, write_file, edit_file, agent) without asking
+  -m, --model NAME      model name                     [env CORECODER_MODEL, default gpt-5.5]
+      --base-url URL    OpenAI-compatible base URL     [env OPENAI_BASE_URL or CORECODER_BASE_URL]
+      --api-key KEY     API key  [env CORECODER_API_KEY, OPENAI_API_KEY or DEEPSEEK_API_KEY]
+      --max-rounds N    cap on tool-call rounds per task [default 50]
+      --demo            run the offline demo (also the default when no API key is set)
+  -v, --version         print the version
+  -h, --help            print this help
+
+Environment: CORECODER_MAX_TOKENS (4096), CORECODER_TEMPERATURE (0), CORECODER_MAX_CONTEXT
+(128000), CORECODER_IDLE_TIMEOUT (seconds, 300). A .env file in the current directory or the
+nearest parent (not $HOME or above) is read without overriding the environment.
+
+Exit codes: 0 done, 1 API failure, 2 usage error, 3 round cap reached, 130 interrupted.
+";
+
+impl Config {
+    /// Read the configuration from variables only (the library entry point; no flags).
+    pub fn from_env() -> Result<Config, Error> {
+        config_from(&environment())
+    }
+}
+
+/// The binary's entry point: the real environment plus `.env`, then the flags.
+pub fn from_command_line() -> Result<Invocation, Error> {
+    parse(std::env::args_os().skip(1).collect(), &environment())
+}
+
+/// The process environment, completed (never overridden) by the nearest `.env` file.
+fn environment() -> HashMap<String, String> {
+    let mut env: HashMap<String, String> = std::env::vars().collect();
+    let home = env.get("HOME").cloned().unwrap_or_default();
+    if let Ok(cwd) = std::env::current_dir()
+        && let Some(text) = find_dotenv(&cwd, Path::new(&home))
+    {
+        for (key, value) in parse_dotenv(&text) {
+            env.entry(key).or_insert(value);
+        }
+    }
+    env
+}
+
+/// The nearest `.env` at or above `start`, stopping before `home` (a `.env` in the home
+/// directory is usually some other tool's).
+fn find_dotenv(start: &Path, home: &Path) -> Option<String> {
+    for dir in start.ancestors() {
+        if !home.as_os_str().is_empty() && dir == home {
+            return None;
+        }
+        if let Ok(text) = std::fs::read_to_string(dir.join(".env")) {
+            return Some(text);
+        }
+    }
+    None
+}
+
+/// `KEY=VALUE` lines; `export ` prefixes, `#` comments and surrounding quotes allowed.
+pub fn parse_dotenv(text: &str) -> Vec<(String, String)> {
+    let mut pairs = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        let line = line.strip_prefix("export ").unwrap_or(line);
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some((key, value)) = line.split_once('=') {
+            let value = value.trim();
+            let unquoted = [('"', '"'), ('\'', '\'')]
+                .iter()
+                .find_map(|(open, close)| value.strip_prefix(*open)?.strip_suffix(*close))
+                .unwrap_or(value);
+            pairs.push((key.trim().to_string(), unquoted.to_string()));
+        }
+    }
+    pairs
+}
+
+/// Flags override variables: build the config from `env`, then apply the flags on top.
+pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invocation, Error> {
+    use lexopt::prelude::*;
+    let mut config = config_from(env)?;
+    let mut run = RunOptions {
+        config: config.clone(),
+        prompt: None,
+        approve_all: false,
+        max_rounds: 50,
+        demo: false,
+    };
+    let mut parser = lexopt::Parser::from_args(args);
+    while let Some(arg) = parser.next().map_err(usage)? {
+        match arg {
+            Short('h') | Long("help") => return Ok(Invocation::Help),
+            Short('v') | Long("version") => return Ok(Invocation::Version),
+            Short('p') | Long("prompt") => run.prompt = Some(text_value(&mut parser, "--prompt")?),
+            Short('y') | Long("yes") => run.approve_all = true,
+            Short('m') | Long("model") => config.model = text_value(&mut parser, "--model")?,
+            Long("base-url") => config.base_url = text_value(&mut parser, "--base-url")?,
+            Long("api-key") => config.api_key = Some(text_value(&mut parser, "--api-key")?),
+            Long("max-rounds") => {
+                let text = text_value(&mut parser, "--max-rounds")?;
+                run.max_rounds = number("--max-rounds", &text)?;
+            }
+            Long("demo") => run.demo = true,
+            Value(v) => {
+                let hint = "put the task after -p, e.g. corecoder -p \"fix the bug\"";
+                let v = v.to_string_lossy();
+                return Err(Error::Usage(format!("unexpected argument '{v}': {hint}")));
+            }
+            _ => return Err(usage(arg.unexpected())),
+        }
+    }
+    run.config = config;
+    Ok(Invocation::Run(run))
+}
+
+fn config_from(env: &HashMap<String, String>) -> Result<Config, Error> {
+    let first = |names: &[&str]| {
+        names
+            .iter()
+            .find_map(|name| env.get(*name).filter(|v| !v.trim().is_empty()).cloned())
+    };
+    let idle_secs: u64 = env_number(env, "CORECODER_IDLE_TIMEOUT", "300")?;
+    Ok(Config {
+        api_key: first(&["CORECODER_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY"]),
+        base_url: first(&["OPENAI_BASE_URL", "CORECODER_BASE_URL"])
+            .unwrap_or_else(|| "https://api.openai.com/v1".to_string()),
+        model: first(&["CORECODER_MODEL"]).unwrap_or_else(|| "gpt-5.5".to_string()),
+        max_tokens: env_number(env, "CORECODER_MAX_TOKENS", "4096")?,
+        temperature: env_number(env, "CORECODER_TEMPERATURE", "0")?,
+        max_context: env_number(env, "CORECODER_MAX_CONTEXT", "128000")?,
+        idle_timeout: Duration::from_secs(idle_secs.max(1)),
+    })
+}
+
+fn env_number<T: std::str::FromStr>(
+    env: &HashMap<String, String>,
+    name: &str,
+    default: &str,
+) -> Result<T, Error> {
+    let text = env.get(name).map(String::as_str).unwrap_or(default);
+    number(name, text.trim())
+}
+
+fn text_value(parser: &mut lexopt::Parser, flag: &str) -> Result<String, Error> {
+    let value = parser
+        .value()
+        .map_err(|_| Error::Usage(format!("{flag} needs a value")))?;
+    value
+        .into_string()
+        .map_err(|_| Error::Usage(format!("{flag}: the value is not valid UTF-8")))
+}
+
+fn number<T: std::str::FromStr>(name: &str, text: &str) -> Result<T, Error> {
+    text.parse()
+        .map_err(|_| Error::Usage(format!("{name}: '{text}' is not a valid number")))
+}
+
+fn usage(e: lexopt::Error) -> Error {
+    Error::Usage(format!("{e} (see corecoder --help)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(args: &[&str], env: &[(&str, &str)]) -> Result<Invocation, String> {
+        let args = args.iter().map(OsString::from).collect();
+        let env = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        parse(args, &env).map_err(|e| e.to_string())
+    }
+
+    fn run_options(args: &[&str], env: &[(&str, &str)]) -> RunOptions {
+        match check(args, env) {
+            Ok(Invocation::Run(run)) => run,
+            other => panic!("expected a run, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn defaults_and_key_precedence() {
+        let run = run_options(&[], &[("OPENAI_API_KEY", "b"), ("DEEPSEEK_API_KEY", "c")]);
+        assert_eq!(run.config.api_key.as_deref(), Some("b"));
+        assert_eq!(run.config.model, "gpt-5.5");
+        assert_eq!(run.config.base_url, "https://api.openai.com/v1");
+        assert_eq!((run.config.max_tokens, run.max_rounds), (4096, 50));
+        let run = run_options(&[], &[("CORECODER_API_KEY", "a"), ("OPENAI_API_KEY", "b")]);
+        assert_eq!(run.config.api_key.as_deref(), Some("a"));
+    }
+
+    #[test]
+    fn flags_override_variables() {
+        let env = [
+            ("CORECODER_MODEL", "env-model"),
+            ("OPENAI_BASE_URL", "http://x"),
+        ];
+        let run = run_options(
+            &["-m", "flag-model", "-p", "hi", "-y", "--max-rounds", "3"],
+            &env,
+        );
+        assert_eq!(run.config.model, "flag-model");
+        assert_eq!(run.config.base_url, "http://x");
+        assert_eq!(run.prompt.as_deref(), Some("hi"));
+        assert!(run.approve_all);
+        assert_eq!(run.max_rounds, 3);
+    }
+
+    #[test]
+    fn bad_input_names_the_culprit() {
+        let err = check(&[], &[("CORECODER_MAX_TOKENS", "abc")]).unwrap_err();
+        assert!(err.contains("CORECODER_MAX_TOKENS"), "{err}");
+        assert!(
+            check(&["--frobnicate"], &[])
+                .unwrap_err()
+                .contains("--frobnicate")
+        );
+        assert!(check(&["--model"], &[]).unwrap_err().contains("--model"));
+        assert!(
+            check(&["--max-rounds", "x"], &[])
+                .unwrap_err()
+                .contains("--max-rounds")
+        );
+        assert!(check(&["stray"], &[]).unwrap_err().contains("stray"));
+    }
+
+    #[test]
+    fn dotenv_lines() {
+        let text = "# c\nexport A=1\nB = \"two words\"\nC='3'\n\nnot a pair\n";
+        let pairs = parse_dotenv(text);
+        let want = [("A", "1"), ("B", "two words"), ("C", "3")];
+        let want: Vec<(String, String)> = want
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(pairs, want);
+    }
+}

@@ -8,6 +8,7 @@ pub mod agent;
 pub mod config;
 pub mod demo;
 pub mod error;
+pub mod http;
 pub mod llm;
 pub mod message;
 pub mod prompt;

@@ -1,2 +1,328 @@
-//! STUB
-pub struct Llm;
+//! The LLM client: one streamed chat-completions request, with retries and 400 adaptation.
+//!
+//! The agent loop calls `Llm::stream` once per round. It builds the JSON body, POSTs it with
+//! `ureq` (blocking), hands the body reader to `sse::read_stream`, and returns the reassembled
+//! `Reply`. Retries re-issue the *whole* request; there is no other retry layer anywhere.
+//! It does not parse tool arguments, run tools or touch the history.
+
+use crate::config::Config;
+use crate::error::Error;
+use crate::message::Message;
+use crate::sse::{self, Delta, Reply, StreamError, Usage};
+use serde_json::{Value, json};
+use std::io::{BufReader, Read};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+const MAX_RETRIES: u32 = 4;
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
+/// Error bodies are read only this far: enough for any real message, not a memory hazard.
+const MAX_ERROR_BODY: u64 = 64 * 1024;
+
+pub struct Llm {
+    config: Config,
+    http: ureq::Agent,
+    /// Learnt from 400 answers; shared by every request (and sub-agent) of the session.
+    adaptations: Mutex<Adaptations>,
+    totals: Mutex<Usage>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Adaptations {
+    max_completion_tokens: bool,
+    omit_temperature: bool,
+    omit_stream_options: bool,
+}
+
+/// What the caller sees while a request is under way.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Event<'a> {
+    Text(&'a str),
+    Reasoning(&'a str),
+    /// The attempt failed and will be re-issued after `wait`; text already shown is void.
+    Retry {
+        attempt: u32,
+        wait: Duration,
+        why: &'a str,
+    },
+}
+
+/// Why one attempt failed, and so what `stream` does next.
+enum Failure {
+    /// The request was changed after a 400; send it again at once.
+    Adapted,
+    Retryable {
+        why: String,
+        wait: Option<Duration>,
+    },
+    Fatal(Error),
+}
+
+impl Llm {
+    pub fn new(config: Config) -> Llm {
+        let http = crate::http::agent(&config);
+        Llm {
+            config,
+            http,
+            adaptations: Mutex::new(Adaptations::default()),
+            totals: Mutex::new(Usage::default()),
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Tokens used by every request of this session so far (sub-agents included).
+    pub fn usage(&self) -> Usage {
+        self.totals.lock().map(|t| t.clone()).unwrap_or_default()
+    }
+
+    /// Send the history and stream the reply, retrying transient failures with backoff.
+    pub fn stream(
+        &self,
+        messages: &[Message],
+        tools: &[Value],
+        cancel: &AtomicBool,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<Reply, Error> {
+        let mut retries = 0;
+        loop {
+            let why = match self.attempt(messages, tools, cancel, on_event) {
+                Ok(reply) => {
+                    self.count_usage(&reply, messages);
+                    return Ok(reply);
+                }
+                Err(Failure::Adapted) => continue,
+                Err(Failure::Fatal(error)) => return Err(error),
+                Err(Failure::Retryable { why, wait }) if retries < MAX_RETRIES => {
+                    // About 1, 2, 4, 8 s, unless the server said how long to wait.
+                    let wait = wait.unwrap_or(Duration::from_secs(1 << retries));
+                    retries += 1;
+                    on_event(Event::Retry {
+                        attempt: retries,
+                        wait,
+                        why: &why,
+                    });
+                    sleep_unless_cancelled(wait.min(MAX_RETRY_AFTER), cancel)?;
+                    continue;
+                }
+                Err(Failure::Retryable { why, .. }) => why,
+            };
+            return Err(Error::Api(format!(
+                "{why} (gave up after {MAX_RETRIES} retries)"
+            )));
+        }
+    }
+
+    fn attempt(
+        &self,
+        messages: &[Message],
+        tools: &[Value],
+        cancel: &AtomicBool,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<Reply, Failure> {
+        let body = self.request_body(messages, tools);
+        let url = format!(
+            "{}/chat/completions",
+            self.config.base_url.trim_end_matches('/')
+        );
+        let mut request = self.http.post(&url);
+        // Local servers run without a key; sending "Bearer " with nothing after it confuses some.
+        if let Some(key) = &self.config.api_key {
+            request = request.header("Authorization", &format!("Bearer {key}"));
+        }
+        let response = request
+            .header("Content-Type", "application/json")
+            .header("Accept", "text/event-stream")
+            .send(body.to_string());
+        let response = match response {
+            Ok(response) => response,
+            Err(e) => return Err(transport_failure(e)),
+        };
+        let status = response.status().as_u16();
+        if status != 200 {
+            let retry_after = retry_after(response.headers());
+            let text = read_capped(response.into_body().into_reader());
+            return Err(self.status_failure(status, &error_message(&text), retry_after));
+        }
+        let mut reader = BufReader::new(response.into_body().into_reader());
+        let mut on_delta = |delta: Delta| match delta {
+            Delta::Text(text) => on_event(Event::Text(text)),
+            Delta::Reasoning(text) => on_event(Event::Reasoning(text)),
+        };
+        sse::read_stream(&mut reader, cancel, &mut on_delta).map_err(|e| match e {
+            StreamError::Interrupted => Failure::Fatal(Error::Interrupted),
+            StreamError::Provider(message) => Failure::Retryable {
+                why: format!("the provider sent an error mid-stream: {message}"),
+                wait: None,
+            },
+            other => Failure::Retryable {
+                why: format!("the stream broke: {other}"),
+                wait: None,
+            },
+        })
+    }
+
+    fn request_body(&self, messages: &[Message], tools: &[Value]) -> Value {
+        let adapt = self.adaptations();
+        let mut body = json!({
+            "model": self.config.model,
+            "messages": messages,
+            "stream": true,
+        });
+        if !tools.is_empty() {
+            body["tools"] = json!(tools);
+        }
+        if !adapt.omit_stream_options {
+            body["stream_options"] = json!({"include_usage": true});
+        }
+        if !adapt.omit_temperature {
+            body["temperature"] = json!(self.config.temperature);
+        }
+        let limit_key = match adapt.max_completion_tokens {
+            true => "max_completion_tokens",
+            false => "max_tokens",
+        };
+        body[limit_key] = json!(self.config.max_tokens);
+        body
+    }
+
+    /// A non-200 answer: adapt to a known 400 once, retry what is transient, fail the rest.
+    fn status_failure(&self, status: u16, message: &str, wait: Option<Duration>) -> Failure {
+        if status == 400 && self.adapt_to(message) {
+            return Failure::Adapted;
+        }
+        if status == 408 || status == 429 || status >= 500 {
+            let why = format!("HTTP {status}: {message}");
+            return Failure::Retryable { why, wait };
+        }
+        let hint = match status {
+            401 => " (the API key was rejected; check CORECODER_API_KEY)",
+            403 => " (the key may not have access to this model)",
+            404 => " (check the base URL and the model name)",
+            _ => "",
+        };
+        Failure::Fatal(Error::Api(format!("HTTP {status}: {message}{hint}")))
+    }
+
+    /// Providers disagree on three request fields; each is dropped or renamed at most once.
+    fn adapt_to(&self, message: &str) -> bool {
+        let Ok(mut adapt) = self.adaptations.lock() else {
+            return false;
+        };
+        let flag = if message.contains("'max_tokens'") {
+            &mut adapt.max_completion_tokens
+        } else if message.contains("'temperature'") {
+            &mut adapt.omit_temperature
+        } else if message.contains("stream_options") {
+            &mut adapt.omit_stream_options
+        } else {
+            return false;
+        };
+        let first_time = !*flag;
+        *flag = true;
+        first_time
+    }
+
+    fn adaptations(&self) -> Adaptations {
+        self.adaptations.lock().map(|a| *a).unwrap_or_default()
+    }
+
+    /// Add this reply's usage to the session totals, estimating when the provider sent none.
+    fn count_usage(&self, reply: &Reply, messages: &[Message]) {
+        let usage = reply
+            .usage
+            .clone()
+            .unwrap_or_else(|| estimate_usage(reply, messages));
+        if let Ok(mut totals) = self.totals.lock() {
+            totals.prompt_tokens += usage.prompt_tokens;
+            totals.completion_tokens += usage.completion_tokens;
+            totals.cached_tokens += usage.cached_tokens;
+        }
+    }
+}
+
+/// Connection-level errors: retry what a second try could fix.
+fn transport_failure(error: ureq::Error) -> Failure {
+    match error {
+        ureq::Error::Io(_)
+        | ureq::Error::Timeout(_)
+        | ureq::Error::ConnectionFailed
+        | ureq::Error::HostNotFound
+        | ureq::Error::Protocol(_) => Failure::Retryable {
+            why: format!("request failed: {error}"),
+            wait: None,
+        },
+        other => Failure::Fatal(Error::Api(format!("request failed: {other}"))),
+    }
+}
+
+fn retry_after(headers: &ureq::http::HeaderMap) -> Option<Duration> {
+    let text = headers.get("retry-after")?.to_str().ok()?;
+    let secs: f64 = text.trim().parse().ok()?;
+    Some(Duration::from_secs_f64(secs.clamp(0.0, 30.0)))
+}
+
+fn read_capped(reader: impl Read) -> String {
+    let mut bytes = Vec::new();
+    let _ = reader.take(MAX_ERROR_BODY).read_to_end(&mut bytes);
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// The server's own words: `{"error": {"message": …}}`, `{"error": "…"}`, `{"message": …}`,
+/// or the raw body.
+fn error_message(body: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let found = parsed.as_ref().and_then(|v| {
+        let error = v.get("error").unwrap_or(v);
+        error.get("message").unwrap_or(error).as_str()
+    });
+    match found {
+        Some(text) => text.to_string(),
+        None if body.trim().is_empty() => "(empty response body)".to_string(),
+        None => body.trim().chars().take(2000).collect(),
+    }
+}
+
+fn sleep_unless_cancelled(wait: Duration, cancel: &AtomicBool) -> Result<(), Error> {
+    let step = Duration::from_millis(50);
+    let mut waited = Duration::ZERO;
+    while waited < wait {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(Error::Interrupted);
+        }
+        std::thread::sleep(step.min(wait - waited));
+        waited += step;
+    }
+    Ok(())
+}
+
+/// About four characters a token; good enough until a provider reports real numbers.
+fn estimate_usage(reply: &Reply, messages: &[Message]) -> Usage {
+    let prompt_chars: usize = messages
+        .iter()
+        .map(|m| m.content.as_deref().map_or(0, str::len) + 16)
+        .sum();
+    let args: usize = reply.tool_calls.iter().map(|c| c.arguments.len()).sum();
+    Usage {
+        prompt_tokens: (prompt_chars / 4) as u64,
+        completion_tokens: ((reply.text.len() + reply.reasoning.len() + args) / 4) as u64,
+        cached_tokens: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_messages_come_from_the_body() {
+        let openai = r#"{"error":{"message":"Incorrect API key","type":"x"}}"#;
+        assert_eq!(error_message(openai), "Incorrect API key");
+        assert_eq!(error_message(r#"{"error":"overloaded"}"#), "overloaded");
+        assert_eq!(error_message("Bad Gateway"), "Bad Gateway");
+        assert_eq!(error_message(""), "(empty response body)");
+    }
+}

@@ -75,3 +75,119 @@ impl Message {
         }
     }
 }
+
+/// Make every assistant tool call answered by exactly one `tool` message, and drop `tool`
+/// messages that answer nothing. A call left unanswered (e.g. by Ctrl+C) gets `[interrupted]`.
+/// Returns how many repairs were made. Providers reject the whole request otherwise.
+pub fn repair_tool_pairs(history: &mut Vec<Message>) -> usize {
+    let mut repaired = Vec::with_capacity(history.len());
+    let mut repairs = 0;
+    let mut open: Vec<String> = Vec::new();
+    for message in history.drain(..) {
+        if message.role == Role::Tool {
+            let id = message.tool_call_id.clone().unwrap_or_default();
+            match open.iter().position(|pending| *pending == id) {
+                Some(i) => {
+                    open.remove(i);
+                    repaired.push(message);
+                }
+                None => repairs += 1,
+            }
+            continue;
+        }
+        // Any other message closes the previous call group: answer what is still open.
+        repairs += open.len();
+        for id in open.drain(..) {
+            repaired.push(Message::tool_result(&id, "[interrupted]"));
+        }
+        if message.role == Role::Assistant {
+            open = message.tool_calls.iter().map(|c| c.id.clone()).collect();
+        }
+        repaired.push(message);
+    }
+    repairs += open.len();
+    for id in open.drain(..) {
+        repaired.push(Message::tool_result(&id, "[interrupted]"));
+    }
+    *history = repaired;
+    repairs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn calls(ids: &[&str]) -> Message {
+        let tool_calls = ids
+            .iter()
+            .map(|id| ToolCall {
+                id: id.to_string(),
+                kind: "function".into(),
+                function: FunctionCall {
+                    name: "glob".into(),
+                    arguments: "{}".into(),
+                },
+            })
+            .collect();
+        Message {
+            tool_calls,
+            ..Message::assistant("")
+        }
+    }
+
+    type Shape = Vec<(Role, Option<String>, Option<String>)>;
+
+    fn check(mut history: Vec<Message>) -> (usize, Shape) {
+        let repairs = repair_tool_pairs(&mut history);
+        let shape = history
+            .into_iter()
+            .map(|m| (m.role, m.tool_call_id, m.content))
+            .collect();
+        (repairs, shape)
+    }
+
+    fn answer(id: &str) -> Message {
+        Message::tool_result(id, "ok")
+    }
+
+    #[test]
+    fn a_valid_history_is_left_alone() {
+        let history = vec![
+            Message::user("hi"),
+            calls(&["a", "b"]),
+            answer("a"),
+            answer("b"),
+        ];
+        assert_eq!(check(history).0, 0);
+    }
+
+    #[test]
+    fn unanswered_calls_get_interrupted_results() {
+        let history = vec![calls(&["a", "b"]), answer("a"), Message::user("next")];
+        let (repairs, shape) = check(history);
+        assert_eq!(repairs, 1);
+        let b = (
+            Role::Tool,
+            Some("b".to_string()),
+            Some("[interrupted]".to_string()),
+        );
+        assert_eq!(shape[2], b);
+        assert_eq!(shape[3].0, Role::User);
+        let (repairs, shape) = check(vec![calls(&["a"])]);
+        assert_eq!((repairs, shape.len()), (1, 2));
+    }
+
+    #[test]
+    fn orphans_and_duplicates_are_dropped() {
+        let history = vec![
+            Message::user("hi"),
+            answer("x"),
+            calls(&["a"]),
+            answer("a"),
+            answer("a"),
+        ];
+        let (repairs, shape) = check(history);
+        assert_eq!(repairs, 2);
+        assert_eq!(shape.len(), 3);
+    }
+}

@@ -10,6 +10,7 @@ pub mod bash;
 pub mod edit_file;
 pub mod glob;
 pub mod grep;
+pub mod pool;
 pub mod read_file;
 pub mod todo_write;
 pub mod write_file;
@@ -81,10 +82,37 @@ pub fn schemas(set: ToolSet) -> Vec<Value> {
     list
 }
 
-/// Mutating tools need consent; read-only ones always run. Unknown names count as mutating,
-/// so a tool added later is safe by default.
-pub fn is_mutating(name: &str) -> bool {
-    !matches!(name, "read_file" | "glob" | "grep" | "todo_write")
+/// Mutating tools need consent; read-only ones always run. (An unknown name is not run at
+/// all: `run` answers it with an error.)
+pub fn needs_consent(name: &str) -> bool {
+    matches!(name, "bash" | "write_file" | "edit_file" | "agent")
+}
+
+/// The short form of a call shown to the user: `bash(cargo test)`'s `cargo test`.
+pub fn summary(name: &str, arguments: &str) -> String {
+    let args: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
+    let key = match name {
+        "bash" => "command",
+        "glob" | "grep" => "pattern",
+        "agent" => "task",
+        _ => "file_path",
+    };
+    let text = match (name, args.get(key).and_then(Value::as_str)) {
+        ("todo_write", _) => {
+            let count = args
+                .get("tasks")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            format!("{count} tasks")
+        }
+        (_, Some(text)) => text.to_string(),
+        (_, None) => String::new(),
+    };
+    let line = text.lines().next().unwrap_or("");
+    match line.chars().count() > 80 || text.contains('\n') {
+        true => format!("{}…", line.chars().take(80).collect::<String>()),
+        false => line.to_string(),
+    }
 }
 
 /// Run one call. `arguments` is the raw JSON text the model streamed.
@@ -124,10 +152,10 @@ fn bad_arguments(name: &str, why: &str) -> Outcome {
 
 /// Resolve a path argument against the tracked working directory (`~` means home).
 pub fn resolve(cwd: &Path, path: &str) -> PathBuf {
-    if path == "~" || path.starts_with("~/") {
-        if let Some(home) = std::env::var_os("HOME") {
-            return PathBuf::from(home).join(path.trim_start_matches('~').trim_start_matches('/'));
-        }
+    if (path == "~" || path.starts_with("~/"))
+        && let Some(home) = std::env::var_os("HOME")
+    {
+        return PathBuf::from(home).join(path.trim_start_matches('~').trim_start_matches('/'));
     }
     cwd.join(path)
 }
@@ -141,5 +169,8 @@ pub fn truncate_middle(text: &str, max_chars: usize) -> String {
     let keep = max_chars / 2;
     let head: String = text.chars().take(keep).collect();
     let tail: String = text.chars().skip(total - keep).collect();
-    format!("{head}\n\n... [{} characters cut] ...\n\n{tail}", total - 2 * keep)
+    format!(
+        "{head}\n\n... [{} characters cut] ...\n\n{tail}",
+        total - 2 * keep
+    )
 }

@@ -28,3 +28,8 @@ pub enum Status {
     InProgress,
     Done,
 }
+
+pub fn render(todos: &[Todo]) -> String {
+    let line = |t: &Todo| format!("{:?} {}", t.status, t.content);
+    todos.iter().map(line).collect::<Vec<_>>().join("\n")
+}

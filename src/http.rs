@@ -1,0 +1,91 @@
+//! The HTTP agent the LLM client uses: timeouts, trusted roots and proxy, decided once.
+//!
+//! Built when `Llm::new` runs, before the first request. It sends nothing itself.
+
+use crate::config::Config;
+use std::time::Duration;
+use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
+
+/// Where Linux distributions, macOS Homebrew and the BSDs keep the system's CA bundle.
+const SYSTEM_BUNDLES: &[&str] = &[
+    "/etc/ssl/certs/ca-certificates.crt",
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/ssl/ca-bundle.pem",
+    "/etc/ssl/cert.pem",
+    "/usr/local/etc/openssl/cert.pem",
+    "/opt/homebrew/etc/openssl@3/cert.pem",
+];
+
+pub fn agent(config: &Config) -> ureq::Agent {
+    let is_https = config.base_url.starts_with("https://");
+    // Loopback never goes through a proxy: the demo and local servers (Ollama, llama.cpp,
+    // vLLM) must work even with HTTPS_PROXY set. Elsewhere ureq reads *_PROXY and NO_PROXY.
+    let proxy = match is_loopback(&config.base_url) {
+        true => None,
+        false => ureq::Proxy::try_from_env(),
+    };
+    let roots = match is_https {
+        true => root_certs(),
+        false => RootCerts::WebPki,
+    };
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_connect(Some(Duration::from_secs(30)))
+        .timeout_recv_response(Some(config.idle_timeout))
+        // A stream silent for this long counts as broken, and the request is retried.
+        .timeout_per_read(Some(config.idle_timeout))
+        .proxy(proxy)
+        .tls_config(TlsConfig::builder().root_certs(roots).build())
+        .build()
+        .into()
+}
+
+/// The system's roots (so corporate CAs work) plus `SSL_CERT_FILE`; Mozilla's list if none.
+fn root_certs() -> RootCerts {
+    let mut certs: Vec<Certificate<'static>> = Vec::new();
+    let extra = std::env::var("SSL_CERT_FILE").ok();
+    let system = SYSTEM_BUNDLES
+        .iter()
+        .find(|path| std::path::Path::new(path).exists());
+    for path in extra.iter().map(String::as_str).chain(system.copied()) {
+        let Ok(pem) = std::fs::read(path) else {
+            continue;
+        };
+        for item in ureq::tls::parse_pem(&pem).flatten() {
+            if let PemItem::Certificate(cert) = item {
+                certs.push(cert);
+            }
+        }
+    }
+    match certs.is_empty() {
+        true => RootCerts::WebPki,
+        false => RootCerts::new_with_certs(&certs),
+    }
+}
+
+pub fn is_loopback(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let host_port = rest.split('/').next().unwrap_or("");
+    let host = match host_port.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host_port.split(':').next().unwrap_or(""),
+    };
+    host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_hosts() {
+        assert!(is_loopback("http://127.0.0.1:8080/v1"));
+        assert!(is_loopback("http://localhost:11434/v1"));
+        assert!(is_loopback("http://[::1]:8000/v1"));
+        assert!(!is_loopback("https://api.openai.com/v1"));
+        assert!(!is_loopback("https://127.example.com/v1"));
+    }
+}
