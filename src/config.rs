@@ -61,6 +61,21 @@ nearest parent (not $HOME or above) is read without overriding the environment.
 Exit codes: 0 done, 1 API failure, 2 usage error, 3 round cap reached, 130 interrupted.
 ";
 
+/// The documented defaults, with no key: a starting point for embedding programs.
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            api_key: None,
+            base_url: "https://api.openai.com/v1".to_string(),
+            model: "gpt-5.5".to_string(),
+            max_tokens: 4096,
+            temperature: 0.0,
+            max_context: 128_000,
+            idle_timeout: Duration::from_secs(300),
+        }
+    }
+}
+
 impl Config {
     /// Read the configuration from variables only (the library entry point; no flags).
     pub fn from_env() -> Result<Config, Error> {

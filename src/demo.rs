@@ -34,10 +34,7 @@ pub fn run(on_event: &mut dyn FnMut(Event)) -> Result<Finish, Error> {
             api_key: Some("demo".to_string()),
             base_url: format!("http://{address}/v1"),
             model: "scripted-demo".to_string(),
-            max_tokens: 4096,
-            temperature: 0.0,
-            max_context: 128_000,
-            idle_timeout: Duration::from_secs(30),
+            ..Config::default()
         };
         let mut agent = Agent::new(
             Arc::new(Llm::new(config)),

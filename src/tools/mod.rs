@@ -174,3 +174,69 @@ pub fn truncate_middle(text: &str, max_chars: usize) -> String {
         total - 2 * keep
     )
 }
+
+/// A context for unit tests of the tools: a real `Llm` pointed at a closed loopback port.
+#[cfg(test)]
+pub fn test_context(dir: &Path) -> ToolContext {
+    let config = crate::config::Config {
+        base_url: "http://127.0.0.1:9/v1".to_string(),
+        ..Default::default()
+    };
+    ToolContext {
+        cwd: dir.to_path_buf(),
+        llm: Arc::new(Llm::new(config)),
+        permission: Permission::AllowAll,
+        cancel: Arc::new(AtomicBool::new(false)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(name: &str, arguments: &str) -> String {
+        run(name, arguments, &test_context(&std::env::temp_dir())).text
+    }
+
+    #[test]
+    fn failures_are_results_that_say_whose_fault_they_are() {
+        let invalid = check("read_file", "{\"file_path\": ");
+        assert!(invalid.starts_with("Error: bad arguments for read_file: invalid JSON"));
+        let missing = check("bash", "{}");
+        assert!(
+            missing.starts_with("Error: bad arguments for bash:"),
+            "{missing}"
+        );
+        assert!(missing.contains("command"), "{missing}");
+        assert_eq!(check("teleport", "{}"), "Error: unknown tool 'teleport'");
+    }
+
+    #[test]
+    fn summaries_are_one_short_line() {
+        assert_eq!(summary("bash", r#"{"command":"cargo test"}"#), "cargo test");
+        assert_eq!(summary("read_file", r#"{"file_path":"a.rs"}"#), "a.rs");
+        assert_eq!(summary("bash", r#"{"command":"a\nb"}"#), "a…");
+        assert_eq!(summary("todo_write", r#"{"tasks":[{},{}]}"#), "2 tasks");
+        assert_eq!(summary("glob", "not json"), "");
+    }
+
+    #[test]
+    fn schemas_name_every_tool_once() {
+        let names: Vec<String> = schemas(ToolSet::All)
+            .iter()
+            .map(|s| s["function"]["name"].as_str().unwrap_or("").to_string())
+            .collect();
+        let want = [
+            "bash",
+            "read_file",
+            "write_file",
+            "edit_file",
+            "glob",
+            "grep",
+            "todo_write",
+            "agent",
+        ];
+        assert_eq!(names, want);
+        assert_eq!(schemas(ToolSet::WithoutAgent).len(), 7);
+    }
+}

@@ -139,3 +139,55 @@ fn written_file(call: &ToolCall) -> Option<String> {
     let args: serde_json::Value = serde_json::from_str(&call.function.arguments).ok()?;
     Some(args.get("file_path")?.as_str()?.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::FunctionCall;
+    use std::path::Path;
+
+    fn call(name: &str, arguments: &str) -> ToolCall {
+        ToolCall {
+            id: format!("call_{name}"),
+            kind: "function".into(),
+            function: FunctionCall {
+                name: name.into(),
+                arguments: arguments.into(),
+            },
+        }
+    }
+
+    #[test]
+    fn writes_to_one_file_share_a_chain() {
+        let ctx = super::super::test_context(Path::new("/tmp/x"));
+        let calls = [
+            call("edit_file", r#"{"file_path":"a.txt"}"#),
+            call("read_file", r#"{"file_path":"a.txt"}"#),
+            call("write_file", r#"{"file_path":"/tmp/x/a.txt"}"#),
+            call("edit_file", r#"{"file_path":"b.txt"}"#),
+        ];
+        let refs: Vec<&ToolCall> = calls.iter().collect();
+        let shape: Vec<Vec<usize>> = chains(&refs, &ctx)
+            .iter()
+            .map(|chain| chain.iter().map(|(index, _, _)| *index).collect())
+            .collect();
+        assert_eq!(shape, vec![vec![0, 2], vec![1], vec![3]]);
+    }
+
+    #[test]
+    fn outcomes_come_back_in_call_order() {
+        let dir = std::env::temp_dir();
+        let ctx = super::super::test_context(&dir);
+        let calls: Vec<ToolCall> = (0..12)
+            .map(|i| call("nope", &format!("{{\"i\":{i}}}")))
+            .collect();
+        let refs: Vec<&ToolCall> = calls.iter().collect();
+        let outcomes = Pool::new().run_batch(&refs, &ctx);
+        assert_eq!(outcomes.len(), 12);
+        assert!(
+            outcomes
+                .iter()
+                .all(|o| o.text == "Error: unknown tool 'nope'")
+        );
+    }
+}
