@@ -1,47 +1,646 @@
-//! STUB (replaced by the real reader on merge)
+//! The blocking reader of a streamed chat-completions reply (Server-Sent Events).
+//!
+//! In a turn, `llm.rs` sends the request and hands the response body here; `read_stream` reads it
+//! line by line, passes text and reasoning to the caller as they arrive, and reassembles tool calls
+//! from their fragments into one `Reply`. It does no network I/O, no retries and no parsing of the
+//! tool arguments (they stay raw JSON text for the tools to judge).
+//!
+//! Providers differ from the OpenAI shape in many small ways (missing indices, repeated ids, no
+//! blank lines, error objects inside a 200 stream); `Parser` absorbs them. See `fixtures/sse/`.
+
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use std::borrow::Cow;
 use std::io::BufRead;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub cached_tokens: u64,
 }
+
+/// One tool call as reassembled from the stream; `arguments` is raw JSON text, NOT parsed here.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StreamedCall {
     pub id: String,
     pub name: String,
     pub arguments: String,
 }
+
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Reply {
     pub text: String,
     pub reasoning: String,
+    /// In index order.
     pub tool_calls: Vec<StreamedCall>,
     pub finish_reason: Option<String>,
+    /// None if the provider sent none.
     pub usage: Option<Usage>,
 }
+
+/// What the caller sees while the reply streams (so text can be printed as it arrives).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Delta<'a> {
     Text(&'a str),
     Reasoning(&'a str),
 }
+
 #[derive(Debug)]
 pub enum StreamError {
+    /// Reading failed (including the idle/read timeout the client set).
     Io(std::io::Error),
+    /// The stream closed before any finish_reason or `[DONE]`: the caller retries.
     Ended,
+    /// An error object sent inside the stream; the provider's message text.
     Provider(String),
+    /// `cancel` was set (Ctrl+C).
     Interrupted,
 }
+
 impl std::fmt::Display for StreamError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{self:?}")
+        match self {
+            StreamError::Io(err) => write!(f, "reading the stream failed: {err}"),
+            StreamError::Ended => write!(f, "the stream ended before the reply was complete"),
+            StreamError::Provider(msg) => write!(f, "provider error: {msg}"),
+            StreamError::Interrupted => write!(f, "interrupted"),
+        }
     }
 }
+
+impl std::error::Error for StreamError {}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    /// After `data: [DONE]`.
+    Done,
+}
+
+/// Read a whole reply from `reader`, calling `on_delta` for every piece of text or reasoning.
 pub fn read_stream(
-    _r: &mut dyn BufRead,
-    _c: &AtomicBool,
-    _d: &mut dyn FnMut(Delta),
+    reader: &mut dyn BufRead,
+    cancel: &AtomicBool,
+    on_delta: &mut dyn FnMut(Delta),
 ) -> Result<Reply, StreamError> {
-    Err(StreamError::Ended)
+    let mut parser = Parser::new();
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let read = reader
+            .read_until(b'\n', &mut buf)
+            .map_err(StreamError::Io)?;
+        if read == 0 {
+            return parser.finish(on_delta);
+        }
+        let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        // `from_utf8` first: its ASCII fast path is much quicker than the lossy decoder.
+        let line = match std::str::from_utf8(line) {
+            Ok(line) => Cow::Borrowed(line),
+            Err(_) => String::from_utf8_lossy(line),
+        };
+        let flow = parser.feed_line(&line, on_delta)?;
+        if cancel.load(Ordering::Relaxed) {
+            return Err(StreamError::Interrupted);
+        }
+        if flow == Flow::Done {
+            return parser.finish(on_delta);
+        }
+    }
+}
+
+/// The pure, line-fed state machine `read_stream` drives.
+#[derive(Default)]
+pub struct Parser {
+    /// The `data:` lines of the event being read, joined with `\n`.
+    data: String,
+    /// The event was announced with `event: error`.
+    error_event: bool,
+    done: bool,
+    reply: Reply,
+    /// Calls in order of first appearance, each with the index the provider gave it.
+    calls: Vec<(u64, StreamedCall)>,
+}
+
+impl Parser {
+    pub fn new() -> Parser {
+        Parser::default()
+    }
+
+    /// Feed one line without its line terminator (the caller strips "\n" / "\r\n").
+    pub fn feed_line(
+        &mut self,
+        line: &str,
+        on_delta: &mut dyn FnMut(Delta),
+    ) -> Result<Flow, StreamError> {
+        if line.is_empty() {
+            return self.dispatch(on_delta);
+        }
+        let (field, value) = line.split_once(':').unwrap_or((line, ""));
+        let value = value.strip_prefix(' ').unwrap_or(value);
+        // Comments (`: keep-alive`), `id:` and `retry:` mean nothing to us.
+        if field != "data" && field != "event" {
+            return Ok(Flow::Continue);
+        }
+        // Some servers never send the blank line: buffered data that is already a complete
+        // JSON value (or `[DONE]`) is an event of its own.
+        if !self.data.is_empty()
+            && !is_unfinished_json(&self.data)
+            && self.dispatch(on_delta)? == Flow::Done
+        {
+            return Ok(Flow::Done);
+        }
+        if field == "event" {
+            self.error_event = value == "error";
+            return Ok(Flow::Continue);
+        }
+        if !self.data.is_empty() {
+            self.data.push('\n');
+        }
+        self.data.push_str(value);
+        Ok(Flow::Continue)
+    }
+
+    /// Call at end of input: flushes a pending event, then decides Ok(Reply) or Err(Ended).
+    pub fn finish(mut self, on_delta: &mut dyn FnMut(Delta)) -> Result<Reply, StreamError> {
+        self.dispatch(on_delta)?;
+        if !self.done && self.reply.finish_reason.is_none() {
+            return Err(StreamError::Ended);
+        }
+        // Stable: calls that share an index stay in the order they appeared.
+        self.calls.sort_by_key(|(index, _)| *index);
+        for (n, (_, mut call)) in self.calls.into_iter().enumerate() {
+            if call.id.is_empty() {
+                call.id = format!("call_{n}");
+            }
+            self.reply.tool_calls.push(call);
+        }
+        Ok(self.reply)
+    }
+
+    /// Handle the buffered event (if any) and start a new one.
+    fn dispatch(&mut self, on_delta: &mut dyn FnMut(Delta)) -> Result<Flow, StreamError> {
+        // Taken out and put back so the chunk can borrow the text while the reply is updated.
+        let data = std::mem::take(&mut self.data);
+        let flow = match data.is_empty() {
+            true => Ok(Flow::Continue),
+            false => self.apply_event(&data, on_delta),
+        };
+        self.data = data;
+        self.data.clear();
+        self.error_event = false;
+        flow
+    }
+
+    fn apply_event(
+        &mut self,
+        data: &str,
+        on_delta: &mut dyn FnMut(Delta),
+    ) -> Result<Flow, StreamError> {
+        if data.trim() == "[DONE]" {
+            self.done = true;
+            return Ok(Flow::Done);
+        }
+        let chunk = match serde_json::from_str::<Chunk>(data) {
+            Ok(chunk) if chunk.error.is_none() && !self.error_event => chunk,
+            // One bad chunk should not cost the whole reply.
+            Err(_) if !self.error_event => return Ok(Flow::Continue),
+            _ => return Err(provider_error(data)),
+        };
+        if let Some(usage) = chunk.usage {
+            self.reply.usage = Some(Usage {
+                prompt_tokens: usage.prompt_tokens.unwrap_or(0),
+                completion_tokens: usage.completion_tokens.unwrap_or(0),
+                cached_tokens: usage
+                    .prompt_tokens_details
+                    .and_then(|d| d.cached_tokens)
+                    .unwrap_or(0),
+            });
+        }
+        let mut choices = chunk.choices.into_iter().flatten();
+        if let Some(choice) = choices.find(|choice| choice.index.unwrap_or(0) == 0) {
+            self.apply_choice(choice, on_delta);
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn apply_choice(&mut self, choice: WireChoice, on_delta: &mut dyn FnMut(Delta)) {
+        if let Some(delta) = choice.delta {
+            let reasoning = delta.reasoning_content.or(delta.reasoning);
+            if let Some(piece) = reasoning.filter(|s| !s.is_empty()) {
+                self.reply.reasoning.push_str(&piece);
+                on_delta(Delta::Reasoning(&piece));
+            }
+            if let Some(piece) = delta.content.filter(|s| !s.is_empty()) {
+                self.reply.text.push_str(&piece);
+                on_delta(Delta::Text(&piece));
+            }
+            for fragment in delta.tool_calls.into_iter().flatten() {
+                self.merge_fragment(fragment);
+            }
+            if let Some(function) = delta.function_call {
+                let (index, id) = (None, None);
+                self.merge_fragment(WireToolCall {
+                    index,
+                    id,
+                    function: Some(function),
+                });
+            }
+        }
+        if let Some(reason) = choice.finish_reason {
+            self.reply.finish_reason = Some(reason);
+        }
+    }
+
+    fn merge_fragment(&mut self, fragment: WireToolCall) {
+        let id = fragment.id.filter(|id| !id.is_empty());
+        let slot = self.slot_for(fragment.index, id.as_deref());
+        let call = &mut self.calls[slot].1;
+        // id and name are assigned, never appended: llama.cpp repeats them in every fragment.
+        if let Some(id) = id {
+            call.id = id;
+        }
+        let Some(function) = fragment.function else {
+            return;
+        };
+        if let Some(name) = function.name.filter(|name| !name.is_empty()) {
+            call.name = name;
+        }
+        if let Some(piece) = function.arguments {
+            call.arguments.push_str(&piece);
+        }
+    }
+
+    /// Which call a fragment belongs to; opens a new one when none fits.
+    fn slot_for(&mut self, index: Option<u64>, id: Option<&str>) -> usize {
+        let open = match index {
+            Some(index) => self.calls.iter().rposition(|(at, _)| *at == index),
+            None => id
+                .and_then(|id| self.calls.iter().rposition(|(_, call)| call.id == id))
+                .or(self.calls.len().checked_sub(1)),
+        };
+        if let Some(slot) = open {
+            let call = &self.calls[slot].1;
+            // Some providers send every call as index 0; a new id after arguments is a new call.
+            let other_call = id.is_some_and(|id| {
+                !call.id.is_empty() && call.id != id && !call.arguments.is_empty()
+            });
+            if !other_call {
+                return slot;
+            }
+        }
+        let next_index = self.calls.iter().map(|(at, _)| at + 1).max().unwrap_or(0);
+        self.calls
+            .push((index.unwrap_or(next_index), StreamedCall::default()));
+        self.calls.len() - 1
+    }
+}
+
+/// True if `data` is the start of a JSON value that later `data:` lines would complete.
+fn is_unfinished_json(data: &str) -> bool {
+    serde_json::from_str::<IgnoredAny>(data).is_err_and(|err| err.is_eof())
+}
+
+/// The message of an error sent inside the stream: `{"error": {"message": ..}}`,
+/// `{"error": "text"}`, `{"message": ..}`, or else the raw data.
+fn provider_error(data: &str) -> StreamError {
+    let value: serde_json::Value = serde_json::from_str(data).unwrap_or_default();
+    let error = value.get("error").unwrap_or(&value);
+    let message = error.as_str().or_else(|| error.get("message")?.as_str());
+    StreamError::Provider(message.unwrap_or(data.trim()).to_string())
+}
+
+// The wire shapes: only the fields the parser reads. The hot text fields borrow from the line
+// unless they hold escapes.
+
+#[derive(Deserialize)]
+struct Chunk<'a> {
+    #[serde(borrow)]
+    choices: Option<Vec<WireChoice<'a>>>,
+    usage: Option<WireUsage>,
+    error: Option<IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct WireChoice<'a> {
+    index: Option<u64>,
+    #[serde(borrow)]
+    delta: Option<WireDelta<'a>>,
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireDelta<'a> {
+    #[serde(borrow)]
+    content: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    reasoning_content: Option<Cow<'a, str>>,
+    /// OpenRouter's and Ollama's name for `reasoning_content`.
+    #[serde(borrow)]
+    reasoning: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    tool_calls: Option<Vec<WireToolCall<'a>>>,
+    /// The pre-tools API: one call per reply, no id.
+    #[serde(borrow)]
+    function_call: Option<WireFunction<'a>>,
+}
+
+#[derive(Deserialize)]
+struct WireToolCall<'a> {
+    index: Option<u64>,
+    id: Option<String>,
+    #[serde(borrow)]
+    function: Option<WireFunction<'a>>,
+}
+
+#[derive(Deserialize)]
+struct WireFunction<'a> {
+    name: Option<String>,
+    #[serde(borrow)]
+    arguments: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct WireUsage {
+    prompt_tokens: Option<u64>,
+    completion_tokens: Option<u64>,
+    prompt_tokens_details: Option<WireUsageDetails>,
+}
+
+#[derive(Deserialize)]
+struct WireUsageDetails {
+    cached_tokens: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    /// Replay `fixtures/sse/<fixture>` through `read_stream`; also return every delta seen.
+    fn replay(fixture: &str) -> (Result<Reply, StreamError>, Vec<String>) {
+        let path = format!("{}/fixtures/sse/{fixture}", env!("CARGO_MANIFEST_DIR"));
+        let bytes = std::fs::read(&path).expect("fixture is readable");
+        let mut seen = Vec::new();
+        let mut on_delta = |delta: Delta| match delta {
+            Delta::Text(text) => seen.push(format!("text:{text}")),
+            Delta::Reasoning(text) => seen.push(format!("reasoning:{text}")),
+        };
+        let result = read_stream(
+            &mut Cursor::new(bytes),
+            &AtomicBool::new(false),
+            &mut on_delta,
+        );
+        (result, seen)
+    }
+
+    fn check(fixture: &str) -> Result<Reply, StreamError> {
+        replay(fixture).0
+    }
+
+    fn call(id: &str, name: &str, arguments: &str) -> StreamedCall {
+        StreamedCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+        }
+    }
+
+    fn usage(prompt_tokens: u64, completion_tokens: u64, cached_tokens: u64) -> Option<Usage> {
+        Some(Usage {
+            prompt_tokens,
+            completion_tokens,
+            cached_tokens,
+        })
+    }
+
+    fn text_reply(text: &str, finish_reason: &str, usage: Option<Usage>) -> Reply {
+        let finish_reason = Some(finish_reason.to_string());
+        Reply {
+            text: text.into(),
+            finish_reason,
+            usage,
+            ..Reply::default()
+        }
+    }
+
+    fn calls_reply(tool_calls: Vec<StreamedCall>, finish_reason: &str) -> Reply {
+        let finish_reason = Some(finish_reason.to_string());
+        Reply {
+            tool_calls,
+            finish_reason,
+            ..Reply::default()
+        }
+    }
+
+    #[test]
+    fn captured_tool_call() {
+        let args = r#"{"file_path": "mock-file_path"}"#;
+        let mut want = calls_reply(
+            vec![call("call_c404bb347ab44ccfac02e035", "read_file", args)],
+            "tool_calls",
+        );
+        want.usage = usage(3, 7, 0);
+        assert_eq!(check("openai-compatible-tool-call.sse").unwrap(), want);
+    }
+
+    #[test]
+    fn captured_text_arrives_in_order() {
+        let (result, seen) = replay("openai-compatible-text-after-tool.sse");
+        let text = "Hello! gpt-4o received: read the file hello";
+        assert_eq!(result.unwrap(), text_reply(text, "stop", usage(4, 10, 0)));
+        let pieces = [
+            "Hello! ",
+            "gpt-4o ",
+            "received: ",
+            "read ",
+            "the ",
+            "file ",
+            "hello",
+        ];
+        let want: Vec<String> = pieces.iter().map(|p| format!("text:{p}")).collect();
+        assert_eq!(seen, want);
+    }
+
+    #[test]
+    fn llamacpp_repeated_id_and_name_are_not_doubled() {
+        let mut want = calls_reply(
+            vec![call("call_lc1", "read_file", r#"{"path":"a.rs"}"#)],
+            "tool_calls",
+        );
+        want.usage = usage(20, 9, 0);
+        assert_eq!(check("llamacpp-repeated-id-name.sse").unwrap(), want);
+    }
+
+    #[test]
+    fn interleaved_calls_are_kept_apart() {
+        let want = calls_reply(
+            vec![
+                call("call_a", "read_file", r#"{"path":"x"}"#),
+                call("call_b", "grep", r#"{"pattern":"fn"}"#),
+            ],
+            "tool_calls",
+        );
+        assert_eq!(check("interleaved-two-calls.sse").unwrap(), want);
+    }
+
+    #[test]
+    fn missing_index_joins_the_open_call() {
+        let want = calls_reply(
+            vec![call("call_m", "bash", r#"{"cmd":"ls"}"#)],
+            "tool_calls",
+        );
+        assert_eq!(check("missing-index.sse").unwrap(), want);
+    }
+
+    #[test]
+    fn duplicate_entries_in_one_chunk_apply_in_order() {
+        let args = r#"{"path":"b.txt"}"#;
+        let want = calls_reply(vec![call("call_d", "write_file", args)], "tool_calls");
+        assert_eq!(check("duplicate-entries-one-chunk.sse").unwrap(), want);
+    }
+
+    #[test]
+    fn new_id_at_index_zero_starts_a_new_call() {
+        let want = calls_reply(
+            vec![
+                call("call_one", "read_file", r#"{"path":"a"}"#),
+                call("call_two", "read_file", r#"{"path":"b"}"#),
+            ],
+            "tool_calls",
+        );
+        assert_eq!(check("all-calls-index-zero.sse").unwrap(), want);
+    }
+
+    #[test]
+    fn null_fields_are_absent_fields() {
+        let want = text_reply("ok", "stop", None);
+        assert_eq!(check("null-content-null-tool-calls.sse").unwrap(), want);
+    }
+
+    #[test]
+    fn legacy_function_call_gets_a_synthesized_id() {
+        let want = calls_reply(
+            vec![call("call_0", "list_dir", r#"{"path":"."}"#)],
+            "function_call",
+        );
+        assert_eq!(check("legacy-function-call.sse").unwrap(), want);
+    }
+
+    #[test]
+    fn reasoning_then_tool_call() {
+        let (result, seen) = replay("deepseek-reasoning-then-tool-call.sse");
+        let mut want = calls_reply(
+            vec![call("call_ds", "read_file", r#"{"path":"main.rs"}"#)],
+            "tool_calls",
+        );
+        want.reasoning = "I should read the file.".into();
+        want.usage = usage(100, 30, 64);
+        assert_eq!(result.unwrap(), want);
+        assert_eq!(seen, ["reasoning:I should ", "reasoning:read the file."]);
+    }
+
+    #[test]
+    fn crlf_no_space_and_comments() {
+        let want = text_reply("Hi there", "stop", None);
+        assert_eq!(check("crlf-nospace-keepalive.sse").unwrap(), want);
+    }
+
+    #[test]
+    fn events_without_blank_lines() {
+        let want = text_reply("one two", "stop", usage(5, 2, 0));
+        assert_eq!(check("no-blank-lines.sse").unwrap(), want);
+    }
+
+    #[test]
+    fn multi_line_data_is_one_event() {
+        let want = text_reply("split event", "stop", None);
+        assert_eq!(check("multi-line-data.sse").unwrap(), want);
+    }
+
+    #[test]
+    fn finish_reason_without_done_is_success() {
+        let want = text_reply("done soon", "length", None);
+        assert_eq!(check("finish-without-done.sse").unwrap(), want);
+    }
+
+    #[test]
+    fn abrupt_end_is_ended() {
+        let (result, seen) = replay("abrupt-end.sse");
+        assert!(matches!(result, Err(StreamError::Ended)));
+        assert_eq!(seen, ["text:I will now"]);
+    }
+
+    #[test]
+    fn error_object_inside_the_stream() {
+        let err = check("error-in-stream.sse").unwrap_err();
+        let StreamError::Provider(msg) = err else {
+            panic!("{err}")
+        };
+        assert_eq!(msg, "Rate limit exceeded: free-models-per-min");
+    }
+
+    #[test]
+    fn error_event_with_text_error() {
+        let err = check("event-error-text.sse").unwrap_err();
+        let StreamError::Provider(msg) = err else {
+            panic!("{err}")
+        };
+        assert_eq!(msg, "upstream connection reset");
+    }
+
+    #[test]
+    fn usage_with_null_fields_counts_zero() {
+        let want = text_reply("x", "stop", usage(12, 0, 0));
+        assert_eq!(check("usage-null-fields.sse").unwrap(), want);
+    }
+
+    #[test]
+    fn invalid_json_chunk_is_skipped() {
+        assert_eq!(
+            check("invalid-json-skipped.sse").unwrap(),
+            text_reply("ab", "stop", None)
+        );
+    }
+
+    #[test]
+    fn only_invalid_json_is_ended() {
+        assert!(matches!(
+            check("invalid-json-only.sse"),
+            Err(StreamError::Ended)
+        ));
+    }
+
+    #[test]
+    fn cancel_is_checked_after_a_line() {
+        let stream = "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n";
+        let cancel = AtomicBool::new(true);
+        let result = read_stream(&mut Cursor::new(stream), &cancel, &mut |_| {});
+        assert!(matches!(result, Err(StreamError::Interrupted)));
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced_not_fatal() {
+        let mut stream = b"data: {\"choices\":[{\"delta\":{\"content\":\"a".to_vec();
+        stream.extend_from_slice(b"\xff\"},\"finish_reason\":\"stop\"}]}\n\n");
+        let cancel = AtomicBool::new(false);
+        let reply = read_stream(&mut Cursor::new(stream), &cancel, &mut |_| {}).unwrap();
+        assert_eq!(reply.text, "a\u{fffd}");
+    }
+
+    #[test]
+    fn parser_reports_done_and_ignores_what_follows() {
+        let mut parser = Parser::new();
+        let mut ignore = |_: Delta| {};
+        assert_eq!(
+            parser.feed_line("data: [DONE]", &mut ignore).unwrap(),
+            Flow::Continue
+        );
+        assert_eq!(parser.feed_line("", &mut ignore).unwrap(), Flow::Done);
+        let reply = parser.finish(&mut ignore).unwrap();
+        assert_eq!(reply, Reply::default());
+    }
 }
