@@ -44,7 +44,7 @@ fn run(options: RunOptions) -> Result<i32, Error> {
             );
         }
         let live = std::io::stdout().is_terminal();
-        let finish = demo::run(&mut |event| print_event(event, live))?;
+        let finish = demo::run(&mut |event| print_event(event, live, Show::CallsAndResults))?;
         return Ok(report(finish, live));
     }
     let Some(task) = options.prompt.clone() else {
@@ -79,7 +79,7 @@ fn one_shot(options: RunOptions, task: &str) -> Result<i32, Error> {
     // On a terminal the answer streams as it arrives; in a pipe only the final answer is
     // printed, so `$(corecoder -p …)` captures just that.
     let live = std::io::stdout().is_terminal();
-    let finish = agent.run(task, &mut |event| print_event(event, live))?;
+    let finish = agent.run(task, &mut |event| print_event(event, live, Show::Calls))?;
     Ok(report(finish, live))
 }
 
@@ -111,7 +111,14 @@ fn watch_ctrl_c(agent: &Agent) -> Result<(), Error> {
     Ok(())
 }
 
-fn print_event(event: Event, live: bool) {
+/// How much of each tool call stderr shows: the demo also previews results, to show the loop.
+#[derive(Clone, Copy, PartialEq)]
+enum Show {
+    Calls,
+    CallsAndResults,
+}
+
+fn print_event(event: Event, live: bool, show: Show) {
     match event {
         Event::Llm(llm::Event::Text(text)) if live => {
             print!("{text}");
@@ -123,6 +130,11 @@ fn print_event(event: Event, live: bool) {
             eprintln!("\n[retry {attempt} in {:.1}s: {why}]", wait.as_secs_f64());
         }
         Event::ToolCall { name, summary } => eprintln!("> {name}({summary})"),
+        Event::ToolResult { text, .. } if show == Show::CallsAndResults => {
+            for line in text.lines().take(4) {
+                eprintln!("  {}", line.chars().take(100).collect::<String>());
+            }
+        }
         Event::ToolResult { .. } => {}
     }
 }
