@@ -1,16 +1,553 @@
-//! STUB: the `bash` tool (to be written).
+//! The `bash` tool: run one shell command in the session's working directory.
+//!
+//! Called by the dispatcher in `tools/mod.rs` (inline or on a pool worker). It asks `danger`
+//! first, then runs `bash -c COMMAND` in its own process group with stdin closed, reads stdout
+//! and stderr until the shell ends, the timeout passes or Ctrl+C sets `ctx.cancel`, and
+//! returns the output as text. When the command succeeded, the top-level `cd`s in it become
+//! an `Effect::ChangeDir`, so the next command starts where this one ended.
+//!
+//! It does not keep a shell alive between calls: environment variables, aliases and
+//! functions set by one command are gone in the next. Only the directory carries over.
 
-use super::{Outcome, ToolContext};
+use super::{Effect, Outcome, ToolContext, danger, resolve, shell_words, truncate_middle};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use std::fs::File;
+use std::io::{ErrorKind, Read};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Component, Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+const DEFAULT_TIMEOUT_SECS: u64 = 120;
+/// A day: any longer and `Instant + timeout` could overflow on a silly value.
+const MAX_TIMEOUT_SECS: u64 = 86_400;
+const MAX_OUTPUT_CHARS: usize = 15_000;
+/// Per stream we keep the first and the last this many bytes; the middle is read and dropped,
+/// so a command printing gigabytes neither blocks on a full pipe nor fills our memory.
+const KEEP_BYTES: usize = 1 << 20;
+/// How often we look at the shell, the clock and Ctrl+C while no output arrives.
+const POLL_MILLIS: i32 = 25;
+/// How long we keep reading after the shell ended, for output still in flight. Past it,
+/// whatever still holds the pipes (a `sleep 100 &`) is killed.
+const GRACE: Duration = Duration::from_millis(500);
 
 #[derive(Debug, Deserialize)]
-pub struct Args {}
-
-pub fn schema() -> Value {
-    json!({"type": "function", "function": {"name": "bash", "description": "", "parameters": {"type": "object", "properties": {}}}})
+pub struct Args {
+    command: String,
+    #[serde(default)]
+    timeout: Option<u64>,
 }
 
-pub fn run(_args: Args, _ctx: &ToolContext) -> Result<Outcome, String> {
-    Err("not yet written".into())
+pub fn schema() -> Value {
+    let description = "Run a shell command with bash in the current working directory and \
+        return its stdout, stderr and exit code. stdin is closed, so use non-interactive flags. \
+        A top-level `cd` (as in `cd src && ls`) carries over to later commands when the command \
+        succeeds; nothing else does (no environment variables). Output over 15000 characters \
+        is cut in the middle. Destructive commands (rm -rf /, mkfs, curl | sh, ...) are refused.";
+    let timeout = "Seconds before the command and everything it started are killed (default 120).";
+    json!({"type": "function", "function": {"name": "bash", "description": description,
+        "parameters": {"type": "object", "required": ["command"], "properties": {
+            "command": {"type": "string", "description": "The command line to run."},
+            "timeout": {"type": "integer", "minimum": 1, "description": timeout}
+        }}
+    }})
+}
+
+pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
+    if let Some(reason) = danger::check(&args.command) {
+        return Ok(Outcome::text(format!("Blocked: {reason}; not run.")));
+    }
+    if !ctx.cwd.is_dir() {
+        let cwd = ctx.cwd.display();
+        return Err(format!("the working directory {cwd} does not exist"));
+    }
+    let timeout_secs = args
+        .timeout
+        .unwrap_or(DEFAULT_TIMEOUT_SECS)
+        .clamp(1, MAX_TIMEOUT_SECS);
+    let mut child = spawn(&args.command, &ctx.cwd)?;
+    let finished = collect(&mut child, Duration::from_secs(timeout_secs), &ctx.cancel)?;
+    // Only a command that succeeded moves us: after a failure we cannot tell which of its
+    // `cd`s ran (`cd build && make` may have failed in either step).
+    let effect = match finished.ending {
+        Ending::Exited(0) => follow_cds(&ctx.cwd, &args.command),
+        _ => Effect::None,
+    };
+    Ok(Outcome {
+        text: render(&finished, timeout_secs),
+        effect,
+    })
+}
+
+fn spawn(command: &str, cwd: &Path) -> Result<Child, String> {
+    let shell = |program: &str| {
+        let mut shell = Command::new(program);
+        shell
+            .arg("-c")
+            .arg(command)
+            .current_dir(cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            // Its own process group, so a timeout can kill everything the command started.
+            .process_group(0);
+        shell.spawn()
+    };
+    match shell("bash") {
+        Err(e) if e.kind() == ErrorKind::NotFound => shell("sh"),
+        started => started,
+    }
+    .map_err(|e| format!("could not start the shell: {e}"))
+}
+
+/// How the command ended. A shell killed by a signal counts as exit code 128 + signal,
+/// the way shells report it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    Exited(i32),
+    TimedOut,
+    Interrupted,
+}
+
+struct Finished {
+    stdout: Stream,
+    stderr: Stream,
+    ending: Ending,
+    /// The shell ended but something it started kept the pipes open, so we killed it.
+    stragglers_killed: bool,
+}
+
+/// Read both pipes until they close, while watching the shell, the deadline and Ctrl+C.
+///
+/// One thread and `poll(2)` rather than a reader thread per pipe: a process that left our
+/// group (`setsid`) can hold a pipe open forever, and a thread blocked in `read` on it could
+/// never be joined. `poll` lets us stop reading whenever we decide to.
+fn collect(child: &mut Child, timeout: Duration, cancel: &AtomicBool) -> Result<Finished, String> {
+    let group = child.id() as i32;
+    let mut stdout = Stream::new(child.stdout.take().map(OwnedFd::from));
+    let mut stderr = Stream::new(child.stderr.take().map(OwnedFd::from));
+    let deadline = Instant::now() + timeout;
+    let mut ending = None;
+    // Only looked at once `ending` is known; then it is set to the end of the grace period.
+    let mut stop_reading_at = deadline;
+    let stragglers_killed = loop {
+        read_ready(&mut stdout, &mut stderr);
+        let now = Instant::now();
+        if ending.is_none() {
+            let status = child
+                .try_wait()
+                .map_err(|e| format!("waiting for the shell: {e}"))?;
+            ending = Some(match status {
+                Some(status) => Ending::Exited(
+                    status
+                        .code()
+                        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
+                ),
+                None if cancel.load(Ordering::Relaxed) => Ending::Interrupted,
+                None if now >= deadline => Ending::TimedOut,
+                None => continue,
+            });
+            if matches!(ending, Some(Ending::Interrupted | Ending::TimedOut)) {
+                kill_group(group);
+            }
+            stop_reading_at = now + GRACE;
+        }
+        if stdout.file.is_none() && stderr.file.is_none() {
+            break false;
+        }
+        if now >= stop_reading_at {
+            kill_group(group);
+            break matches!(ending, Some(Ending::Exited(_)));
+        }
+    };
+    // Reap the shell; after a kill this returns at once.
+    child
+        .wait()
+        .map_err(|e| format!("waiting for the shell: {e}"))?;
+    Ok(Finished {
+        stdout,
+        stderr,
+        ending: ending.unwrap_or(Ending::Interrupted),
+        stragglers_killed,
+    })
+}
+
+/// One pipe being read. We keep its first `KEEP_BYTES`, its last `KEEP_BYTES` or so, and
+/// count what fell between.
+#[derive(Default)]
+struct Stream {
+    /// `None` once the pipe reached end of file.
+    file: Option<File>,
+    head: Vec<u8>,
+    tail: Vec<u8>,
+    dropped: usize,
+}
+
+impl Stream {
+    fn new(fd: Option<OwnedFd>) -> Stream {
+        let file = fd.map(File::from);
+        Stream {
+            file,
+            ..Stream::default()
+        }
+    }
+
+    fn keep(&mut self, bytes: &[u8]) {
+        let room = KEEP_BYTES.saturating_sub(self.head.len()).min(bytes.len());
+        self.head.extend_from_slice(&bytes[..room]);
+        self.tail.extend_from_slice(&bytes[room..]);
+        // Trim only when twice over, so the copying stays rare.
+        if self.tail.len() > 2 * KEEP_BYTES {
+            let excess = self.tail.len() - KEEP_BYTES;
+            self.tail.drain(..excess);
+            self.dropped += excess;
+        }
+    }
+
+    fn text(&self) -> String {
+        let bytes = [self.head.as_slice(), self.tail.as_slice()].concat();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+}
+
+/// Wait up to `POLL_MILLIS` for either pipe to have data (or close), then read what is there.
+/// With both pipes closed, this is just the pause between two looks at the shell.
+fn read_ready(stdout: &mut Stream, stderr: &mut Stream) {
+    let streams = [stdout, stderr];
+    let mut fds: Vec<libc::pollfd> = streams
+        .iter()
+        .filter_map(|s| s.file.as_ref())
+        .map(|file| libc::pollfd {
+            fd: file.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    // SAFETY: `fds` is a live, exclusively borrowed array of exactly `fds.len()` pollfds.
+    let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, POLL_MILLIS) };
+    // Nothing yet, or a signal interrupted the wait: the caller simply looks again.
+    if ready <= 0 {
+        return;
+    }
+    let mut buffer = [0u8; 64 * 1024];
+    for stream in streams {
+        // `poll` said readable (or closed), so this `read` does not block.
+        if let Some(file) = &mut stream.file
+            && fds
+                .iter()
+                .any(|p| p.fd == file.as_raw_fd() && p.revents != 0)
+        {
+            match file.read(&mut buffer) {
+                Ok(n) if n > 0 => stream.keep(&buffer[..n]),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                _ => stream.file = None,
+            }
+        }
+    }
+}
+
+/// SIGKILL the whole process group the shell leads (its pid is the group id).
+fn kill_group(group: i32) {
+    // `kill(-1)` would signal every process we may signal; never let a bad id get there.
+    if group > 1 {
+        // SAFETY: kill(2) takes two integers and touches no memory of ours.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+    }
+}
+
+/// stdout, then `[stderr]` and stderr, then notes on how it ended; `(no output)` if all empty.
+fn render(finished: &Finished, timeout_secs: u64) -> String {
+    let mut text = finished.stdout.text();
+    let stderr = finished.stderr.text();
+    if !stderr.is_empty() {
+        let gap = if text.is_empty() || text.ends_with('\n') {
+            ""
+        } else {
+            "\n"
+        };
+        text = format!("{text}{gap}[stderr]\n{stderr}");
+    }
+    let mut lines = vec![truncate_middle(
+        text.trim_end_matches('\n'),
+        MAX_OUTPUT_CHARS,
+    )];
+    let dropped = finished.stdout.dropped + finished.stderr.dropped;
+    if dropped > 0 {
+        lines.push(format!(
+            "[{dropped} more bytes of output were read and dropped]"
+        ));
+    }
+    match finished.ending {
+        Ending::Exited(0) => {}
+        Ending::Exited(code) => lines.push(format!("[exit code: {code}]")),
+        Ending::TimedOut => lines.push(format!(
+            "[timed out after {timeout_secs}s; process group killed]"
+        )),
+        Ending::Interrupted => lines.push("[interrupted]".to_string()),
+    }
+    if finished.stragglers_killed {
+        lines.push("[background processes still holding the output were killed]".to_string());
+    }
+    lines.retain(|line| !line.is_empty());
+    if lines.is_empty() {
+        return "(no output)".to_string();
+    }
+    lines.join("\n")
+}
+
+/// Follow the command's top-level `cd`s from `start`, step by step. A target that is not an
+/// existing directory (now, after the command ran) is skipped, and `cd -` goes back to the
+/// directory before the last `cd` taken. Paths are cleaned lexically, as bash's own `cd` does.
+fn follow_cds(start: &Path, command: &str) -> Effect {
+    let mut dir = start.to_path_buf();
+    let mut previous: Option<PathBuf> = None;
+    for target in shell_words::cd_targets(command) {
+        let next = match (target.as_str(), &previous) {
+            ("-", Some(before)) => before.clone(),
+            ("-", None) => continue,
+            _ => clean(&resolve(&dir, &target)),
+        };
+        if next.is_dir() {
+            previous = Some(std::mem::replace(&mut dir, next));
+        }
+    }
+    if dir == start {
+        return Effect::None;
+    }
+    Effect::ChangeDir(dir)
+}
+
+/// Drop `.` and resolve `..` without touching the file system.
+fn clean(path: &Path) -> PathBuf {
+    let mut cleaned = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                cleaned.pop();
+            }
+            other => cleaned.push(other),
+        }
+    }
+    cleaned
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(dir: &Path) -> ToolContext {
+        crate::tools::test_context(dir)
+    }
+
+    /// A fresh directory per test thread (tests run in parallel), removed when dropped.
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new(name: &str) -> TempDir {
+            let thread = format!("{:?}", std::thread::current().id());
+            let thread: String = thread.chars().filter(char::is_ascii_digit).collect();
+            let unique = format!("corecoder-bash-{}-{thread}-{name}", std::process::id());
+            let dir = std::env::temp_dir().join(unique);
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).expect("create temp dir");
+            TempDir(dir)
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn run_in(dir: &Path, command: &str, timeout: Option<u64>) -> Outcome {
+        let args = Args {
+            command: command.to_string(),
+            timeout,
+        };
+        run(args, &ctx(dir)).expect("the shell starts")
+    }
+
+    fn text_of(command: &str) -> String {
+        run_in(&TempDir::new("text").0, command, None).text
+    }
+
+    #[test]
+    fn formats_stdout_stderr_and_exit_code() {
+        assert_eq!(text_of("echo hi"), "hi");
+        assert_eq!(
+            text_of("echo out; echo err >&2; exit 3"),
+            "out\n[stderr]\nerr\n[exit code: 3]"
+        );
+        assert_eq!(text_of("true"), "(no output)");
+        assert_eq!(text_of("exit 2"), "[exit code: 2]");
+        // stdin is closed, so `cat` ends at once.
+        assert_eq!(text_of("cat"), "(no output)");
+    }
+
+    #[test]
+    fn long_output_is_cut_in_the_middle() {
+        let text = text_of("seq 1 30000");
+        assert!(text.starts_with("1\n2\n"));
+        assert!(text.ends_with("29999\n30000"));
+        assert!(text.contains("characters cut"));
+        assert!(text.chars().count() < MAX_OUTPUT_CHARS + 200);
+    }
+
+    #[test]
+    fn timeout_kills_the_whole_group() {
+        let temp = TempDir::new("timeout");
+        let dir = &temp.0;
+        let started = Instant::now();
+        let outcome = run_in(dir, "sleep 30 & echo $! > pid; sleep 30", Some(1));
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(
+            outcome
+                .text
+                .contains("[timed out after 1s; process group killed]")
+        );
+        let pid = std::fs::read_to_string(dir.join("pid")).expect("pid file");
+        assert!(gone_or_zombie(pid.trim()), "background sleep survived");
+    }
+
+    /// A killed process disappears, or lingers as a zombie until its new parent reaps it.
+    fn gone_or_zombie(pid: &str) -> bool {
+        for _ in 0..40 {
+            match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+                Err(_) => return true,
+                Ok(stat)
+                    if stat
+                        .rsplit(')')
+                        .next()
+                        .is_some_and(|s| s.trim().starts_with('Z')) =>
+                {
+                    return true;
+                }
+                Ok(_) => std::thread::sleep(Duration::from_millis(50)),
+            }
+        }
+        false
+    }
+
+    #[test]
+    fn background_child_holding_the_pipe_does_not_hang() {
+        let started = Instant::now();
+        let text = text_of("sleep 100 & echo started");
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(text.starts_with("started\n"));
+        assert!(text.contains("background processes"));
+    }
+
+    #[test]
+    fn process_that_left_the_group_does_not_hang() {
+        let started = Instant::now();
+        let text = text_of("setsid sleep 3 & echo started");
+        assert!(started.elapsed() < Duration::from_secs(2));
+        assert!(text.starts_with("started"));
+    }
+
+    #[test]
+    fn huge_output_is_drained_not_kept() {
+        let text = text_of("head -c 5000000 /dev/zero | tr '\\0' x");
+        assert!(text.contains("more bytes of output were read and dropped"));
+        assert!(text.chars().count() < MAX_OUTPUT_CHARS + 200);
+    }
+
+    #[test]
+    fn ctrl_c_interrupts() {
+        let temp = TempDir::new("cancel");
+        let dir = &temp.0;
+        let context = ctx(dir);
+        context.cancel.store(true, Ordering::Relaxed);
+        let started = Instant::now();
+        let args = Args {
+            command: "sleep 30".to_string(),
+            timeout: None,
+        };
+        let outcome = run(args, &context).expect("runs");
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert_eq!(outcome.text, "[interrupted]");
+    }
+
+    #[test]
+    fn blocked_command_does_not_run() {
+        let temp = TempDir::new("blocked");
+        let dir = &temp.0;
+        let outcome = run_in(dir, "touch ran && mkfs.corecoder-test", None);
+        assert!(outcome.text.starts_with("Blocked: mkfs"));
+        assert!(!dir.join("ran").exists());
+    }
+
+    #[test]
+    fn runs_through_the_dispatcher() {
+        let temp = TempDir::new("dispatch");
+        let outcome = crate::tools::run(
+            "bash",
+            r#"{"command": "echo hi", "timeout": 5}"#,
+            &ctx(&temp.0),
+        );
+        assert_eq!(outcome.text, "hi");
+        let huge = r#"{"command": "true", "timeout": 18446744073709551615}"#;
+        assert_eq!(
+            crate::tools::run("bash", huge, &ctx(&temp.0)).text,
+            "(no output)"
+        );
+        assert_eq!(schema()["function"]["parameters"]["required"][0], "command");
+    }
+
+    #[test]
+    fn missing_working_directory_is_an_error() {
+        let args = Args {
+            command: "ls".to_string(),
+            timeout: None,
+        };
+        let missing = std::env::temp_dir().join("corecoder-bash-no-such-dir");
+        assert!(run(args, &ctx(&missing)).is_err());
+    }
+
+    #[test]
+    fn cd_changes_directory() {
+        let temp = TempDir::new("cd");
+        let dir = &temp.0;
+        std::fs::create_dir_all(dir.join("sub/deeper")).expect("mkdir");
+        let effect = |command: &str| run_in(dir, command, None).effect;
+        assert_eq!(effect("cd sub"), Effect::ChangeDir(dir.join("sub")));
+        assert_eq!(
+            effect("mkdir -p x && cd x"),
+            Effect::ChangeDir(dir.join("x"))
+        );
+        assert_eq!(effect("cd sub/deeper && cd ../.."), Effect::None);
+        assert_eq!(
+            effect("cd sub && cd deeper && cd -"),
+            Effect::ChangeDir(dir.join("sub"))
+        );
+        assert_eq!(effect("cd sub && false"), Effect::None);
+        assert_eq!(effect("(cd sub)"), Effect::None);
+        assert_eq!(
+            effect("cd no-such-dir; cd sub"),
+            Effect::ChangeDir(dir.join("sub"))
+        );
+        assert_eq!(
+            effect(&format!("cd {}", dir.join("sub").display())),
+            Effect::ChangeDir(dir.join("sub"))
+        );
+    }
+
+    #[test]
+    fn capture_keeps_head_and_tail() {
+        let mut capture = Stream::default();
+        for _ in 0..4 {
+            capture.keep(&vec![b'x'; KEEP_BYTES]);
+        }
+        assert_eq!(capture.head.len(), KEEP_BYTES);
+        assert!(capture.tail.len() <= 2 * KEEP_BYTES);
+        assert_eq!(
+            capture.head.len() + capture.tail.len() + capture.dropped,
+            4 * KEEP_BYTES
+        );
+    }
 }

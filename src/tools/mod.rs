@@ -7,11 +7,13 @@
 
 pub mod agent;
 pub mod bash;
+pub mod danger;
 pub mod edit_file;
 pub mod glob;
 pub mod grep;
 pub mod pool;
 pub mod read_file;
+pub mod shell_words;
 pub mod todo_write;
 pub mod write_file;
 

@@ -1,0 +1,463 @@
+//! A small, quote-aware reading of a shell command line: which simple commands it holds, with
+//! which words, joined by which operators, and how deep inside subshells.
+//!
+//! The `bash` tool reads a command twice before and after running it: `danger` looks at the
+//! words to refuse wrecking commands, and `cd_targets` finds the top-level `cd`s so the session
+//! can follow them. Both need words, not raw text, so `echo "rm -rf /"` is an echo.
+//!
+//! This is *not* a shell parser. It knows quotes, backslashes, comments, the operators
+//! `; && || | & newline`, redirections, `( … )`, `$( … )`, backticks and here-documents, which
+//! is enough to tell commands apart. It does not expand variables, globs, aliases or `~`, and
+//! keywords (`if`, `for`, `{`) are plain words.
+
+/// The operator that ends a simple command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Separator {
+    Semicolon,
+    And,
+    Or,
+    Pipe,
+    Background,
+    Newline,
+    /// End of the input, or of the subshell the command sits in.
+    End,
+}
+
+/// `>`, `>>`, `2>&1`, `<`, `<<EOF`, … with its target word (quotes removed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redirect {
+    pub op: String,
+    pub target: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimpleCommand {
+    /// Program and arguments, quotes removed. Redirections are not among them.
+    pub words: Vec<String>,
+    pub redirects: Vec<Redirect>,
+    /// 0 for the shell itself, +1 inside each `( … )`, `$( … )` or backticks.
+    pub depth: usize,
+    pub ends_with: Separator,
+}
+
+/// Split a command line into its simple commands. A subshell's commands come out before the
+/// command that contains them (`echo $(pwd)` gives `pwd`, then `echo`); at one depth, the
+/// order is the order of the text.
+pub fn split(line: &str) -> Vec<SimpleCommand> {
+    let mut splitter = Splitter {
+        chars: line.chars().collect(),
+        pos: 0,
+        frames: vec![Frame::default()],
+        heredoc_ends: Vec::new(),
+        done: Vec::new(),
+    };
+    splitter.run();
+    splitter.done
+}
+
+/// The directories the shell itself would `cd` into, in order. A bare `cd` gives `~`.
+///
+/// Only top-level commands count: not inside `( … )` or `$( … )`, and not on either side of a
+/// pipe or before `&`, because those run in a subshell. A `cd` right after `||` is ignored:
+/// it runs only when the command before it failed, which we cannot know.
+pub fn cd_targets(line: &str) -> Vec<String> {
+    let mut targets = Vec::new();
+    let mut previous = Separator::Newline;
+    for command in split(line).into_iter().filter(|c| c.depth == 0) {
+        let after_fork = matches!(previous, Separator::Or | Separator::Pipe);
+        let forked = matches!(command.ends_with, Separator::Pipe | Separator::Background);
+        previous = command.ends_with;
+        if after_fork || forked || command.words.first().map(String::as_str) != Some("cd") {
+            continue;
+        }
+        // Skip options such as `-P` and `--`; a lone `-` is a target (the previous directory).
+        let target = command.words[1..]
+            .iter()
+            .find(|word| !word.starts_with('-') || *word == "-");
+        targets.push(target.cloned().unwrap_or_else(|| "~".to_string()));
+    }
+    targets
+}
+
+/// What opened a nesting level; `)` closes a paren or `$(`, a backtick closes a backtick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Opener {
+    #[default]
+    Top,
+    Paren,
+    Dollar,
+    Backtick,
+}
+
+/// The command being read at one nesting level. Keeping the quote state per level is what
+/// lets `"$(cd "a b")"` work: the inner quotes belong to the inner command.
+#[derive(Default)]
+struct Frame {
+    opener: Opener,
+    in_double_quotes: bool,
+    words: Vec<String>,
+    redirects: Vec<Redirect>,
+    word: String,
+    /// A word has started, even if empty so far (`''` is an empty word, not no word).
+    in_word: bool,
+    /// A redirection operator waiting for its target word.
+    pending_redirect: Option<String>,
+}
+
+struct Splitter {
+    chars: Vec<char>,
+    pos: usize,
+    frames: Vec<Frame>,
+    /// Here-document delimiters whose bodies start after the next newline.
+    heredoc_ends: Vec<String>,
+    done: Vec<SimpleCommand>,
+}
+
+impl Splitter {
+    fn run(&mut self) {
+        while let Some(c) = self.next() {
+            if self.frame().in_double_quotes {
+                self.in_double_quotes(c);
+                continue;
+            }
+            match c {
+                ' ' | '\t' => self.end_word(),
+                '\n' => {
+                    self.end_command(Separator::Newline);
+                    self.skip_heredoc_bodies();
+                }
+                ';' => self.end_command(Separator::Semicolon),
+                '&' if self.eat('&') => self.end_command(Separator::And),
+                '&' if self.peek() == Some('>') => self.redirect('&'),
+                '&' => self.end_command(Separator::Background),
+                '|' if self.eat('|') => self.end_command(Separator::Or),
+                '|' => {
+                    // `|&` pipes stderr too; still a pipe.
+                    self.eat('&');
+                    self.end_command(Separator::Pipe);
+                }
+                '>' | '<' => self.redirect(c),
+                '(' => {
+                    self.end_word();
+                    self.open(Opener::Paren);
+                }
+                ')' => self.close(),
+                '`' if self.frame().opener == Opener::Backtick => self.close(),
+                '`' => self.open(Opener::Backtick),
+                '$' if self.eat('(') => self.open(Opener::Dollar),
+                '\'' => {
+                    self.frame_mut().in_word = true;
+                    while let Some(q) = self.next().filter(|&q| q != '\'') {
+                        self.push(q);
+                    }
+                }
+                '"' => {
+                    let frame = self.frame_mut();
+                    frame.in_word = true;
+                    frame.in_double_quotes = true;
+                }
+                // A backslash-newline joins lines; any other escaped character is literal.
+                '\\' => match self.next() {
+                    Some('\n') | None => {}
+                    Some(escaped) => self.push(escaped),
+                },
+                '#' if !self.frame().in_word => {
+                    while self.peek().is_some_and(|n| n != '\n') {
+                        self.pos += 1;
+                    }
+                }
+                _ => self.push(c),
+            }
+        }
+        while !self.frames.is_empty() {
+            self.end_command(Separator::End);
+            self.frames.pop();
+        }
+    }
+
+    fn in_double_quotes(&mut self, c: char) {
+        match c {
+            '"' => self.frame_mut().in_double_quotes = false,
+            '\\' => match self.peek() {
+                Some(escaped @ ('$' | '`' | '"' | '\\')) => {
+                    self.pos += 1;
+                    self.push(escaped);
+                }
+                Some('\n') => self.pos += 1,
+                _ => self.push('\\'),
+            },
+            '$' if self.eat('(') => self.open(Opener::Dollar),
+            '`' => self.open(Opener::Backtick),
+            _ => self.push(c),
+        }
+    }
+
+    /// Start reading a redirection whose first character is `first`; its target is the next word.
+    fn redirect(&mut self, first: char) {
+        // A number right before the operator (`2>`) is a file descriptor, not an argument.
+        let frame = self.frame_mut();
+        if frame.in_word && !frame.word.is_empty() && frame.word.chars().all(|d| d.is_ascii_digit())
+        {
+            frame.word.clear();
+            frame.in_word = false;
+        }
+        self.end_word();
+        let mut op = first.to_string();
+        while let Some(n) = self
+            .peek()
+            .filter(|&n| matches!(n, '>' | '<' | '&' | '|' | '-'))
+        {
+            // `<<-` is one operator; any other `-` starts the target word.
+            if n == '-' && op != "<<" {
+                break;
+            }
+            op.push(n);
+            self.pos += 1;
+        }
+        self.frame_mut().pending_redirect = Some(op);
+    }
+
+    fn open(&mut self, opener: Opener) {
+        // `$( … )` and backticks are part of the word around them: `"$(pwd)"` is still a word.
+        if opener != Opener::Paren {
+            self.frame_mut().in_word = true;
+        }
+        self.frames.push(Frame {
+            opener,
+            ..Frame::default()
+        });
+    }
+
+    fn close(&mut self) {
+        if self.frames.len() == 1 {
+            // A stray `)`, as in `case` patterns: only a word break.
+            self.end_word();
+            return;
+        }
+        self.end_command(Separator::End);
+        self.frames.pop();
+    }
+
+    fn end_word(&mut self) {
+        let frame = self.frame_mut();
+        if !frame.in_word {
+            return;
+        }
+        frame.in_word = false;
+        let word = std::mem::take(&mut frame.word);
+        match frame.pending_redirect.take() {
+            Some(op) => {
+                if op == "<<" || op == "<<-" {
+                    self.heredoc_ends.push(word.clone());
+                }
+                self.frame_mut()
+                    .redirects
+                    .push(Redirect { op, target: word });
+            }
+            None => frame.words.push(word),
+        }
+    }
+
+    fn end_command(&mut self, ends_with: Separator) {
+        self.end_word();
+        let depth = self.frames.len() - 1;
+        let frame = self.frame_mut();
+        frame.pending_redirect = None;
+        let words = std::mem::take(&mut frame.words);
+        let redirects = std::mem::take(&mut frame.redirects);
+        // An empty command is kept only when later commands depend on its operator:
+        // in `(cd a) || cd b` the `||` must still be seen.
+        let carries_operator =
+            matches!(ends_with, Separator::And | Separator::Or | Separator::Pipe);
+        if words.is_empty() && redirects.is_empty() && !carries_operator {
+            return;
+        }
+        self.done.push(SimpleCommand {
+            words,
+            redirects,
+            depth,
+            ends_with,
+        });
+    }
+
+    /// Here-document bodies are data, not commands: skip lines up to each delimiter.
+    fn skip_heredoc_bodies(&mut self) {
+        for end in std::mem::take(&mut self.heredoc_ends) {
+            while self.pos < self.chars.len() {
+                let start = self.pos;
+                while self.next().is_some_and(|c| c != '\n') {}
+                let line: String = self.chars[start..self.pos].iter().collect();
+                if line.trim() == end {
+                    break;
+                }
+            }
+        }
+    }
+
+    fn frame(&self) -> &Frame {
+        &self.frames[self.frames.len() - 1]
+    }
+
+    fn frame_mut(&mut self) -> &mut Frame {
+        let last = self.frames.len() - 1;
+        &mut self.frames[last]
+    }
+
+    fn push(&mut self, c: char) {
+        let frame = self.frame_mut();
+        frame.word.push(c);
+        frame.in_word = true;
+    }
+
+    fn next(&mut self) -> Option<char> {
+        let c = self.peek();
+        self.pos += usize::from(c.is_some());
+        c
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.pos).copied()
+    }
+
+    fn eat(&mut self, wanted: char) -> bool {
+        let found = self.peek() == Some(wanted);
+        self.pos += usize::from(found);
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Separator::*;
+
+    fn words(line: &str) -> Vec<(Vec<String>, usize, Separator)> {
+        split(line)
+            .into_iter()
+            .map(|c| (c.words, c.depth, c.ends_with))
+            .collect()
+    }
+
+    fn w(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn splits_on_operators() {
+        assert_eq!(
+            words("a 1; b && c || d | e & f\ng"),
+            vec![
+                (w(&["a", "1"]), 0, Semicolon),
+                (w(&["b"]), 0, And),
+                (w(&["c"]), 0, Or),
+                (w(&["d"]), 0, Pipe),
+                (w(&["e"]), 0, Background),
+                (w(&["f"]), 0, Newline),
+                (w(&["g"]), 0, End),
+            ]
+        );
+    }
+
+    #[test]
+    fn removes_quotes_and_escapes() {
+        assert_eq!(
+            split(r#"echo 'a "b"' "c \"d\" \$e \x" f\ g '' x"y"z"#)[0].words,
+            w(&["echo", "a \"b\"", "c \"d\" $e \\x", "f g", "", "xyz"])
+        );
+    }
+
+    #[test]
+    fn operators_inside_quotes_are_text() {
+        assert_eq!(
+            words("echo 'a; b' \"c && d\""),
+            vec![(w(&["echo", "a; b", "c && d"]), 0, End)]
+        );
+    }
+
+    #[test]
+    fn comment_runs_to_end_of_line() {
+        assert_eq!(
+            words("ls # rm -rf /; x\npwd a#b"),
+            vec![(w(&["ls"]), 0, Newline), (w(&["pwd", "a#b"]), 0, End)]
+        );
+    }
+
+    #[test]
+    fn subshells_nest() {
+        assert_eq!(
+            words("(cd a; ls) && echo \"$(pwd `date`)\" x"),
+            vec![
+                (w(&["cd", "a"]), 1, Semicolon),
+                (w(&["ls"]), 1, End),
+                (w(&[]), 0, And),
+                (w(&["date"]), 2, End),
+                (w(&["pwd", ""]), 1, End),
+                (w(&["echo", "", "x"]), 0, End),
+            ]
+        );
+    }
+
+    #[test]
+    fn redirections_are_kept_apart() {
+        let command = &split("echo hi 2>&1 >/dev/sda >> log < in")[0];
+        assert_eq!(command.words, w(&["echo", "hi"]));
+        let pairs: Vec<(&str, &str)> = command
+            .redirects
+            .iter()
+            .map(|r| (r.op.as_str(), r.target.as_str()))
+            .collect();
+        assert_eq!(
+            pairs,
+            vec![(">&", "1"), (">", "/dev/sda"), (">>", "log"), ("<", "in")]
+        );
+        assert_eq!(split("cmd &> out")[0].redirects[0].op, "&>");
+    }
+
+    #[test]
+    fn heredoc_bodies_are_skipped() {
+        assert_eq!(
+            words("cat > f <<'EOF'\ncd /\nrm -rf /\nEOF\nls"),
+            vec![(w(&["cat"]), 0, Newline), (w(&["ls"]), 0, End)]
+        );
+    }
+
+    #[test]
+    fn line_continuation_joins() {
+        assert_eq!(
+            words("echo a \\\n b"),
+            vec![(w(&["echo", "a", "b"]), 0, End)]
+        );
+    }
+
+    #[test]
+    fn cd_targets_table() {
+        let cases: &[(&str, &[&str])] = &[
+            ("cd a && cd b", &["a", "b"]),
+            ("cd a; ls\ncd b", &["a", "b"]),
+            ("(cd a)", &[]),
+            ("(cd a) && ls", &[]),
+            ("echo $(cd a)", &[]),
+            ("echo \"cd a\"", &[]),
+            ("cd 'my dir'", &["my dir"]),
+            ("cd \"my dir\" && make", &["my dir"]),
+            ("cd a || true", &["a"]),
+            ("false || cd a", &[]),
+            ("(true) || cd a", &[]),
+            ("cd a | cat", &[]),
+            ("ls | cd a", &[]),
+            ("cd a &", &[]),
+            ("sleep 1 & cd a", &["a"]),
+            ("cd", &["~"]),
+            ("cd ~/x", &["~/x"]),
+            ("cd -", &["-"]),
+            ("cd -P -- /tmp", &["/tmp"]),
+            ("cd a 2>/dev/null", &["a"]),
+            ("mkdir x && cd x", &["x"]),
+            ("grep cd file # cd a", &[]),
+            ("echo cd a", &[]),
+        ];
+        for (line, expected) in cases {
+            assert_eq!(cd_targets(line), w(expected), "for {line:?}");
+        }
+    }
+}

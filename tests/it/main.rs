@@ -1,0 +1,17 @@
+//! Integration tests: the real `corecoder` binary against a scripted loopback chat server.
+//!
+//! `server` plays an OpenAI-compatible provider (scripted replies, recorded requests) over the
+//! bare HTTP/1.1 in `http`, `sse` builds its streams, `run` starts the binary in a sealed
+//! sandbox. The feature modules (`engine`, `retry`, `cli`, `tools`, `replay`) assert on what
+//! the binary printed, how it exited, what it sent and what it did to the files.
+//! Nothing of corecoder's own code is called or mocked here: only the binary is exercised.
+
+mod cli;
+mod engine;
+mod http;
+mod replay;
+mod retry;
+mod run;
+mod server;
+mod sse;
+mod tools;
