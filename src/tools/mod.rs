@@ -12,6 +12,7 @@ pub mod edit_file;
 pub mod glob;
 pub mod grep;
 pub mod pool;
+pub mod process;
 pub mod read_file;
 pub mod shell_words;
 pub mod todo_write;
