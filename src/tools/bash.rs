@@ -153,7 +153,7 @@ mod tests {
     use std::time::Instant;
 
     fn ctx(dir: &Path) -> ToolContext {
-        crate::tools::test_context(dir)
+        crate::tools::test_support::test_context(dir)
     }
 
     /// A fresh directory per test thread (tests run in parallel), removed when dropped.

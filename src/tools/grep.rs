@@ -1,16 +1,351 @@
-//! STUB: the `grep` tool (to be written).
+//! The `grep` tool: search file contents with a regex, as `path:line: text`.
+//!
+//! Runs when the model calls it (read-only). One thread walks with `walk::files` (same skips as
+//! `glob`) and hands over batches of files; each batch is searched on a few scoped threads while
+//! the walk goes on. Each file is read once into a reused buffer, skipped if binary, and scanned
+//! as one buffer with `regex::bytes`, so only matching lines cost per-line work. Batches are
+//! merged in path order and the search stops after the batch that passes the cap, so the output
+//! is the same on every run.
+//! It does not do multi-line matches, context lines or replacements.
 
-use super::{Outcome, ToolContext};
+use super::{Outcome, ToolContext, resolve, walk};
+use crossbeam_channel::Sender;
+use regex::bytes::{Regex, RegexBuilder};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+const MAX_MATCHES: usize = 200;
+/// Files per batch: big enough to keep the threads busy, small enough to stop soon after the cap.
+const BATCH: usize = 512;
+const MAX_THREADS: usize = 8;
+const BINARY_PROBE: u64 = 8192;
+/// A matching line in a minified file can be megabytes; the model needs only the start.
+const MAX_LINE_CHARS: usize = 300;
 
 #[derive(Debug, Deserialize)]
-pub struct Args {}
-
-pub fn schema() -> Value {
-    json!({"type": "function", "function": {"name": "grep", "description": "", "parameters": {"type": "object", "properties": {}}}})
+pub struct Args {
+    pub pattern: String,
+    #[serde(default)]
+    pub path: Option<String>,
+    #[serde(default)]
+    pub include: Option<String>,
 }
 
-pub fn run(_args: Args, _ctx: &ToolContext) -> Result<Outcome, String> {
-    Err("not yet written".into())
+pub fn schema() -> Value {
+    json!({"type": "function", "function": {
+        "name": "grep",
+        "description": "Search file contents with a regex (Rust syntax). Returns `path:line: text`, \
+            at most 200 matches, sorted by path. Skips binary files, .git, node_modules, target \
+            and .gitignored files.",
+        "parameters": {"type": "object", "properties": {
+            "pattern": {"type": "string", "description": "Regular expression, e.g. `fn\\s+main` or `(?i)todo`"},
+            "path": {"type": "string", "description": "File or directory to search (default: working directory)"},
+            "include": {"type": "string", "description": "Only files matching this glob, e.g. `*.rs` or `src/**/*.{ts,tsx}`"}
+        }, "required": ["pattern"]}
+    }})
+}
+
+pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
+    // Multi-line mode so `^` and `$` mean line starts and ends, as in every grep.
+    let regex = RegexBuilder::new(&args.pattern)
+        .multi_line(true)
+        .crlf(true)
+        .build()
+        .map_err(|e| format!("invalid regex {:?}: {e}", args.pattern))?;
+    let root = match &args.path {
+        Some(path) => resolve(&ctx.cwd, path),
+        None => ctx.cwd.clone(),
+    };
+    let meta = root
+        .metadata()
+        .map_err(|e| format!("cannot search {}: {e}", root.display()))?;
+    let lines = if meta.is_file() {
+        let batch = [(root, args.path.unwrap_or_default())];
+        let mut lines = Vec::new();
+        append_hits(&mut lines, &batch, search_batch(&batch, &regex, 1));
+        lines
+    } else {
+        let wanted = include_filter(args.include.as_deref())?;
+        search_tree(&root, wanted, &regex, &ctx.cancel)
+    };
+    if lines.is_empty() {
+        return Ok(Outcome::text(format!("No matches for {:?}", args.pattern)));
+    }
+    let mut text = lines[..lines.len().min(MAX_MATCHES)].join("\n");
+    if lines.len() > MAX_MATCHES {
+        text.push_str(
+            "\n(stopped at 200 matches; more exist: narrow the pattern, path or include)",
+        );
+    } else if ctx.cancel.load(Ordering::Relaxed) {
+        text.push_str("\n(cancelled: results are incomplete)");
+    }
+    Ok(Outcome::text(text))
+}
+
+/// A file to search and the name to print for it.
+type Target = (PathBuf, String);
+
+/// The `include` filter over relative paths: `*.rs` matches file names anywhere, as in
+/// `grep --include`; a glob with a `/` matches the whole path.
+fn include_filter(include: Option<&str>) -> Result<impl Fn(&str) -> bool + Send, String> {
+    let glob = include.map(walk::compile_glob).transpose()?;
+    let by_name = include.is_some_and(|glob| !glob.contains('/'));
+    Ok(move |rel: &str| {
+        let subject = if by_name {
+            rel.rsplit('/').next().unwrap_or(rel)
+        } else {
+            rel
+        };
+        glob.as_ref().is_none_or(|glob| glob.is_match(subject))
+    })
+}
+
+/// Walk on one thread while the batches found so far are searched, in walk order, until the
+/// cap is passed or the user cancels. Returns at most `MAX_MATCHES + 1` formatted lines (the
+/// extra one says "more exist").
+fn search_tree(
+    root: &Path,
+    wanted: impl Fn(&str) -> bool + Send,
+    regex: &Regex,
+    cancel: &AtomicBool,
+) -> Vec<String> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS));
+    let (sender, receiver) = crossbeam_channel::bounded(4);
+    std::thread::scope(|scope| {
+        scope.spawn(move || walk_in_batches(root, wanted, sender));
+        let mut lines = Vec::new();
+        for batch in receiver.iter() {
+            if lines.len() > MAX_MATCHES || cancel.load(Ordering::Relaxed) {
+                break;
+            }
+            append_hits(&mut lines, &batch, search_batch(&batch, regex, threads));
+        }
+        // Without a receiver the walker's next send fails, so it stops early too.
+        drop(receiver);
+        lines
+    })
+}
+
+fn walk_in_batches(root: &Path, wanted: impl Fn(&str) -> bool, sender: Sender<Vec<Target>>) {
+    let mut batch = Vec::with_capacity(BATCH);
+    for path in walk::files(root) {
+        let rel = walk::relative(root, &path);
+        if !wanted(&rel) {
+            continue;
+        }
+        batch.push((path, rel));
+        if batch.len() == BATCH && sender.send(std::mem::take(&mut batch)).is_err() {
+            return;
+        }
+    }
+    let _ = sender.send(batch);
+}
+
+/// One matching line: the index into its batch, the 1-based line number and the text.
+struct Hit {
+    file: usize,
+    line: usize,
+    text: String,
+}
+
+/// Append a batch's hits as `path:line: text` in path order, up to `MAX_MATCHES + 1` in all.
+fn append_hits(lines: &mut Vec<String>, batch: &[Target], mut hits: Vec<Hit>) {
+    hits.sort_by_key(|hit| (hit.file, hit.line));
+    let room = (MAX_MATCHES + 1).saturating_sub(lines.len());
+    for hit in hits.into_iter().take(room) {
+        lines.push(format!("{}:{}: {}", batch[hit.file].1, hit.line, hit.text));
+    }
+}
+
+/// Search one batch on `threads` scoped threads that take files off a shared counter.
+fn search_batch(batch: &[Target], regex: &Regex, threads: usize) -> Vec<Hit> {
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads.min(batch.len()))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut buffer = Vec::new();
+                    let mut hits = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some((path, _)) = batch.get(i) else { break };
+                        search_file(path, regex, &mut buffer, |line, text| {
+                            hits.push(Hit {
+                                file: i,
+                                line,
+                                text,
+                            })
+                        });
+                    }
+                    hits
+                })
+            })
+            .collect();
+        // A worker cannot panic on input; if one somehow did, its files just count as no match.
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_default())
+            .collect()
+    })
+}
+
+/// Report up to `MAX_MATCHES + 1` matching lines of one file. Unreadable and binary files are
+/// skipped silently: a search over a tree should not fail on one odd file.
+fn search_file(
+    path: &Path,
+    regex: &Regex,
+    buffer: &mut Vec<u8>,
+    mut report: impl FnMut(usize, String),
+) {
+    let Ok(mut file) = File::open(path) else {
+        return;
+    };
+    buffer.clear();
+    // Read the start first, so a large binary file is rejected without reading all of it.
+    if (&mut file).take(BINARY_PROBE).read_to_end(buffer).is_err() || buffer.contains(&0) {
+        return;
+    }
+    if file.read_to_end(buffer).is_err() {
+        return;
+    }
+    let mut line = 1;
+    let mut counted_to = 0;
+    let mut from = 0;
+    let mut reported = 0;
+    while from < buffer.len() && reported <= MAX_MATCHES {
+        let Some(found) = regex.find_at(buffer, from) else {
+            break;
+        };
+        let start = buffer[..found.start()]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let end = buffer[found.start()..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(buffer.len(), |i| found.start() + i);
+        // Count newlines only between matches, so line numbers cost nothing on silent stretches.
+        line += buffer[counted_to..start]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        counted_to = start;
+        report(line, shorten(&buffer[start..end]));
+        reported += 1;
+        // One hit per line: continue on the next line.
+        from = end + 1;
+    }
+}
+
+fn shorten(line: &[u8]) -> String {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let text = String::from_utf8_lossy(line);
+    match text.char_indices().nth(MAX_LINE_CHARS) {
+        None => text.into_owned(),
+        Some((cut, _)) => format!("{} …", &text[..cut]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::test_support::{TempDir, test_context};
+
+    fn grep(
+        dir: &TempDir,
+        pattern: &str,
+        path: Option<&str>,
+        include: Option<&str>,
+    ) -> Result<String, String> {
+        let args = Args {
+            pattern: pattern.into(),
+            path: path.map(String::from),
+            include: include.map(String::from),
+        };
+        run(args, &test_context(&dir.0)).map(|o| o.text)
+    }
+
+    #[test]
+    fn format_is_path_line_text_in_path_order() {
+        let dir = TempDir::new("grep-format");
+        dir.write("b.rs", "fn b() {}\nlet x = 1;\r\nfn c() {}\n");
+        dir.write("a/z.rs", "// nothing\nfn a() {}");
+        let text = grep(&dir, r"^fn \w+", None, None).unwrap();
+        assert_eq!(
+            text,
+            "a/z.rs:2: fn a() {}\nb.rs:1: fn b() {}\nb.rs:3: fn c() {}"
+        );
+        let text = grep(&dir, r"1;$", Some("b.rs"), None).unwrap();
+        assert_eq!(text, "b.rs:2: let x = 1;");
+    }
+
+    #[test]
+    fn include_skips_and_binary() {
+        let dir = TempDir::new("grep-include");
+        dir.write("src/main.rs", "needle\n");
+        dir.write("notes.md", "needle\n");
+        dir.write("target/out.rs", "needle\n");
+        dir.write(".gitignore", "ignored.rs\n");
+        dir.write("ignored.rs", "needle\n");
+        dir.write("blob.bin", b"needle\0\n");
+        assert_eq!(
+            grep(&dir, "needle", None, Some("*.rs")).unwrap(),
+            "src/main.rs:1: needle"
+        );
+        assert_eq!(
+            grep(&dir, "needle", None, None).unwrap(),
+            "notes.md:1: needle\nsrc/main.rs:1: needle"
+        );
+        assert_eq!(
+            grep(&dir, "needle", None, Some("src/**")).unwrap(),
+            "src/main.rs:1: needle"
+        );
+        assert_eq!(
+            grep(&dir, "nothing", None, None).unwrap(),
+            "No matches for \"nothing\""
+        );
+    }
+
+    #[test]
+    fn invalid_regex_and_missing_path_are_errors() {
+        let dir = TempDir::new("grep-errors");
+        assert!(
+            grep(&dir, "fn (", None, None)
+                .unwrap_err()
+                .starts_with("invalid regex")
+        );
+        assert!(
+            grep(&dir, "x", Some("nope"), None)
+                .unwrap_err()
+                .starts_with("cannot search")
+        );
+    }
+
+    #[test]
+    fn caps_matches_across_files_deterministically() {
+        let dir = TempDir::new("grep-cap");
+        let body: String = (0..50).map(|i| format!("hit {i}\n")).collect();
+        for f in 0..1200 {
+            dir.write(&format!("f{f:04}.txt"), &body);
+        }
+        let text = grep(&dir, "hit", None, None).unwrap();
+        assert_eq!(text.lines().count(), 201);
+        assert!(text.starts_with("f0000.txt:1: hit 0\n"));
+        assert!(text.contains("\nf0003.txt:50: hit 49\n"));
+        assert!(text.ends_with("more exist: narrow the pattern, path or include)"));
+    }
+
+    #[test]
+    fn empty_matches_report_each_line_once() {
+        let dir = TempDir::new("grep-empty");
+        dir.write("f.txt", "a\n\nb\n");
+        assert_eq!(
+            grep(&dir, "x*", None, None).unwrap(),
+            "f.txt:1: a\nf.txt:2: \nf.txt:3: b"
+        );
+    }
 }

@@ -15,7 +15,10 @@ pub mod pool;
 pub mod process;
 pub mod read_file;
 pub mod shell_words;
+#[cfg(test)]
+pub mod test_support;
 pub mod todo_write;
+pub mod walk;
 pub mod write_file;
 
 use crate::agent::Permission;
@@ -178,27 +181,17 @@ pub fn truncate_middle(text: &str, max_chars: usize) -> String {
     )
 }
 
-/// A context for unit tests of the tools: a real `Llm` pointed at a closed loopback port.
-#[cfg(test)]
-pub fn test_context(dir: &Path) -> ToolContext {
-    let config = crate::config::Config {
-        base_url: "http://127.0.0.1:9/v1".to_string(),
-        ..Default::default()
-    };
-    ToolContext {
-        cwd: dir.to_path_buf(),
-        llm: Arc::new(Llm::new(config)),
-        permission: Permission::AllowAll,
-        cancel: Arc::new(AtomicBool::new(false)),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn check(name: &str, arguments: &str) -> String {
-        run(name, arguments, &test_context(&std::env::temp_dir())).text
+        run(
+            name,
+            arguments,
+            &test_support::test_context(&std::env::temp_dir()),
+        )
+        .text
     }
 
     #[test]

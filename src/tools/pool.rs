@@ -159,7 +159,7 @@ mod tests {
 
     #[test]
     fn writes_to_one_file_share_a_chain() {
-        let ctx = super::super::test_context(Path::new("/tmp/x"));
+        let ctx = super::super::test_support::test_context(Path::new("/tmp/x"));
         let calls = [
             call("edit_file", r#"{"file_path":"a.txt"}"#),
             call("read_file", r#"{"file_path":"a.txt"}"#),
@@ -177,7 +177,7 @@ mod tests {
     #[test]
     fn outcomes_come_back_in_call_order() {
         let dir = std::env::temp_dir();
-        let ctx = super::super::test_context(&dir);
+        let ctx = super::super::test_support::test_context(&dir);
         let calls: Vec<ToolCall> = (0..12)
             .map(|i| call("nope", &format!("{{\"i\":{i}}}")))
             .collect();

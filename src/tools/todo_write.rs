@@ -1,18 +1,65 @@
-//! STUB: the `todo_write` tool (to be written).
+//! The `todo_write` tool: the model's own task list for a long job.
+//!
+//! Runs when the model calls it (no consent needed: it touches no files). Each call replaces the
+//! whole list; the tool only validates and renders it, and hands the list back as
+//! `Effect::SetTodos` so the loop stores it and `render` can show it in the system prompt.
+//! It does not merge with the previous list or track time.
 
-use super::{Outcome, ToolContext};
+use super::{Effect, Outcome, ToolContext};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 #[derive(Debug, Deserialize)]
-pub struct Args {}
-
-pub fn schema() -> Value {
-    json!({"type": "function", "function": {"name": "todo_write", "description": "", "parameters": {"type": "object", "properties": {}}}})
+pub struct Args {
+    pub tasks: Vec<Todo>,
 }
 
-pub fn run(_args: Args, _ctx: &ToolContext) -> Result<Outcome, String> {
-    Err("not yet written".into())
+pub fn schema() -> Value {
+    json!({"type": "function", "function": {
+        "name": "todo_write",
+        "description": "Replace your task list for a multi-step job (send the whole list each \
+            time; [] clears it). Keep one task in_progress; mark tasks done as you finish them.",
+        "parameters": {"type": "object", "properties": {
+            "tasks": {"type": "array", "items": {"type": "object", "properties": {
+                "content": {"type": "string", "description": "What to do, in a few words"},
+                "status": {"type": "string", "enum": ["pending", "in_progress", "done"]}
+            }, "required": ["content", "status"]}}
+        }, "required": ["tasks"]}
+    }})
+}
+
+pub fn run(args: Args, _ctx: &ToolContext) -> Result<Outcome, String> {
+    if let Some(i) = args.tasks.iter().position(|t| t.content.trim().is_empty()) {
+        return Err(format!(
+            "task {} has empty content; every task needs a description",
+            i + 1
+        ));
+    }
+    let text = if args.tasks.is_empty() {
+        "Todo list cleared".to_string()
+    } else {
+        render(&args.tasks)
+    };
+    Ok(Outcome {
+        text,
+        effect: Effect::SetTodos(args.tasks),
+    })
+}
+
+/// One line per task: `[x] done`, `[>] in progress`, `[ ] pending`.
+pub fn render(todos: &[Todo]) -> String {
+    let lines: Vec<String> = todos
+        .iter()
+        .map(|todo| {
+            let mark = match todo.status {
+                Status::Done => "[x]",
+                Status::InProgress => "[>]",
+                Status::Pending => "[ ]",
+            };
+            format!("{mark} {}", todo.content)
+        })
+        .collect();
+    lines.join("\n")
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, serde::Serialize)]
@@ -26,10 +73,56 @@ pub struct Todo {
 pub enum Status {
     Pending,
     InProgress,
+    // Many models were trained on tools that call this "completed".
+    #[serde(alias = "completed")]
     Done,
 }
 
-pub fn render(todos: &[Todo]) -> String {
-    let line = |t: &Todo| format!("{:?} {}", t.status, t.content);
-    todos.iter().map(line).collect::<Vec<_>>().join("\n")
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::test_support::test_context;
+    use std::path::Path;
+
+    fn call(tasks: Value) -> Result<Outcome, String> {
+        let args: Args =
+            serde_json::from_value(json!({ "tasks": tasks })).map_err(|e| e.to_string())?;
+        run(args, &test_context(Path::new("/")))
+    }
+
+    #[test]
+    fn renders_and_sets_the_list() {
+        let outcome = call(json!([
+            {"content": "read code", "status": "done"},
+            {"content": "write fix", "status": "in_progress"},
+            {"content": "run tests", "status": "pending"},
+            {"content": "commit", "status": "completed"}
+        ]))
+        .unwrap();
+        assert_eq!(
+            outcome.text,
+            "[x] read code\n[>] write fix\n[ ] run tests\n[x] commit"
+        );
+        let Effect::SetTodos(list) = outcome.effect else {
+            panic!("no SetTodos")
+        };
+        assert_eq!(list.len(), 4);
+        assert_eq!(list[1].status, Status::InProgress);
+    }
+
+    #[test]
+    fn empty_list_clears() {
+        let outcome = call(json!([])).unwrap();
+        assert_eq!(outcome.text, "Todo list cleared");
+        assert_eq!(outcome.effect, Effect::SetTodos(Vec::new()));
+    }
+
+    #[test]
+    fn invalid_entries_are_rejected() {
+        let err = call(
+            json!([{"content": "ok", "status": "pending"}, {"content": " ", "status": "done"}]),
+        );
+        assert!(err.unwrap_err().starts_with("task 2 has empty content"));
+        assert!(call(json!([{"content": "x", "status": "later"}])).is_err());
+    }
 }

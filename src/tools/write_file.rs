@@ -1,16 +1,143 @@
-//! STUB: the `write_file` tool (to be written).
+//! The `write_file` tool: create or overwrite a whole file, and the atomic write it shares with
+//! `edit_file`.
+//!
+//! Runs when the model calls it (after consent: it mutates). It creates missing parent
+//! directories and replaces the file in one rename, so a crash or a concurrent reader never sees
+//! half a file. It does not merge, append or back up: the model's `content` is the new file.
 
-use super::{Outcome, ToolContext};
+use super::{Outcome, ToolContext, resolve};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 #[derive(Debug, Deserialize)]
-pub struct Args {}
-
-pub fn schema() -> Value {
-    json!({"type": "function", "function": {"name": "write_file", "description": "", "parameters": {"type": "object", "properties": {}}}})
+pub struct Args {
+    pub file_path: String,
+    pub content: String,
 }
 
-pub fn run(_args: Args, _ctx: &ToolContext) -> Result<Outcome, String> {
-    Err("not yet written".into())
+pub fn schema() -> Value {
+    json!({"type": "function", "function": {
+        "name": "write_file",
+        "description": "Create a file or overwrite it entirely with `content`. Creates missing \
+            parent directories. To change part of an existing file, prefer edit_file.",
+        "parameters": {"type": "object", "properties": {
+            "file_path": {"type": "string", "description": "Path, absolute or relative to the working directory"},
+            "content": {"type": "string", "description": "The complete new file content"}
+        }, "required": ["file_path", "content"]}
+    }})
+}
+
+pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
+    let path = resolve(&ctx.cwd, &args.file_path);
+    if path.is_dir() {
+        return Err(format!("{} is a directory", path.display()));
+    }
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent)
+            .map_err(|e| format!("cannot create directory {}: {e}", parent.display()))?;
+    }
+    write_atomic(&path, args.content.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let lines = args.content.lines().count();
+    Ok(Outcome::text(format!(
+        "Wrote {lines} lines to {}",
+        path.display()
+    )))
+}
+
+/// Replace `path` with `bytes` so that readers see the old file or the new one, never a mix:
+/// write a temporary file beside it, flush it to disk, then rename it over the original.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    // Writing through a symlink should change its target, not replace the link with a file.
+    let target = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let name = target
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let temp_name = format!(
+        ".{}.{}-{nanos}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    );
+    let temp = target.with_file_name(temp_name);
+    let result = write_then_rename(&temp, &target, bytes);
+    if result.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    result
+}
+
+fn write_then_rename(temp: &Path, target: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut file = OpenOptions::new().write(true).create_new(true).open(temp)?;
+    file.write_all(bytes)?;
+    // Keep an existing file's mode, so editing a script does not drop its executable bit.
+    if let Ok(meta) = fs::metadata(target) {
+        file.set_permissions(meta.permissions())?;
+    }
+    file.sync_all()?;
+    fs::rename(temp, target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::test_support::{TempDir, test_context};
+
+    fn write(dir: &TempDir, path: &str, content: &str) -> Result<Outcome, String> {
+        let args = Args {
+            file_path: path.into(),
+            content: content.into(),
+        };
+        run(args, &test_context(&dir.0))
+    }
+
+    #[test]
+    fn creates_parent_directories() {
+        let dir = TempDir::new("write-parents");
+        let outcome = write(&dir, "a/b/c.txt", "one\ntwo\n").expect("written");
+        let path = dir.0.join("a/b/c.txt");
+        assert_eq!(outcome.text, format!("Wrote 2 lines to {}", path.display()));
+        assert_eq!(fs::read_to_string(&path).expect("read"), "one\ntwo\n");
+    }
+
+    #[test]
+    fn overwrites_and_leaves_no_temp_file() {
+        let dir = TempDir::new("write-over");
+        dir.write("f.txt", "old");
+        write(&dir, "f.txt", "new").expect("written");
+        assert_eq!(
+            fs::read_to_string(dir.0.join("f.txt")).expect("read"),
+            "new"
+        );
+        assert_eq!(fs::read_dir(&dir.0).expect("list").count(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn keeps_executable_bit() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = TempDir::new("write-mode");
+        let path = dir.write("run.sh", "#!/bin/sh\n");
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).expect("chmod");
+        write(&dir, "run.sh", "#!/bin/sh\necho hi\n").expect("written");
+        let mode = fs::metadata(&path).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o755);
+    }
+
+    #[test]
+    fn refuses_a_directory() {
+        let dir = TempDir::new("write-dir");
+        fs::create_dir_all(dir.0.join("d")).expect("mkdir");
+        assert!(
+            write(&dir, "d", "x")
+                .unwrap_err()
+                .contains("is a directory")
+        );
+    }
 }

@@ -1,0 +1,52 @@
+//! Helpers for the tools' unit tests: a throwaway directory and a context rooted in it.
+//!
+//! Compiled only for tests; nothing in a real turn uses it.
+
+use crate::agent::Permission;
+use crate::config::Config;
+use crate::llm::Llm;
+use crate::tools::ToolContext;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+/// A directory under the system temp dir, removed when dropped. `name` must be unique per test.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("corecoder-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create temp dir");
+        TempDir(dir)
+    }
+
+    /// Write `content` to `rel`, creating parent directories.
+    pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.0.join(rel);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, content).expect("write");
+        path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A context rooted in `dir`, with a real `Llm` pointed at a closed loopback port (only the
+/// `agent` tool would use it).
+pub fn test_context(dir: &Path) -> ToolContext {
+    let config = Config {
+        base_url: "http://127.0.0.1:9/v1".to_string(),
+        ..Config::default()
+    };
+    ToolContext {
+        cwd: dir.to_path_buf(),
+        llm: Arc::new(Llm::new(config)),
+        permission: Permission::AllowAll,
+        cancel: Arc::new(AtomicBool::new(false)),
+    }
+}
