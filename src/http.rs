@@ -1,8 +1,12 @@
-//! The HTTP agent the LLM client uses: timeouts, trusted roots and proxy, decided once.
+//! The HTTP side of the LLM client: the `ureq` agent (timeouts, trusted roots, proxy) and
+//! reading what a failed answer says (`Retry-After`, the server's error message).
 //!
-//! Built when `Llm::new` runs, before the first request. It sends nothing itself.
+//! The agent is built once, when `Llm::new` runs. Nothing here sends a request or decides
+//! whether to retry; that is `llm.rs`.
 
 use crate::config::Config;
+use serde_json::Value;
+use std::io::Read;
 use std::time::Duration;
 use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
 
@@ -63,6 +67,34 @@ fn root_certs() -> RootCerts {
     }
 }
 
+pub fn retry_after(headers: &ureq::http::HeaderMap) -> Option<Duration> {
+    let text = headers.get("retry-after")?.to_str().ok()?;
+    let secs: f64 = text.trim().parse().ok()?;
+    Some(Duration::from_secs_f64(secs.clamp(0.0, 30.0)))
+}
+
+/// The server's own words from an error answer: `{"error": {"message": …}}`, `{"error": "…"}`,
+/// `{"message": …}`, or the raw body. Only the first 64 KiB are read: enough for any real
+/// message, and no memory hazard.
+pub fn error_message(reader: impl Read) -> String {
+    let mut bytes = Vec::new();
+    let _ = reader.take(64 * 1024).read_to_end(&mut bytes);
+    message_in(&String::from_utf8_lossy(&bytes))
+}
+
+fn message_in(body: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let found = parsed.as_ref().and_then(|v| {
+        let error = v.get("error").unwrap_or(v);
+        error.get("message").unwrap_or(error).as_str()
+    });
+    match found {
+        Some(text) => text.to_string(),
+        None if body.trim().is_empty() => "(empty response body)".to_string(),
+        None => body.trim().chars().take(2000).collect(),
+    }
+}
+
 pub fn is_loopback(url: &str) -> bool {
     let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
     let host_port = rest.split('/').next().unwrap_or("");
@@ -87,5 +119,14 @@ mod tests {
         assert!(is_loopback("http://[::1]:8000/v1"));
         assert!(!is_loopback("https://api.openai.com/v1"));
         assert!(!is_loopback("https://127.example.com/v1"));
+    }
+
+    #[test]
+    fn error_messages_come_from_the_body() {
+        let openai = r#"{"error":{"message":"Incorrect API key","type":"x"}}"#;
+        assert_eq!(message_in(openai), "Incorrect API key");
+        assert_eq!(message_in(r#"{"error":"overloaded"}"#), "overloaded");
+        assert_eq!(message_in("Bad Gateway"), "Bad Gateway");
+        assert_eq!(message_in(""), "(empty response body)");
     }
 }

@@ -7,18 +7,17 @@
 
 use crate::config::Config;
 use crate::error::Error;
+use crate::http;
 use crate::message::Message;
 use crate::sse::{self, Delta, Reply, StreamError, Usage};
 use serde_json::{Value, json};
-use std::io::{BufReader, Read};
+use std::io::BufReader;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 const MAX_RETRIES: u32 = 4;
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
-/// Error bodies are read only this far: enough for any real message, not a memory hazard.
-const MAX_ERROR_BODY: u64 = 64 * 1024;
 
 pub struct Llm {
     config: Config,
@@ -61,7 +60,7 @@ enum Failure {
 
 impl Llm {
     pub fn new(config: Config) -> Llm {
-        let http = crate::http::agent(&config);
+        let http = http::agent(&config);
         Llm {
             config,
             http,
@@ -143,9 +142,9 @@ impl Llm {
         };
         let status = response.status().as_u16();
         if status != 200 {
-            let retry_after = retry_after(response.headers());
-            let text = read_capped(response.into_body().into_reader());
-            return Err(self.status_failure(status, &error_message(&text), retry_after));
+            let retry_after = http::retry_after(response.headers());
+            let message = http::error_message(response.into_body().into_reader());
+            return Err(self.status_failure(status, &message, retry_after));
         }
         let mut reader = BufReader::new(response.into_body().into_reader());
         let mut on_delta = |delta: Delta| match delta {
@@ -259,33 +258,6 @@ fn transport_failure(error: ureq::Error) -> Failure {
     }
 }
 
-fn retry_after(headers: &ureq::http::HeaderMap) -> Option<Duration> {
-    let text = headers.get("retry-after")?.to_str().ok()?;
-    let secs: f64 = text.trim().parse().ok()?;
-    Some(Duration::from_secs_f64(secs.clamp(0.0, 30.0)))
-}
-
-fn read_capped(reader: impl Read) -> String {
-    let mut bytes = Vec::new();
-    let _ = reader.take(MAX_ERROR_BODY).read_to_end(&mut bytes);
-    String::from_utf8_lossy(&bytes).into_owned()
-}
-
-/// The server's own words: `{"error": {"message": …}}`, `{"error": "…"}`, `{"message": …}`,
-/// or the raw body.
-fn error_message(body: &str) -> String {
-    let parsed: Option<Value> = serde_json::from_str(body).ok();
-    let found = parsed.as_ref().and_then(|v| {
-        let error = v.get("error").unwrap_or(v);
-        error.get("message").unwrap_or(error).as_str()
-    });
-    match found {
-        Some(text) => text.to_string(),
-        None if body.trim().is_empty() => "(empty response body)".to_string(),
-        None => body.trim().chars().take(2000).collect(),
-    }
-}
-
 fn sleep_unless_cancelled(wait: Duration, cancel: &AtomicBool) -> Result<(), Error> {
     let step = Duration::from_millis(50);
     let mut waited = Duration::ZERO;
@@ -316,13 +288,4 @@ fn estimate_usage(reply: &Reply, messages: &[Message]) -> Usage {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn error_messages_come_from_the_body() {
-        let openai = r#"{"error":{"message":"Incorrect API key","type":"x"}}"#;
-        assert_eq!(error_message(openai), "Incorrect API key");
-        assert_eq!(error_message(r#"{"error":"overloaded"}"#), "overloaded");
-        assert_eq!(error_message("Bad Gateway"), "Bad Gateway");
-        assert_eq!(error_message(""), "(empty response body)");
-    }
 }
