@@ -288,4 +288,29 @@ fn estimate_usage(reply: &Reply, messages: &[Message]) -> Usage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn check(llm: &Llm, message: &str) -> (bool, Value) {
+        let adapted = llm.adapt_to(message);
+        (adapted, llm.request_body(&[Message::user("hi")], &[]))
+    }
+
+    #[test]
+    fn each_adaptation_happens_once_and_sticks() {
+        let llm = Llm::new(Config::default());
+        let body = llm.request_body(&[], &[]);
+        assert_eq!(body["max_tokens"], 4096);
+        assert_eq!(body["stream_options"]["include_usage"], true);
+        let (adapted, body) = check(&llm, "Unsupported parameter: 'max_tokens' is not supported");
+        assert!(adapted);
+        assert_eq!(
+            (body.get("max_tokens"), &body["max_completion_tokens"]),
+            (None, &json!(4096))
+        );
+        assert!(!check(&llm, "Unsupported parameter: 'max_tokens'").0);
+        let (adapted, body) = check(&llm, "'temperature' does not support 0");
+        assert!(adapted && body.get("temperature").is_none());
+        let (adapted, body) = check(&llm, "stream_options is not allowed");
+        assert!(adapted && body.get("stream_options").is_none());
+        assert!(!check(&llm, "some other 400").0);
+    }
 }
