@@ -10,6 +10,7 @@ use crate::error::Error;
 use crate::http;
 use crate::message::Message;
 use crate::sse::{self, Delta, Reply, StreamError, Usage};
+use crossbeam_channel::{Receiver, RecvTimeoutError};
 use serde_json::{Value, json};
 use std::io::BufReader;
 use std::sync::Mutex;
@@ -21,7 +22,8 @@ const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
 
 pub struct Llm {
     config: Config,
-    http: ureq::Agent,
+    /// Replaced after Ctrl+C: shutting an agent down is how a blocked request is woken.
+    http: Mutex<ureq::Agent>,
     /// Learnt from 400 answers; shared by every request (and sub-agent) of the session.
     adaptations: Mutex<Adaptations>,
     totals: Mutex<Usage>,
@@ -63,7 +65,7 @@ impl Llm {
         let http = http::agent(&config);
         Llm {
             config,
-            http,
+            http: Mutex::new(http),
             adaptations: Mutex::new(Adaptations::default()),
             totals: Mutex::new(Usage::default()),
         }
@@ -88,7 +90,7 @@ impl Llm {
     ) -> Result<Reply, Error> {
         let mut retries = 0;
         loop {
-            let why = match self.attempt(messages, tools, cancel, on_event) {
+            let why = match self.attempt_interruptibly(messages, tools, cancel, on_event) {
                 Ok(reply) => {
                     self.count_usage(&reply, messages);
                     return Ok(reply);
@@ -115,8 +117,40 @@ impl Llm {
         }
     }
 
+    /// One attempt that Ctrl+C cuts off at once, even while the server is silent: a watcher
+    /// thread shuts the HTTP agent down, which wakes the blocked read.
+    fn attempt_interruptibly(
+        &self,
+        messages: &[Message],
+        tools: &[Value],
+        cancel: &AtomicBool,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<Reply, Failure> {
+        let http = match self.http.lock() {
+            Ok(agent) => agent.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        };
+        let (done, finished) = crossbeam_channel::bounded::<()>(0);
+        let result = std::thread::scope(|scope| {
+            scope.spawn(|| shut_down_on_cancel(&http, cancel, &finished));
+            let result = self.attempt(&http, messages, tools, cancel, on_event);
+            // Dropping the sender wakes the watcher at once, so it costs no latency.
+            drop(done);
+            result
+        });
+        if cancel.load(Ordering::Relaxed) {
+            // A shut-down agent refuses every later request, so the next one gets a new agent.
+            if let Ok(mut agent) = self.http.lock() {
+                *agent = http::agent(&self.config);
+            }
+            return Err(Failure::Fatal(Error::Interrupted));
+        }
+        result
+    }
+
     fn attempt(
         &self,
+        http: &ureq::Agent,
         messages: &[Message],
         tools: &[Value],
         cancel: &AtomicBool,
@@ -127,7 +161,7 @@ impl Llm {
             "{}/chat/completions",
             self.config.base_url.trim_end_matches('/')
         );
-        let mut request = self.http.post(&url);
+        let mut request = http.post(&url);
         // Local servers run without a key; sending "Bearer " with nothing after it confuses some.
         if let Some(key) = &self.config.api_key {
             request = request.header("Authorization", &format!("Bearer {key}"));
@@ -255,6 +289,16 @@ fn transport_failure(error: ureq::Error) -> Failure {
             wait: None,
         },
         other => Failure::Fatal(Error::Api(format!("request failed: {other}"))),
+    }
+}
+
+fn shut_down_on_cancel(http: &ureq::Agent, cancel: &AtomicBool, finished: &Receiver<()>) {
+    let tick = Duration::from_millis(50);
+    while let Err(RecvTimeoutError::Timeout) = finished.recv_timeout(tick) {
+        if cancel.load(Ordering::Relaxed) {
+            http.clone().shutdown();
+            return;
+        }
     }
 }
 

@@ -8,8 +8,6 @@ use corecoder::config::{self, HELP, Invocation, RunOptions};
 use corecoder::{Agent, Error, Llm, demo, http, llm};
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 fn main() {
     let code = match config::from_command_line() {
@@ -81,33 +79,8 @@ fn one_shot(options: RunOptions, task: &str) -> Result<i32, Error> {
     // On a terminal the answer streams as it arrives; in a pipe only the final answer is
     // printed, so `$(corecoder -p …)` captures just that.
     let live = std::io::stdout().is_terminal();
-    let cancel = agent.cancel_flag();
-    let finished = AtomicBool::new(false);
-    let finish = std::thread::scope(|scope| {
-        scope.spawn(|| exit_if_stuck(&cancel, &finished));
-        let finish = agent.run(task, &mut |event| print_event(event, live, Show::Calls));
-        finished.store(true, Ordering::Relaxed);
-        finish
-    })?;
+    let finish = agent.run(task, &mut |event| print_event(event, live, Show::Calls))?;
     Ok(report(finish, live))
-}
-
-/// The agent notices Ctrl+C between stream lines and tool polls, but a request still waiting
-/// for a silent server notices nothing until the idle timeout. In `-p` there is no session
-/// to keep, so after a short grace the process simply ends with 130.
-fn exit_if_stuck(cancel: &AtomicBool, finished: &AtomicBool) {
-    let mut waited_after_ctrl_c = Duration::ZERO;
-    let step = Duration::from_millis(50);
-    while !finished.load(Ordering::Relaxed) {
-        if cancel.load(Ordering::Relaxed) {
-            waited_after_ctrl_c += step;
-        }
-        if waited_after_ctrl_c > Duration::from_secs(2) {
-            eprintln!("corecoder: interrupted");
-            std::process::exit(130);
-        }
-        std::thread::sleep(step);
-    }
 }
 
 /// Print how the task ended and choose the exit code.
