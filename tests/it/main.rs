@@ -9,6 +9,7 @@
 mod cli;
 mod engine;
 mod http;
+mod pty;
 mod replay;
 mod retry;
 mod run;
