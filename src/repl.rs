@@ -201,18 +201,21 @@ fn ask(editor: &mut DefaultEditor, display: &Display, name: &str, summary: &str)
     display.spinner.stop();
     let question =
         format!("Allow {name}({summary})? [y] allow once  [a] always allow this tool  [n] deny: ");
-    loop {
-        match editor
+    let answer = loop {
+        let typed = editor
             .readline(&question)
-            .map(|a| a.trim().to_ascii_lowercase())
-        {
-            Ok(answer) if answer == "y" || answer == "yes" => return Answer::Once,
-            Ok(answer) if answer == "a" || answer == "always" => return Answer::Always,
-            Ok(answer) if answer == "n" || answer == "no" => return Answer::Deny,
+            .map(|a| a.trim().to_ascii_lowercase());
+        match typed.as_deref() {
+            Ok("y" | "yes") => break Answer::Once,
+            Ok("a" | "always") => break Answer::Always,
+            Ok("n" | "no") => break Answer::Deny,
             Ok(_) => continue,
-            Err(_) => return Answer::Deny,
+            Err(_) => break Answer::Deny,
         }
-    }
+    };
+    // The call runs next (or the model is told no): either way, something is being waited for.
+    display.spinner.start(name);
+    answer
 }
 
 fn home_dir() -> PathBuf {
