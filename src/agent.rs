@@ -5,6 +5,7 @@
 //! directory and the todo list. It does not talk HTTP (that is `llm.rs`) and does not know
 //! how any tool works (that is `tools/`).
 
+use crate::consent::{Answer, Consent, Verdict};
 use crate::error::Error;
 use crate::llm::{self, Llm};
 use crate::message::{self, FunctionCall, Message, ToolCall};
@@ -17,15 +18,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// What mutating tools (bash, write_file, edit_file, agent) may do in this session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Permission {
-    /// `-p` without `--yes`: read-only tools run, mutating ones are refused.
-    RefuseMutating,
-    /// `--yes`: everything runs.
-    AllowAll,
-}
-
 /// How a task ended, when it did not end in an `Error`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Finish {
@@ -36,6 +28,10 @@ pub enum Finish {
 /// What the caller (the binary, an embedding program) is shown as a turn goes on.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Event<'a> {
+    /// A request is about to go out (the model is "thinking" until text arrives).
+    Requesting {
+        round: u32,
+    },
     Llm(llm::Event<'a>),
     /// A tool call is about to run: `> name(summary)`.
     ToolCall {
@@ -46,6 +42,8 @@ pub enum Event<'a> {
         name: &'a str,
         text: &'a str,
     },
+    /// Something the user should know that is not part of the conversation.
+    Notice(&'a str),
 }
 
 pub const ROUND_CAP_MESSAGE: &str = "(reached maximum tool-call rounds)";
@@ -56,7 +54,7 @@ pub struct Agent {
     history: Vec<Message>,
     cwd: PathBuf,
     todos: Vec<Todo>,
-    permission: Permission,
+    consent: Consent,
     tool_set: ToolSet,
     max_rounds: u32,
     cancel: Arc<AtomicBool>,
@@ -65,13 +63,13 @@ pub struct Agent {
 }
 
 impl Agent {
-    pub fn new(llm: Arc<Llm>, cwd: PathBuf, permission: Permission) -> Agent {
+    pub fn new(llm: Arc<Llm>, cwd: PathBuf, consent: Consent) -> Agent {
         Agent {
             llm,
             history: vec![Message::system("")],
             cwd,
             todos: Vec::new(),
-            permission,
+            consent,
             tool_set: ToolSet::All,
             max_rounds: 50,
             cancel: Arc::new(AtomicBool::new(false)),
@@ -81,7 +79,8 @@ impl Agent {
 
     /// A sub-agent for the `agent` tool: fresh history, no `agent` tool, calls run inline.
     pub fn sub_agent(ctx: &ToolContext, max_rounds: u32) -> Agent {
-        let mut agent = Agent::new(ctx.llm.clone(), ctx.cwd.clone(), ctx.permission);
+        let consent = ctx.consent.for_sub_agent();
+        let mut agent = Agent::new(ctx.llm.clone(), ctx.cwd.clone(), consent);
         agent.tool_set = ToolSet::WithoutAgent;
         agent.max_rounds = max_rounds;
         agent.cancel = ctx.cancel.clone();
@@ -109,23 +108,68 @@ impl Agent {
         &self.llm
     }
 
-    /// Run one user task to its end: an answer, the round cap, or an error.
+    pub fn consent_mut(&mut self) -> &mut Consent {
+        &mut self.consent
+    }
+
+    /// Talk to another model from the next request on; the usage totals carry over.
+    pub fn switch_model(&mut self, model: &str) {
+        self.llm = Arc::new(self.llm.with_model(model));
+    }
+
+    /// Forget the conversation and the todo list (the working directory stays).
+    pub fn reset(&mut self) {
+        self.history.truncate(1);
+        self.todos.clear();
+    }
+
+    /// Run a task where no one can be asked: calls that would need consent are refused.
     pub fn run(&mut self, task: &str, on_event: &mut dyn FnMut(Event)) -> Result<Finish, Error> {
+        self.run_asking(task, on_event, &mut |_, _| Answer::Deny)
+    }
+
+    /// Run one user task to its end: an answer, the round cap, or an error. `ask(name,
+    /// summary)` is called, on this thread, for each call the consent rules leave to the user.
+    pub fn run_asking(
+        &mut self,
+        task: &str,
+        on_event: &mut dyn FnMut(Event),
+        ask: &mut dyn FnMut(&str, &str) -> Answer,
+    ) -> Result<Finish, Error> {
         self.cancel.store(false, Ordering::Relaxed);
         self.history.push(Message::user(task));
         let tool_schemas = tools::schemas(self.tool_set);
-        for _round in 0..self.max_rounds {
-            // 1. A fresh system prompt: the cwd and todo list may have changed last round.
-            let system = prompt::system_prompt(&self.cwd, &self.todos, self.tool_set);
+        for round in 1..=self.max_rounds {
+            // 1. A fresh system prompt: the cwd, todo list and plan mode may have changed.
+            let system =
+                prompt::system_prompt(&self.cwd, &self.todos, self.tool_set, self.consent.plan);
             self.history[0] = Message::system(&system);
             // 2. Never send a history the provider would reject (a call left unanswered).
             message::repair_tool_pairs(&mut self.history);
 
             // 3. Stream the reply; text and reasoning reach the caller as they arrive.
-            let mut forward = |event: llm::Event| on_event(Event::Llm(event));
-            let reply =
+            on_event(Event::Requesting { round });
+            let mut partial = String::new();
+            let mut forward = |event: llm::Event| {
+                match event {
+                    llm::Event::Text(text) => partial.push_str(text),
+                    llm::Event::Retry { .. } => partial.clear(),
+                    llm::Event::Reasoning(_) => {}
+                }
+                on_event(Event::Llm(event));
+            };
+            let streamed =
                 self.llm
-                    .stream(&self.history, &tool_schemas, &self.cancel, &mut forward)?;
+                    .stream(&self.history, &tool_schemas, &self.cancel, &mut forward);
+            let reply = match streamed {
+                // Ctrl+C mid-answer: keep what the user already saw, so the next turn knows.
+                Err(Error::Interrupted) if !partial.is_empty() => {
+                    self.history
+                        .push(Message::assistant(&format!("{partial}\n[interrupted]")));
+                    return Err(Error::Interrupted);
+                }
+                other => other?,
+            };
 
             // 4. No tool calls: this is the answer.
             if reply.tool_calls.is_empty() {
@@ -135,7 +179,7 @@ impl Agent {
 
             // 5. Record the calls, run them, and answer each one, in call order.
             let assistant = assistant_message(&reply);
-            let outcomes = self.run_tools(&assistant.tool_calls, on_event);
+            let outcomes = self.run_tools(&assistant.tool_calls, on_event, ask);
             let answers: Vec<Message> = (assistant.tool_calls.iter().zip(&outcomes))
                 .map(|(call, outcome)| Message::tool_result(&call.id, &outcome.text))
                 .collect();
@@ -152,38 +196,45 @@ impl Agent {
     }
 
     /// Consent is settled here, on the caller's thread, before anything runs in parallel.
-    fn run_tools(&mut self, calls: &[ToolCall], on_event: &mut dyn FnMut(Event)) -> Vec<Outcome> {
+    fn run_tools(
+        &mut self,
+        calls: &[ToolCall],
+        on_event: &mut dyn FnMut(Event),
+        ask: &mut dyn FnMut(&str, &str) -> Answer,
+    ) -> Vec<Outcome> {
+        let mut refusals = Vec::with_capacity(calls.len());
         for call in calls {
-            let summary = tools::summary(&call.function.name, &call.function.arguments);
             let name = &call.function.name;
+            let summary = tools::summary(name, &call.function.arguments);
             on_event(Event::ToolCall {
                 name,
                 summary: &summary,
             });
+            refusals.push(self.settle_consent(name, &summary, on_event, ask));
         }
-        let allowed: Vec<&ToolCall> = calls.iter().filter(|c| self.refusal(c).is_none()).collect();
+        let allowed: Vec<&ToolCall> = (calls.iter().zip(&refusals))
+            .filter(|(_, refusal)| refusal.is_none())
+            .map(|(call, _)| call)
+            .collect();
         let ctx = ToolContext {
             cwd: self.cwd.clone(),
             llm: self.llm.clone(),
-            permission: self.permission,
+            consent: self.consent.clone(),
             cancel: self.cancel.clone(),
         };
         // A sub-agent already runs on a pool worker, so its own calls run inline.
         let mut ran = if allowed.len() > 1 && self.tool_set == ToolSet::All {
-            self.pool
-                .get_or_insert_with(Pool::new)
-                .run_batch(&allowed, &ctx)
+            let pool = self.pool.get_or_insert_with(Pool::new);
+            pool.run_batch(&allowed, &ctx)
         } else {
             let run = |c: &&ToolCall| tools::run(&c.function.name, &c.function.arguments, &ctx);
             allowed.iter().map(run).collect()
         }
         .into_iter();
-        let outcomes: Vec<Outcome> = calls
-            .iter()
-            .map(|call| match self.refusal(call) {
-                Some(refused) => refused,
-                None => ran.next().unwrap_or_else(|| Outcome::text("[interrupted]")),
-            })
+        let outcomes: Vec<Outcome> = refusals
+            .into_iter()
+            .map(|refused| refused.or_else(|| ran.next()))
+            .map(|outcome| outcome.unwrap_or_else(|| Outcome::text("[interrupted]")))
             .collect();
         for (call, outcome) in calls.iter().zip(&outcomes) {
             let (name, text) = (&call.function.name, &outcome.text);
@@ -192,16 +243,30 @@ impl Agent {
         outcomes
     }
 
-    fn refusal(&self, call: &ToolCall) -> Option<Outcome> {
-        let name = &call.function.name;
-        if self.permission == Permission::AllowAll || !tools::needs_consent(name) {
-            return None;
+    /// `None` when the call may run; otherwise the result the model reads instead.
+    fn settle_consent(
+        &mut self,
+        name: &str,
+        summary: &str,
+        on_event: &mut dyn FnMut(Event),
+        ask: &mut dyn FnMut(&str, &str) -> Answer,
+    ) -> Option<Outcome> {
+        match self.consent.verdict(name) {
+            Verdict::Run => None,
+            Verdict::Refuse(text) => Some(Outcome::text(text)),
+            Verdict::Ask => match ask(name, summary) {
+                Answer::Once => None,
+                Answer::Always => {
+                    if let Err(e) = self.consent.allow_always(name) {
+                        on_event(Event::Notice(&format!(
+                            "could not save the permission: {e}"
+                        )));
+                    }
+                    None
+                }
+                Answer::Deny => Some(Outcome::text(Consent::denial(name))),
+            },
         }
-        Some(Outcome::text(format!(
-            "Refused: {name} can change files or run commands, and this session only allows \
-             read-only tools (corecoder -p without --yes). Carry on with read_file, glob and \
-             grep, or tell the user to re-run with --yes."
-        )))
     }
 
     /// Effects merge back in call order, so a batch ends where the same calls run one after

@@ -5,8 +5,9 @@
 //! ordinary `Llm` + `Agent` fix a bug in a throwaway project and run its test. Nothing is
 //! faked on the client side; the model is the only thing scripted. No key, no network.
 
-use crate::agent::{Agent, Event, Finish, Permission};
+use crate::agent::{Agent, Event, Finish};
 use crate::config::Config;
+use crate::consent::{Consent, Mode};
 use crate::error::Error;
 use crate::llm::Llm;
 use serde_json::{Value, json};
@@ -39,7 +40,7 @@ pub fn run(on_event: &mut dyn FnMut(Event)) -> Result<Finish, Error> {
         let mut agent = Agent::new(
             Arc::new(Llm::new(config)),
             project.clone(),
-            Permission::AllowAll,
+            Consent::new(Mode::AllowAll),
         );
         agent.set_max_rounds(script.len() as u32);
         let finish = agent.run(

@@ -6,13 +6,16 @@
 
 pub mod agent;
 pub mod config;
+pub mod consent;
 pub mod demo;
 pub mod error;
 pub mod http;
 pub mod llm;
 pub mod message;
 pub mod prompt;
+pub mod repl;
 pub mod sse;
+pub mod terminal;
 pub mod tools;
 
 pub use agent::Agent;

@@ -71,6 +71,19 @@ impl Llm {
         }
     }
 
+    /// The same session on another model: a fresh connection and adaptations, same totals.
+    pub fn with_model(&self, model: &str) -> Llm {
+        let config = Config {
+            model: model.to_string(),
+            ..self.config.clone()
+        };
+        let llm = Llm::new(config);
+        if let Ok(mut totals) = llm.totals.lock() {
+            *totals = self.usage();
+        }
+        llm
+    }
+
     pub fn config(&self) -> &Config {
         &self.config
     }

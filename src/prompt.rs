@@ -3,6 +3,7 @@
 //! It tells the model where it is (working directory, OS, date), what it can do (the tools),
 //! how to behave (the rules) and what it planned (the todo list). It sends nothing itself.
 
+use crate::consent::Plan;
 use crate::tools::ToolSet;
 use crate::tools::todo_write::{self, Todo};
 use std::path::Path;
@@ -19,7 +20,11 @@ Rules:
 - When a tool fails, read the error and try a different approach; do not repeat a failing call.
 - Be brief. When you are done, say what you changed and how you checked it.";
 
-pub fn system_prompt(cwd: &Path, todos: &[Todo], tool_set: ToolSet) -> String {
+const PLAN_MODE: &str = "\nPLAN MODE IS ON. Do not change anything: bash, write_file, edit_file \
+and agent will be refused. Investigate with read_file, glob and grep, then present a numbered \
+plan and stop. The user will approve it before you carry it out.\n";
+
+pub fn system_prompt(cwd: &Path, todos: &[Todo], tool_set: ToolSet, plan: Plan) -> String {
     let tools = match tool_set {
         ToolSet::All => "bash, read_file, write_file, edit_file, glob, grep, todo_write, agent",
         ToolSet::WithoutAgent => "bash, read_file, write_file, edit_file, glob, grep, todo_write",
@@ -32,6 +37,9 @@ pub fn system_prompt(cwd: &Path, todos: &[Todo], tool_set: ToolSet) -> String {
     );
     if tool_set == ToolSet::WithoutAgent {
         prompt.push_str("You are a sub-agent: finish the task you were given and report back.\n");
+    }
+    if plan == Plan::On {
+        prompt.push_str(PLAN_MODE);
     }
     if !todos.is_empty() {
         prompt.push_str("\nCurrent todo list:\n");

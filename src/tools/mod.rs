@@ -21,7 +21,7 @@ pub mod todo_write;
 pub mod walk;
 pub mod write_file;
 
-use crate::agent::Permission;
+use crate::consent::Consent;
 use crate::llm::Llm;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -36,7 +36,7 @@ pub struct ToolContext {
     pub cwd: PathBuf,
     /// Only the `agent` tool uses these: a sub-agent shares the connection, usage and consent.
     pub llm: Arc<Llm>,
-    pub permission: Permission,
+    pub consent: Consent,
     /// Set by Ctrl+C; long-running tools poll it and stop early.
     pub cancel: Arc<AtomicBool>,
 }

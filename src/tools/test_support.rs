@@ -2,8 +2,8 @@
 //!
 //! Compiled only for tests; nothing in a real turn uses it.
 
-use crate::agent::Permission;
 use crate::config::Config;
+use crate::consent::{Consent, Mode};
 use crate::llm::Llm;
 use crate::tools::ToolContext;
 use std::path::{Path, PathBuf};
@@ -46,7 +46,7 @@ pub fn test_context(dir: &Path) -> ToolContext {
     ToolContext {
         cwd: dir.to_path_buf(),
         llm: Arc::new(Llm::new(config)),
-        permission: Permission::AllowAll,
+        consent: Consent::new(Mode::AllowAll),
         cancel: Arc::new(AtomicBool::new(false)),
     }
 }

@@ -1,0 +1,225 @@
+//! The interactive session: read a line, run it as a turn (or a slash command), repeat.
+//!
+//! `corecoder` without `-p` lands here. Line editing and history come from `rustyline`; the
+//! consent question is asked here, on the main thread, when the agent calls `ask`. Ctrl+C
+//! during a turn stops it and returns to the prompt with a valid history; at the prompt it
+//! only clears the line. It does not know how tools or requests work.
+
+use crate::agent::{Agent, Finish};
+use crate::config::RunOptions;
+use crate::consent::{Answer, Consent, Mode, Plan};
+use crate::error::Error;
+use crate::llm::Llm;
+use crate::terminal::{self, BOLD, DIM, Display, Show};
+use rustyline::DefaultEditor;
+use rustyline::error::ReadlineError;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+const HELP: &str = "\
+Type a task and press Enter. End a line with \\ to continue on the next one.
+  /help             this list
+  /model [NAME]     show or switch the model
+  /tokens           tokens used so far
+  /plan             toggle plan mode (read-only; type `approve` to carry the plan out)
+  /reset            forget the conversation
+  /compact /diff /undo /save /sessions /mcp   (not available yet)
+  quit, exit, Ctrl+D   leave; Ctrl+C stops a running turn";
+
+/// What a line typed at the prompt asks for.
+enum Input {
+    Task(String),
+    Command(String, String),
+    Quit,
+    Nothing,
+}
+
+pub fn run(options: RunOptions) -> Result<i32, Error> {
+    let home = home_dir().join(".corecoder");
+    let mode = match options.approve_all {
+        true => Mode::AllowAll,
+        false => Mode::Ask,
+    };
+    let (consent, warning) = Consent::with_file(mode, home.join("permissions.json"));
+    let cwd =
+        std::env::current_dir().map_err(|e| Error::Io(format!("no working directory: {e}")))?;
+    let mut agent = Agent::new(Arc::new(Llm::new(options.config)), cwd, consent);
+    agent.set_max_rounds(options.max_rounds);
+    let cancel = agent.cancel_flag();
+    terminal::watch_ctrl_c(cancel.clone())?;
+    let display = Display::new(Show::CallsAndResults);
+    let mut editor = DefaultEditor::new().map_err(|e| Error::Io(format!("terminal: {e}")))?;
+    let history = home.join("history");
+    let _ = editor.load_history(&history);
+    banner(&display, &agent, mode);
+    if let Some(warning) = warning {
+        display.note(&warning);
+    }
+    loop {
+        let task = match read_input(&mut editor, agent.consent_mut().plan) {
+            Input::Quit => break,
+            Input::Nothing => continue,
+            Input::Command(name, arg) => match command(&mut agent, &display, &name, &arg) {
+                Some(task) => task,
+                None => continue,
+            },
+            Input::Task(task) => approve_or(&mut agent, &display, task),
+        };
+        turn(&mut agent, &display, &mut editor, &task);
+        // A Ctrl+C that stopped the turn is spent; the next one must not end the process.
+        cancel.store(false, Ordering::Relaxed);
+    }
+    if let Some(dir) = history.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let _ = editor.save_history(&history);
+    Ok(0)
+}
+
+fn banner(display: &Display, agent: &Agent, mode: Mode) {
+    let config = agent.llm().config();
+    let version = env!("CARGO_PKG_VERSION");
+    let mode = match mode {
+        Mode::AllowAll => "allow all (--yes)",
+        _ => "ask before changes",
+    };
+    display.note(&display.paint(
+        BOLD,
+        &format!("corecoder {version} · model {}", config.model),
+    ));
+    let details = format!("{} · {mode} · /help for commands", config.base_url);
+    display.note(&display.paint(DIM, &details));
+}
+
+/// One line, or several joined when each but the last ends in `\`.
+fn read_input(editor: &mut DefaultEditor, plan: Plan) -> Input {
+    let prompt = match plan {
+        Plan::On => "(plan) > ",
+        Plan::Off => "> ",
+    };
+    let mut lines: Vec<String> = Vec::new();
+    loop {
+        let shown = if lines.is_empty() { prompt } else { "... " };
+        match editor.readline(shown) {
+            Ok(line) => match line.strip_suffix('\\') {
+                Some(head) => lines.push(head.to_string()),
+                None => {
+                    lines.push(line);
+                    break;
+                }
+            },
+            // Ctrl+C at the prompt clears what was typed; it never leaves.
+            Err(ReadlineError::Interrupted) => return Input::Nothing,
+            Err(_) => return Input::Quit,
+        }
+    }
+    let text = lines.join("\n");
+    let _ = editor.add_history_entry(text.as_str());
+    let trimmed = text.trim();
+    match trimmed {
+        "" => Input::Nothing,
+        "quit" | "exit" => Input::Quit,
+        _ if trimmed.starts_with('/') => {
+            let (name, arg) = trimmed.split_once(' ').unwrap_or((trimmed, ""));
+            Input::Command(name.to_string(), arg.trim().to_string())
+        }
+        _ => Input::Task(text),
+    }
+}
+
+/// In plan mode, `approve` ends the planning and asks the model to carry the plan out.
+fn approve_or(agent: &mut Agent, display: &Display, task: String) -> String {
+    if agent.consent_mut().plan == Plan::On && task.trim().eq_ignore_ascii_case("approve") {
+        agent.consent_mut().plan = Plan::Off;
+        display.note("Plan mode off: carrying out the plan.");
+        return "I approve the plan. Carry it out now.".to_string();
+    }
+    task
+}
+
+/// A slash command; `Some(task)` when it should be sent to the model.
+fn command(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Option<String> {
+    match name {
+        "/help" => display.note(HELP),
+        "/model" if arg.is_empty() => {
+            display.note(&format!("Model: {}", agent.llm().config().model));
+        }
+        "/model" => {
+            agent.switch_model(arg);
+            display.note(&format!("Model: {arg}"));
+        }
+        "/tokens" => {
+            let usage = agent.llm().usage();
+            display.note(&format!(
+                "Tokens: {} prompt ({} cached), {} completion. Cost: not available yet.",
+                usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens
+            ));
+        }
+        "/plan" => {
+            let consent = agent.consent_mut();
+            consent.plan = match consent.plan {
+                Plan::On => Plan::Off,
+                Plan::Off => Plan::On,
+            };
+            let state = match consent.plan {
+                Plan::On => "Plan mode on: only read-only tools run. Type `approve` to go ahead.",
+                Plan::Off => "Plan mode off.",
+            };
+            display.note(state);
+        }
+        "/reset" => {
+            agent.reset();
+            display.note("Conversation cleared.");
+        }
+        "/compact" | "/diff" | "/undo" | "/save" | "/sessions" | "/mcp" => {
+            display.note(&format!("{name} is not available yet."));
+        }
+        _ => display.note(&format!("Unknown command: {name} (see /help)")),
+    }
+    None
+}
+
+fn turn(agent: &mut Agent, display: &Display, editor: &mut DefaultEditor, task: &str) {
+    let mut ask = |name: &str, summary: &str| ask(editor, display, name, summary);
+    let result = display
+        .with_spinner(&mut || agent.run_asking(task, &mut |event| display.show(event), &mut ask));
+    match result {
+        Ok(finish) => {
+            display.finish(&finish);
+            if finish == Finish::RoundCap {
+                display.note("Send another message to let it go on.");
+            }
+        }
+        Err(Error::Interrupted) => display.note("(interrupted)"),
+        Err(e) => display.note(&format!("{e}")),
+    }
+}
+
+/// The consent question. Anything but y/a/n asks again; Ctrl+C or Ctrl+D means no.
+fn ask(editor: &mut DefaultEditor, display: &Display, name: &str, summary: &str) -> Answer {
+    display.spinner.stop();
+    let question =
+        format!("Allow {name}({summary})? [y] allow once  [a] always allow this tool  [n] deny: ");
+    let answer = loop {
+        let typed = editor
+            .readline(&question)
+            .map(|a| a.trim().to_ascii_lowercase());
+        match typed.as_deref() {
+            Ok("y" | "yes") => break Answer::Once,
+            Ok("a" | "always") => break Answer::Always,
+            Ok("n" | "no") => break Answer::Deny,
+            Ok(_) => continue,
+            Err(_) => break Answer::Deny,
+        }
+    };
+    // The call runs next (or the model is told no): either way, something is being waited for.
+    display.spinner.start(name);
+    answer
+}
+
+fn home_dir() -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir)
+}
