@@ -5,8 +5,9 @@
 //! makes the line discipline send SIGINT to the foreground process group, as a real terminal
 //! does. A reader thread appends all output to a shared buffer and answers the cursor-position
 //! query (`ESC [6n`) that line editors send. `expect` matches on the visible text (escape
-//! sequences, `\r` and other control bytes removed). Drop kills the process group and joins
-//! the reader; every wait has a timeout. This file does not judge the output; the tests do.
+//! sequences, `\r` and other control bytes removed): it is a log, not a screen, so a line the
+//! editor redraws shows up twice. Drop kills the process group and joins the reader; every
+//! wait has a timeout. This file does not judge the output; the tests do.
 
 use crate::run::Sandbox;
 use std::fs::File;
@@ -16,7 +17,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -63,35 +64,12 @@ impl Pty {
             command.env("PATH", path);
         }
         command.envs(env.iter().copied());
-        let copy = |fd: &File| Stdio::from(fd.try_clone().expect("dup the pty slave"));
-        command
-            .stdin(copy(&slave))
-            .stdout(copy(&slave))
-            .stderr(copy(&slave));
-        // SAFETY: between fork and exec only async-signal-safe calls (setsid, ioctl) are made.
-        unsafe {
-            command.pre_exec(|| {
-                // A new session with the pty as its terminal: the child becomes the
-                // foreground process group, so Ctrl+C on the master signals it.
-                if libc::setsid() == -1 || libc::ioctl(0, libc::TIOCSCTTY, 0) == -1 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let child = command
-            .spawn()
-            .unwrap_or_else(|e| panic!("start {program}: {e}"));
-        // Only the child holds the slave now, so the master reads EIO once it is gone.
-        drop(slave);
-        let output = Arc::new(Mutex::new(Vec::new()));
-        let stopping = Arc::new(AtomicBool::new(false));
-        let reader = {
-            let master = master.try_clone().expect("dup the pty master");
-            let output = Arc::clone(&output);
-            let stopping = Arc::clone(&stopping);
-            thread::spawn(move || read_loop(master, &output, &stopping))
-        };
+        let child = spawn_on(command, slave, program);
+        let output: Arc<Mutex<Vec<u8>>> = Arc::default();
+        let stopping: Arc<AtomicBool> = Arc::default();
+        let (out, stop) = (Arc::clone(&output), Arc::clone(&stopping));
+        let reader_master = master.try_clone().expect("dup the pty master");
+        let reader = thread::spawn(move || read_loop(reader_master, &out, &stop));
         Pty {
             master,
             child,
@@ -109,18 +87,16 @@ impl Pty {
             .unwrap_or_else(|e| panic!("write {text:?} to the pty: {e}\n{}", self.screen()));
     }
 
-    /// Wait until the visible output after the previous match contains `needle`.
+    /// Wait until the visible output after the previous match contains `needle` (not empty).
     /// On timeout, the error holds the whole screen so far.
     pub fn expect(&mut self, needle: &str, timeout: Duration) -> Result<(), String> {
+        assert!(!needle.is_empty(), "expect needs something to look for");
         let deadline = Instant::now() + timeout;
         loop {
             let raw = self.raw();
             let (text, ends) = visible(&raw[self.matched..]);
             if let Some(at) = find(&text, needle.as_bytes()) {
-                // An empty needle matches at once and consumes nothing.
-                if !needle.is_empty() {
-                    self.matched += ends[at + needle.len() - 1];
-                }
+                self.matched += ends[at + needle.len() - 1];
                 return Ok(());
             }
             if Instant::now() > deadline {
@@ -155,7 +131,8 @@ impl Pty {
     }
 
     fn raw(&self) -> Vec<u8> {
-        lock(&self.output).clone()
+        let output = self.output.lock();
+        output.unwrap_or_else(PoisonError::into_inner).clone()
     }
 }
 
@@ -165,7 +142,6 @@ impl Drop for Pty {
         // SAFETY: `pid` is our unreaped child (or already exited and waited: then `kill`
         // fails harmlessly); as a session leader it leads a process group of the same id.
         unsafe { libc::kill(-pid, libc::SIGKILL) };
-        let _ = self.child.kill();
         let _ = self.child.wait();
         // A grandchild in another process group may still hold the slave open, so the
         // reader does not wait for EOF: it stops on the flag.
@@ -212,6 +188,30 @@ fn open_pair() -> (File, File) {
     (master, slave)
 }
 
+/// Start `command` with the slave as its terminal; only the child keeps the slave open, so
+/// the master reads EIO once the child and its children are gone.
+fn spawn_on(mut command: Command, slave: File, program: &str) -> Child {
+    let copy = |fd: &File| Stdio::from(fd.try_clone().expect("dup the pty slave"));
+    command
+        .stdin(copy(&slave))
+        .stdout(copy(&slave))
+        .stderr(copy(&slave));
+    // SAFETY: between fork and exec only async-signal-safe calls (setsid, ioctl) are made.
+    unsafe {
+        command.pre_exec(|| {
+            // A new session with the pty as its terminal: the child becomes the foreground
+            // process group, so Ctrl+C on the master signals it.
+            if libc::setsid() == -1 || libc::ioctl(0, libc::TIOCSCTTY, 0) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    command
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {program}: {e}"))
+}
+
 /// Append all output to `output` until the slave is gone (EIO) or `stopping` is set.
 fn read_loop(mut master: File, output: &Mutex<Vec<u8>>, stopping: &AtomicBool) {
     let mut buffer = [0u8; 4096];
@@ -231,7 +231,7 @@ fn read_loop(mut master: File, output: &Mutex<Vec<u8>>, stopping: &AtomicBool) {
             Ok(count) => count,
         };
         let reply = {
-            let mut output = lock(output);
+            let mut output = output.lock().unwrap_or_else(PoisonError::into_inner);
             let start = output.len().saturating_sub(CURSOR_QUERY.len() - 1);
             output.extend_from_slice(&buffer[..count]);
             find(&output[start..], CURSOR_QUERY).map(|_| cursor_report(&output))
@@ -254,16 +254,7 @@ fn cursor_report(output: &[u8]) -> String {
     format!("\x1b[1;{}R", width % usize::from(COLUMNS) + 1)
 }
 
-fn lock(output: &Mutex<Vec<u8>>) -> std::sync::MutexGuard<'_, Vec<u8>> {
-    output
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    if needle.is_empty() {
-        return Some(0);
-    }
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
@@ -290,29 +281,18 @@ fn visible(raw: &[u8]) -> (Vec<u8>, Vec<usize>) {
 
 /// The offset just past the escape sequence whose body starts at `at` (after ESC).
 fn skip_escape(raw: &[u8], at: usize) -> usize {
-    let is_final =
-        |range: std::ops::RangeInclusive<u8>| move |(_, b): &(usize, &u8)| range.contains(b);
-    let past = |found: Option<(usize, &u8)>| found.map_or(raw.len(), |(i, _)| i + 1);
+    let first = |from: usize, stop: fn(u8) -> bool| (from..raw.len()).find(|&i| stop(raw[i]));
+    let past = |found: Option<usize>| found.map_or(raw.len(), |i| i + 1);
     match raw.get(at) {
-        None => raw.len(),
         // CSI: parameters and intermediates, then one final byte in @..~.
-        Some(b'[') => past(
-            raw.iter()
-                .enumerate()
-                .skip(at + 1)
-                .find(is_final(0x40..=0x7e)),
-        ),
-        // OSC: ends with BEL or ST (ESC \).
-        Some(b']') => {
-            let end = (at + 1..raw.len()).find(|&i| raw[i] == 0x07 || raw[i] == 0x1b);
-            match end {
-                Some(i) if raw[i] == 0x1b => (i + 2).min(raw.len()),
-                Some(i) => i + 1,
-                None => raw.len(),
-            }
-        }
-        // Any other: intermediates (space../), then one final byte.
-        Some(_) => past(raw.iter().enumerate().skip(at).find(is_final(0x30..=0x7e))),
+        Some(b'[') => past(first(at + 1, |b| (0x40..=0x7e).contains(&b))),
+        // OSC: up to BEL, or up to ST (ESC \), whose ESC is skipped as a sequence of its own.
+        Some(b']') => match first(at + 1, |b| b == 0x07 || b == 0x1b) {
+            Some(i) if raw[i] == 0x1b => i,
+            found => past(found),
+        },
+        // Anything else: intermediates (space../), then one final byte.
+        _ => past(first(at, |b| (0x30..=0x7e).contains(&b))),
     }
 }
 
@@ -330,7 +310,7 @@ mod tests {
 
     #[test]
     fn visible_text_drops_escape_sequences_and_maps_offsets() {
-        let raw = b"\x1b[1mbold\x1b[0m\r\n\x1b]0;title\x07> \x1b(Bx\x1b[2";
+        let raw = b"\x1b[1mbold\x1b[0m\r\n\x1b]0;title\x07> \x1b]2;t\x1b\\\x1b(Bx\x1b[2";
         let (text, ends) = visible(raw);
         assert_eq!(String::from_utf8_lossy(&text), "bold\n> x");
         assert_eq!(ends[3], 8, "just past the d of bold");

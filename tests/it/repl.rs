@@ -1,0 +1,419 @@
+//! The interactive REPL through a real terminal: consent questions, plan mode, slash commands,
+//! Ctrl+C and Ctrl+D, multi-line input, and what each turn sends to the model.
+//!
+//! Each test types into the binary on a `Pty` and reads what the scripted server recorded.
+//! Before typing a line a test waits for the prompt, as a person would; typing ahead is not
+//! what is tested here.
+
+use crate::pty::Pty;
+use crate::run::Sandbox;
+use crate::server::{Recorded, Reply, Server};
+use crate::sse;
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+const WAIT: Duration = Duration::from_secs(5);
+const MODEL: &str = "model-at-start";
+
+/// One running REPL and the server it talks to (the REPL is killed first on drop).
+struct Session {
+    pty: Pty,
+    server: Server,
+    /// Screen length when the last line was entered, to tell its prompt from the one before.
+    mark: usize,
+}
+
+impl Session {
+    /// Start the REPL in `sandbox` against `script`; returns at the first prompt.
+    fn start(sandbox: &Sandbox, script: Vec<Reply>) -> Session {
+        let server = Server::start(script);
+        let url = server.url();
+        let env = [
+            ("CORECODER_API_KEY", "sk-test"),
+            ("OPENAI_BASE_URL", url.as_str()),
+        ];
+        let pty = Pty::spawn(&["--model", MODEL], &env, sandbox);
+        let mut session = Session {
+            pty,
+            server,
+            mark: 0,
+        };
+        session.expect("corecoder 0.1.0");
+        session.idle();
+        let screen = session.pty.screen();
+        let banner = screen.lines().next().unwrap_or_default();
+        assert!(
+            banner.starts_with("corecoder 0.1.0") && banner.contains(MODEL),
+            "banner: {banner:?}\n{screen}"
+        );
+        session
+    }
+
+    fn expect(&mut self, needle: &str) {
+        if let Err(screen) = self.pty.expect(needle, WAIT) {
+            let sent = self.server.requests().len();
+            panic!("{screen}\n({sent} requests arrived)");
+        }
+    }
+
+    /// Type `line` and Enter.
+    fn enter(&mut self, line: &str) {
+        self.mark = self.pty.screen().len();
+        self.pty.send(line);
+        self.pty.send("\r");
+    }
+
+    /// Wait for a prompt waiting for input, drawn after the last `enter`.
+    fn idle(&mut self) {
+        let ready = wait_until(|| {
+            let screen = self.pty.screen();
+            let since = &screen.as_bytes()[self.mark.min(screen.len())..];
+            (self.mark == 0 || since.contains(&b'\n')) && screen.ends_with("> ")
+        });
+        assert!(ready, "no prompt came back:\n{}", self.pty.screen());
+    }
+
+    /// Type `line`, wait for `shown` and then for the prompt.
+    fn turn(&mut self, line: &str, shown: &str) {
+        self.enter(line);
+        self.expect(shown);
+        self.idle();
+    }
+
+    /// Wait for the consent question about `call`, answer it with the keys `reply`, and
+    /// check that the call was shown as a tool line.
+    fn consent(&mut self, call: &str, reply: &str) {
+        self.expect(&question(call));
+        self.pty.send(reply);
+        self.assert_shown(&format!("> {call}"));
+    }
+
+    fn assert_shown(&self, text: &str) {
+        let screen = self.pty.screen();
+        assert!(screen.contains(text), "{text:?} not shown:\n{screen}");
+    }
+
+    fn assert_not_shown(&self, text: &str) {
+        let screen = self.pty.screen();
+        assert!(!screen.contains(text), "{text:?} shown:\n{screen}");
+    }
+
+    /// Exactly `count` requests, once they have arrived.
+    fn requests(&self, count: usize) -> Vec<Recorded> {
+        self.server.wait_for_requests(count, WAIT);
+        let requests = self.server.requests();
+        assert_eq!(requests.len(), count, "{}", self.pty.screen());
+        requests
+    }
+}
+
+fn question(call: &str) -> String {
+    format!("Allow {call}? [y] allow once  [a] always allow this tool  [n] deny: ")
+}
+
+fn answer(text: &str) -> Reply {
+    Reply::Sse(sse::text(text))
+}
+
+fn bash(id: &str, command: &str) -> Reply {
+    let args = json!({ "command": command });
+    Reply::Sse(sse::tool_calls(&[(id, "bash", args)]))
+}
+
+fn content(message: &Value) -> &str {
+    message["content"].as_str().unwrap_or_default()
+}
+
+/// `text` is on the screen below the first `line`.
+fn assert_shown_after(repl: &Session, line: &str, text: &str) {
+    let screen = repl.pty.screen();
+    let below = screen.split_once(line).map_or("", |(_, below)| below);
+    assert!(
+        below.contains(text),
+        "{text:?} not shown after {line:?}:\n{screen}"
+    );
+}
+
+fn last_user_text(request: &Recorded) -> String {
+    let messages = request.messages();
+    let last = messages.last().expect("a message");
+    assert_eq!(last["role"], "user", "{messages:#?}");
+    content(last).to_string()
+}
+
+#[test]
+fn consent_yes_runs_once_and_asks_again() {
+    let sandbox = Sandbox::new("repl_yes");
+    let script = vec![
+        bash("call_1", "touch one.txt"),
+        answer("first done"),
+        bash("call_2", "touch two.txt"),
+        answer("second done"),
+    ];
+    let mut repl = Session::start(&sandbox, script);
+    repl.enter("make one");
+    repl.consent("bash(touch one.txt)", "y\r");
+    repl.expect("first done");
+    repl.idle();
+    assert!(sandbox.path("one.txt").exists(), "{}", repl.pty.screen());
+    repl.enter("make two");
+    repl.consent("bash(touch two.txt)", "y\r");
+    repl.expect("second done");
+    let requests = repl.requests(4);
+    assert!(sandbox.path("two.txt").exists());
+    for request in [&requests[1], &requests[3]] {
+        let result = request.last_tool_result();
+        assert!(!result.starts_with("Denied"), "{result}");
+    }
+    assert!(!sandbox.home.join(".corecoder/permissions.json").exists());
+}
+
+#[test]
+fn consent_always_is_remembered_across_restarts() {
+    let sandbox = Sandbox::new("repl_always");
+    let script = vec![bash("call_a", "touch a.txt"), answer("done a")];
+    let mut first = Session::start(&sandbox, script);
+    first.enter("make a");
+    first.consent("bash(touch a.txt)", "a\r");
+    first.expect("done a");
+    first.idle();
+    assert!(sandbox.path("a.txt").exists(), "{}", first.pty.screen());
+    let saved = std::fs::read_to_string(sandbox.home.join(".corecoder/permissions.json"))
+        .expect("permissions.json");
+    let saved: Value = serde_json::from_str(&saved).expect("permissions.json is JSON");
+    assert_eq!(saved, json!({"always": ["bash"]}));
+    first.enter("exit");
+    assert_eq!(first.pty.wait_exit(WAIT), Some(0), "{}", first.pty.screen());
+
+    let script = vec![bash("call_b", "touch b.txt"), answer("done b")];
+    let mut second = Session::start(&sandbox, script);
+    second.enter("make b");
+    second.expect("done b");
+    second.assert_shown("> bash(touch b.txt)");
+    second.assert_not_shown("Allow bash");
+    assert!(sandbox.path("b.txt").exists());
+}
+
+/// `n`, Ctrl+C and Ctrl+D at the question are all a denial the model is told about.
+#[test]
+fn consent_no_is_a_denial_result() {
+    let sandbox = Sandbox::new("repl_no");
+    let keys = [("n\r", "n.txt"), ("\x03", "c.txt"), ("\x04", "d.txt")];
+    let script = keys.iter().flat_map(|(_, file)| {
+        [
+            bash("call_1", &format!("touch {file}")),
+            answer(&format!("{file} refused")),
+        ]
+    });
+    let mut repl = Session::start(&sandbox, script.collect());
+    for (key, file) in keys {
+        repl.enter(&format!("make {file}"));
+        repl.consent(&format!("bash(touch {file})"), key);
+        repl.expect(&format!("{file} refused"));
+        repl.idle();
+        assert!(!sandbox.path(file).exists(), "{file} was made");
+    }
+    let requests = repl.requests(6);
+    for (answered, key) in [(1, "n"), (3, "Ctrl+C"), (5, "Ctrl+D")] {
+        let result = requests[answered].last_tool_result();
+        assert!(result.starts_with("Denied:"), "after {key}: {result}");
+    }
+}
+
+#[test]
+fn plan_mode_refuses_then_approve_runs() {
+    let sandbox = Sandbox::new("repl_plan");
+    let script = vec![
+        bash("call_early", "touch plan.txt"),
+        answer("Here is the plan"),
+        bash("call_late", "touch plan.txt"),
+        answer("Built it"),
+    ];
+    let mut repl = Session::start(&sandbox, script);
+    repl.turn("/plan", "Plan mode on");
+    repl.expect("(plan) > ");
+    repl.turn("add plan.txt", "Here is the plan");
+    repl.expect("(plan) > ");
+    repl.assert_not_shown("Allow");
+    assert!(!sandbox.path("plan.txt").exists());
+
+    repl.enter("approve");
+    repl.consent("bash(touch plan.txt)", "y\r");
+    repl.expect("Built it");
+    repl.idle();
+    assert!(sandbox.path("plan.txt").exists());
+    // `approve` turned plan mode off, so /plan turns it on again.
+    repl.turn("/plan", "Plan mode on");
+
+    let requests = repl.requests(4);
+    assert!(content(&requests[0].messages()[0]).contains("PLAN MODE IS ON"));
+    let refused = requests[1].last_tool_result();
+    assert!(refused.starts_with("Refused: plan mode is on"), "{refused}");
+    assert!(last_user_text(&requests[2]).contains("approve"));
+    assert!(!content(&requests[2].messages()[0]).contains("PLAN MODE IS ON"));
+    assert!(!requests[3].last_tool_result().starts_with("Refused"));
+}
+
+/// `/model` and `/tokens` too are answered locally.
+#[test]
+fn model_switch_applies_to_next_request() {
+    let sandbox = Sandbox::new("repl_model");
+    let mut repl = Session::start(&sandbox, vec![answer("hello there"), answer("again")]);
+    repl.turn("/model", MODEL);
+    repl.turn("/model other-model", "Model: other-model");
+    repl.turn("hi", "hello there");
+    // The stream reported 100 prompt and 20 completion tokens.
+    repl.turn("/tokens", "100");
+    assert_shown_after(&repl, "> /tokens", "20");
+    repl.turn("/model", "other-model");
+    let requests = repl.requests(1);
+    assert_eq!(requests[0].body["model"], "other-model");
+}
+
+/// `/help` too: it lists the commands, and sends nothing.
+#[test]
+fn unknown_slash_command_sends_nothing() {
+    let sandbox = Sandbox::new("repl_unknown");
+    let mut repl = Session::start(&sandbox, vec![answer("should not be asked")]);
+    repl.turn("/xyz", "Unknown command: /xyz");
+    repl.enter("/help");
+    repl.idle();
+    for command in ["/plan", "/model", "/tokens", "/reset"] {
+        assert_shown_after(&repl, "> /help", command);
+    }
+    assert!(repl.server.requests().is_empty(), "{}", repl.pty.screen());
+}
+
+#[test]
+fn not_yet_commands_say_so() {
+    let sandbox = Sandbox::new("repl_not_yet");
+    let mut repl = Session::start(&sandbox, vec![answer("should not be asked")]);
+    for command in ["/compact", "/diff", "/undo", "/save", "/sessions", "/mcp"] {
+        repl.turn(command, "not available yet");
+    }
+    assert!(repl.server.requests().is_empty(), "{}", repl.pty.screen());
+}
+
+/// `quit` too: it ends the REPL with 0.
+#[test]
+fn reset_clears_history() {
+    let sandbox = Sandbox::new("repl_reset");
+    let script = vec![answer("first answer"), answer("second answer")];
+    let mut repl = Session::start(&sandbox, script);
+    repl.turn("one", "first answer");
+    repl.enter("/reset");
+    repl.idle();
+    repl.turn("two", "second answer");
+    let messages = repl.requests(2)[1].messages();
+    let roles: Vec<&str> = messages.iter().filter_map(|m| m["role"].as_str()).collect();
+    assert_eq!(roles, ["system", "user"], "{messages:#?}");
+    assert_eq!(content(&messages[1]), "two");
+    repl.enter("quit");
+    assert_eq!(repl.pty.wait_exit(WAIT), Some(0), "{}", repl.pty.screen());
+}
+
+/// Processes running `sleep` with exactly `seconds` as its argument (the tests' marker).
+fn sleeping(seconds: &str) -> usize {
+    let marker = format!("sleep\0{seconds}\0");
+    let entries = std::fs::read_dir("/proc").expect("/proc");
+    entries
+        .filter_map(|entry| std::fs::read(entry.ok()?.path().join("cmdline")).ok())
+        .filter(|cmdline| cmdline.ends_with(marker.as_bytes()))
+        .count()
+}
+
+fn wait_until(done: impl Fn() -> bool) -> bool {
+    let deadline = Instant::now() + WAIT;
+    while !done() {
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
+
+#[test]
+fn interrupt_during_slow_tool_keeps_history_valid() {
+    let sandbox = Sandbox::new("repl_interrupt_tool");
+    // An odd duration marks this test run's sleep among all processes.
+    let seconds = format!("31.{}", std::process::id());
+    let command = format!("sleep {seconds}");
+    let script = vec![bash("call_sleep", &command), answer("after it")];
+    let mut repl = Session::start(&sandbox, script);
+    repl.enter("wait a bit");
+    repl.consent(&format!("bash({command})"), "y\r");
+    assert!(wait_until(|| sleeping(&seconds) > 0), "sleep never started");
+    let interrupted_at = Instant::now();
+    repl.pty.send("\x03");
+    repl.expect("(interrupted)");
+    repl.idle();
+    assert!(interrupted_at.elapsed() < Duration::from_secs(3));
+    let killed = wait_until(|| sleeping(&seconds) == 0);
+    assert!(killed, "the tool still runs");
+
+    repl.enter("go on");
+    repl.expect("after it");
+    let messages = repl.requests(2)[1].messages();
+    let asked = messages
+        .iter()
+        .position(|m| m["tool_calls"][0]["id"] == "call_sleep")
+        .unwrap_or_else(|| panic!("no assistant tool call: {messages:#?}"));
+    let result = &messages[asked + 1];
+    assert_eq!(result["role"], "tool", "{messages:#?}");
+    assert_eq!(result["tool_call_id"], "call_sleep");
+    assert!(content(result).contains("interrupted"), "{result}");
+    assert_eq!(messages.len(), asked + 3, "{messages:#?}");
+    assert_eq!(messages[asked + 2]["role"], "user");
+    assert_eq!(content(&messages[asked + 2]), "go on");
+}
+
+#[test]
+fn interrupt_while_streaming_keeps_partial_answer() {
+    let sandbox = Sandbox::new("repl_interrupt_stream");
+    let partial = sse::role() + &sse::content("The partial ") + &sse::content("answer");
+    let stall = Reply::SseThenStall {
+        body: partial,
+        ms: 20_000,
+    };
+    let mut repl = Session::start(&sandbox, vec![stall, answer("fresh answer")]);
+    repl.enter("tell me");
+    repl.expect("The partial answer");
+    let interrupted_at = Instant::now();
+    repl.pty.send("\x03");
+    repl.idle();
+    assert!(interrupted_at.elapsed() < Duration::from_secs(3));
+    repl.enter("and now?");
+    repl.expect("fresh answer");
+    let messages = repl.requests(2)[1].messages();
+    let kept = &messages[messages.len() - 2];
+    assert_eq!(kept["role"], "assistant", "{messages:#?}");
+    assert!(content(kept).starts_with("The partial answer"), "{kept}");
+    assert!(content(kept).contains("[interrupted]"), "{kept}");
+    assert_eq!(content(&messages[messages.len() - 1]), "and now?");
+}
+
+#[test]
+fn ctrl_c_at_prompt_does_not_exit_and_ctrl_d_does() {
+    let sandbox = Sandbox::new("repl_ctrl_c_d");
+    let mut repl = Session::start(&sandbox, vec![answer("still here")]);
+    repl.mark = repl.pty.screen().len();
+    repl.pty.send("\x03");
+    repl.idle();
+    assert_eq!(repl.pty.wait_exit(Duration::from_millis(200)), None);
+    repl.turn("are you there?", "still here");
+    repl.pty.send("\x04");
+    assert_eq!(repl.pty.wait_exit(WAIT), Some(0), "{}", repl.pty.screen());
+}
+
+#[test]
+fn multi_line_input_with_backslash() {
+    let sandbox = Sandbox::new("repl_multi_line");
+    let mut repl = Session::start(&sandbox, vec![answer("got both")]);
+    repl.enter("first line\\");
+    repl.expect("... ");
+    repl.enter("second line");
+    repl.expect("got both");
+    let request = &repl.requests(1)[0];
+    assert_eq!(last_user_text(request), "first line\nsecond line");
+}
