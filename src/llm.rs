@@ -10,7 +10,6 @@ use crate::error::Error;
 use crate::http;
 use crate::message::Message;
 use crate::sse::{self, Delta, Reply, StreamError, Usage};
-use crossbeam_channel::{Receiver, RecvTimeoutError};
 use serde_json::{Value, json};
 use std::io::BufReader;
 use std::sync::Mutex;
@@ -119,7 +118,7 @@ impl Llm {
                         wait,
                         why: &why,
                     });
-                    sleep_unless_cancelled(wait.min(MAX_RETRY_AFTER), cancel)?;
+                    http::sleep_unless_cancelled(wait.min(MAX_RETRY_AFTER), cancel)?;
                     continue;
                 }
                 Err(Failure::Retryable { why, .. }) => why,
@@ -145,7 +144,7 @@ impl Llm {
         };
         let (done, finished) = crossbeam_channel::bounded::<()>(0);
         let result = std::thread::scope(|scope| {
-            scope.spawn(|| shut_down_on_cancel(&http, cancel, &finished));
+            scope.spawn(|| http::shut_down_on_cancel(&http, cancel, &finished));
             let result = self.attempt(&http, messages, tools, cancel, on_event);
             // Dropping the sender wakes the watcher at once, so it costs no latency.
             drop(done);
@@ -303,29 +302,6 @@ fn transport_failure(error: ureq::Error) -> Failure {
         },
         other => Failure::Fatal(Error::Api(format!("request failed: {other}"))),
     }
-}
-
-fn shut_down_on_cancel(http: &ureq::Agent, cancel: &AtomicBool, finished: &Receiver<()>) {
-    let tick = Duration::from_millis(50);
-    while let Err(RecvTimeoutError::Timeout) = finished.recv_timeout(tick) {
-        if cancel.load(Ordering::Relaxed) {
-            http.clone().shutdown();
-            return;
-        }
-    }
-}
-
-fn sleep_unless_cancelled(wait: Duration, cancel: &AtomicBool) -> Result<(), Error> {
-    let step = Duration::from_millis(50);
-    let mut waited = Duration::ZERO;
-    while waited < wait {
-        if cancel.load(Ordering::Relaxed) {
-            return Err(Error::Interrupted);
-        }
-        std::thread::sleep(step.min(wait - waited));
-        waited += step;
-    }
-    Ok(())
 }
 
 /// About four characters a token; good enough until a provider reports real numbers.
