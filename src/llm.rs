@@ -92,6 +92,13 @@ impl Llm {
         self.totals.lock().map(|t| t.clone()).unwrap_or_default()
     }
 
+    /// A whole answer that no one watches (the compaction summary): the same streamed request
+    /// without tools, collected, so retries, adaptation and cost work exactly as for a turn.
+    pub fn complete(&self, messages: &[Message], cancel: &AtomicBool) -> Result<String, Error> {
+        self.stream(messages, &[], cancel, &mut |_| {})
+            .map(|reply| reply.text)
+    }
+
     /// Send the history and stream the reply, retrying transient failures with backoff.
     pub fn stream(
         &self,
@@ -239,6 +246,9 @@ impl Llm {
         if status == 400 && self.adapt_to(message) {
             return Failure::Adapted;
         }
+        if (status == 400 || status == 413) && is_context_overflow(status, message) {
+            return Failure::Fatal(Error::ContextTooLong(message.to_string()));
+        }
         if status == 408 || status == 429 || status >= 500 {
             let why = format!("HTTP {status}: {message}");
             return Failure::Retryable { why, wait };
@@ -287,6 +297,22 @@ impl Llm {
             totals.cached_tokens += usage.cached_tokens;
         }
     }
+}
+
+/// How providers word "your prompt does not fit": OpenAI, DeepSeek, Qwen and vLLM say
+/// "maximum context length", Anthropic "prompt is too long"; a 413 is always about size.
+fn is_context_overflow(status: u16, message: &str) -> bool {
+    let message = message.to_ascii_lowercase();
+    let phrases = [
+        "context_length_exceeded",
+        "maximum context length",
+        "context length",
+        "context window",
+        "prompt is too long",
+        "too many tokens",
+        "reduce the length",
+    ];
+    status == 413 || phrases.iter().any(|p| message.contains(p))
 }
 
 /// Connection-level errors: retry what a second try could fix.
