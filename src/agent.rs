@@ -8,9 +8,8 @@
 use crate::consent::{Answer, Consent, Verdict};
 use crate::error::Error;
 use crate::llm::{self, Llm};
-use crate::message::{self, FunctionCall, Message, ToolCall};
+use crate::message::{self, Message, ToolCall};
 use crate::prompt;
-use crate::sse::{Reply, StreamedCall};
 use crate::tools::pool::Pool;
 use crate::tools::todo_write::Todo;
 use crate::tools::{self, Effect, Outcome, ToolContext, ToolSet};
@@ -178,7 +177,7 @@ impl Agent {
             }
 
             // 5. Record the calls, run them, and answer each one, in call order.
-            let assistant = assistant_message(&reply);
+            let assistant = Message::from_reply(&reply);
             let outcomes = self.run_tools(&assistant.tool_calls, on_event, ask);
             let answers: Vec<Message> = (assistant.tool_calls.iter().zip(&outcomes))
                 .map(|(call, outcome)| Message::tool_result(&call.id, &outcome.text))
@@ -277,38 +276,5 @@ impl Agent {
             Effect::ChangeDir(dir) => self.cwd = dir,
             Effect::SetTodos(todos) => self.todos = todos,
         }
-    }
-}
-
-/// The assistant turn as history keeps it. Reasoning stays only next to tool calls, where
-/// DeepSeek and Kimi thinking modes require it; ids are made unique if a provider repeated one.
-fn assistant_message(reply: &Reply) -> Message {
-    let mut seen = std::collections::HashSet::new();
-    let tool_calls = reply
-        .tool_calls
-        .iter()
-        .enumerate()
-        .map(|(i, call): (usize, &StreamedCall)| {
-            let mut id = call.id.clone();
-            if id.is_empty() || !seen.insert(id.clone()) {
-                id = format!("call_{i}_{}", call.id);
-                seen.insert(id.clone());
-            }
-            ToolCall {
-                id,
-                kind: "function".to_string(),
-                function: FunctionCall {
-                    name: call.name.clone(),
-                    arguments: call.arguments.clone(),
-                },
-            }
-        })
-        .collect();
-    let reasoning = (!reply.reasoning.is_empty()).then(|| reply.reasoning.clone());
-    Message {
-        content: (!reply.text.is_empty()).then(|| reply.text.clone()),
-        reasoning_content: reasoning,
-        tool_calls,
-        ..Message::assistant("")
     }
 }

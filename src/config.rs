@@ -37,6 +37,16 @@ pub struct RunOptions {
     pub approve_all: bool,
     pub max_rounds: u32,
     pub demo: bool,
+    pub resume: Option<Resume>,
+}
+
+/// Which earlier session to continue.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Resume {
+    /// `-r ID`
+    Id(String),
+    /// `-c`: the most recent session started in this directory.
+    LatestHere,
 }
 
 pub const HELP: &str = "\
@@ -50,6 +60,8 @@ Usage: corecoder [OPTIONS]
       --base-url URL    OpenAI-compatible base URL     [env OPENAI_BASE_URL or CORECODER_BASE_URL]
       --api-key KEY     API key  [env CORECODER_API_KEY, OPENAI_API_KEY or DEEPSEEK_API_KEY]
       --max-rounds N    cap on tool-call rounds per task [default 50]
+  -r, --resume ID       continue a saved session (see /sessions)
+  -c, --continue        continue the most recent session started in this directory
       --demo            run the offline demo (also the default when no API key is set)
   -v, --version         print the version
   -h, --help            print this help
@@ -147,6 +159,7 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
         approve_all: false,
         max_rounds: 50,
         demo: false,
+        resume: None,
     };
     let mut parser = lexopt::Parser::from_args(args);
     while let Some(arg) = parser.next().map_err(usage)? {
@@ -163,6 +176,10 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
                 run.max_rounds = number("--max-rounds", &text)?;
             }
             Long("demo") => run.demo = true,
+            Short('r') | Long("resume") => {
+                run.resume = Some(Resume::Id(text_value(&mut parser, "--resume")?));
+            }
+            Short('c') | Long("continue") => run.resume = Some(Resume::LatestHere),
             Value(v) => {
                 let hint = "put the task after -p, e.g. corecoder -p \"fix the bug\"";
                 let v = v.to_string_lossy();

@@ -11,6 +11,9 @@ pub enum Error {
     Usage(String),
     /// The provider failed for good (after retries, or a non-retryable status). Exit code 1.
     Api(String),
+    /// The provider said the prompt does not fit the model's context window. The agent
+    /// compacts harder and retries once before letting this through. Exit code 1.
+    ContextTooLong(String),
     /// A local failure outside any tool (e.g. the demo could not set up its directory). Exit code 1.
     Io(String),
     /// The user pressed Ctrl+C. Exit code 130.
@@ -22,7 +25,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Usage(_) => 2,
-            Error::Api(_) | Error::Io(_) => 1,
+            Error::Api(_) | Error::ContextTooLong(_) | Error::Io(_) => 1,
             Error::Interrupted => 130,
         }
     }
@@ -33,6 +36,7 @@ impl fmt::Display for Error {
         match self {
             Error::Usage(msg) => write!(f, "{msg}"),
             Error::Api(msg) => write!(f, "API error: {msg}"),
+            Error::ContextTooLong(msg) => write!(f, "the prompt is too long for the model: {msg}"),
             Error::Io(msg) => write!(f, "{msg}"),
             Error::Interrupted => write!(f, "interrupted"),
         }

@@ -1,12 +1,16 @@
 //! The HTTP side of the LLM client: the `ureq` agent (timeouts, trusted roots, proxy) and
-//! reading what a failed answer says (`Retry-After`, the server's error message).
+//! reading what a failed answer says (`Retry-After`, the server's error message), and the two
+//! ways Ctrl+C reaches a request: shutting the agent down, and a backoff sleep that gives way.
 //!
 //! The agent is built once, when `Llm::new` runs. Nothing here sends a request or decides
 //! whether to retry; that is `llm.rs`.
 
 use crate::config::Config;
+use crate::error::Error;
+use crossbeam_channel::{Receiver, RecvTimeoutError};
 use serde_json::Value;
 use std::io::Read;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
 
@@ -93,6 +97,30 @@ fn message_in(body: &str) -> String {
         None if body.trim().is_empty() => "(empty response body)".to_string(),
         None => body.trim().chars().take(2000).collect(),
     }
+}
+
+/// Wakes a request blocked on a silent server: shutting the agent down fails its reads.
+pub fn shut_down_on_cancel(http: &ureq::Agent, cancel: &AtomicBool, finished: &Receiver<()>) {
+    let tick = Duration::from_millis(50);
+    while let Err(RecvTimeoutError::Timeout) = finished.recv_timeout(tick) {
+        if cancel.load(Ordering::Relaxed) {
+            http.clone().shutdown();
+            return;
+        }
+    }
+}
+
+pub fn sleep_unless_cancelled(wait: Duration, cancel: &AtomicBool) -> Result<(), Error> {
+    let step = Duration::from_millis(50);
+    let mut waited = Duration::ZERO;
+    while waited < wait {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(Error::Interrupted);
+        }
+        std::thread::sleep(step.min(wait - waited));
+        waited += step;
+    }
+    Ok(())
 }
 
 pub fn is_loopback(url: &str) -> bool {

@@ -10,7 +10,6 @@ use crate::error::Error;
 use crate::http;
 use crate::message::Message;
 use crate::sse::{self, Delta, Reply, StreamError, Usage};
-use crossbeam_channel::{Receiver, RecvTimeoutError};
 use serde_json::{Value, json};
 use std::io::BufReader;
 use std::sync::Mutex;
@@ -93,6 +92,13 @@ impl Llm {
         self.totals.lock().map(|t| t.clone()).unwrap_or_default()
     }
 
+    /// A whole answer that no one watches (the compaction summary): the same streamed request
+    /// without tools, collected, so retries, adaptation and cost work exactly as for a turn.
+    pub fn complete(&self, messages: &[Message], cancel: &AtomicBool) -> Result<String, Error> {
+        self.stream(messages, &[], cancel, &mut |_| {})
+            .map(|reply| reply.text)
+    }
+
     /// Send the history and stream the reply, retrying transient failures with backoff.
     pub fn stream(
         &self,
@@ -119,7 +125,7 @@ impl Llm {
                         wait,
                         why: &why,
                     });
-                    sleep_unless_cancelled(wait.min(MAX_RETRY_AFTER), cancel)?;
+                    http::sleep_unless_cancelled(wait.min(MAX_RETRY_AFTER), cancel)?;
                     continue;
                 }
                 Err(Failure::Retryable { why, .. }) => why,
@@ -145,7 +151,7 @@ impl Llm {
         };
         let (done, finished) = crossbeam_channel::bounded::<()>(0);
         let result = std::thread::scope(|scope| {
-            scope.spawn(|| shut_down_on_cancel(&http, cancel, &finished));
+            scope.spawn(|| http::shut_down_on_cancel(&http, cancel, &finished));
             let result = self.attempt(&http, messages, tools, cancel, on_event);
             // Dropping the sender wakes the watcher at once, so it costs no latency.
             drop(done);
@@ -240,6 +246,9 @@ impl Llm {
         if status == 400 && self.adapt_to(message) {
             return Failure::Adapted;
         }
+        if (status == 400 || status == 413) && is_context_overflow(status, message) {
+            return Failure::Fatal(Error::ContextTooLong(message.to_string()));
+        }
         if status == 408 || status == 429 || status >= 500 {
             let why = format!("HTTP {status}: {message}");
             return Failure::Retryable { why, wait };
@@ -290,6 +299,22 @@ impl Llm {
     }
 }
 
+/// How providers word "your prompt does not fit": OpenAI, DeepSeek, Qwen and vLLM say
+/// "maximum context length", Anthropic "prompt is too long"; a 413 is always about size.
+fn is_context_overflow(status: u16, message: &str) -> bool {
+    let message = message.to_ascii_lowercase();
+    let phrases = [
+        "context_length_exceeded",
+        "maximum context length",
+        "context length",
+        "context window",
+        "prompt is too long",
+        "too many tokens",
+        "reduce the length",
+    ];
+    status == 413 || phrases.iter().any(|p| message.contains(p))
+}
+
 /// Connection-level errors: retry what a second try could fix.
 fn transport_failure(error: ureq::Error) -> Failure {
     match error {
@@ -303,29 +328,6 @@ fn transport_failure(error: ureq::Error) -> Failure {
         },
         other => Failure::Fatal(Error::Api(format!("request failed: {other}"))),
     }
-}
-
-fn shut_down_on_cancel(http: &ureq::Agent, cancel: &AtomicBool, finished: &Receiver<()>) {
-    let tick = Duration::from_millis(50);
-    while let Err(RecvTimeoutError::Timeout) = finished.recv_timeout(tick) {
-        if cancel.load(Ordering::Relaxed) {
-            http.clone().shutdown();
-            return;
-        }
-    }
-}
-
-fn sleep_unless_cancelled(wait: Duration, cancel: &AtomicBool) -> Result<(), Error> {
-    let step = Duration::from_millis(50);
-    let mut waited = Duration::ZERO;
-    while waited < wait {
-        if cancel.load(Ordering::Relaxed) {
-            return Err(Error::Interrupted);
-        }
-        std::thread::sleep(step.min(wait - waited));
-        waited += step;
-    }
-    Ok(())
 }
 
 /// About four characters a token; good enough until a provider reports real numbers.

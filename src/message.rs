@@ -3,6 +3,7 @@
 //! Only `agent.rs` changes a history; this file just defines what a message is and how the
 //! invariant "every tool call is answered exactly once" is checked and repaired before a request.
 
+use crate::sse::{Reply, StreamedCall};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,6 +63,39 @@ impl Message {
         Message {
             tool_call_id: Some(call_id.to_string()),
             ..Message::plain(Role::Tool, text)
+        }
+    }
+
+    /// The assistant turn as history keeps it. Reasoning stays only next to tool calls, where
+    /// DeepSeek and Kimi thinking modes require it; ids are made unique if a provider repeated one.
+    pub fn from_reply(reply: &Reply) -> Message {
+        let mut seen = std::collections::HashSet::new();
+        let tool_calls = reply
+            .tool_calls
+            .iter()
+            .enumerate()
+            .map(|(i, call): (usize, &StreamedCall)| {
+                let mut id = call.id.clone();
+                if id.is_empty() || !seen.insert(id.clone()) {
+                    id = format!("call_{i}_{}", call.id);
+                    seen.insert(id.clone());
+                }
+                ToolCall {
+                    id,
+                    kind: "function".to_string(),
+                    function: FunctionCall {
+                        name: call.name.clone(),
+                        arguments: call.arguments.clone(),
+                    },
+                }
+            })
+            .collect();
+        let reasoning = (!reply.reasoning.is_empty()).then(|| reply.reasoning.clone());
+        Message {
+            content: (!reply.text.is_empty()).then(|| reply.text.clone()),
+            reasoning_content: reasoning,
+            tool_calls,
+            ..Message::assistant("")
         }
     }
 

@@ -149,11 +149,11 @@ fn stream_options_rejection_drops_stream_options() {
 
 #[test]
 fn other_bad_request_fails_at_once() {
-    let message = "This model's maximum context length is 128000 tokens.";
+    let message = "Invalid value for 'tool_choice': unknown mode.";
     let (out, requests) = check("bad_request", &[], vec![Reply::error(400, message), ok()]);
     assert_eq!(out.code, 1, "{out:?}");
     assert_eq!(requests.len(), 1);
-    assert!(out.stderr.contains("maximum context length"), "{out:?}");
+    assert!(out.stderr.contains("tool_choice"), "{out:?}");
 }
 
 /// Stalls longer than idle timeout + backoff: a retry arriving early proves the timeout fired.
