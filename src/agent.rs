@@ -5,7 +5,9 @@
 //! directory and the todo list. It does not talk HTTP (that is `llm.rs`) and does not know
 //! how any tool works (that is `tools/`).
 
-use crate::consent::{Answer, Consent, Verdict};
+use crate::batch::Batch;
+use crate::checkpoint::Checkpoints;
+use crate::consent::{Answer, Consent};
 use crate::error::Error;
 use crate::llm::{self, Llm};
 use crate::message::{self, Message, ToolCall};
@@ -59,6 +61,8 @@ pub struct Agent {
     cancel: Arc<AtomicBool>,
     /// Started on the first batch of several calls; sub-agents run their calls inline.
     pool: Option<Pool>,
+    /// What `/undo` can restore; `None` when nothing is tracked (sub-agents, the library default).
+    checkpoints: Option<Checkpoints>,
 }
 
 impl Agent {
@@ -73,6 +77,7 @@ impl Agent {
             max_rounds: 50,
             cancel: Arc::new(AtomicBool::new(false)),
             pool: None,
+            checkpoints: None,
         }
     }
 
@@ -105,6 +110,15 @@ impl Agent {
 
     pub fn llm(&self) -> &Llm {
         &self.llm
+    }
+
+    /// Track file changes for `/undo` and `/diff` from now on.
+    pub fn attach_checkpoints(&mut self, checkpoints: Checkpoints) {
+        self.checkpoints = Some(checkpoints);
+    }
+
+    pub fn checkpoints_mut(&mut self) -> Option<&mut Checkpoints> {
+        self.checkpoints.as_mut()
     }
 
     pub fn consent_mut(&mut self) -> &mut Consent {
@@ -194,78 +208,29 @@ impl Agent {
         Ok(Finish::RoundCap)
     }
 
-    /// Consent is settled here, on the caller's thread, before anything runs in parallel.
     fn run_tools(
         &mut self,
         calls: &[ToolCall],
         on_event: &mut dyn FnMut(Event),
         ask: &mut dyn FnMut(&str, &str) -> Answer,
     ) -> Vec<Outcome> {
-        let mut refusals = Vec::with_capacity(calls.len());
-        for call in calls {
-            let name = &call.function.name;
-            let summary = tools::summary(name, &call.function.arguments);
-            on_event(Event::ToolCall {
-                name,
-                summary: &summary,
-            });
-            refusals.push(self.settle_consent(name, &summary, on_event, ask));
+        // A sub-agent already runs on a pool worker, so its own calls run inline.
+        if self.tool_set == ToolSet::All && calls.len() > 1 && self.pool.is_none() {
+            self.pool = Some(Pool::new());
         }
-        let allowed: Vec<&ToolCall> = (calls.iter().zip(&refusals))
-            .filter(|(_, refusal)| refusal.is_none())
-            .map(|(call, _)| call)
-            .collect();
         let ctx = ToolContext {
             cwd: self.cwd.clone(),
             llm: self.llm.clone(),
             consent: self.consent.clone(),
             cancel: self.cancel.clone(),
         };
-        // A sub-agent already runs on a pool worker, so its own calls run inline.
-        let mut ran = if allowed.len() > 1 && self.tool_set == ToolSet::All {
-            let pool = self.pool.get_or_insert_with(Pool::new);
-            pool.run_batch(&allowed, &ctx)
-        } else {
-            let run = |c: &&ToolCall| tools::run(&c.function.name, &c.function.arguments, &ctx);
-            allowed.iter().map(run).collect()
-        }
-        .into_iter();
-        let outcomes: Vec<Outcome> = refusals
-            .into_iter()
-            .map(|refused| refused.or_else(|| ran.next()))
-            .map(|outcome| outcome.unwrap_or_else(|| Outcome::text("[interrupted]")))
-            .collect();
-        for (call, outcome) in calls.iter().zip(&outcomes) {
-            let (name, text) = (&call.function.name, &outcome.text);
-            on_event(Event::ToolResult { name, text });
-        }
-        outcomes
-    }
-
-    /// `None` when the call may run; otherwise the result the model reads instead.
-    fn settle_consent(
-        &mut self,
-        name: &str,
-        summary: &str,
-        on_event: &mut dyn FnMut(Event),
-        ask: &mut dyn FnMut(&str, &str) -> Answer,
-    ) -> Option<Outcome> {
-        match self.consent.verdict(name) {
-            Verdict::Run => None,
-            Verdict::Refuse(text) => Some(Outcome::text(text)),
-            Verdict::Ask => match ask(name, summary) {
-                Answer::Once => None,
-                Answer::Always => {
-                    if let Err(e) = self.consent.allow_always(name) {
-                        on_event(Event::Notice(&format!(
-                            "could not save the permission: {e}"
-                        )));
-                    }
-                    None
-                }
-                Answer::Deny => Some(Outcome::text(Consent::denial(name))),
-            },
-        }
+        let batch = Batch {
+            consent: &mut self.consent,
+            checkpoints: self.checkpoints.as_mut(),
+            pool: self.pool.as_ref(),
+            ctx,
+        };
+        batch.run(calls, on_event, ask)
     }
 
     /// Effects merge back in call order, so a batch ends where the same calls run one after

@@ -5,6 +5,7 @@
 //! shell around these three.
 
 pub mod agent;
+pub mod batch;
 pub mod checkpoint;
 pub mod config;
 pub mod consent;

@@ -1,0 +1,128 @@
+//! One reply's tool calls, from consent to results: the step "run tools" of the agent loop.
+//!
+//! On the caller's thread, in call order: show each call, settle consent (asking the user if
+//! the rules say so), and checkpoint the files the allowed calls will change. Then the allowed
+//! calls run (on the pool when there are several) and every call gets exactly one outcome, in
+//! call order. It never touches the history: the loop appends the results.
+
+use crate::agent::Event;
+use crate::checkpoint::Checkpoints;
+use crate::consent::{Answer, Consent, Verdict};
+use crate::message::ToolCall;
+use crate::tools::pool::Pool;
+use crate::tools::{self, Outcome, ToolContext, resolve};
+use serde_json::Value;
+
+/// What a batch needs from the agent, borrowed for the length of the batch.
+pub struct Batch<'a> {
+    pub consent: &'a mut Consent,
+    pub checkpoints: Option<&'a mut Checkpoints>,
+    /// `None` runs every call inline (a sub-agent already runs on a pool worker).
+    pub pool: Option<&'a Pool>,
+    pub ctx: ToolContext,
+}
+
+impl Batch<'_> {
+    pub fn run(
+        mut self,
+        calls: &[ToolCall],
+        on_event: &mut dyn FnMut(Event),
+        ask: &mut dyn FnMut(&str, &str) -> Answer,
+    ) -> Vec<Outcome> {
+        let mut refusals = Vec::with_capacity(calls.len());
+        for call in calls {
+            let name = &call.function.name;
+            let summary = tools::summary(name, &call.function.arguments);
+            on_event(Event::ToolCall {
+                name,
+                summary: &summary,
+            });
+            refusals.push(self.settle_consent(name, &summary, on_event, ask));
+        }
+        let allowed: Vec<&ToolCall> = (calls.iter().zip(&refusals))
+            .filter(|(_, refusal)| refusal.is_none())
+            .map(|(call, _)| call)
+            .collect();
+        let mark = self.checkpoint(&allowed, on_event);
+        let mut ran = match (self.pool, allowed.len()) {
+            (Some(pool), 2..) => pool.run_batch(&allowed, &self.ctx),
+            _ => (allowed.iter())
+                .map(|c| tools::run(&c.function.name, &c.function.arguments, &self.ctx))
+                .collect(),
+        }
+        .into_iter();
+        if let (Some(checkpoints), Some(mark)) = (self.checkpoints, mark) {
+            // A failed edit changed nothing: it must not become an /undo step.
+            let _ = checkpoints.forget_unchanged(mark);
+        }
+        let outcomes: Vec<Outcome> = refusals
+            .into_iter()
+            .map(|refused| refused.or_else(|| ran.next()))
+            .map(|outcome| outcome.unwrap_or_else(|| Outcome::text("[interrupted]")))
+            .collect();
+        for (call, outcome) in calls.iter().zip(&outcomes) {
+            let (name, text) = (&call.function.name, &outcome.text);
+            on_event(Event::ToolResult { name, text });
+        }
+        outcomes
+    }
+
+    /// `None` when the call may run; otherwise the result the model reads instead.
+    fn settle_consent(
+        &mut self,
+        name: &str,
+        summary: &str,
+        on_event: &mut dyn FnMut(Event),
+        ask: &mut dyn FnMut(&str, &str) -> Answer,
+    ) -> Option<Outcome> {
+        match self.consent.verdict(name) {
+            Verdict::Run => None,
+            Verdict::Refuse(text) => Some(Outcome::text(text)),
+            Verdict::Ask => match ask(name, summary) {
+                Answer::Once => None,
+                Answer::Always => {
+                    if let Err(e) = self.consent.allow_always(name) {
+                        let notice = format!("could not save the permission: {e}");
+                        on_event(Event::Notice(&notice));
+                    }
+                    None
+                }
+                Answer::Deny => Some(Outcome::text(Consent::denial(name))),
+            },
+        }
+    }
+
+    /// Record what each allowed call may change, before it runs. Returns the stack height to
+    /// compare against afterwards. A file that cannot be recorded still gets edited: the user
+    /// is told that this change cannot be undone.
+    fn checkpoint(
+        &mut self,
+        allowed: &[&ToolCall],
+        on_event: &mut dyn FnMut(Event),
+    ) -> Option<usize> {
+        let checkpoints = self.checkpoints.as_deref_mut()?;
+        let mark = checkpoints.len();
+        for call in allowed {
+            let args: Value = serde_json::from_str(&call.function.arguments).unwrap_or_default();
+            let text = |key: &str| {
+                args.get(key)
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string()
+            };
+            let recorded = match call.function.name.as_str() {
+                "write_file" | "edit_file" if !text("file_path").is_empty() => {
+                    checkpoints.record(&resolve(&self.ctx.cwd, &text("file_path")))
+                }
+                "bash" => checkpoints.record_bash(&text("command")),
+                "agent" => checkpoints.record_bash(&format!("a sub-agent: {}", text("task"))),
+                _ => Ok(()),
+            };
+            if let Err(e) = recorded {
+                let notice = format!("/undo will not cover this {}: {e}", call.function.name);
+                on_event(Event::Notice(&notice));
+            }
+        }
+        Some(mark)
+    }
+}
