@@ -6,13 +6,14 @@
 //! It does not parse tool arguments, run tools or touch the history.
 
 use crate::config::Config;
+use crate::cost::{Ledger, PriceTable};
 use crate::error::Error;
 use crate::http;
 use crate::message::Message;
 use crate::sse::{self, Delta, Reply, StreamError, Usage};
 use serde_json::{Value, json};
 use std::io::BufReader;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -25,7 +26,9 @@ pub struct Llm {
     http: Mutex<ureq::Agent>,
     /// Learnt from 400 answers; shared by every request (and sub-agent) of the session.
     adaptations: Mutex<Adaptations>,
-    totals: Mutex<Usage>,
+    prices: Arc<PriceTable>,
+    /// Every request of the session, priced at the model it used.
+    ledger: Mutex<Ledger>,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -66,20 +69,27 @@ impl Llm {
             config,
             http: Mutex::new(http),
             adaptations: Mutex::new(Adaptations::default()),
-            totals: Mutex::new(Usage::default()),
+            prices: Arc::new(PriceTable::builtin()),
+            ledger: Mutex::new(Ledger::default()),
         }
     }
 
-    /// The same session on another model: a fresh connection and adaptations, same totals.
+    /// Price requests with this table (the built-in one plus `~/.corecoder/pricing.json`).
+    pub fn with_prices(mut self, prices: PriceTable) -> Llm {
+        self.prices = Arc::new(prices);
+        self
+    }
+
+    /// The same session on another model: a fresh connection and adaptations; the ledger
+    /// carries over, so what was spent stays priced at the model that spent it.
     pub fn with_model(&self, model: &str) -> Llm {
         let config = Config {
             model: model.to_string(),
             ..self.config.clone()
         };
-        let llm = Llm::new(config);
-        if let Ok(mut totals) = llm.totals.lock() {
-            *totals = self.usage();
-        }
+        let mut llm = Llm::new(config);
+        llm.prices = self.prices.clone();
+        llm.ledger = Mutex::new(self.ledger());
         llm
     }
 
@@ -87,9 +97,18 @@ impl Llm {
         &self.config
     }
 
-    /// Tokens used by every request of this session so far (sub-agents included).
+    /// Tokens used by every request of this session so far (sub-agents and summaries included).
     pub fn usage(&self) -> Usage {
-        self.totals.lock().map(|t| t.clone()).unwrap_or_default()
+        self.ledger().usage()
+    }
+
+    /// Tokens and dollars so far, as one line (`/tokens`, the end of a `-p` run).
+    pub fn cost_summary(&self) -> String {
+        self.ledger().summary()
+    }
+
+    fn ledger(&self) -> Ledger {
+        self.ledger.lock().map(|l| l.clone()).unwrap_or_default()
     }
 
     /// A whole answer that no one watches (the compaction summary): the same streamed request
@@ -291,10 +310,8 @@ impl Llm {
             .usage
             .clone()
             .unwrap_or_else(|| estimate_usage(reply, messages));
-        if let Ok(mut totals) = self.totals.lock() {
-            totals.prompt_tokens += usage.prompt_tokens;
-            totals.completion_tokens += usage.completion_tokens;
-            totals.cached_tokens += usage.cached_tokens;
+        if let Ok(mut ledger) = self.ledger.lock() {
+            ledger.record(&self.prices, &self.config.model, &usage);
         }
     }
 }

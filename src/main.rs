@@ -5,7 +5,7 @@
 
 use corecoder::config::{self, HELP, Invocation, RunOptions};
 use corecoder::consent::{Consent, Mode};
-use corecoder::terminal::{self, Display, Show};
+use corecoder::terminal::{self, DIM, Display, Show};
 use corecoder::{Agent, Error, Llm, demo, http, repl};
 use std::sync::Arc;
 
@@ -74,6 +74,7 @@ fn one_shot(options: RunOptions, task: &str) -> Result<i32, Error> {
     agent.set_max_rounds(options.max_rounds);
     terminal::watch_ctrl_c(agent.cancel_flag())?;
     let display = Display::new(Show::Calls);
-    let finish = display.with_spinner(&mut || agent.run(task, &mut |event| display.show(event)))?;
-    Ok(display.finish(&finish))
+    let finish = display.with_spinner(&mut || agent.run(task, &mut |event| display.show(event)));
+    display.note(&display.paint(DIM, &agent.llm().cost_summary()));
+    Ok(display.finish(&finish?))
 }

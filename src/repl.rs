@@ -149,13 +149,7 @@ fn command(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
             agent.switch_model(arg);
             display.note(&format!("Model: {arg}"));
         }
-        "/tokens" => {
-            let usage = agent.llm().usage();
-            display.note(&format!(
-                "Tokens: {} prompt ({} cached), {} completion. Cost: not available yet.",
-                usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens
-            ));
-        }
+        "/tokens" => display.note(&agent.llm().cost_summary()),
         "/plan" => {
             let consent = agent.consent_mut();
             consent.plan = match consent.plan {
