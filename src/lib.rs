@@ -17,6 +17,7 @@ pub mod llm;
 pub mod message;
 pub mod prompt;
 pub mod repl;
+pub mod session;
 pub mod sse;
 pub mod terminal;
 pub mod tools;
