@@ -58,7 +58,8 @@ fn today() -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
+/// Days since 1970-01-01 to (year, month, day); also names session files.
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);

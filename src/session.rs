@@ -151,32 +151,10 @@ fn open_append(path: &Path) -> io::Result<File> {
 
 /// `YYYYMMDD-HHMMSS` in UTC, computed here to avoid a date dependency.
 fn utc_stamp(unix_secs: u64) -> String {
-    let (year, month, day) = civil_date(unix_secs / 86_400);
+    let (year, month, day) = crate::prompt::civil_from_days((unix_secs / 86_400) as i64);
     let secs = unix_secs % 86_400;
     let (hour, minute, second) = (secs / 3600, secs % 3600 / 60, secs % 60);
     format!("{year:04}{month:02}{day:02}-{hour:02}{minute:02}{second:02}")
-}
-
-/// Days since 1970-01-01 to (year, month, day), walking year by year: a few dozen steps,
-/// and plainly correct rather than clever.
-fn civil_date(mut days: u64) -> (u64, u64, u64) {
-    let leap = |year: u64| {
-        u64::from(year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400)))
-    };
-    let mut year = 1970;
-    while days >= 365 + leap(year) {
-        days -= 365 + leap(year);
-        year += 1;
-    }
-    let mut month = 1;
-    for length in [31, 28 + leap(year), 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] {
-        if days < length {
-            break;
-        }
-        days -= length;
-        month += 1;
-    }
-    (year, month, days + 1)
 }
 
 /// A session as `load` rebuilt it.
