@@ -12,6 +12,7 @@ use crate::error::Error;
 use crate::llm::{self, Llm};
 use crate::message::{self, Message, ToolCall};
 use crate::prompt;
+use crate::session::SessionLog;
 use crate::tools::pool::Pool;
 use crate::tools::todo_write::Todo;
 use crate::tools::{self, Effect, Outcome, ToolContext, ToolSet};
@@ -63,6 +64,10 @@ pub struct Agent {
     pool: Option<Pool>,
     /// What `/undo` can restore; `None` when nothing is tracked (sub-agents, the library default).
     checkpoints: Option<Checkpoints>,
+    /// Where the conversation is written as it happens; `None` for sub-agents and by default.
+    log: Option<SessionLog>,
+    /// Set when the log could not be written; shown at the start of the next round.
+    log_failure: Option<String>,
 }
 
 impl Agent {
@@ -78,6 +83,8 @@ impl Agent {
             cancel: Arc::new(AtomicBool::new(false)),
             pool: None,
             checkpoints: None,
+            log: None,
+            log_failure: None,
         }
     }
 
@@ -134,6 +141,22 @@ impl Agent {
     pub fn reset(&mut self) {
         self.history.truncate(1);
         self.todos.clear();
+        self.log_whole_history();
+    }
+
+    /// Write every message to `log` from now on.
+    pub fn attach_log(&mut self, log: SessionLog) {
+        self.log = Some(log);
+    }
+
+    pub fn log_mut(&mut self) -> Option<&mut SessionLog> {
+        self.log.as_mut()
+    }
+
+    /// Continue an earlier conversation (already repaired by `session::load`).
+    pub fn resume(&mut self, messages: Vec<Message>) {
+        self.history.truncate(1);
+        self.history.extend(messages);
     }
 
     /// Run a task where no one can be asked: calls that would need consent are refused.
@@ -150,7 +173,7 @@ impl Agent {
         ask: &mut dyn FnMut(&str, &str) -> Answer,
     ) -> Result<Finish, Error> {
         self.cancel.store(false, Ordering::Relaxed);
-        self.history.push(Message::user(task));
+        self.push(Message::user(task));
         let tool_schemas = tools::schemas(self.tool_set);
         for round in 1..=self.max_rounds {
             // 1. A fresh system prompt: the cwd, todo list and plan mode may have changed.
@@ -158,7 +181,12 @@ impl Agent {
                 prompt::system_prompt(&self.cwd, &self.todos, self.tool_set, self.consent.plan);
             self.history[0] = Message::system(&system);
             // 2. Never send a history the provider would reject (a call left unanswered).
-            message::repair_tool_pairs(&mut self.history);
+            if message::repair_tool_pairs(&mut self.history) > 0 {
+                self.log_whole_history();
+            }
+            if let Some(failure) = self.log_failure.take() {
+                on_event(Event::Notice(&failure));
+            }
 
             // 3. Stream the reply; text and reasoning reach the caller as they arrive.
             on_event(Event::Requesting { round });
@@ -177,8 +205,7 @@ impl Agent {
             let reply = match streamed {
                 // Ctrl+C mid-answer: keep what the user already saw, so the next turn knows.
                 Err(Error::Interrupted) if !partial.is_empty() => {
-                    self.history
-                        .push(Message::assistant(&format!("{partial}\n[interrupted]")));
+                    self.push(Message::assistant(&format!("{partial}\n[interrupted]")));
                     return Err(Error::Interrupted);
                 }
                 other => other?,
@@ -186,19 +213,17 @@ impl Agent {
 
             // 4. No tool calls: this is the answer.
             if reply.tool_calls.is_empty() {
-                self.history.push(Message::assistant(&reply.text));
+                self.push(Message::assistant(&reply.text));
                 return Ok(Finish::Answer(reply.text));
             }
 
             // 5. Record the calls, run them, and answer each one, in call order.
             let assistant = Message::from_reply(&reply);
-            let outcomes = self.run_tools(&assistant.tool_calls, on_event, ask);
-            let answers: Vec<Message> = (assistant.tool_calls.iter().zip(&outcomes))
-                .map(|(call, outcome)| Message::tool_result(&call.id, &outcome.text))
-                .collect();
-            self.history.push(assistant);
-            self.history.extend(answers);
-            for outcome in outcomes {
+            let calls = assistant.tool_calls.clone();
+            self.push(assistant);
+            let outcomes = self.run_tools(&calls, on_event, ask);
+            for (call, outcome) in calls.iter().zip(outcomes) {
+                self.push(Message::tool_result(&call.id, &outcome.text));
                 self.apply(outcome.effect);
             }
             if self.cancel.load(Ordering::Relaxed) {
@@ -231,6 +256,28 @@ impl Agent {
             ctx,
         };
         batch.run(calls, on_event, ask)
+    }
+
+    /// Every message joins the history here, and the session log at the same moment, so a
+    /// crash loses at most the line being written.
+    fn push(&mut self, message: Message) {
+        if let Some(log) = &mut self.log
+            && let Err(e) = log.append(&message)
+        {
+            self.log_failure = Some(format!("the session log stopped: {e}"));
+            self.log = None;
+        }
+        self.history.push(message);
+    }
+
+    /// The history was rewritten (repair, compaction, reset): the log records it whole.
+    fn log_whole_history(&mut self) {
+        if let Some(log) = &mut self.log
+            && let Err(e) = log.replace(&self.history)
+        {
+            self.log_failure = Some(format!("the session log stopped: {e}"));
+            self.log = None;
+        }
     }
 
     /// Effects merge back in call order, so a batch ends where the same calls run one after

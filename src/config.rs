@@ -38,6 +38,8 @@ pub struct RunOptions {
     pub max_rounds: u32,
     pub demo: bool,
     pub resume: Option<Resume>,
+    /// `-m` was given: a resumed session keeps this model rather than its own.
+    pub model_from_flag: bool,
 }
 
 /// Which earlier session to continue.
@@ -160,6 +162,7 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
         max_rounds: 50,
         demo: false,
         resume: None,
+        model_from_flag: false,
     };
     let mut parser = lexopt::Parser::from_args(args);
     while let Some(arg) = parser.next().map_err(usage)? {
@@ -168,7 +171,10 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
             Short('v') | Long("version") => return Ok(Invocation::Version),
             Short('p') | Long("prompt") => run.prompt = Some(text_value(&mut parser, "--prompt")?),
             Short('y') | Long("yes") => run.approve_all = true,
-            Short('m') | Long("model") => config.model = text_value(&mut parser, "--model")?,
+            Short('m') | Long("model") => {
+                config.model = text_value(&mut parser, "--model")?;
+                run.model_from_flag = true;
+            }
             Long("base-url") => config.base_url = text_value(&mut parser, "--base-url")?,
             Long("api-key") => config.api_key = Some(text_value(&mut parser, "--api-key")?),
             Long("max-rounds") => {

@@ -18,6 +18,7 @@ pub mod message;
 pub mod prompt;
 pub mod repl;
 pub mod session;
+pub mod setup;
 pub mod sse;
 pub mod terminal;
 pub mod tools;

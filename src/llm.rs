@@ -13,8 +13,8 @@ use crate::message::Message;
 use crate::sse::{self, Delta, Reply, StreamError, Usage};
 use serde_json::{Value, json};
 use std::io::BufReader;
-use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 const MAX_RETRIES: u32 = 4;

@@ -4,10 +4,10 @@
 //! It only wires `Config`, `Llm`, `Agent` and the terminal together; no agent logic here.
 
 use corecoder::config::{self, HELP, Invocation, RunOptions};
-use corecoder::consent::{Consent, Mode};
+use corecoder::consent::Mode;
+use corecoder::setup::{self, Started};
 use corecoder::terminal::{self, DIM, Display, Show};
-use corecoder::{Agent, Error, Llm, demo, http, repl};
-use std::sync::Arc;
+use corecoder::{Error, demo, http, repl};
 
 fn main() {
     let code = match config::from_command_line() {
@@ -67,13 +67,12 @@ fn one_shot(options: RunOptions, task: &str) -> Result<i32, Error> {
         true => Mode::AllowAll,
         false => Mode::ReadOnly,
     };
-    let cwd =
-        std::env::current_dir().map_err(|e| Error::Io(format!("no working directory: {e}")))?;
-    let llm = Arc::new(Llm::new(options.config));
-    let mut agent = Agent::new(llm, cwd, Consent::new(mode));
-    agent.set_max_rounds(options.max_rounds);
+    let Started { mut agent, notes } = setup::start(&options, mode)?;
     terminal::watch_ctrl_c(agent.cancel_flag())?;
     let display = Display::new(Show::Calls);
+    for note in notes {
+        display.note(&note);
+    }
     let finish = display.with_spinner(&mut || agent.run(task, &mut |event| display.show(event)));
     display.note(&display.paint(DIM, &agent.llm().cost_summary()));
     Ok(display.finish(&finish?))

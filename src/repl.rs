@@ -6,15 +6,15 @@
 //! only clears the line. It does not know how tools or requests work.
 
 use crate::agent::{Agent, Finish};
+use crate::checkpoint::Checkpoints;
 use crate::config::RunOptions;
-use crate::consent::{Answer, Consent, Mode, Plan};
+use crate::consent::{Answer, Mode, Plan};
 use crate::error::Error;
-use crate::llm::Llm;
+use crate::session;
+use crate::setup::{self, Started};
 use crate::terminal::{self, BOLD, DIM, Display, Show};
 use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
-use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 const HELP: &str = "\
@@ -24,7 +24,11 @@ Type a task and press Enter. End a line with \\ to continue on the next one.
   /tokens           tokens used so far
   /plan             toggle plan mode (read-only; type `approve` to carry the plan out)
   /reset            forget the conversation
-  /compact /diff /undo /save /sessions /mcp   (not available yet)
+  /undo             put back the last file change made by a tool
+  /diff             files changed this session, with their diffs
+  /save [NAME]      name this session (resume it with corecoder -r NAME)
+  /sessions         the latest 20 sessions
+  /compact /mcp     (not available yet)
   quit, exit, Ctrl+D   leave; Ctrl+C stops a running turn";
 
 /// What a line typed at the prompt asks for.
@@ -36,16 +40,12 @@ enum Input {
 }
 
 pub fn run(options: RunOptions) -> Result<i32, Error> {
-    let home = home_dir().join(".corecoder");
+    let home = setup::corecoder_home();
     let mode = match options.approve_all {
         true => Mode::AllowAll,
         false => Mode::Ask,
     };
-    let (consent, warning) = Consent::with_file(mode, home.join("permissions.json"));
-    let cwd =
-        std::env::current_dir().map_err(|e| Error::Io(format!("no working directory: {e}")))?;
-    let mut agent = Agent::new(Arc::new(Llm::new(options.config)), cwd, consent);
-    agent.set_max_rounds(options.max_rounds);
+    let Started { mut agent, notes } = setup::start(&options, mode)?;
     let cancel = agent.cancel_flag();
     terminal::watch_ctrl_c(cancel.clone())?;
     let display = Display::new(Show::CallsAndResults);
@@ -53,8 +53,8 @@ pub fn run(options: RunOptions) -> Result<i32, Error> {
     let history = home.join("history");
     let _ = editor.load_history(&history);
     banner(&display, &agent, mode);
-    if let Some(warning) = warning {
-        display.note(&warning);
+    for note in notes {
+        display.note(&note);
     }
     loop {
         let task = match read_input(&mut editor, agent.consent_mut().plan) {
@@ -166,12 +166,56 @@ fn command(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
             agent.reset();
             display.note("Conversation cleared.");
         }
-        "/compact" | "/diff" | "/undo" | "/save" | "/sessions" | "/mcp" => {
-            display.note(&format!("{name} is not available yet."));
-        }
+        "/undo" => match agent.checkpoints_mut().map(|c| c.undo()) {
+            Some(Ok(done)) | Some(Err(done)) => display.note(&done),
+            None => display.note("/undo is off in this session (see the note at start)."),
+        },
+        "/diff" => match agent.checkpoints_mut() {
+            Some(checkpoints) => display.note(&checkpoints.diff()),
+            None => display.note("/diff is off in this session (see the note at start)."),
+        },
+        "/save" => save(agent, display, arg),
+        "/sessions" => sessions(display),
+        "/compact" | "/mcp" => display.note(&format!("{name} is not available yet.")),
         _ => display.note(&format!("Unknown command: {name} (see /help)")),
     }
     None
+}
+
+/// `/save NAME`: rename the session (and its checkpoints) so `corecoder -r NAME` finds it.
+fn save(agent: &mut Agent, display: &Display, name: &str) {
+    let home = setup::corecoder_home();
+    let Some(log) = agent.log_mut() else {
+        return display.note("This session is not being saved (see the note at start).");
+    };
+    if name.is_empty() {
+        return display.note(&format!("Session: {} (give a name: /save NAME)", log.id()));
+    }
+    let old = log.id().to_string();
+    match log.rename(name) {
+        Ok(new) => {
+            let from = setup::checkpoint_dir(&home, &old);
+            let to = setup::checkpoint_dir(&home, &new);
+            let _ = std::fs::rename(&from, &to);
+            let (checkpoints, _) = Checkpoints::open(&to);
+            agent.attach_checkpoints(checkpoints);
+            display.note(&format!("Saved as {new}: resume with corecoder -r {new}"));
+        }
+        Err(e) => display.note(&format!("Not saved: {e}")),
+    }
+}
+
+/// `/sessions`: the latest 20, newest first.
+fn sessions(display: &Display) {
+    let dir = setup::sessions_dir(&setup::corecoder_home());
+    let list = session::list(&dir, 20);
+    if list.is_empty() {
+        return display.note("No saved sessions yet.");
+    }
+    for summary in list {
+        display.note(&format!("{:<24} {}", summary.id, summary.preview));
+    }
+    display.note("Resume one with corecoder -r ID.");
 }
 
 fn turn(agent: &mut Agent, display: &Display, editor: &mut DefaultEditor, task: &str) {
@@ -210,10 +254,4 @@ fn ask(editor: &mut DefaultEditor, display: &Display, name: &str, summary: &str)
     // The call runs next (or the model is told no): either way, something is being waited for.
     display.spinner.start(name);
     answer
-}
-
-fn home_dir() -> PathBuf {
-    std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(std::env::temp_dir)
 }

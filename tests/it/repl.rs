@@ -285,11 +285,18 @@ fn unknown_slash_command_sends_nothing() {
 }
 
 #[test]
-fn not_yet_commands_say_so() {
-    let sandbox = Sandbox::new("repl_not_yet");
+fn local_commands_send_nothing() {
+    let sandbox = Sandbox::new("repl_local_commands");
     let mut repl = Session::start(&sandbox, vec![answer("should not be asked")]);
-    for command in ["/compact", "/diff", "/undo", "/save", "/sessions", "/mcp"] {
-        repl.turn(command, "not available yet");
+    let commands = [
+        ("/diff", "No files changed this session."),
+        ("/undo", "Nothing to undo."),
+        ("/save", "give a name: /save NAME"),
+        ("/sessions", "Resume one with corecoder -r ID."),
+        ("/mcp", "not available yet"),
+    ];
+    for (command, reply) in commands {
+        repl.turn(command, reply);
     }
     assert!(repl.server.requests().is_empty(), "{}", repl.pty.screen());
 }
