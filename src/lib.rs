@@ -7,6 +7,7 @@
 pub mod agent;
 pub mod config;
 pub mod consent;
+pub mod context;
 pub mod demo;
 pub mod error;
 pub mod http;
