@@ -9,6 +9,7 @@ pub mod batch;
 pub mod checkpoint;
 pub mod config;
 pub mod consent;
+pub mod context;
 pub mod cost;
 pub mod demo;
 pub mod error;
