@@ -8,14 +8,17 @@
 use crate::batch::Batch;
 use crate::checkpoint::Checkpoints;
 use crate::consent::{Answer, Consent};
+use crate::context::{self, Estimator, Report, SummarySource, Tier};
 use crate::error::Error;
 use crate::llm::{self, Llm};
 use crate::message::{self, Message, ToolCall};
 use crate::prompt;
 use crate::session::SessionLog;
+use crate::sse::Reply;
 use crate::tools::pool::Pool;
 use crate::tools::todo_write::Todo;
 use crate::tools::{self, Effect, Outcome, ToolContext, ToolSet};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -64,6 +67,8 @@ pub struct Agent {
     pool: Option<Pool>,
     /// What `/undo` can restore; `None` when nothing is tracked (sub-agents, the library default).
     checkpoints: Option<Checkpoints>,
+    /// Calibrated by the provider's real prompt sizes; decides when to compact.
+    estimator: Estimator,
     /// Where the conversation is written as it happens; `None` for sub-agents and by default.
     log: Option<SessionLog>,
     /// Set when the log could not be written; shown at the start of the next round.
@@ -83,6 +88,7 @@ impl Agent {
             cancel: Arc::new(AtomicBool::new(false)),
             pool: None,
             checkpoints: None,
+            estimator: Estimator::new(),
             log: None,
             log_failure: None,
         }
@@ -188,36 +194,23 @@ impl Agent {
                 on_event(Event::Notice(&failure));
             }
 
-            // 3. Stream the reply; text and reasoning reach the caller as they arrive.
-            on_event(Event::Requesting { round });
-            let mut partial = String::new();
-            let mut forward = |event: llm::Event| {
-                match event {
-                    llm::Event::Text(text) => partial.push_str(text),
-                    llm::Event::Retry { .. } => partial.clear(),
-                    llm::Event::Reasoning(_) => {}
-                }
-                on_event(Event::Llm(event));
-            };
-            let streamed =
-                self.llm
-                    .stream(&self.history, &tool_schemas, &self.cancel, &mut forward);
-            let reply = match streamed {
-                // Ctrl+C mid-answer: keep what the user already saw, so the next turn knows.
-                Err(Error::Interrupted) if !partial.is_empty() => {
-                    self.push(Message::assistant(&format!("{partial}\n[interrupted]")));
-                    return Err(Error::Interrupted);
-                }
-                other => other?,
-            };
+            // 3. Keep the prompt inside the context window: snip, summarise or collapse.
+            let tokens = self.estimator.estimate(&self.history);
+            if let Some(tier) = context::tier_for(tokens, self.max_context()) {
+                self.compact(tier, on_event);
+            }
 
-            // 4. No tool calls: this is the answer.
+            // 4. Stream the reply; text and reasoning reach the caller as they arrive.
+            on_event(Event::Requesting { round });
+            let reply = self.ask_model(&tool_schemas, on_event)?;
+
+            // 5. No tool calls: this is the answer.
             if reply.tool_calls.is_empty() {
                 self.push(Message::assistant(&reply.text));
                 return Ok(Finish::Answer(reply.text));
             }
 
-            // 5. Record the calls, run them, and answer each one, in call order.
+            // 6. Record the calls, run them, and answer each one, in call order.
             let assistant = Message::from_reply(&reply);
             let calls = assistant.tool_calls.clone();
             self.push(assistant);
@@ -231,6 +224,76 @@ impl Agent {
             }
         }
         Ok(Finish::RoundCap)
+    }
+
+    /// Stream one reply. A prompt the provider calls too long is compacted one tier harder
+    /// and sent once more; Ctrl+C mid-answer keeps the part the user already saw.
+    fn ask_model(
+        &mut self,
+        tools: &[Value],
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<Reply, Error> {
+        let mut squeezed = false;
+        loop {
+            let mut partial = String::new();
+            let mut forward = |event: llm::Event| {
+                match event {
+                    llm::Event::Text(text) => partial.push_str(text),
+                    llm::Event::Retry { .. } => partial.clear(),
+                    llm::Event::Reasoning(_) => {}
+                }
+                on_event(Event::Llm(event));
+            };
+            match self
+                .llm
+                .stream(&self.history, tools, &self.cancel, &mut forward)
+            {
+                Ok(reply) => {
+                    if let Some(usage) = &reply.usage {
+                        self.estimator
+                            .calibrate(self.history.len(), usage.prompt_tokens);
+                    }
+                    return Ok(reply);
+                }
+                Err(Error::ContextTooLong(_)) if !squeezed => {
+                    squeezed = true;
+                    let tokens = self.estimator.estimate(&self.history);
+                    let tier = context::harder(context::tier_for(tokens, self.max_context()));
+                    self.compact(tier, on_event);
+                }
+                Err(Error::Interrupted) if !partial.is_empty() => {
+                    self.push(Message::assistant(&format!("{partial}\n[interrupted]")));
+                    return Err(Error::Interrupted);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Shrink the history at `tier` (the summary is a model call of its own, counted in the
+    /// cost like any other) and tell the user when anything changed.
+    pub fn compact(&mut self, tier: Tier, on_event: &mut dyn FnMut(Event)) -> Report {
+        let (llm, cancel) = (self.llm.clone(), self.cancel.clone());
+        let mut summarise =
+            |prompt: Vec<Message>| llm.complete(&prompt, &cancel).map_err(|e| e.to_string());
+        let report = context::compact(&mut self.history, tier, &mut summarise);
+        self.estimator.reset();
+        if report.after < report.before {
+            self.log_whole_history();
+            let mut notice = format!(
+                "context {tier:?}: {} → {} tokens",
+                report.before, report.after
+            );
+            if let SummarySource::Fallback(why) = &report.summary {
+                notice.push_str(&format!(" (summary made without the model: {why})"));
+            }
+            on_event(Event::Notice(&notice));
+        }
+        report
+    }
+
+    fn max_context(&self) -> usize {
+        self.llm.config().max_context as usize
     }
 
     fn run_tools(

@@ -9,6 +9,7 @@ use crate::agent::{Agent, Finish};
 use crate::checkpoint::Checkpoints;
 use crate::config::RunOptions;
 use crate::consent::{Answer, Mode, Plan};
+use crate::context::Tier;
 use crate::error::Error;
 use crate::session;
 use crate::setup::{self, Started};
@@ -28,7 +29,8 @@ Type a task and press Enter. End a line with \\ to continue on the next one.
   /diff             files changed this session, with their diffs
   /save [NAME]      name this session (resume it with corecoder -r NAME)
   /sessions         the latest 20 sessions
-  /compact /mcp     (not available yet)
+  /compact          summarise the older part of the conversation now
+  /mcp              (not available yet)
   quit, exit, Ctrl+D   leave; Ctrl+C stops a running turn";
 
 /// What a line typed at the prompt asks for.
@@ -176,7 +178,14 @@ fn command(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
         },
         "/save" => save(agent, display, arg),
         "/sessions" => sessions(display),
-        "/compact" | "/mcp" => display.note(&format!("{name} is not available yet.")),
+        "/compact" => {
+            let report = agent.compact(Tier::Summarise, &mut |event| display.show(event));
+            display.note(&format!(
+                "Compacted: {} → {} tokens.",
+                report.before, report.after
+            ));
+        }
+        "/mcp" => display.note(&format!("{name} is not available yet.")),
         _ => display.note(&format!("Unknown command: {name} (see /help)")),
     }
     None
