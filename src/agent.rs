@@ -10,9 +10,10 @@ use crate::checkpoint::Checkpoints;
 use crate::consent::{Answer, Consent};
 use crate::context::{self, Estimator, Report, SummarySource, Tier};
 use crate::error::Error;
+use crate::instructions::Instructions;
 use crate::llm::{self, Llm};
 use crate::message::{self, Message, ToolCall};
-use crate::prompt;
+use crate::prompt::{self, Situation};
 use crate::session::SessionLog;
 use crate::sse::Reply;
 use crate::tools::pool::Pool;
@@ -67,6 +68,8 @@ pub struct Agent {
     pool: Option<Pool>,
     /// What `/undo` can restore; `None` when nothing is tracked (sub-agents, the library default).
     checkpoints: Option<Checkpoints>,
+    /// The project's `AGENTS.md` files; `None` leaves them out (library default).
+    instructions: Option<Instructions>,
     /// Calibrated by the provider's real prompt sizes; decides when to compact.
     estimator: Estimator,
     /// Where the conversation is written as it happens; `None` for sub-agents and by default.
@@ -88,6 +91,7 @@ impl Agent {
             cancel: Arc::new(AtomicBool::new(false)),
             pool: None,
             checkpoints: None,
+            instructions: None,
             estimator: Estimator::new(),
             log: None,
             log_failure: None,
@@ -98,6 +102,7 @@ impl Agent {
     pub fn sub_agent(ctx: &ToolContext, max_rounds: u32) -> Agent {
         let consent = ctx.consent.for_sub_agent();
         let mut agent = Agent::new(ctx.llm.clone(), ctx.cwd.clone(), consent);
+        agent.instructions = ctx.instructions.clone();
         agent.tool_set = ToolSet::WithoutAgent;
         agent.max_rounds = max_rounds;
         agent.cancel = ctx.cancel.clone();
@@ -123,6 +128,11 @@ impl Agent {
 
     pub fn llm(&self) -> &Llm {
         &self.llm
+    }
+
+    /// Put the project's instructions in the system prompt (re-read when they change).
+    pub fn set_instructions(&mut self, instructions: Instructions) {
+        self.instructions = Some(instructions);
     }
 
     /// Track file changes for `/undo` and `/diff` from now on.
@@ -181,10 +191,23 @@ impl Agent {
         self.cancel.store(false, Ordering::Relaxed);
         self.push(Message::user(task));
         let tool_schemas = tools::schemas(self.tool_set);
+        let tool_names: Vec<String> = (tool_schemas.iter())
+            .filter_map(|s| s["function"]["name"].as_str().map(String::from))
+            .collect();
         for round in 1..=self.max_rounds {
             // 1. A fresh system prompt: the cwd, todo list and plan mode may have changed.
-            let system =
-                prompt::system_prompt(&self.cwd, &self.todos, self.tool_set, self.consent.plan);
+            let instructions = match &mut self.instructions {
+                Some(instructions) => instructions.text(&self.cwd).to_string(),
+                None => String::new(),
+            };
+            let system = prompt::system_prompt(&Situation {
+                cwd: &self.cwd,
+                tools: &tool_names,
+                tool_set: self.tool_set,
+                plan: self.consent.plan,
+                todos: &self.todos,
+                instructions: &instructions,
+            });
             self.history[0] = Message::system(&system);
             // 2. Never send a history the provider would reject (a call left unanswered).
             if message::repair_tool_pairs(&mut self.history) > 0 {
@@ -307,6 +330,7 @@ impl Agent {
             self.pool = Some(Pool::new());
         }
         let ctx = ToolContext {
+            instructions: self.instructions.clone(),
             cwd: self.cwd.clone(),
             llm: self.llm.clone(),
             consent: self.consent.clone(),

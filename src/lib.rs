@@ -14,6 +14,7 @@ pub mod cost;
 pub mod demo;
 pub mod error;
 pub mod http;
+pub mod instructions;
 pub mod llm;
 pub mod message;
 pub mod prompt;

@@ -24,18 +24,31 @@ const PLAN_MODE: &str = "\nPLAN MODE IS ON. Do not change anything: bash, write_
 and agent will be refused. Investigate with read_file, glob and grep, then present a numbered \
 plan and stop. The user will approve it before you carry it out.\n";
 
-pub fn system_prompt(cwd: &Path, todos: &[Todo], tool_set: ToolSet, plan: Plan) -> String {
-    let tools = match tool_set {
-        ToolSet::All => "bash, read_file, write_file, edit_file, glob, grep, todo_write, agent",
-        ToolSet::WithoutAgent => "bash, read_file, write_file, edit_file, glob, grep, todo_write",
-    };
+/// Everything the prompt describes, as it stands at the start of a round.
+pub struct Situation<'a> {
+    pub cwd: &'a Path,
+    pub tools: &'a [String],
+    pub tool_set: ToolSet,
+    pub plan: Plan,
+    pub todos: &'a [Todo],
+    /// `AGENTS.md` and friends, already joined under their headings.
+    pub instructions: &'a str,
+}
+
+pub fn system_prompt(now: &Situation) -> String {
     let mut prompt = format!(
-        "{RULES}\n\nWorking directory: {}\nOS: {}\nDate: {}\nTools: {tools}\n",
-        cwd.display(),
+        "{RULES}\n\nWorking directory: {}\nOS: {}\nDate: {}\nTools: {}\n",
+        now.cwd.display(),
         std::env::consts::OS,
         today(),
+        now.tools.join(", "),
     );
-    if tool_set == ToolSet::WithoutAgent {
+    let (plan, todos) = (now.plan, now.todos);
+    if !now.instructions.is_empty() {
+        prompt.push_str("\n# Project instructions\n\n");
+        prompt.push_str(now.instructions);
+    }
+    if now.tool_set == ToolSet::WithoutAgent {
         prompt.push_str("You are a sub-agent: finish the task you were given and report back.\n");
     }
     if plan == Plan::On {

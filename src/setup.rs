@@ -10,6 +10,7 @@ use crate::config::{Resume, RunOptions};
 use crate::consent::{Consent, Mode};
 use crate::cost::PriceTable;
 use crate::error::Error;
+use crate::instructions::Instructions;
 use crate::llm::Llm;
 use crate::session::{self, Header, SessionLog};
 use std::path::{Path, PathBuf};
@@ -74,6 +75,7 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
     let llm = Arc::new(Llm::new(config).with_prices(prices));
     let mut agent = Agent::new(llm, cwd, consent);
     agent.set_max_rounds(options.max_rounds);
+    agent.set_instructions(Instructions::new(&home));
     agent.resume(history);
     let log = match &resumed {
         Some(id) => SessionLog::reopen(&sessions, id),

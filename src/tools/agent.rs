@@ -1,45 +1,105 @@
-//! The `agent` tool: hand a self-contained task to a sub-agent and get its final answer.
+//! The `agent` tool: hand self-contained tasks to sub-agents and get their final answers.
 //!
-//! The sub-agent has a fresh history but shares the parent's connection, usage totals,
-//! consent rules and Ctrl+C flag. It gets every tool except `agent` (so no recursion), runs
-//! its calls inline and stops after 20 rounds. Only its final text comes back.
+//! One `task` runs one sub-agent; `tasks: [{name, task}]` (1 to 8) runs a team, at most four
+//! at a time on scoped threads, reports in input order under their names. Each worker is the
+//! same `Agent` loop with a fresh history and todo list, sharing the parent's connection, usage
+//! totals, consent rules and Ctrl+C flag. Workers get every tool except `agent` (so no
+//! recursion), run their calls inline, stop after 20 rounds, and cannot ask the user anything.
 
 use super::{Outcome, ToolContext};
 use crate::agent::{Agent, Finish};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 const MAX_ROUNDS: u32 = 20;
 const MAX_ANSWER_CHARS: usize = 5_000;
+const MAX_WORKERS: usize = 8;
+const AT_A_TIME: usize = 4;
 
 #[derive(Debug, Deserialize)]
 pub struct Args {
+    task: Option<String>,
+    tasks: Option<Vec<Worker>>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Worker {
+    name: String,
     task: String,
 }
 
 pub fn schema() -> Value {
     json!({"type": "function", "function": {
         "name": "agent",
-        "description": "Give a self-contained task to a sub-agent with a fresh context and the \
-            same tools (except agent). Useful for a search or a side job whose details would \
-            clutter this conversation. Returns the sub-agent's final answer.",
+        "description": "Give self-contained work to sub-agents with a fresh context and the same \
+            tools (except agent). Use `task` for one job, or `tasks` for a team of up to 8 \
+            independent jobs that run in parallel (4 at a time). Each returns its final answer.",
         "parameters": {"type": "object", "properties": {
-            "task": {"type": "string", "description": "The task, with all the context it needs"}
-        }, "required": ["task"]}
+            "task": {"type": "string", "description": "One task, with all the context it needs"},
+            "tasks": {"type": "array", "minItems": 1, "maxItems": MAX_WORKERS,
+                "description": "A team: independent tasks, each with a short name",
+                "items": {"type": "object", "required": ["name", "task"], "properties": {
+                    "name": {"type": "string"}, "task": {"type": "string"}}}}
+        }}
     }})
 }
 
 pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
-    if args.task.trim().is_empty() {
+    match (args.task, args.tasks) {
+        (Some(task), None) => one(&task, ctx).map(Outcome::text),
+        (None, Some(team)) if (1..=MAX_WORKERS).contains(&team.len()) => {
+            Ok(Outcome::text(run_team(&team, ctx)))
+        }
+        _ => Err(format!(
+            "give either `task`, or `tasks` with 1 to {MAX_WORKERS} entries"
+        )),
+    }
+}
+
+/// One sub-agent, start to finish.
+fn one(task: &str, ctx: &ToolContext) -> Result<String, String> {
+    if task.trim().is_empty() {
         return Err("the task is empty".to_string());
     }
     let mut sub_agent = Agent::sub_agent(ctx, MAX_ROUNDS);
     // The sub-agent's stream and tool lines are not shown: only its answer matters here.
-    match sub_agent.run(&args.task, &mut |_| {}) {
-        Ok(Finish::Answer(text)) => Ok(Outcome::text(cut(&text))),
+    match sub_agent.run(task, &mut |_| {}) {
+        Ok(Finish::Answer(text)) => Ok(cut(&text)),
         Ok(Finish::RoundCap) => Err(format!("the sub-agent stopped after {MAX_ROUNDS} rounds")),
         Err(e) => Err(format!("the sub-agent failed: {e}")),
     }
+}
+
+/// Up to four workers pull the next task until none is left; one failing leaves the others be.
+fn run_team(team: &[Worker], ctx: &ToolContext) -> String {
+    let next = AtomicUsize::new(0);
+    let reports: Vec<Mutex<String>> = team.iter().map(|_| Mutex::new(String::new())).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..AT_A_TIME.min(team.len()) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(worker) = team.get(i) else {
+                        break;
+                    };
+                    let report = match one(&worker.task, ctx) {
+                        Ok(answer) => answer,
+                        Err(why) => format!("Error: {why}"),
+                    };
+                    if let Ok(mut slot) = reports[i].lock() {
+                        *slot = report;
+                    }
+                }
+            });
+        }
+    });
+    let sections = team.iter().zip(reports).map(|(worker, report)| {
+        let report = report.into_inner().unwrap_or_default();
+        format!("## {}\n{report}", worker.name)
+    });
+    sections.collect::<Vec<_>>().join("\n\n")
 }
 
 fn cut(text: &str) -> String {

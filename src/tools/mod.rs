@@ -22,6 +22,7 @@ pub mod walk;
 pub mod write_file;
 
 use crate::consent::Consent;
+use crate::instructions::Instructions;
 use crate::llm::Llm;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -39,6 +40,8 @@ pub struct ToolContext {
     pub consent: Consent,
     /// Set by Ctrl+C; long-running tools poll it and stop early.
     pub cancel: Arc<AtomicBool>,
+    /// Handed on to sub-agents, so project rules bind them too.
+    pub instructions: Option<Instructions>,
 }
 
 /// What a tool call produced.
@@ -104,6 +107,13 @@ pub fn summary(name: &str, arguments: &str) -> String {
         _ => "file_path",
     };
     let text = match (name, args.get(key).and_then(Value::as_str)) {
+        ("agent", None) => {
+            let count = args
+                .get("tasks")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            format!("team of {count}")
+        }
         ("todo_write", _) => {
             let count = args
                 .get("tasks")

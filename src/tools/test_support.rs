@@ -48,5 +48,6 @@ pub fn test_context(dir: &Path) -> ToolContext {
         llm: Arc::new(Llm::new(config)),
         consent: Consent::new(Mode::AllowAll),
         cancel: Arc::new(AtomicBool::new(false)),
+        instructions: None,
     }
 }

@@ -1,0 +1,122 @@
+//! Project instructions: the `AGENTS.md` files (or `CLAUDE.md`) that tell the agent how this
+//! project wants to be worked on.
+//!
+//! Read at the start of every round, when the system prompt is rebuilt: from the git root down
+//! to the working directory (in each directory `AGENTS.md`, else `CLAUDE.md`), after the user's
+//! own `~/.corecoder/AGENTS.md`. Files are re-read only when one of them changed. It never
+//! writes anything and never follows instructions itself: it only hands text to the prompt.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// Everything beyond this is cut, so a huge file cannot crowd out the conversation.
+const MAX_BYTES: usize = 32 * 1024;
+
+#[derive(Debug, Clone, Default)]
+pub struct Instructions {
+    home: PathBuf,
+    /// The files found last time, with what identifies their version.
+    seen: Vec<(PathBuf, Option<SystemTime>, u64)>,
+    text: String,
+}
+
+impl Instructions {
+    /// `home` is the directory holding the user's own `AGENTS.md` (`~/.corecoder`).
+    pub fn new(home: &Path) -> Instructions {
+        Instructions {
+            home: home.to_path_buf(),
+            ..Instructions::default()
+        }
+    }
+
+    /// The joined instructions for `cwd`, re-read if any file appeared, changed or went away.
+    pub fn text(&mut self, cwd: &Path) -> &str {
+        let files = self.files(cwd);
+        let versions: Vec<(PathBuf, Option<SystemTime>, u64)> = files
+            .into_iter()
+            .filter_map(|path| {
+                let meta = std::fs::metadata(&path).ok()?;
+                Some((path, meta.modified().ok(), meta.len()))
+            })
+            .collect();
+        if versions != self.seen {
+            self.text = join(&versions);
+            self.seen = versions;
+        }
+        &self.text
+    }
+
+    /// Candidate files, user's first, then from the repository root down to `cwd`.
+    fn files(&self, cwd: &Path) -> Vec<PathBuf> {
+        let root = cwd
+            .ancestors()
+            .find(|dir| dir.join(".git").exists())
+            .unwrap_or(cwd);
+        let mut dirs: Vec<&Path> = cwd.ancestors().take_while(|dir| *dir != root).collect();
+        dirs.push(root);
+        dirs.reverse();
+        let mut files = vec![self.home.join("AGENTS.md")];
+        for dir in dirs {
+            let agents = dir.join("AGENTS.md");
+            match agents.is_file() {
+                true => files.push(agents),
+                false => files.push(dir.join("CLAUDE.md")),
+            }
+        }
+        files
+    }
+}
+
+/// Each file under a heading that names it, capped at `MAX_BYTES` in all.
+fn join(versions: &[(PathBuf, Option<SystemTime>, u64)]) -> String {
+    let mut text = String::new();
+    for (path, _, _) in versions {
+        let Ok(content) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        text.push_str(&format!("## {}\n\n{}\n\n", path.display(), content.trim()));
+    }
+    if text.len() > MAX_BYTES {
+        let mut cut = MAX_BYTES;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str("\n[project instructions cut at 32 KiB]\n");
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_to_cwd_with_claude_md_as_fallback() {
+        let base = std::env::temp_dir().join(format!("corecoder-instr-{}", std::process::id()));
+        let (home, repo) = (base.join("home"), base.join("repo"));
+        let sub = repo.join("a").join("b");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::write(home.join("AGENTS.md"), "user rules").unwrap();
+        std::fs::write(repo.join("AGENTS.md"), "root rules").unwrap();
+        std::fs::write(repo.join("CLAUDE.md"), "ignored: AGENTS.md is here").unwrap();
+        std::fs::write(repo.join("a").join("CLAUDE.md"), "claude rules").unwrap();
+        let mut instructions = Instructions::new(&home);
+        let text = instructions.text(&sub).to_string();
+        let order: Vec<usize> = ["user rules", "root rules", "claude rules"]
+            .iter()
+            .map(|needle| text.find(needle).expect(needle))
+            .collect();
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "{text}");
+        assert!(!text.contains("ignored"), "{text}");
+        assert!(text.contains(&format!("## {}", repo.join("AGENTS.md").display())));
+        // A change is picked up on the next read.
+        std::fs::write(sub.join("AGENTS.md"), "new deeper rules").unwrap();
+        assert!(instructions.text(&sub).contains("new deeper rules"));
+        std::fs::write(sub.join("AGENTS.md"), "x".repeat(40_000)).unwrap();
+        assert!(instructions.text(&sub).len() < 33 * 1024);
+        let _ = std::fs::remove_dir_all(base);
+    }
+}
