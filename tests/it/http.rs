@@ -115,6 +115,15 @@ pub fn write_reply(
             sleep_unless_stopping(ms, stopping);
         }
         Reply::Stall { ms } => sleep_unless_stopping(ms, stopping),
+        // `serve` turns it into a stream before writing; reaching here is a bug in the server.
+        Reply::EchoLastUser => {
+            let body = "EchoLastUser reached write_reply";
+            let head = format!(
+                "HTTP/1.1 500 Internal Server Error\r\ncontent-length: {}\r\n\r\n",
+                body.len()
+            );
+            stream.write_all(format!("{head}{body}").as_bytes())?;
+        }
     }
     stream.flush()?;
     stream.shutdown(Shutdown::Both)

@@ -9,6 +9,7 @@
 
 mod cli;
 mod engine;
+mod extend;
 mod http;
 mod pty;
 mod repl;

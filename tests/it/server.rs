@@ -38,6 +38,9 @@ pub enum Reply {
     SseThenStall { body: String, ms: u64 },
     /// Read the request, send nothing at all for `ms`, then close.
     Stall { ms: u64 },
+    /// A text answer `report: <the request's last user message>`, for requests that arrive
+    /// in no fixed order (parallel sub-agents).
+    EchoLastUser,
 }
 
 impl Reply {
@@ -209,6 +212,7 @@ fn serve(stream: TcpStream, shared: &Shared) {
     let Some(request) = http::read_request(&stream) else {
         return;
     };
+    let last_user = last_user_text(&request.body);
     let reply = {
         let mut state = shared.lock();
         state.requests.push(request);
@@ -218,8 +222,20 @@ fn serve(stream: TcpStream, shared: &Shared) {
             .pop_front()
             .unwrap_or_else(|| script_exhausted(number))
     };
+    let reply = match reply {
+        Reply::EchoLastUser => Reply::Sse(crate::sse::text(&format!("report: {last_user}"))),
+        other => other,
+    };
     // The client may have hung up already (it timed out, it was killed): nothing to report.
     let _ = http::write_reply(stream, reply, &shared.stopping);
+}
+
+fn last_user_text(body: &Value) -> String {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let last = messages.iter().rev().find(|m| m["role"] == "user");
+    last.and_then(|m| m["content"].as_str())
+        .unwrap_or("")
+        .to_string()
 }
 
 /// 500 is retried by the client, so say loudly in the body why it happened.
