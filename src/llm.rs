@@ -6,6 +6,7 @@
 //! It does not parse tool arguments, run tools or touch the history.
 
 use crate::config::Config;
+use crate::context;
 use crate::cost::{Ledger, PriceTable};
 use crate::error::Error;
 use crate::http;
@@ -29,6 +30,8 @@ pub struct Llm {
     prices: Arc<PriceTable>,
     /// Every request of the session, priced at the model it used.
     ledger: Mutex<Ledger>,
+    /// Some reply came without usage, so its tokens were estimated; the summary says so.
+    estimated: AtomicBool,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -71,6 +74,7 @@ impl Llm {
             adaptations: Mutex::new(Adaptations::default()),
             prices: Arc::new(PriceTable::builtin()),
             ledger: Mutex::new(Ledger::default()),
+            estimated: AtomicBool::new(false),
         }
     }
 
@@ -90,6 +94,7 @@ impl Llm {
         let mut llm = Llm::new(config);
         llm.prices = self.prices.clone();
         llm.ledger = Mutex::new(self.ledger());
+        llm.estimated = AtomicBool::new(self.estimated.load(Ordering::Relaxed));
         llm
     }
 
@@ -104,7 +109,11 @@ impl Llm {
 
     /// Tokens and dollars so far, as one line (`/tokens`, the end of a `-p` run).
     pub fn cost_summary(&self) -> String {
-        self.ledger().summary()
+        let summary = self.ledger().summary();
+        match self.estimated.load(Ordering::Relaxed) {
+            true => format!("{summary} (partly estimated: the provider did not report usage)"),
+            false => summary,
+        }
     }
 
     fn ledger(&self) -> Ledger {
@@ -306,10 +315,10 @@ impl Llm {
 
     /// Add this reply's usage to the session totals, estimating when the provider sent none.
     fn count_usage(&self, reply: &Reply, messages: &[Message]) {
-        let usage = reply
-            .usage
-            .clone()
-            .unwrap_or_else(|| estimate_usage(reply, messages));
+        let usage = reply.usage.clone().unwrap_or_else(|| {
+            self.estimated.store(true, Ordering::Relaxed);
+            estimate_usage(reply, messages)
+        });
         if let Ok(mut ledger) = self.ledger.lock() {
             ledger.record(&self.prices, &self.config.model, &usage);
         }
@@ -347,16 +356,20 @@ fn transport_failure(error: ureq::Error) -> Failure {
     }
 }
 
-/// About four characters a token; good enough until a provider reports real numbers.
+/// The same per-content-type estimate compaction uses, for providers that report no usage.
 fn estimate_usage(reply: &Reply, messages: &[Message]) -> Usage {
-    let prompt_chars: usize = messages
+    let arguments: String = reply
+        .tool_calls
         .iter()
-        .map(|m| m.content.as_deref().map_or(0, str::len) + 16)
-        .sum();
-    let args: usize = reply.tool_calls.iter().map(|c| c.arguments.len()).sum();
+        .map(|c| c.arguments.as_str())
+        .collect();
+    let completion = [&reply.text, &reply.reasoning, &arguments];
     Usage {
-        prompt_tokens: (prompt_chars / 4) as u64,
-        completion_tokens: ((reply.text.len() + reply.reasoning.len() + args) / 4) as u64,
+        prompt_tokens: context::estimate_messages(messages) as u64,
+        completion_tokens: completion
+            .iter()
+            .map(|t| context::estimate_text(t))
+            .sum::<usize>() as u64,
         cached_tokens: 0,
     }
 }
