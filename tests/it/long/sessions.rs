@@ -1,0 +1,242 @@
+//! Session logs through the binary: what a run writes, resuming it with `-r` and `-c`, a file
+//! cut by a crash, ids that try to leave the sessions directory, and `/save` and `/sessions`.
+
+use super::{Repl, answer, check, only_session_id, read_call, sent, session_files, sessions_dir};
+use crate::run::{Sandbox, run};
+use crate::server::{Recorded, Server};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+fn lines(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).expect("session file");
+    let parse = |line: &str| serde_json::from_str(line).expect("a JSON line");
+    text.lines().map(parse).collect()
+}
+
+/// A request's messages after the system prompt (checked to be there), for comparing.
+fn conversation(request: &Recorded) -> Vec<Value> {
+    let messages = request.messages();
+    assert_eq!(messages[0]["role"], "system", "{messages:#?}");
+    messages[1..].to_vec()
+}
+
+#[test]
+fn p_run_logs_header_then_each_message() {
+    let sandbox = Sandbox::new("long_log");
+    sandbox.write("notes.txt", "remember the milk\n");
+    let script = vec![read_call("call_1", "notes.txt"), answer("all read")];
+    let (out, _) = check(&sandbox, &["-p", "read notes", "-m", "logged"], script);
+    assert_eq!(out.code, 0, "{out:?}");
+    let id = only_session_id(&sandbox);
+    let lines = lines(&sessions_dir(&sandbox).join(format!("{id}.jsonl")));
+    let header = &lines[0];
+    assert_eq!(header["type"], "header", "{lines:#?}");
+    assert_eq!(header["model"], "logged");
+    let cwd = std::fs::canonicalize(&sandbox.dir).expect("cwd");
+    assert_eq!(header["cwd"], cwd.to_string_lossy().as_ref());
+    assert!(
+        header["started"].as_u64().is_some_and(|s| s > 0),
+        "{header}"
+    );
+    let roles: Vec<&str> = lines[1..]
+        .iter()
+        .filter_map(|l| l["role"].as_str())
+        .collect();
+    assert_eq!(
+        roles,
+        ["user", "assistant", "tool", "assistant"],
+        "{lines:#?}"
+    );
+    assert_eq!(lines[1]["content"], "read notes");
+    assert_eq!(lines[2]["tool_calls"][0]["id"], "call_1");
+    assert_eq!(lines[3]["tool_call_id"], "call_1");
+    assert!(
+        lines[3]["content"]
+            .to_string()
+            .contains("remember the milk")
+    );
+    assert_eq!(lines[4]["content"], "all read");
+}
+
+#[test]
+fn resume_by_id_sends_the_conversation_in_its_model() {
+    let sandbox = Sandbox::new("long_resume");
+    sandbox.write("notes.txt", "remember the milk\n");
+    let script = vec![read_call("call_1", "notes.txt"), answer("all read")];
+    let (first, _) = check(&sandbox, &["-p", "read notes", "-m", "kept-model"], script);
+    assert_eq!(first.code, 0, "{first:?}");
+    let id = only_session_id(&sandbox);
+    let stored = &lines(&sessions_dir(&sandbox).join(format!("{id}.jsonl")))[1..];
+
+    let (out, requests) = check(&sandbox, &["-r", &id, "-p", "and now?"], vec![answer("ok")]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(requests[0].body["model"], "kept-model");
+    let mut expected = stored.to_vec();
+    expected.push(json!({"role": "user", "content": "and now?"}));
+    assert_eq!(conversation(&requests[0]), expected);
+
+    let args = ["-r", &id, "-m", "chosen", "-p", "again"];
+    let (out, requests) = check(&sandbox, &args, vec![answer("ok")]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(requests[0].body["model"], "chosen");
+    assert!(
+        sent(&requests).contains("and now?"),
+        "the resumed turn was logged too"
+    );
+}
+
+#[test]
+fn continue_takes_the_latest_session_started_here() {
+    let sandbox = Sandbox::new("long_continue");
+    for task in ["task one", "task two"] {
+        let (out, _) = check(&sandbox, &["-p", task], vec![answer("done")]);
+        assert_eq!(out.code, 0, "{out:?}");
+    }
+    // Newer than both, but started somewhere else.
+    let elsewhere = json!({"type": "header", "model": "m", "cwd": "/elsewhere", "started": 1});
+    let user = json!({"role": "user", "content": "ELSEWHERE"});
+    let planted = format!("{elsewhere}\n{user}\n");
+    std::fs::write(sessions_dir(&sandbox).join("zz-other.jsonl"), planted).expect("plant");
+
+    let (out, requests) = check(&sandbox, &["-c", "-p", "go on"], vec![answer("ok")]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let body = sent(&requests);
+    assert!(body.contains("task two"), "{body}");
+    assert!(
+        !body.contains("task one") && !body.contains("ELSEWHERE"),
+        "{body}"
+    );
+}
+
+#[test]
+fn continue_or_resume_of_nothing_is_a_usage_error() {
+    let sandbox = Sandbox::new("long_no_session");
+    for args in [
+        &["-c", "-p", "hi"][..],
+        &["-r", "no-such-id", "-p", "hi"][..],
+    ] {
+        let (out, requests) = check(&sandbox, args, vec![answer("should not be asked")]);
+        assert_eq!(out.code, 2, "{args:?}: {out:?}");
+        assert!(!out.stderr.trim().is_empty(), "{out:?}");
+        assert!(!out.stderr.contains("panicked"), "{out:?}");
+        assert!(requests.is_empty(), "{args:?} sent a request");
+    }
+}
+
+/// The file is cut inside its last line, as a crash while writing would leave it.
+#[test]
+fn cut_session_file_loads_what_is_valid() {
+    let sandbox = Sandbox::new("long_cut");
+    sandbox.write("notes.txt", "remember the milk\n");
+    let script = vec![read_call("call_1", "notes.txt"), answer("FINAL WORDS here")];
+    let (first, requests) = check(&sandbox, &["-p", "read notes"], script);
+    assert_eq!(first.code, 0, "{first:?}");
+    let id = only_session_id(&sandbox);
+    let path = sessions_dir(&sandbox).join(format!("{id}.jsonl"));
+    let text = std::fs::read_to_string(&path).expect("session");
+    let last_line = text.trim_end().rsplit('\n').next().expect("a last line");
+    let cut = text.len() - 1 - last_line.len() / 2;
+    std::fs::write(&path, &text.as_bytes()[..cut]).expect("cut");
+
+    let (out, resumed) = check(&sandbox, &["-r", &id, "-p", "go on"], vec![answer("ok")]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stderr.contains("unreadable lines"), "{out:?}");
+    assert!(out.stderr.contains("skipped"), "{out:?}");
+    let mut expected = conversation(&requests[1]);
+    expected.push(json!({"role": "user", "content": "go on"}));
+    assert_eq!(conversation(&resumed[0]), expected);
+    assert!(!sent(&resumed).contains("FINAL WORDS"));
+}
+
+/// After resuming a cut file, the messages of the resumed run must survive the next resume
+/// (appending straight after the cut line would glue the first of them onto it).
+#[test]
+#[ignore = "bug: a resumed session appends its first message onto the cut line, losing it"]
+fn messages_after_a_cut_line_survive_the_next_resume() {
+    let sandbox = Sandbox::new("long_cut_then_more");
+    let (first, _) = check(
+        &sandbox,
+        &["-p", "first task"],
+        vec![answer("first answer")],
+    );
+    assert_eq!(first.code, 0, "{first:?}");
+    let id = only_session_id(&sandbox);
+    let path = sessions_dir(&sandbox).join(format!("{id}.jsonl"));
+    let text = std::fs::read(&path).expect("session");
+    std::fs::write(&path, &text[..text.len() - 10]).expect("cut");
+    let (out, _) = check(
+        &sandbox,
+        &["-r", &id, "-p", "SECOND task"],
+        vec![answer("ok")],
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    let (out, requests) = check(&sandbox, &["-r", &id, "-p", "third"], vec![answer("ok")]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(sent(&requests).contains("SECOND task"), "{out:?}");
+}
+
+#[test]
+fn resume_ids_never_reach_outside_the_sessions_directory() {
+    let sandbox = Sandbox::new("long_traversal");
+    let header = json!({"type": "header", "model": "m", "cwd": "/", "started": 1});
+    let secret = json!({"role": "user", "content": "SECRET"});
+    let decoy = format!("{header}\n{secret}\n");
+    let corecoder = sandbox.home.join(".corecoder");
+    std::fs::create_dir_all(corecoder.join("sessions")).expect("sessions dir");
+    for name in ["secret", "x", "passwd"] {
+        for dir in [&corecoder, &sandbox.home, &sandbox.dir] {
+            std::fs::write(dir.join(format!("{name}.jsonl")), &decoy).expect("decoy");
+        }
+    }
+    let absolute = sandbox.home.join("secret.jsonl");
+    let ids = [
+        "../../etc/passwd",
+        "/etc/passwd",
+        "..\\..\\x",
+        "../x",
+        "../secret",
+        "../../secret",
+        "..\\..\\secret.jsonl",
+        "../work/secret",
+        "..",
+        absolute.to_str().expect("utf-8 path"),
+    ];
+    let script = ids.iter().map(|_| answer("should not be asked")).collect();
+    let server = Server::start(script);
+    for id in ids {
+        let out = run(&["-r", id, "-p", "hi"], &server, &sandbox);
+        assert_eq!(out.code, 2, "-r {id}: {out:?}");
+        assert!(!out.stderr.contains("panicked"), "{out:?}");
+    }
+    let requests = server.requests();
+    assert!(!sent(&requests).contains("SECRET"), "{}", sent(&requests));
+    assert!(requests.is_empty(), "{} requests were sent", requests.len());
+}
+
+#[test]
+fn save_renames_the_session_and_sessions_lists_newest_first() {
+    let sandbox = Sandbox::new("long_save");
+    let (out, _) = check(&sandbox, &["-p", "older task one"], vec![answer("done")]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let older = only_session_id(&sandbox);
+    let mut repl = Repl::start(&sandbox, &[], vec![answer("first answer")]);
+    repl.turn("newer task two", "first answer");
+    let saved = "Saved as alpha-work: resume with corecoder -r alpha-work";
+    repl.turn("/save alpha-work", saved);
+    let names: Vec<PathBuf> = session_files(&sandbox);
+    let names: Vec<_> = names.iter().filter_map(|p| p.file_name()).collect();
+    assert_eq!(names, [&format!("{older}.jsonl"), "alpha-work.jsonl"]);
+    repl.turn("/sessions", "Resume one with corecoder -r ID.");
+    let screen = repl.pty.screen();
+    let listed = screen.rsplit_once("> /sessions").expect("the command").1;
+    let newer_at = listed.find("alpha-work").expect("alpha-work listed");
+    let older_at = listed
+        .find(&older)
+        .unwrap_or_else(|| panic!("{older}: {listed}"));
+    assert!(newer_at < older_at, "newest first:\n{listed}");
+    assert!(
+        listed[newer_at..older_at].contains("newer task two"),
+        "{listed}"
+    );
+    assert!(listed[older_at..].contains("older task one"), "{listed}");
+}

@@ -1,0 +1,78 @@
+//! Checkpoints and `/undo` in the interactive mode: edits, created files and bash calls walked
+//! back one by one, `/diff`, and an undo stack that survives `/save`, quit and `-r`.
+
+use super::{Repl, answer};
+use crate::run::Sandbox;
+use crate::server::Reply;
+use crate::sse;
+use serde_json::{Value, json};
+
+fn call(id: &str, name: &str, args: Value) -> Reply {
+    Reply::Sse(sse::tool_calls(&[(id, name, args)]))
+}
+
+fn edit(id: &str, path: &str, old: &str, new: &str) -> Reply {
+    let args = json!({"file_path": path, "old_string": old, "new_string": new});
+    call(id, "edit_file", args)
+}
+
+#[test]
+fn undo_walks_back_edits_creations_and_bash() {
+    let sandbox = Sandbox::new("long_undo");
+    sandbox.write("notes.txt", "alpha\nbeta\n");
+    let script = vec![
+        edit("call_1", "notes.txt", "beta", "BETA"),
+        answer("edited it"),
+        call(
+            "call_2",
+            "write_file",
+            json!({"file_path": "new.txt", "content": "fresh\n"}),
+        ),
+        answer("created it"),
+        call(
+            "call_3",
+            "bash",
+            json!({"command": "echo shell > shell.txt"}),
+        ),
+        answer("ran it"),
+    ];
+    let mut repl = Repl::start(&sandbox, &[], script);
+    repl.allowed_turn("edit notes", "edit_file", "edited it");
+    repl.allowed_turn("create new", "write_file", "created it");
+    repl.allowed_turn("run shell", "bash", "ran it");
+    assert_eq!(sandbox.read("notes.txt"), "alpha\nBETA\n");
+    repl.turn("/diff", "+BETA");
+    let diff = repl.pty.screen();
+    let diff = diff.rsplit_once("> /diff").expect("the command").1;
+    for line in ["-beta", "+++ new.txt", "+fresh"] {
+        assert!(diff.contains(line), "{line:?} not in:\n{diff}");
+    }
+    let bash = "The last change came from bash (`echo shell > shell.txt`); \
+                /undo cannot reverse shell side effects.";
+    repl.turn("/undo", bash);
+    repl.turn("/undo", "Removed new.txt, which this session created (");
+    assert!(!sandbox.path("new.txt").exists());
+    repl.turn("/undo", "Restored notes.txt (");
+    assert_eq!(sandbox.read("notes.txt"), "alpha\nbeta\n");
+    repl.turn("/undo", "Nothing to undo.");
+    repl.turn("/diff", "No files changed this session.");
+    assert!(sandbox.path("shell.txt").exists(), "bash effects stay");
+}
+
+#[test]
+fn undo_works_after_save_quit_and_resume() {
+    let sandbox = Sandbox::new("long_undo_restart");
+    let original = "one\r\ntwo\r\n\u{feff}three";
+    sandbox.write("notes.txt", original);
+    let script = vec![edit("call_1", "notes.txt", "two", "TWO"), answer("edited")];
+    let mut first = Repl::start(&sandbox, &[], script);
+    first.allowed_turn("edit notes", "edit_file", "edited");
+    assert_ne!(sandbox.read("notes.txt"), original);
+    first.turn("/save work", "Saved as work: resume with corecoder -r work");
+    first.quit();
+
+    let mut second = Repl::start(&sandbox, &["-r", "work"], vec![]);
+    second.turn("/undo", "Restored notes.txt");
+    assert_eq!(sandbox.read("notes.txt"), original);
+    second.turn("/undo", "Nothing to undo.");
+}
