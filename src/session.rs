@@ -16,7 +16,7 @@
 use crate::message::{self, Message, Role};
 use serde::{Deserialize, Serialize};
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -87,8 +87,12 @@ impl SessionLog {
     /// Reopen an existing log for appending (after a resume); no new header is written.
     pub fn reopen(dir: &Path, id: &str) -> Result<SessionLog, String> {
         let path = path_for(dir, id)?;
-        let file = open_append(&path)
-            .map_err(|e| format!("cannot reopen session {}: {e}", path.display()))?;
+        let failed = |e: io::Error| format!("cannot reopen session {}: {e}", path.display());
+        let mut file = open_append(&path).map_err(failed)?;
+        // A file cut mid-line (a crash) must not glue the next message onto the broken line.
+        if !ends_with_newline(&path).map_err(failed)? {
+            file.write_all(b"\n").map_err(failed)?;
+        }
         let (dir, id) = (dir.to_path_buf(), sanitize_id(id)?);
         Ok(SessionLog { dir, id, file })
     }
@@ -142,6 +146,18 @@ impl SessionLog {
         self.file.write_all(line.as_bytes())?;
         self.file.flush()
     }
+}
+
+fn ends_with_newline(path: &Path) -> io::Result<bool> {
+    let mut file = File::open(path)?;
+    let length = file.metadata()?.len();
+    if length == 0 {
+        return Ok(true);
+    }
+    file.seek(SeekFrom::Start(length - 1))?;
+    let mut last = [0u8; 1];
+    file.read_exact(&mut last)?;
+    Ok(last[0] == b'\n')
 }
 
 /// Appending to an existing file only: a session that vanished is an error, not a new file.

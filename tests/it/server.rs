@@ -124,16 +124,29 @@ struct Shared {
 struct State {
     script: VecDeque<Reply>,
     requests: Vec<Recorded>,
+    /// When set, requests without `tools` (compaction summaries) get this text and leave the
+    /// script alone, so a test need not predict when the agent compacts.
+    summary: Option<String>,
 }
 
 impl Server {
     pub fn start(script: Vec<Reply>) -> Server {
+        Server::start_with(script, None)
+    }
+
+    /// Like `start`, but every summary request is answered with `summary`, off the script.
+    pub fn answering_summaries(script: Vec<Reply>, summary: &str) -> Server {
+        Server::start_with(script, Some(summary.to_string()))
+    }
+
+    fn start_with(script: Vec<Reply>, summary: Option<String>) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("local addr");
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 script: script.into(),
                 requests: Vec::new(),
+                summary,
             }),
             stopping: AtomicBool::new(false),
         });
@@ -213,14 +226,15 @@ fn serve(stream: TcpStream, shared: &Shared) {
         return;
     };
     let last_user = last_user_text(&request.body);
+    let is_summary = request.body.get("tools").is_none();
     let reply = {
         let mut state = shared.lock();
         state.requests.push(request);
         let number = state.requests.len();
-        state
-            .script
-            .pop_front()
-            .unwrap_or_else(|| script_exhausted(number))
+        match (&state.summary, is_summary) {
+            (Some(summary), true) => Reply::Sse(crate::sse::text(summary)),
+            _ => (state.script.pop_front()).unwrap_or_else(|| script_exhausted(number)),
+        }
     };
     let reply = match reply {
         Reply::EchoLastUser => Reply::Sse(crate::sse::text(&format!("report: {last_user}"))),

@@ -151,7 +151,6 @@ fn cut_session_file_loads_what_is_valid() {
 /// After resuming a cut file, the messages of the resumed run must survive the next resume
 /// (appending straight after the cut line would glue the first of them onto it).
 #[test]
-#[ignore = "bug: a resumed session appends its first message onto the cut line, losing it"]
 fn messages_after_a_cut_line_survive_the_next_resume() {
     let sandbox = Sandbox::new("long_cut_then_more");
     let (first, _) = check(
