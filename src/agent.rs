@@ -1,7 +1,7 @@
 //! The agent loop: build prompt → stream → run tools → append results → repeat.
 //!
-//! `Agent::run` is the whole of it, in one function you can read top to bottom and step
-//! through. The agent owns the history (nothing else changes it), the tracked working
+//! `Agent::run_asking` is the whole of it, in one function you can read top to bottom and
+//! step through; the steps it calls follow it in this file, in the order it calls them. The agent owns the history (nothing else changes it), the tracked working
 //! directory and the todo list. It does not talk HTTP (that is `llm.rs`) and does not know
 //! how any tool works (that is `tools/`).
 
@@ -109,72 +109,6 @@ impl Agent {
         agent
     }
 
-    pub fn set_max_rounds(&mut self, rounds: u32) {
-        self.max_rounds = rounds;
-    }
-
-    /// Set this (e.g. from a Ctrl+C handler) to stop the current turn at the next safe point.
-    pub fn cancel_flag(&self) -> Arc<AtomicBool> {
-        self.cancel.clone()
-    }
-
-    pub fn history(&self) -> &[Message] {
-        &self.history
-    }
-
-    pub fn cwd(&self) -> &Path {
-        &self.cwd
-    }
-
-    pub fn llm(&self) -> &Llm {
-        &self.llm
-    }
-
-    /// Put the project's instructions in the system prompt (re-read when they change).
-    pub fn set_instructions(&mut self, instructions: Instructions) {
-        self.instructions = Some(instructions);
-    }
-
-    /// Track file changes for `/undo` and `/diff` from now on.
-    pub fn attach_checkpoints(&mut self, checkpoints: Checkpoints) {
-        self.checkpoints = Some(checkpoints);
-    }
-
-    pub fn checkpoints_mut(&mut self) -> Option<&mut Checkpoints> {
-        self.checkpoints.as_mut()
-    }
-
-    pub fn consent_mut(&mut self) -> &mut Consent {
-        &mut self.consent
-    }
-
-    /// Talk to another model from the next request on; the usage totals carry over.
-    pub fn switch_model(&mut self, model: &str) {
-        self.llm = Arc::new(self.llm.with_model(model));
-    }
-
-    /// Forget the conversation and the todo list (the working directory stays).
-    pub fn reset(&mut self) {
-        self.history.truncate(1);
-        self.todos.clear();
-        self.log_whole_history();
-    }
-
-    /// Write every message to `log` from now on.
-    pub fn attach_log(&mut self, log: SessionLog) {
-        self.log = Some(log);
-    }
-
-    pub fn log_mut(&mut self) -> Option<&mut SessionLog> {
-        self.log.as_mut()
-    }
-
-    /// Continue an earlier conversation (already repaired by `session::load`).
-    pub fn resume(&mut self, messages: Vec<Message>) {
-        self.history.truncate(1);
-        self.history.extend(messages);
-    }
-
     /// Run a task where no one can be asked: calls that would need consent are refused.
     pub fn run(&mut self, task: &str, on_event: &mut dyn FnMut(Event)) -> Result<Finish, Error> {
         self.run_asking(task, on_event, &mut |_, _| Answer::Deny)
@@ -195,20 +129,8 @@ impl Agent {
             .filter_map(|s| s["function"]["name"].as_str().map(String::from))
             .collect();
         for round in 1..=self.max_rounds {
-            // 1. A fresh system prompt: the cwd, todo list and plan mode may have changed.
-            let instructions = match &mut self.instructions {
-                Some(instructions) => instructions.text(&self.cwd).to_string(),
-                None => String::new(),
-            };
-            let system = prompt::system_prompt(&Situation {
-                cwd: &self.cwd,
-                tools: &tool_names,
-                tool_set: self.tool_set,
-                plan: self.consent.plan,
-                todos: &self.todos,
-                instructions: &instructions,
-            });
-            self.history[0] = Message::system(&system);
+            // 1. A fresh system prompt: the cwd, todos, plan mode or AGENTS.md may have changed.
+            self.history[0] = self.system_prompt(&tool_names);
             // 2. Never send a history the provider would reject (a call left unanswered).
             if message::repair_tool_pairs(&mut self.history) > 0 {
                 self.log_whole_history();
@@ -247,6 +169,21 @@ impl Agent {
             }
         }
         Ok(Finish::RoundCap)
+    }
+
+    fn system_prompt(&mut self, tool_names: &[String]) -> Message {
+        let instructions = match &mut self.instructions {
+            Some(instructions) => instructions.text(&self.cwd).to_string(),
+            None => String::new(),
+        };
+        Message::system(&prompt::system_prompt(&Situation {
+            cwd: &self.cwd,
+            tools: tool_names,
+            tool_set: self.tool_set,
+            plan: self.consent.plan,
+            todos: &self.todos,
+            instructions: &instructions,
+        }))
     }
 
     /// Stream one reply. A prompt the provider calls too long is compacted one tier harder
@@ -375,5 +312,74 @@ impl Agent {
             Effect::ChangeDir(dir) => self.cwd = dir,
             Effect::SetTodos(todos) => self.todos = todos,
         }
+    }
+}
+
+/// Setting an agent up and looking inside it: for the binary, the REPL and embedding programs.
+impl Agent {
+    pub fn set_max_rounds(&mut self, rounds: u32) {
+        self.max_rounds = rounds;
+    }
+
+    /// Set this (e.g. from a Ctrl+C handler) to stop the current turn at the next safe point.
+    pub fn cancel_flag(&self) -> Arc<AtomicBool> {
+        self.cancel.clone()
+    }
+
+    pub fn history(&self) -> &[Message] {
+        &self.history
+    }
+
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    pub fn llm(&self) -> &Llm {
+        &self.llm
+    }
+
+    /// Put the project's instructions in the system prompt (re-read when they change).
+    pub fn set_instructions(&mut self, instructions: Instructions) {
+        self.instructions = Some(instructions);
+    }
+
+    /// Track file changes for `/undo` and `/diff` from now on.
+    pub fn attach_checkpoints(&mut self, checkpoints: Checkpoints) {
+        self.checkpoints = Some(checkpoints);
+    }
+
+    pub fn checkpoints_mut(&mut self) -> Option<&mut Checkpoints> {
+        self.checkpoints.as_mut()
+    }
+
+    pub fn consent_mut(&mut self) -> &mut Consent {
+        &mut self.consent
+    }
+
+    /// Talk to another model from the next request on; the usage totals carry over.
+    pub fn switch_model(&mut self, model: &str) {
+        self.llm = Arc::new(self.llm.with_model(model));
+    }
+
+    /// Forget the conversation and the todo list (the working directory stays).
+    pub fn reset(&mut self) {
+        self.history.truncate(1);
+        self.todos.clear();
+        self.log_whole_history();
+    }
+
+    /// Write every message to `log` from now on.
+    pub fn attach_log(&mut self, log: SessionLog) {
+        self.log = Some(log);
+    }
+
+    pub fn log_mut(&mut self) -> Option<&mut SessionLog> {
+        self.log.as_mut()
+    }
+
+    /// Continue an earlier conversation (already repaired by `session::load`).
+    pub fn resume(&mut self, messages: Vec<Message>) {
+        self.history.truncate(1);
+        self.history.extend(messages);
     }
 }
