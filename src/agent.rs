@@ -10,6 +10,7 @@ use crate::checkpoint::Checkpoints;
 use crate::consent::{Answer, Consent};
 use crate::context::{self, Estimator, Report, SummarySource, Tier};
 use crate::error::Error;
+use crate::hooks::{HookContext, HookEvent, Hooks};
 use crate::instructions::Instructions;
 use crate::llm::{self, Llm};
 use crate::message::{self, Message, ToolCall};
@@ -68,6 +69,8 @@ pub struct Agent {
     pool: Option<Pool>,
     /// What `/undo` can restore; `None` when nothing is tracked (sub-agents, the library default).
     checkpoints: Option<Checkpoints>,
+    /// PreToolUse, PostToolUse, UserPromptSubmit and Stop hooks (none by default).
+    hooks: Arc<Hooks>,
     /// The project's `AGENTS.md` files; `None` leaves them out (library default).
     instructions: Option<Instructions>,
     /// Calibrated by the provider's real prompt sizes; decides when to compact.
@@ -91,6 +94,7 @@ impl Agent {
             cancel: Arc::new(AtomicBool::new(false)),
             pool: None,
             checkpoints: None,
+            hooks: Arc::new(Hooks::default()),
             instructions: None,
             estimator: Estimator::new(),
             log: None,
@@ -103,6 +107,7 @@ impl Agent {
         let consent = ctx.consent.for_sub_agent();
         let mut agent = Agent::new(ctx.llm.clone(), ctx.cwd.clone(), consent);
         agent.instructions = ctx.instructions.clone();
+        agent.hooks = ctx.hooks.clone();
         agent.tool_set = ToolSet::WithoutAgent;
         agent.max_rounds = max_rounds;
         agent.cancel = ctx.cancel.clone();
@@ -123,7 +128,28 @@ impl Agent {
         ask: &mut dyn FnMut(&str, &str) -> Answer,
     ) -> Result<Finish, Error> {
         self.cancel.store(false, Ordering::Relaxed);
+        // A UserPromptSubmit hook may refuse the task before it joins the history.
+        let mut warnings = Vec::new();
+        let verdict = self
+            .hooks
+            .user_prompt_submit(&self.hook_context(), task, &mut warnings);
+        warnings.iter().for_each(|w| on_event(Event::Notice(w)));
+        verdict.map_err(Error::Refused)?;
         self.push(Message::user(task));
+        let finish = self.run_rounds(on_event, ask);
+        let mut warnings = Vec::new();
+        self.hooks
+            .notify(&self.hook_context(), HookEvent::Stop, &mut warnings);
+        warnings.iter().for_each(|w| on_event(Event::Notice(w)));
+        finish
+    }
+
+    /// The rounds of one task, until an answer, the round cap or an error.
+    fn run_rounds(
+        &mut self,
+        on_event: &mut dyn FnMut(Event),
+        ask: &mut dyn FnMut(&str, &str) -> Answer,
+    ) -> Result<Finish, Error> {
         let tool_schemas = tools::schemas(self.tool_set);
         let tool_names: Vec<String> = (tool_schemas.iter())
             .filter_map(|s| s["function"]["name"].as_str().map(String::from))
@@ -266,7 +292,9 @@ impl Agent {
         if self.tool_set == ToolSet::All && calls.len() > 1 && self.pool.is_none() {
             self.pool = Some(Pool::new());
         }
+        let session_id = self.session_id();
         let ctx = ToolContext {
+            hooks: self.hooks.clone(),
             instructions: self.instructions.clone(),
             cwd: self.cwd.clone(),
             llm: self.llm.clone(),
@@ -278,8 +306,22 @@ impl Agent {
             checkpoints: self.checkpoints.as_mut(),
             pool: self.pool.as_ref(),
             ctx,
+            session_id: &session_id,
         };
         batch.run(calls, on_event, ask)
+    }
+
+    fn hook_context(&self) -> HookContext<'_> {
+        HookContext {
+            session_id: self.log.as_ref().map_or("", |log| log.id()),
+            cwd: &self.cwd,
+        }
+    }
+
+    fn session_id(&self) -> String {
+        self.log
+            .as_ref()
+            .map_or(String::new(), |log| log.id().to_string())
     }
 
     /// Every message joins the history here, and the session log at the same moment, so a
@@ -336,6 +378,19 @@ impl Agent {
 
     pub fn llm(&self) -> &Llm {
         &self.llm
+    }
+
+    /// Run these hooks from now on (sub-agents share them).
+    pub fn set_hooks(&mut self, hooks: Arc<Hooks>) {
+        self.hooks = hooks;
+    }
+
+    /// Tell the SessionStart hooks; what goes wrong comes back as warnings.
+    pub fn start_hooks(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        self.hooks
+            .notify(&self.hook_context(), HookEvent::SessionStart, &mut warnings);
+        warnings
     }
 
     /// Put the project's instructions in the system prompt (re-read when they change).

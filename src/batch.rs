@@ -8,6 +8,7 @@
 use crate::agent::Event;
 use crate::checkpoint::Checkpoints;
 use crate::consent::{Answer, Consent, Verdict};
+use crate::hooks::{HookContext, PreToolDecision};
 use crate::message::ToolCall;
 use crate::tools::pool::Pool;
 use crate::tools::{self, Outcome, ToolContext, resolve};
@@ -20,6 +21,7 @@ pub struct Batch<'a> {
     /// `None` runs every call inline (a sub-agent already runs on a pool worker).
     pub pool: Option<&'a Pool>,
     pub ctx: ToolContext,
+    pub session_id: &'a str,
 }
 
 impl Batch<'_> {
@@ -37,7 +39,12 @@ impl Batch<'_> {
                 name,
                 summary: &summary,
             });
-            refusals.push(self.settle_consent(name, &summary, on_event, ask));
+            // Hooks first: a PreToolUse veto means the user is not even asked.
+            let refusal = match self.pre_tool_hooks(call, on_event) {
+                Some(blocked) => Some(blocked),
+                None => self.settle_consent(name, &summary, on_event, ask),
+            };
+            refusals.push(refusal);
         }
         let allowed: Vec<&ToolCall> = (calls.iter().zip(&refusals))
             .filter(|(_, refusal)| refusal.is_none())
@@ -51,20 +58,78 @@ impl Batch<'_> {
                 .collect(),
         }
         .into_iter();
-        if let (Some(checkpoints), Some(mark)) = (self.checkpoints, mark) {
+        if let (Some(checkpoints), Some(mark)) = (self.checkpoints.as_deref_mut(), mark) {
             // A failed edit changed nothing: it must not become an /undo step.
             let _ = checkpoints.forget_unchanged(mark);
         }
-        let outcomes: Vec<Outcome> = refusals
-            .into_iter()
-            .map(|refused| refused.or_else(|| ran.next()))
-            .map(|outcome| outcome.unwrap_or_else(|| Outcome::text("[interrupted]")))
-            .collect();
+        let mut outcomes: Vec<Outcome> = Vec::with_capacity(calls.len());
+        for (call, refused) in calls.iter().zip(refusals) {
+            let outcome = match refused {
+                Some(refused) => refused,
+                None => {
+                    let ran = ran.next().unwrap_or_else(|| Outcome::text("[interrupted]"));
+                    self.post_tool_hooks(call, ran, on_event)
+                }
+            };
+            outcomes.push(outcome);
+        }
         for (call, outcome) in calls.iter().zip(&outcomes) {
             let (name, text) = (&call.function.name, &outcome.text);
             on_event(Event::ToolResult { name, text });
         }
         outcomes
+    }
+
+    /// Run the PreToolUse hooks; `Some` is the refusal the model reads when one vetoes.
+    fn pre_tool_hooks(&self, call: &ToolCall, on_event: &mut dyn FnMut(Event)) -> Option<Outcome> {
+        let hooks = &self.ctx.hooks;
+        if hooks.count() == 0 {
+            return None;
+        }
+        let (name, input) = (&call.function.name, parse_input(call));
+        let mut warnings = Vec::new();
+        let decision = hooks.pre_tool_use(&self.hook_context(), name, &input, &mut warnings);
+        warnings.iter().for_each(|w| on_event(Event::Notice(w)));
+        match decision {
+            PreToolDecision::Allow => None,
+            PreToolDecision::Block(reason) => {
+                Some(Outcome::text(format!("Blocked by a hook: {reason}")))
+            }
+        }
+    }
+
+    /// Run the PostToolUse hooks; what they print is added to the result for the model.
+    fn post_tool_hooks(
+        &self,
+        call: &ToolCall,
+        mut outcome: Outcome,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Outcome {
+        let hooks = &self.ctx.hooks;
+        if hooks.count() == 0 {
+            return outcome;
+        }
+        let (name, input) = (&call.function.name, parse_input(call));
+        let mut warnings = Vec::new();
+        let said = hooks.post_tool_use(
+            &self.hook_context(),
+            name,
+            &input,
+            &outcome.text,
+            &mut warnings,
+        );
+        warnings.iter().for_each(|w| on_event(Event::Notice(w)));
+        if let Some(said) = said {
+            outcome.text.push_str(&format!("\n\n[hook] {said}"));
+        }
+        outcome
+    }
+
+    fn hook_context(&self) -> HookContext<'_> {
+        HookContext {
+            session_id: self.session_id,
+            cwd: &self.ctx.cwd,
+        }
     }
 
     /// `None` when the call may run; otherwise the result the model reads instead.
@@ -103,7 +168,7 @@ impl Batch<'_> {
         let checkpoints = self.checkpoints.as_deref_mut()?;
         let mark = checkpoints.len();
         for call in allowed {
-            let args: Value = serde_json::from_str(&call.function.arguments).unwrap_or_default();
+            let args = parse_input(call);
             let text = |key: &str| {
                 args.get(key)
                     .and_then(Value::as_str)
@@ -125,4 +190,10 @@ impl Batch<'_> {
         }
         Some(mark)
     }
+}
+
+/// The call's arguments as hooks and checkpoints see them (`{}` when they are not JSON).
+fn parse_input(call: &ToolCall) -> Value {
+    serde_json::from_str(&call.function.arguments)
+        .unwrap_or_else(|_| Value::Object(Default::default()))
 }

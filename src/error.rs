@@ -14,6 +14,8 @@ pub enum Error {
     /// The provider said the prompt does not fit the model's context window. The agent
     /// compacts harder and retries once before letting this through. Exit code 1.
     ContextTooLong(String),
+    /// A UserPromptSubmit hook refused the task; the hook's reason. Exit code 1.
+    Refused(String),
     /// A local failure outside any tool (e.g. the demo could not set up its directory). Exit code 1.
     Io(String),
     /// The user pressed Ctrl+C. Exit code 130.
@@ -25,7 +27,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Usage(_) => 2,
-            Error::Api(_) | Error::ContextTooLong(_) | Error::Io(_) => 1,
+            Error::Api(_) | Error::ContextTooLong(_) | Error::Refused(_) | Error::Io(_) => 1,
             Error::Interrupted => 130,
         }
     }
@@ -37,6 +39,7 @@ impl fmt::Display for Error {
             Error::Usage(msg) => write!(f, "{msg}"),
             Error::Api(msg) => write!(f, "API error: {msg}"),
             Error::ContextTooLong(msg) => write!(f, "the prompt is too long for the model: {msg}"),
+            Error::Refused(why) => write!(f, "a hook refused the prompt: {why}"),
             Error::Io(msg) => write!(f, "{msg}"),
             Error::Interrupted => write!(f, "interrupted"),
         }

@@ -10,6 +10,7 @@ use crate::config::{Resume, RunOptions};
 use crate::consent::{Consent, Mode};
 use crate::cost::PriceTable;
 use crate::error::Error;
+use crate::hooks::Hooks;
 use crate::instructions::Instructions;
 use crate::llm::Llm;
 use crate::session::{self, Header, SessionLog};
@@ -76,6 +77,10 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
     let mut agent = Agent::new(llm, cwd, consent);
     agent.set_max_rounds(options.max_rounds);
     agent.set_instructions(Instructions::new(&home));
+    let project_hooks = agent.cwd().join(".corecoder").join("hooks.json");
+    let (hooks, warnings) = Hooks::load(&home.join("hooks.json"), &project_hooks);
+    notes.extend(warnings);
+    agent.set_hooks(Arc::new(hooks));
     agent.resume(history);
     let log = match &resumed {
         Some(id) => SessionLog::reopen(&sessions, id),
@@ -92,6 +97,7 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
             "this session will not be saved, and /undo is off: {e}"
         )),
     }
+    notes.extend(agent.start_hooks());
     Ok(Started { agent, notes })
 }
 

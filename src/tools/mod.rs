@@ -22,6 +22,7 @@ pub mod walk;
 pub mod write_file;
 
 use crate::consent::Consent;
+use crate::hooks::Hooks;
 use crate::instructions::Instructions;
 use crate::llm::Llm;
 use serde::de::DeserializeOwned;
@@ -42,6 +43,8 @@ pub struct ToolContext {
     pub cancel: Arc<AtomicBool>,
     /// Handed on to sub-agents, so project rules bind them too.
     pub instructions: Option<Instructions>,
+    /// The session's hooks; sub-agents run them too.
+    pub hooks: Arc<Hooks>,
 }
 
 /// What a tool call produced.

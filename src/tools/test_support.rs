@@ -49,5 +49,6 @@ pub fn test_context(dir: &Path) -> ToolContext {
         consent: Consent::new(Mode::AllowAll),
         cancel: Arc::new(AtomicBool::new(false)),
         instructions: None,
+        hooks: Default::default(),
     }
 }
