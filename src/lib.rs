@@ -15,6 +15,7 @@ pub mod demo;
 pub mod error;
 pub mod http;
 pub mod llm;
+pub mod mcp;
 pub mod message;
 pub mod prompt;
 pub mod repl;
