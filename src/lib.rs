@@ -17,6 +17,7 @@ pub mod hooks;
 pub mod http;
 pub mod instructions;
 pub mod llm;
+pub mod mcp;
 pub mod message;
 pub mod prompt;
 pub mod repl;

@@ -1,0 +1,827 @@
+//! MCP client: tools from external Model Context Protocol servers, spoken to over stdio.
+//!
+//! At start-up `load_config` reads the `mcpServers` files and `Servers::start` launches each
+//! server and shakes hands (spec revision 2025-06-18). The model is offered their tools as
+//! `mcp__SERVER__TOOL`; during a turn the dispatcher (maybe on a pool worker) hands such a call
+//! to `Servers::call`, which returns text for the model. One JSON-RPC message per line; a reader
+//! thread per server routes each reply to its caller by id. This file does *not* ask for
+//! consent, speak the HTTP transport, or use resources, prompts or sampling.
+
+use crossbeam_channel::{RecvTimeoutError, Sender};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, HashMap};
+use std::io::{ErrorKind, Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(15);
+const CALL_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a server may take to exit on its own once its stdin is closed.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+/// We ask for the first; a server may answer with any of them.
+const PROTOCOL_VERSIONS: [&str; 3] = ["2025-06-18", "2025-03-26", "2024-11-05"];
+/// Why a server is down after we stopped it ourselves.
+const STOPPED: &str = "stopped by corecoder";
+
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub name: String,
+    pub command: String,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+}
+
+/// Read `{"mcpServers": {NAME: {command, args, env}}}` from each file; a later file replaces an
+/// earlier one's server of the same name. A missing file is fine; a broken one is a warning.
+pub fn load_config(files: &[PathBuf]) -> (Vec<ServerConfig>, Vec<String>) {
+    let (mut configs, mut warnings) = (Vec::<ServerConfig>::new(), Vec::new());
+    for file in files {
+        let entries = match std::fs::read_to_string(file) {
+            Err(e) if e.kind() == ErrorKind::NotFound => continue,
+            Err(e) => vec![Err(e.to_string())],
+            Ok(text) => parse_config(&text),
+        };
+        for entry in entries {
+            match entry {
+                Ok(config) => {
+                    configs.retain(|old| old.name != config.name);
+                    configs.push(config);
+                }
+                Err(e) => warnings.push(format!("{}: {e}", file.display())),
+            }
+        }
+    }
+    (configs, warnings)
+}
+
+#[derive(Deserialize)]
+struct ConfigEntry {
+    command: String,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+}
+
+/// One result per server entry, so one bad entry does not cost the others.
+fn parse_config(text: &str) -> Vec<Result<ServerConfig, String>> {
+    let file: Value = match serde_json::from_str(text) {
+        Ok(file) => file,
+        Err(e) => return vec![Err(format!("not valid JSON ({e})"))],
+    };
+    let Some(servers) = file.get("mcpServers").and_then(Value::as_object) else {
+        return vec![Err("no \"mcpServers\" object".to_string())];
+    };
+    let entry = |(name, value): (&String, &Value)| {
+        let entry = ConfigEntry::deserialize(value)
+            .map_err(|e| format!("server {name:?} skipped ({e}; only stdio is supported)"))?;
+        let (command, args) = (entry.command, entry.args);
+        let env = entry.env.into_iter().collect();
+        Ok(ServerConfig {
+            name: name.clone(),
+            command,
+            args,
+            env,
+        })
+    };
+    servers.iter().map(entry).collect()
+}
+
+/// All servers of the session. Shared with pool workers as `Arc<Servers>`.
+pub struct Servers {
+    servers: Vec<Server>,
+}
+
+/// One configured server and its current connection. The lock is held only briefly: callers
+/// copy the `Arc<Wire>` out and wait for their reply without it.
+struct Server {
+    config: ServerConfig,
+    connection: Mutex<Connection>,
+}
+
+struct Connection {
+    /// `Err` says why the server is not running (it failed to start, or is reconnecting).
+    link: Result<Link, String>,
+    /// Only tools whose `mcp__SERVER__TOOL` name the API accepts; `hidden` counts the others.
+    tools: Vec<Value>,
+    hidden: usize,
+}
+
+impl Servers {
+    /// Start every server in parallel and shake hands. A server that fails costs one warning.
+    pub fn start(configs: Vec<ServerConfig>) -> (Servers, Vec<String>) {
+        Servers::start_within(configs, HANDSHAKE_TIMEOUT)
+    }
+
+    fn start_within(configs: Vec<ServerConfig>, timeout: Duration) -> (Servers, Vec<String>) {
+        let connections: Vec<Connection> = thread::scope(|scope| {
+            let open = |config| scope.spawn(move || Connection::open(config, timeout));
+            let opening: Vec<_> = configs.iter().map(open).collect();
+            let joined = opening.into_iter().map(|thread| thread.join());
+            joined
+                .map(|c| c.unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
+        let mut warnings = Vec::new();
+        let mut servers = Vec::new();
+        for (config, connection) in configs.into_iter().zip(connections) {
+            if let Err(reason) = &connection.link {
+                warnings.push(format!("MCP server {} skipped: {reason}", config.name));
+            }
+            servers.push(Server {
+                config,
+                connection: Mutex::new(connection),
+            });
+        }
+        (Servers { servers }, warnings)
+    }
+
+    pub fn none() -> Servers {
+        Servers { servers: vec![] }
+    }
+
+    /// One OpenAI function schema per tool of every live server.
+    pub fn schemas(&self) -> Vec<Value> {
+        let mut schemas = Vec::new();
+        for server in &self.servers {
+            let connection = lock(&server.connection);
+            for tool in connection.live_tools() {
+                let parameters = match tool.get("inputSchema") {
+                    Some(schema) if schema.is_object() => schema.clone(),
+                    _ => json!({"type": "object", "properties": {}}),
+                };
+                schemas.push(json!({"type": "function", "function": {
+                    "name": qualified_name(&server.config.name, tool),
+                    "description": tool.get("description").and_then(Value::as_str).unwrap_or(""),
+                    "parameters": parameters,
+                }}));
+            }
+        }
+        schemas
+    }
+
+    pub fn tool_count(&self) -> usize {
+        let count = |server: &Server| lock(&server.connection).live_tools().len();
+        self.servers.iter().map(count).sum()
+    }
+
+    /// Call `mcp__SERVER__TOOL` with the model's raw JSON arguments. `Err` is text for the model.
+    pub fn call(&self, qualified_name: &str, arguments: &str) -> Result<String, String> {
+        let (server, tool) = self
+            .find(qualified_name)
+            .ok_or_else(|| format!("no MCP server offers a tool named {qualified_name}"))?;
+        let arguments: Value = match arguments.trim() {
+            "" => json!({}),
+            text => serde_json::from_str(text).map_err(|e| format!("invalid JSON ({e})"))?,
+        };
+        let name = &server.config.name;
+        let wire = lock(&server.connection).live_wire().map_err(|reason| {
+            format!(
+                "MCP server {name} is not running ({reason}); the user can /mcp reconnect {name}"
+            )
+        })?;
+        let params = json!({"name": tool, "arguments": arguments});
+        let result = wire.request("tools/call", params, CALL_TIMEOUT)?;
+        let text = content_text(&result);
+        match result.get("isError").and_then(Value::as_bool) {
+            Some(true) => Err(text),
+            _ => Ok(text),
+        }
+    }
+
+    /// `/mcp`: one line per server.
+    pub fn status(&self) -> Vec<String> {
+        let line = |server: &Server| {
+            let connection = lock(&server.connection);
+            let mut line = match connection.live_wire() {
+                Ok(_) => format!(
+                    "{}: alive, {} tools",
+                    server.config.name,
+                    connection.tools.len()
+                ),
+                Err(reason) => format!("{}: dead ({reason})", server.config.name),
+            };
+            if connection.hidden > 0 {
+                let hidden = connection.hidden;
+                line += &format!(" ({hidden} more with names the model API refuses)");
+            }
+            line
+        };
+        self.servers.iter().map(line).collect()
+    }
+
+    /// `/mcp reconnect NAME`: stop the server if it runs, start it again and list its tools.
+    pub fn reconnect(&self, name: &str) -> Result<String, String> {
+        let server = self.servers.iter().find(|s| s.config.name == name);
+        let server = server.ok_or_else(|| format!("no MCP server named {name}"))?;
+        // Stop the old process before starting the new one, and without holding the lock.
+        let old = server.take_link("reconnecting");
+        drop(old);
+        let fresh = Connection::open(&server.config, HANDSHAKE_TIMEOUT);
+        let outcome = match &fresh.link {
+            Ok(_) => Ok(format!("{name}: reconnected, {} tools", fresh.tools.len())),
+            Err(reason) => Err(format!("{name}: {reason}")),
+        };
+        // Whatever a racing reconnect put in is stopped when `replaced` drops, after the lock.
+        let replaced = std::mem::replace(&mut *lock(&server.connection), fresh);
+        drop(replaced);
+        outcome
+    }
+
+    /// The server of `mcp__SERVER__TOOL`, and TOOL. Server names may contain `__`, so try each.
+    fn find(&self, qualified_name: &str) -> Option<(&Server, String)> {
+        let rest = qualified_name.strip_prefix("mcp__")?;
+        self.servers.iter().find_map(|server| {
+            let tool = rest.strip_prefix(&server.config.name)?.strip_prefix("__")?;
+            Some((server, tool.to_string()))
+        })
+    }
+}
+
+impl Drop for Servers {
+    /// Stop every server at once, since each may take `EXIT_GRACE` to exit.
+    fn drop(&mut self) {
+        thread::scope(|scope| {
+            for server in &self.servers {
+                scope.spawn(|| drop(server.take_link(STOPPED)));
+            }
+        });
+    }
+}
+
+impl Server {
+    /// Take the link out, leaving `why` as the reason it is down. The caller drops (stops) it
+    /// once the lock is released.
+    fn take_link(&self, why: &str) -> Result<Link, String> {
+        std::mem::replace(&mut lock(&self.connection).link, Err(why.to_string()))
+    }
+}
+
+impl Connection {
+    /// Start the process and shake hands. A failure is a connection without a link.
+    fn open(config: &ServerConfig, timeout: Duration) -> Connection {
+        let (link, tools) = match Link::spawn(config) {
+            Err(e) => (Err(e), vec![]),
+            // A failed handshake drops (stops) the link; a crash is already in the error.
+            Ok(link) => match handshake(&link.wire, timeout) {
+                Ok(tools) => (Ok(link), tools),
+                Err(e) => (Err(e), vec![]),
+            },
+        };
+        let accepted = |tool: &Value| valid_function_name(&qualified_name(&config.name, tool));
+        let (tools, refused): (Vec<Value>, Vec<Value>) = tools.into_iter().partition(accepted);
+        Connection {
+            link,
+            tools,
+            hidden: refused.len(),
+        }
+    }
+
+    fn live_wire(&self) -> Result<Arc<Wire>, String> {
+        let link = self.link.as_ref().map_err(String::clone)?;
+        match link.wire.closed_reason() {
+            Some(reason) => Err(reason),
+            None => Ok(Arc::clone(&link.wire)),
+        }
+    }
+
+    fn live_tools(&self) -> &[Value] {
+        if self.live_wire().is_ok() {
+            &self.tools
+        } else {
+            &[]
+        }
+    }
+}
+
+/// `initialize`, `notifications/initialized`, then every page of `tools/list`, within `timeout`.
+fn handshake(wire: &Wire, timeout: Duration) -> Result<Vec<Value>, String> {
+    let deadline = Instant::now() + timeout;
+    let left = || deadline.saturating_duration_since(Instant::now());
+    let client = json!({"name": "corecoder", "version": env!("CARGO_PKG_VERSION")});
+    let hello =
+        json!({"protocolVersion": PROTOCOL_VERSIONS[0], "capabilities": {}, "clientInfo": client});
+    let answer = wire.request("initialize", hello, left())?;
+    let version = answer
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("none");
+    if !PROTOCOL_VERSIONS.contains(&version) {
+        return Err(format!("unsupported protocol version {version}"));
+    }
+    wire.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+    let (mut tools, mut params) = (Vec::new(), json!({}));
+    loop {
+        let page = wire.request("tools/list", params, left())?;
+        let listed = page
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten();
+        tools.extend(listed.filter(|tool| !tool_name(tool).is_empty()).cloned());
+        match page.get("nextCursor").and_then(Value::as_str) {
+            Some(cursor) => params = json!({"cursor": cursor}),
+            None => return Ok(tools),
+        }
+    }
+}
+
+fn tool_name(tool: &Value) -> &str {
+    tool.get("name").and_then(Value::as_str).unwrap_or("")
+}
+
+fn qualified_name(server: &str, tool: &Value) -> String {
+    format!("mcp__{server}__{}", tool_name(tool))
+}
+
+/// OpenAI-compatible APIs refuse a whole request over one name outside `[A-Za-z0-9_-]{1,64}`.
+fn valid_function_name(name: &str) -> bool {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    name.len() <= 64 && name.chars().all(allowed)
+}
+
+/// The text of a `tools/call` result: text contents as they are, others in a short bracket.
+fn content_text(result: &Value) -> String {
+    let describe = |item: &Value| {
+        let field = |key: &str| item.get(key).and_then(Value::as_str).unwrap_or("");
+        let resource = &item["resource"];
+        match field("type") {
+            "text" => field("text").to_string(),
+            "image" | "audio" => format!(
+                "[{}, {} bytes]",
+                field("mimeType"),
+                base64_len(field("data"))
+            ),
+            "resource_link" => format!("[resource link {}]", field("uri")),
+            "resource" => match resource.get("text").and_then(Value::as_str) {
+                Some(text) => text.to_string(),
+                None => format!("[resource {}]", resource["uri"].as_str().unwrap_or("")),
+            },
+            other => format!("[{other} content]"),
+        }
+    };
+    let contents = result
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten();
+    let texts: Vec<String> = contents.map(describe).collect();
+    match result.get("structuredContent") {
+        Some(structured) if texts.is_empty() => structured.to_string(),
+        _ => texts.join("\n"),
+    }
+}
+
+fn base64_len(data: &str) -> usize {
+    let padding = data.bytes().rev().take_while(|&b| b == b'=').count();
+    (data.len() / 4 * 3).saturating_sub(padding)
+}
+
+/// One running server process: the wire to it, the process and the thread reading it.
+struct Link {
+    wire: Arc<Wire>,
+    child: Child,
+    reader: Option<JoinHandle<()>>,
+}
+
+/// What callers and the reader thread share.
+struct Wire {
+    stdin: Mutex<Option<ChildStdin>>,
+    next_id: AtomicU64,
+    /// Callers waiting for a reply, by request id; `Err` once stdout closed, saying why.
+    waiting: Mutex<Result<HashMap<u64, Sender<Reply>>, String>>,
+    /// Set by `Link::drop`, so the reader stops even if a stray grandchild keeps stdout open.
+    stop: AtomicBool,
+}
+
+type Reply = Result<Value, String>;
+
+impl Link {
+    fn spawn(config: &ServerConfig) -> Result<Link, String> {
+        let mut child = Command::new(&config.command)
+            .args(&config.args)
+            .envs(config.env.iter().cloned())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            // Its own process group, so stopping it also stops what it started (npx → node).
+            .process_group(0)
+            .spawn()
+            .map_err(|e| format!("could not start `{}`: {e}", config.command))?;
+        let (stdin, stdout, stderr) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take());
+        let waiting = Mutex::new(Ok(HashMap::new()));
+        let (next_id, stop) = (AtomicU64::new(1), AtomicBool::new(false));
+        let wire = Arc::new(Wire {
+            stdin: Mutex::new(stdin),
+            next_id,
+            waiting,
+            stop,
+        });
+        let reader_wire = Arc::clone(&wire);
+        let reader = match (stdout, stderr) {
+            (Some(out), Some(err)) => {
+                Some(thread::spawn(move || read_loop(&reader_wire, out, err)))
+            }
+            _ => None,
+        };
+        Ok(Link {
+            wire,
+            child,
+            reader,
+        })
+    }
+}
+
+impl Drop for Link {
+    /// Close stdin (the stdio transport's way to ask for an exit), wait, then kill the group.
+    fn drop(&mut self) {
+        drop(lock(&self.wire.stdin).take());
+        let deadline = Instant::now() + EXIT_GRACE;
+        while matches!(self.child.try_wait(), Ok(None)) && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(20));
+        }
+        // Even after a clean exit, what it started may still run in its group. (A group id is
+        // not reused while a member lives; an empty group just gives ESRCH.)
+        unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
+        let _ = self.child.wait();
+        self.wire.stop.store(true, Ordering::Relaxed);
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
+        self.wire.close(STOPPED.to_string());
+    }
+}
+
+impl Wire {
+    /// Send one request and wait for its reply, which the reader thread routes here by id.
+    fn request(&self, method: &str, params: Value, timeout: Duration) -> Reply {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (reply_to, reply) = crossbeam_channel::bounded(1);
+        // Registered under the lock `close` takes, so no caller ever waits on a dead server.
+        lock(&self.waiting)
+            .as_mut()
+            .map_err(|reason| reason.clone())?
+            .insert(id, reply_to);
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let outcome = self
+            .send(&message)
+            .and_then(|()| match reply.recv_timeout(timeout) {
+                Ok(answer) => answer,
+                Err(RecvTimeoutError::Timeout) => {
+                    self.cancel(id, method);
+                    let seconds = timeout.as_secs_f32();
+                    Err(format!(
+                        "the MCP server gave no answer to {method} within {seconds} s"
+                    ))
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    Err(self.closed_reason().unwrap_or_default())
+                }
+            });
+        if let Ok(waiting) = lock(&self.waiting).as_mut() {
+            waiting.remove(&id);
+        }
+        outcome
+    }
+
+    /// Tell the server to give up on a request we no longer wait for (the spec: not `initialize`).
+    fn cancel(&self, id: u64, method: &str) {
+        if method != "initialize" {
+            let params = json!({"requestId": id, "reason": "timed out"});
+            let _ = self.send(
+                &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}),
+            );
+        }
+    }
+
+    /// Write one message as one line. Callers on several pool workers take turns on the lock.
+    fn send(&self, message: &Value) -> Result<(), String> {
+        let mut stdin = lock(&self.stdin);
+        let pipe = stdin.as_mut().ok_or("the MCP server's stdin is closed")?;
+        // Compact JSON escapes every newline, so the message is exactly one line.
+        let written = pipe
+            .write_all(format!("{message}\n").as_bytes())
+            .and_then(|()| pipe.flush());
+        written.map_err(|e| format!("could not write to the MCP server: {e}"))
+    }
+
+    /// The server is gone: every caller still waiting gets `reason` at once. The first reason stays.
+    fn close(&self, reason: String) {
+        let mut waiting = lock(&self.waiting);
+        if let Ok(callers) = waiting.as_mut() {
+            for (_, caller) in callers.drain() {
+                let _ = caller.send(Err(reason.clone()));
+            }
+            *waiting = Err(reason);
+        }
+    }
+
+    fn closed_reason(&self) -> Option<String> {
+        lock(&self.waiting).as_ref().err().cloned()
+    }
+}
+
+/// The reader thread: stdout lines go to `handle_line`; stderr is read (so a chatty server never
+/// blocks on a full pipe) and only its tail kept. `poll(2)` rather than blocking reads, so that
+/// `stop` ends the thread even when a stray process keeps the pipes open.
+fn read_loop(wire: &Wire, mut stdout: ChildStdout, mut stderr: ChildStderr) {
+    let (mut line, mut stderr_tail, mut chunk) = (Vec::new(), Vec::new(), [0u8; 8192]);
+    let pollfd = |fd| libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let mut fds = [pollfd(stdout.as_raw_fd()), pollfd(stderr.as_raw_fd())];
+    let reason = loop {
+        if wire.stop.load(Ordering::Relaxed) {
+            break STOPPED.to_string();
+        }
+        // A negative fd (stderr closed) is skipped by poll.
+        if unsafe { libc::poll(fds.as_mut_ptr(), 2, 100) } <= 0 {
+            continue;
+        }
+        if fds[1].revents != 0 {
+            match stderr.read(&mut chunk) {
+                Ok(n) if n > 0 => stderr_tail.extend_from_slice(&chunk[..n]),
+                _ => fds[1].fd = -1,
+            }
+            stderr_tail.drain(..stderr_tail.len().saturating_sub(2000));
+        }
+        if fds[0].revents != 0 {
+            let Ok(n @ 1..) = stdout.read(&mut chunk) else {
+                break exit_reason(&stderr_tail);
+            };
+            for &byte in &chunk[..n] {
+                match byte {
+                    b'\n' => handle_line(wire, &std::mem::take(&mut line)),
+                    _ => line.push(byte),
+                }
+            }
+        }
+    };
+    wire.close(reason);
+}
+
+fn exit_reason(stderr_tail: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr_tail);
+    match text.lines().rev().find(|line| !line.trim().is_empty()) {
+        Some(line) => format!("the server exited; its last error output: {}", line.trim()),
+        None => "the server exited".to_string(),
+    }
+}
+
+/// One stdout line: a reply goes to its caller, a request from the server gets an answer;
+/// notifications and non-JSON lines (servers that log to stdout) are skipped.
+fn handle_line(wire: &Wire, line: &[u8]) {
+    let Ok(message) = serde_json::from_slice::<Value>(line) else {
+        return;
+    };
+    let (Some(id), method) = (message.get("id"), message.get("method")) else {
+        return;
+    };
+    // We offer no client capabilities, so the only request we serve is `ping`.
+    let answer = match method.map(|m| m.as_str()) {
+        Some(Some("ping")) => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+        Some(_) => json!({"jsonrpc": "2.0", "id": id,
+            "error": {"code": -32601, "message": "corecoder offers no such method"}}),
+        None => return deliver_reply(wire, id, &message),
+    };
+    let _ = wire.send(&answer);
+}
+
+fn deliver_reply(wire: &Wire, id: &Value, message: &Value) {
+    let reply = match message.get("error") {
+        Some(error) => {
+            let text = error
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("no message");
+            let code = error.get("code").unwrap_or(&Value::Null);
+            Err(format!(
+                "the MCP server answered with an error: {text} (code {code})"
+            ))
+        }
+        None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
+    };
+    let caller = match (lock(&wire.waiting).as_mut(), id.as_u64()) {
+        (Ok(waiting), Some(id)) => waiting.remove(&id),
+        _ => None,
+    };
+    if let Some(caller) = caller {
+        let _ = caller.send(reply);
+    }
+}
+
+/// A poisoned lock only means another thread panicked holding it; the data is still whole.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str, mode: &str) -> ServerConfig {
+        let script = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/mcp/misbehaving_server.py"
+        );
+        ServerConfig {
+            name: name.to_string(),
+            command: "python3".to_string(),
+            args: vec![script.to_string(), mode.to_string()],
+            env: vec![("PYTHONUNBUFFERED".to_string(), "1".to_string())],
+        }
+    }
+
+    fn start_one(mode: &str, timeout: Duration) -> (Servers, Vec<String>) {
+        Servers::start_within(vec![fixture("fake", mode)], timeout)
+    }
+
+    #[test]
+    fn handshake_lists_every_page_and_calls_through_the_noise() {
+        let (servers, warnings) = start_one("good", HANDSHAKE_TIMEOUT);
+        assert_eq!(warnings, Vec::<String>::new());
+        assert_eq!(servers.tool_count(), 6);
+        let schemas = servers.schemas();
+        let echo = &schemas[0]["function"];
+        assert_eq!(echo["name"], "mcp__fake__echo");
+        assert_eq!(echo["parameters"]["properties"]["text"]["type"], "string");
+        assert_eq!(
+            schemas[1]["function"]["parameters"],
+            json!({"type": "object", "properties": {}})
+        );
+        // Every reply comes after a log line, a notification and a ping request of the server's.
+        assert_eq!(
+            servers.call("mcp__fake__echo", r#"{"text": "hi"}"#),
+            Ok("hi".to_string())
+        );
+        assert_eq!(
+            servers.call("mcp__fake__pong_seen", "{}"),
+            Ok("True".to_string())
+        );
+        let picture = servers.call("mcp__fake__picture", r#"{"text": "look"}"#);
+        assert_eq!(picture, Ok("look\n[image/png, 4 bytes]".to_string()));
+        assert_eq!(servers.status(), vec!["fake: alive, 6 tools".to_string()]);
+    }
+
+    #[test]
+    fn replies_out_of_order_reach_the_right_caller() {
+        let (servers, _) = start_one("good", HANDSHAKE_TIMEOUT);
+        let (finished, order) = crossbeam_channel::unbounded();
+        thread::scope(|scope| {
+            for (text, ms) in [("slow one", 600), ("quick one", 0)] {
+                let (servers, finished) = (&servers, finished.clone());
+                scope.spawn(move || {
+                    let args = json!({"text": text, "ms": ms}).to_string();
+                    let answer = servers.call("mcp__fake__slow", &args);
+                    assert_eq!(answer, Ok(text.to_string()));
+                    let _ = finished.send(text);
+                });
+                // Make sure the slow request is sent first.
+                thread::sleep(Duration::from_millis(100));
+            }
+        });
+        assert_eq!(
+            order.try_iter().collect::<Vec<_>>(),
+            ["quick one", "slow one"]
+        );
+    }
+
+    #[test]
+    fn tool_errors_and_bad_calls_are_errors_for_the_model() {
+        let (servers, _) = start_one("good", HANDSHAKE_TIMEOUT);
+        assert_eq!(
+            servers.call("mcp__fake__fail", "{}"),
+            Err("it went wrong".to_string())
+        );
+        assert!(
+            servers
+                .call("mcp__fake__echo", "{oops")
+                .unwrap_err()
+                .contains("invalid JSON")
+        );
+        assert!(
+            servers
+                .call("mcp__other__echo", "{}")
+                .unwrap_err()
+                .contains("no MCP server")
+        );
+        let unknown = servers.call("mcp__fake__nope", "{}").unwrap_err();
+        assert!(unknown.contains("unknown tool (code -32602)"), "{unknown}");
+    }
+
+    #[test]
+    fn a_crash_fails_the_call_at_once_and_reconnect_brings_the_server_back() {
+        let (servers, _) = start_one("good", HANDSHAKE_TIMEOUT);
+        let started = Instant::now();
+        let crash = servers.call("mcp__fake__crash", "{}").unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(crash.contains("Traceback: boom"), "{crash}");
+        assert!(servers.status()[0].starts_with("fake: dead (the server exited"));
+        assert_eq!(servers.tool_count(), 0);
+        assert!(
+            servers
+                .call("mcp__fake__echo", "{}")
+                .unwrap_err()
+                .contains("/mcp reconnect fake")
+        );
+        assert_eq!(
+            servers.reconnect("fake"),
+            Ok("fake: reconnected, 6 tools".to_string())
+        );
+        assert_eq!(
+            servers.call("mcp__fake__echo", r#"{"text": "back"}"#),
+            Ok("back".to_string())
+        );
+        assert!(servers.reconnect("nobody").is_err());
+    }
+
+    #[test]
+    fn servers_that_fail_the_handshake_are_skipped_with_one_warning_each() {
+        let missing = ServerConfig {
+            command: "/no/such/mcp-server".to_string(),
+            ..fixture("gone", "good")
+        };
+        let configs = vec![
+            fixture("mute", "silent"),
+            fixture("old", "ancient"),
+            missing,
+            fixture("ok", "good"),
+        ];
+        let (servers, warnings) = Servers::start_within(configs, Duration::from_millis(1500));
+        assert_eq!(warnings.len(), 3, "{warnings:?}");
+        assert!(warnings[0].contains("mute skipped: the MCP server gave no answer to initialize"));
+        assert!(
+            warnings[1].contains("unsupported protocol version 1999-01-01"),
+            "{warnings:?}"
+        );
+        assert!(warnings[2].contains("could not start `/no/such/mcp-server`"));
+        assert!(servers.status()[0].starts_with("mute: dead"));
+        assert_eq!(servers.tool_count(), 6);
+    }
+
+    #[test]
+    fn config_files_merge_by_server_name_and_bad_entries_warn() {
+        let dir = std::env::temp_dir().join(format!("corecoder-mcp-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let write = |name: &str, text: &str| {
+            std::fs::write(dir.join(name), text).unwrap();
+            dir.join(name)
+        };
+        let home = write(
+            "home.json",
+            r#"{"mcpServers": {"a": {"command": "x"},
+            "b": {"command": "old", "args": ["1"]}}}"#,
+        );
+        let project = write(
+            "project.json",
+            r#"{"mcpServers": {"b": {"command": "new",
+            "env": {"K": "V"}}, "web": {"url": "https://example.com/mcp"}}}"#,
+        );
+        let broken = write("broken.json", "{not json");
+        let files = [home, dir.join("missing.json"), project, broken];
+        let (configs, warnings) = load_config(&files);
+        let names: Vec<_> = configs
+            .iter()
+            .map(|c| (c.name.as_str(), c.command.as_str()))
+            .collect();
+        assert_eq!(names, [("a", "x"), ("b", "new")]);
+        assert_eq!(configs[1].args, Vec::<String>::new());
+        assert_eq!(configs[1].env, [("K".to_string(), "V".to_string())]);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].contains("server \"web\" skipped"));
+        assert!(warnings[1].contains("broken.json: not valid JSON"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn content_is_text_with_other_kinds_in_brackets() {
+        let result = json!({"content": [
+            {"type": "resource", "resource": {"uri": "file:///a", "text": "inside"}},
+            {"type": "resource", "resource": {"uri": "file:///b", "blob": "AA=="}},
+            {"type": "audio", "mimeType": "audio/wav", "data": "AAAA"},
+            {"type": "resource_link", "uri": "file:///c", "name": "c"},
+        ]});
+        let expected =
+            "inside\n[resource file:///b]\n[audio/wav, 3 bytes]\n[resource link file:///c]";
+        assert_eq!(content_text(&result), expected);
+        assert_eq!(
+            content_text(&json!({"content": [], "structuredContent": {"n": 1}})),
+            r#"{"n":1}"#
+        );
+        assert!(
+            valid_function_name("mcp__fs__read_file") && !valid_function_name("mcp__fs__read.file")
+        );
+    }
+}
