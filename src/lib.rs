@@ -18,6 +18,7 @@ pub mod http;
 pub mod instructions;
 pub mod llm;
 pub mod mcp;
+pub mod mcp_wire;
 pub mod message;
 pub mod prompt;
 pub mod repl;
