@@ -13,6 +13,7 @@ use crate::error::Error;
 use crate::hooks::{HookContext, HookEvent, Hooks};
 use crate::instructions::Instructions;
 use crate::llm::{self, Llm};
+use crate::mcp::Servers;
 use crate::message::{self, Message, ToolCall};
 use crate::prompt::{self, Situation};
 use crate::session::SessionLog;
@@ -71,6 +72,8 @@ pub struct Agent {
     checkpoints: Option<Checkpoints>,
     /// PreToolUse, PostToolUse, UserPromptSubmit and Stop hooks (none by default).
     hooks: Arc<Hooks>,
+    /// MCP servers (none by default); their tools are offered next to ours.
+    mcp: Arc<Servers>,
     /// The project's `AGENTS.md` files; `None` leaves them out (library default).
     instructions: Option<Instructions>,
     /// Calibrated by the provider's real prompt sizes; decides when to compact.
@@ -95,6 +98,7 @@ impl Agent {
             pool: None,
             checkpoints: None,
             hooks: Arc::new(Hooks::default()),
+            mcp: Arc::new(Servers::none()),
             instructions: None,
             estimator: Estimator::new(),
             log: None,
@@ -108,6 +112,7 @@ impl Agent {
         let mut agent = Agent::new(ctx.llm.clone(), ctx.cwd.clone(), consent);
         agent.instructions = ctx.instructions.clone();
         agent.hooks = ctx.hooks.clone();
+        agent.mcp = ctx.mcp.clone();
         agent.tool_set = ToolSet::WithoutAgent;
         agent.max_rounds = max_rounds;
         agent.cancel = ctx.cancel.clone();
@@ -150,7 +155,8 @@ impl Agent {
         on_event: &mut dyn FnMut(Event),
         ask: &mut dyn FnMut(&str, &str) -> Answer,
     ) -> Result<Finish, Error> {
-        let tool_schemas = tools::schemas(self.tool_set);
+        let mut tool_schemas = tools::schemas(self.tool_set);
+        tool_schemas.extend(self.mcp.schemas());
         let tool_names: Vec<String> = (tool_schemas.iter())
             .filter_map(|s| s["function"]["name"].as_str().map(String::from))
             .collect();
@@ -295,6 +301,7 @@ impl Agent {
         let session_id = self.session_id();
         let ctx = ToolContext {
             hooks: self.hooks.clone(),
+            mcp: self.mcp.clone(),
             instructions: self.instructions.clone(),
             cwd: self.cwd.clone(),
             llm: self.llm.clone(),
@@ -383,6 +390,19 @@ impl Agent {
     /// Run these hooks from now on (sub-agents share them).
     pub fn set_hooks(&mut self, hooks: Arc<Hooks>) {
         self.hooks = hooks;
+    }
+
+    /// Offer these MCP servers' tools from now on (sub-agents get them too).
+    pub fn set_mcp(&mut self, servers: Arc<Servers>) {
+        self.mcp = servers;
+    }
+
+    pub fn mcp(&self) -> &Servers {
+        &self.mcp
+    }
+
+    pub fn hooks(&self) -> &Hooks {
+        &self.hooks
     }
 
     /// Tell the SessionStart hooks; what goes wrong comes back as warnings.

@@ -30,7 +30,7 @@ Type a task and press Enter. End a line with \\ to continue on the next one.
   /save [NAME]      name this session (resume it with corecoder -r NAME)
   /sessions         the latest 20 sessions
   /compact          summarise the older part of the conversation now
-  /mcp              (not available yet)
+  /mcp [reconnect NAME]   MCP servers: list them, or restart one
   quit, exit, Ctrl+D   leave; Ctrl+C stops a running turn";
 
 /// What a line typed at the prompt asks for.
@@ -90,7 +90,14 @@ fn banner(display: &Display, agent: &Agent, mode: Mode) {
         BOLD,
         &format!("corecoder {version} · model {}", config.model),
     ));
-    let details = format!("{} · {mode} · /help for commands", config.base_url);
+    let mut details = format!("{} · {mode}", config.base_url);
+    if agent.hooks().count() > 0 {
+        details.push_str(&format!(" · {} hooks", agent.hooks().count()));
+    }
+    if agent.mcp().tool_count() > 0 {
+        details.push_str(&format!(" · {} MCP tools", agent.mcp().tool_count()));
+    }
+    details.push_str(" · /help for commands");
     display.note(&display.paint(DIM, &details));
 }
 
@@ -185,7 +192,7 @@ fn command(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
                 report.before, report.after
             ));
         }
-        "/mcp" => display.note(&format!("{name} is not available yet.")),
+        "/mcp" => mcp(agent, display, arg),
         _ => display.note(&format!("Unknown command: {name} (see /help)")),
     }
     None
@@ -211,6 +218,20 @@ fn save(agent: &mut Agent, display: &Display, name: &str) {
             display.note(&format!("Saved as {new}: resume with corecoder -r {new}"));
         }
         Err(e) => display.note(&format!("Not saved: {e}")),
+    }
+}
+
+/// `/mcp` lists the servers; `/mcp reconnect NAME` restarts one.
+fn mcp(agent: &Agent, display: &Display, arg: &str) {
+    let servers = agent.mcp();
+    match arg.split_once(' ') {
+        Some(("reconnect", name)) => match servers.reconnect(name.trim()) {
+            Ok(done) | Err(done) => display.note(&done),
+        },
+        _ if servers.status().is_empty() => {
+            display.note("No MCP servers (configure them in ~/.corecoder/mcp.json or .mcp.json).");
+        }
+        _ => servers.status().iter().for_each(|line| display.note(line)),
     }
 }
 

@@ -13,6 +13,7 @@ use crate::error::Error;
 use crate::hooks::Hooks;
 use crate::instructions::Instructions;
 use crate::llm::Llm;
+use crate::mcp::{self, Servers};
 use crate::session::{self, Header, SessionLog};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -81,6 +82,12 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
     let (hooks, warnings) = Hooks::load(&home.join("hooks.json"), &project_hooks);
     notes.extend(warnings);
     agent.set_hooks(Arc::new(hooks));
+    let mcp_files = [home.join("mcp.json"), agent.cwd().join(".mcp.json")];
+    let (configs, warnings) = mcp::load_config(&mcp_files);
+    notes.extend(warnings);
+    let (servers, warnings) = Servers::start(configs);
+    notes.extend(warnings);
+    agent.set_mcp(Arc::new(servers));
     agent.resume(history);
     let log = match &resumed {
         Some(id) => SessionLog::reopen(&sessions, id),

@@ -25,6 +25,7 @@ use crate::consent::Consent;
 use crate::hooks::Hooks;
 use crate::instructions::Instructions;
 use crate::llm::Llm;
+use crate::mcp::Servers;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -45,6 +46,8 @@ pub struct ToolContext {
     pub instructions: Option<Instructions>,
     /// The session's hooks; sub-agents run them too.
     pub hooks: Arc<Hooks>,
+    /// MCP servers whose tools join ours as `mcp__SERVER__TOOL`.
+    pub mcp: Arc<Servers>,
 }
 
 /// What a tool call produced.
@@ -94,10 +97,10 @@ pub fn schemas(set: ToolSet) -> Vec<Value> {
     list
 }
 
-/// Mutating tools need consent; read-only ones always run. (An unknown name is not run at
-/// all: `run` answers it with an error.)
+/// Mutating tools need consent, and so does every MCP tool (we cannot know what it does);
+/// read-only ones always run. (An unknown name is not run at all: `run` answers it.)
 pub fn needs_consent(name: &str) -> bool {
-    matches!(name, "bash" | "write_file" | "edit_file" | "agent")
+    matches!(name, "bash" | "write_file" | "edit_file" | "agent") || name.starts_with("mcp__")
 }
 
 /// The short form of a call shown to the user: `bash(cargo test)`'s `cargo test`.
@@ -125,7 +128,10 @@ pub fn summary(name: &str, arguments: &str) -> String {
             format!("{count} tasks")
         }
         (_, Some(text)) => text.to_string(),
-        (_, None) => String::new(),
+        // MCP tools and the like: the first text argument says the most.
+        (_, None) => (args.as_object().into_iter().flatten())
+            .find_map(|(_, value)| value.as_str().map(String::from))
+            .unwrap_or_default(),
     };
     let line = text.lines().next().unwrap_or("");
     match line.chars().count() > 80 || text.contains('\n') {
@@ -150,6 +156,7 @@ pub fn run(name: &str, arguments: &str, ctx: &ToolContext) -> Outcome {
         "grep" => parse(name, args).map(|a| grep::run(a, ctx)),
         "todo_write" => parse(name, args).map(|a| todo_write::run(a, ctx)),
         "agent" => parse(name, args).map(|a| agent::run(a, ctx)),
+        _ if name.starts_with("mcp__") => Ok(ctx.mcp.call(name, arguments).map(Outcome::text)),
         _ => return Outcome::text(format!("Error: unknown tool '{name}'")),
     };
     match result {

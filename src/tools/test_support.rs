@@ -50,5 +50,6 @@ pub fn test_context(dir: &Path) -> ToolContext {
         cancel: Arc::new(AtomicBool::new(false)),
         instructions: None,
         hooks: Default::default(),
+        mcp: Arc::new(crate::mcp::Servers::none()),
     }
 }

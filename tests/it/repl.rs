@@ -293,7 +293,7 @@ fn local_commands_send_nothing() {
         ("/undo", "Nothing to undo."),
         ("/save", "give a name: /save NAME"),
         ("/sessions", "Resume one with corecoder -r ID."),
-        ("/mcp", "not available yet"),
+        ("/mcp", "No MCP servers"),
     ];
     for (command, reply) in commands {
         repl.turn(command, reply);
