@@ -233,7 +233,7 @@ impl Agent {
             let mut forward = |event: llm::Event| {
                 match event {
                     llm::Event::Text(text) => partial.push_str(text),
-                    llm::Event::Retry { .. } => partial.clear(),
+                    llm::Event::Retry { .. } | llm::Event::Fallback { .. } => partial.clear(),
                     llm::Event::Reasoning(_) => {}
                 }
                 on_event(Event::Llm(event));

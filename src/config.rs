@@ -20,6 +20,10 @@ pub struct Config {
     pub max_context: u32,
     /// How long a stream may stay silent before it counts as broken (and is retried).
     pub idle_timeout: Duration,
+    /// Models to switch to, in order, when the current one keeps failing.
+    pub fallback_models: Vec<String>,
+    /// Dollars the session may spend; checked before every request.
+    pub max_cost: Option<f64>,
 }
 
 /// What the user asked the binary to do.
@@ -40,6 +44,15 @@ pub struct RunOptions {
     pub resume: Option<Resume>,
     /// `-m` was given: a resumed session keeps this model rather than its own.
     pub model_from_flag: bool,
+    pub output: OutputFormat,
+}
+
+/// How `-p` reports: plain text, one JSON object at the end, or one JSON event per line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    Text,
+    Json,
+    StreamJson,
 }
 
 /// Which earlier session to continue.
@@ -62,6 +75,8 @@ Usage: corecoder [OPTIONS]
       --base-url URL    OpenAI-compatible base URL     [env OPENAI_BASE_URL or CORECODER_BASE_URL]
       --api-key KEY     API key  [env CORECODER_API_KEY, OPENAI_API_KEY or DEEPSEEK_API_KEY]
       --max-rounds N    cap on tool-call rounds per task [default 50]
+      --max-cost USD    stop before a request once this much is spent [env CORECODER_MAX_COST]
+      --output-format F with -p: text (default), json (one object at the end) or stream-json
   -r, --resume ID       continue a saved session (see /sessions)
   -c, --continue        continue the most recent session started in this directory
       --demo            run the offline demo (also the default when no API key is set)
@@ -69,10 +84,12 @@ Usage: corecoder [OPTIONS]
   -h, --help            print this help
 
 Environment: CORECODER_MAX_TOKENS (4096), CORECODER_TEMPERATURE (0), CORECODER_MAX_CONTEXT
-(128000), CORECODER_IDLE_TIMEOUT (seconds, 300). A .env file in the current directory or the
+(128000), CORECODER_IDLE_TIMEOUT (seconds, 300), CORECODER_FALLBACK_MODELS (m1,m2: models to
+switch to when the current one keeps failing). A .env file in the current directory or the
 nearest parent (not $HOME or above) is read without overriding the environment.
 
-Exit codes: 0 done, 1 API failure, 2 usage error, 3 round cap reached, 130 interrupted.
+Exit codes: 0 done, 1 API failure, 2 usage error, 3 round cap reached, 4 budget spent,
+5 stopped for repeating the same call, 130 interrupted.
 ";
 
 /// The documented defaults, with no key: a starting point for embedding programs.
@@ -86,6 +103,8 @@ impl Default for Config {
             temperature: 0.0,
             max_context: 128_000,
             idle_timeout: Duration::from_secs(300),
+            fallback_models: Vec::new(),
+            max_cost: None,
         }
     }
 }
@@ -163,6 +182,7 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
         demo: false,
         resume: None,
         model_from_flag: false,
+        output: OutputFormat::Text,
     };
     let mut parser = lexopt::Parser::from_args(args);
     while let Some(arg) = parser.next().map_err(usage)? {
@@ -182,6 +202,21 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
                 run.max_rounds = number("--max-rounds", &text)?;
             }
             Long("demo") => run.demo = true,
+            Long("max-cost") => {
+                let text = text_value(&mut parser, "--max-cost")?;
+                config.max_cost = Some(dollars("--max-cost", &text)?);
+            }
+            Long("output-format") => {
+                run.output = match text_value(&mut parser, "--output-format")?.as_str() {
+                    "text" => OutputFormat::Text,
+                    "json" => OutputFormat::Json,
+                    "stream-json" => OutputFormat::StreamJson,
+                    other => {
+                        let why = format!("--output-format: '{other}' is not text, json or stream-json");
+                        return Err(Error::Usage(why));
+                    }
+                };
+            }
             Short('r') | Long("resume") => {
                 run.resume = Some(Resume::Id(text_value(&mut parser, "--resume")?));
             }
@@ -214,7 +249,23 @@ fn config_from(env: &HashMap<String, String>) -> Result<Config, Error> {
         temperature: env_number(env, "CORECODER_TEMPERATURE", "0")?,
         max_context: env_number(env, "CORECODER_MAX_CONTEXT", "128000")?,
         idle_timeout: Duration::from_secs(idle_secs.max(1)),
+        fallback_models: first(&["CORECODER_FALLBACK_MODELS"])
+            .map(|list| list.split(',').map(|m| m.trim().to_string()).filter(|m| !m.is_empty()).collect())
+            .unwrap_or_default(),
+        max_cost: match first(&["CORECODER_MAX_COST"]) {
+            Some(text) => Some(dollars("CORECODER_MAX_COST", &text)?),
+            None => None,
+        },
     })
+}
+
+/// A budget in dollars: a number that is not negative.
+fn dollars(name: &str, text: &str) -> Result<f64, Error> {
+    let value: f64 = number(name, text.trim())?;
+    match value.is_finite() && value >= 0.0 {
+        true => Ok(value),
+        false => Err(Error::Usage(format!("{name}: '{text}' is not an amount of dollars"))),
+    }
 }
 
 fn env_number<T: std::str::FromStr>(

@@ -14,6 +14,10 @@ pub enum Error {
     /// The provider said the prompt does not fit the model's context window. The agent
     /// compacts harder and retries once before letting this through. Exit code 1.
     ContextTooLong(String),
+    /// `--max-cost` was reached before a request. Exit code 4.
+    Budget(String),
+    /// The model made the same call five times in a row. Exit code 5.
+    Looping(String),
     /// A UserPromptSubmit hook refused the task; the hook's reason. Exit code 1.
     Refused(String),
     /// A local failure outside any tool (e.g. the demo could not set up its directory). Exit code 1.
@@ -28,6 +32,8 @@ impl Error {
         match self {
             Error::Usage(_) => 2,
             Error::Api(_) | Error::ContextTooLong(_) | Error::Refused(_) | Error::Io(_) => 1,
+            Error::Budget(_) => 4,
+            Error::Looping(_) => 5,
             Error::Interrupted => 130,
         }
     }
@@ -39,6 +45,8 @@ impl fmt::Display for Error {
             Error::Usage(msg) => write!(f, "{msg}"),
             Error::Api(msg) => write!(f, "API error: {msg}"),
             Error::ContextTooLong(msg) => write!(f, "the prompt is too long for the model: {msg}"),
+            Error::Budget(why) => write!(f, "budget spent: {why}"),
+            Error::Looping(why) => write!(f, "stopped: {why}"),
             Error::Refused(why) => write!(f, "a hook refused the prompt: {why}"),
             Error::Io(msg) => write!(f, "{msg}"),
             Error::Interrupted => write!(f, "interrupted"),

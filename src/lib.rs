@@ -13,6 +13,7 @@ pub mod context;
 pub mod cost;
 pub mod demo;
 pub mod error;
+pub mod guard;
 pub mod hooks;
 pub mod http;
 pub mod instructions;

@@ -14,7 +14,7 @@ use crate::message::Message;
 use crate::sse::{self, Delta, Reply, StreamError, Usage};
 use serde_json::{Value, json};
 use std::io::BufReader;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -30,6 +30,9 @@ pub struct Llm {
     prices: Arc<PriceTable>,
     /// Every request of the session, priced at the model it used.
     ledger: Mutex<Ledger>,
+    /// The model in use: `config.model` until a fallback takes over.
+    model: Mutex<String>,
+    fallbacks_used: AtomicUsize,
     /// Some reply came without usage, so its tokens were estimated; the summary says so.
     estimated: AtomicBool,
 }
@@ -46,6 +49,8 @@ struct Adaptations {
 pub enum Event<'a> {
     Text(&'a str),
     Reasoning(&'a str),
+    /// The current model kept failing; from now on requests go to `model`.
+    Fallback { model: &'a str, why: &'a str },
     /// The attempt failed and will be re-issued after `wait`; text already shown is void.
     Retry {
         attempt: u32,
@@ -58,6 +63,8 @@ pub enum Event<'a> {
 enum Failure {
     /// The request was changed after a 400; send it again at once.
     Adapted,
+    /// A 404: the model does not exist here; a fallback may.
+    ModelMissing(String),
     Retryable {
         why: String,
         wait: Option<Duration>,
@@ -68,13 +75,16 @@ enum Failure {
 impl Llm {
     pub fn new(config: Config) -> Llm {
         let http = http::agent(&config);
+        let model = Mutex::new(config.model.clone());
         Llm {
+            model,
             config,
             http: Mutex::new(http),
             adaptations: Mutex::new(Adaptations::default()),
             prices: Arc::new(PriceTable::builtin()),
             ledger: Mutex::new(Ledger::default()),
             estimated: AtomicBool::new(false),
+            fallbacks_used: AtomicUsize::new(0),
         }
     }
 
@@ -135,15 +145,39 @@ impl Llm {
         cancel: &AtomicBool,
         on_event: &mut dyn FnMut(Event),
     ) -> Result<Reply, Error> {
+        self.check_budget()?;
+        loop {
+            let why = match self.stream_with_retries(messages, tools, cancel, on_event) {
+                Ok(reply) => return Ok(reply),
+                Err(Failure::Fatal(error)) => return Err(error),
+                Err(Failure::Retryable { why, .. }) => format!("{why} (gave up after {MAX_RETRIES} retries)"),
+                Err(Failure::ModelMissing(why)) => why,
+                Err(Failure::Adapted) => continue,
+            };
+            // The model keeps failing: the same request goes to the next fallback, if any.
+            let Some(model) = self.switch_to_fallback() else {
+                return Err(Error::Api(why));
+            };
+            on_event(Event::Fallback { model: &model, why: &why });
+        }
+    }
+
+    /// Send the request until it succeeds, fails for good, or the retries are spent.
+    fn stream_with_retries(
+        &self,
+        messages: &[Message],
+        tools: &[Value],
+        cancel: &AtomicBool,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<Reply, Failure> {
         let mut retries = 0;
         loop {
-            let why = match self.attempt_interruptibly(messages, tools, cancel, on_event) {
+            match self.attempt_interruptibly(messages, tools, cancel, on_event) {
                 Ok(reply) => {
                     self.count_usage(&reply, messages);
                     return Ok(reply);
                 }
                 Err(Failure::Adapted) => continue,
-                Err(Failure::Fatal(error)) => return Err(error),
                 Err(Failure::Retryable { why, wait }) if retries < MAX_RETRIES => {
                     // About 1, 2, 4, 8 s, unless the server said how long to wait.
                     let wait = wait.unwrap_or(Duration::from_secs(1 << retries));
@@ -153,15 +187,37 @@ impl Llm {
                         wait,
                         why: &why,
                     });
-                    http::sleep_unless_cancelled(wait.min(MAX_RETRY_AFTER), cancel)?;
-                    continue;
+                    http::sleep_unless_cancelled(wait.min(MAX_RETRY_AFTER), cancel)
+                        .map_err(Failure::Fatal)?;
                 }
-                Err(Failure::Retryable { why, .. }) => why,
-            };
-            return Err(Error::Api(format!(
-                "{why} (gave up after {MAX_RETRIES} retries)"
-            )));
+                Err(failure) => return Err(failure),
+            }
         }
+    }
+
+    /// `--max-cost`: refuse a request once the session has spent the budget.
+    fn check_budget(&self) -> Result<(), Error> {
+        let (Some(budget), spent) = (self.config.max_cost, self.ledger().dollars()) else {
+            return Ok(());
+        };
+        match spent >= budget {
+            true => Err(Error::Budget(format!("${spent:.4} spent of the ${budget:.4} allowed (--max-cost)"))),
+            false => Ok(()),
+        }
+    }
+
+    /// Move to the next model of `CORECODER_FALLBACK_MODELS`, for the rest of the session.
+    fn switch_to_fallback(&self) -> Option<String> {
+        let next = self.config.fallback_models.get(self.fallbacks_used.fetch_add(1, Ordering::Relaxed))?;
+        if let Ok(mut model) = self.model.lock() {
+            *model = next.clone();
+        }
+        Some(next.clone())
+    }
+
+    /// The model requests go to now (the configured one, or a fallback after failures).
+    pub fn model(&self) -> String {
+        self.model.lock().map(|m| m.clone()).unwrap_or_else(|_| self.config.model.clone())
     }
 
     /// One attempt that Ctrl+C cuts off at once, even while the server is silent: a watcher
@@ -248,7 +304,7 @@ impl Llm {
     fn request_body(&self, messages: &[Message], tools: &[Value]) -> Value {
         let adapt = self.adaptations();
         let mut body = json!({
-            "model": self.config.model,
+            "model": self.model(),
             "messages": messages,
             "stream": true,
         });
@@ -281,10 +337,13 @@ impl Llm {
             let why = format!("HTTP {status}: {message}");
             return Failure::Retryable { why, wait };
         }
+        if status == 404 {
+            let why = format!("HTTP 404: {message} (check the base URL and the model name)");
+            return Failure::ModelMissing(why);
+        }
         let hint = match status {
             401 => " (the API key was rejected; check CORECODER_API_KEY)",
             403 => " (the key may not have access to this model)",
-            404 => " (check the base URL and the model name)",
             _ => "",
         };
         Failure::Fatal(Error::Api(format!("HTTP {status}: {message}{hint}")))
@@ -320,7 +379,7 @@ impl Llm {
             estimate_usage(reply, messages)
         });
         if let Ok(mut ledger) = self.ledger.lock() {
-            ledger.record(&self.prices, &self.config.model, &usage);
+            ledger.record(&self.prices, &self.model(), &usage);
         }
     }
 }

@@ -152,7 +152,7 @@ fn command(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
     match name {
         "/help" => display.note(HELP),
         "/model" if arg.is_empty() => {
-            display.note(&format!("Model: {}", agent.llm().config().model));
+            display.note(&format!("Model: {}", agent.llm().model()));
         }
         "/model" => {
             agent.switch_model(arg);

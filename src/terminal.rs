@@ -84,6 +84,12 @@ impl Display {
                 );
                 self.spinner.start("retrying");
             }
+            Event::Llm(llm::Event::Fallback { model, why }) => {
+                self.close_line_unless(Open::Nothing);
+                let text = format!("[switching to model {model}: {why}]");
+                eprintln!("{}", self.paint(YELLOW, &text));
+                self.spinner.start("retrying");
+            }
             Event::ToolCall { name, summary } => {
                 self.close_line_unless(Open::Nothing);
                 eprintln!("{}", self.paint(CYAN, &format!("> {name}({summary})")));
