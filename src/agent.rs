@@ -12,6 +12,7 @@ use crate::checkpoint::Checkpoints;
 use crate::consent::{Answer, Consent};
 use crate::context::{self, Estimator, Report, SummarySource, Tier};
 use crate::error::Error;
+use crate::guard::{LoopGuard, Verdict};
 use crate::hooks::{HookContext, HookEvent, Hooks};
 use crate::instructions::Instructions;
 use crate::llm::{self, Llm};
@@ -19,7 +20,7 @@ use crate::mcp::Servers;
 use crate::message::{self, Message, ToolCall};
 use crate::prompt::{self, Situation};
 use crate::session::SessionLog;
-use crate::sse::Reply;
+use crate::sse::{Reply, Usage};
 use crate::tools::pool::Pool;
 use crate::tools::todo_write::Todo;
 use crate::tools::{self, Effect, Outcome, ToolContext, ToolSet};
@@ -52,6 +53,10 @@ pub enum Event<'a> {
         name: &'a str,
         text: &'a str,
     },
+    /// A reply arrived; the session's token totals so far.
+    Replied {
+        usage: &'a Usage,
+    },
     /// Something the user should know that is not part of the conversation.
     Notice(&'a str),
 }
@@ -78,6 +83,10 @@ pub struct Agent {
     mcp: Arc<Servers>,
     /// The project's `AGENTS.md` files; `None` leaves them out (library default).
     instructions: Option<Instructions>,
+    /// Rounds the last task took (for `--output-format json`).
+    rounds: u32,
+    /// Counts identical calls in a row: the third is refused, the fifth ends the run.
+    guard: LoopGuard,
     /// Calibrated by the provider's real prompt sizes; decides when to compact.
     estimator: Estimator,
     /// Where the conversation is written as it happens; `None` for sub-agents and by default.
@@ -102,6 +111,8 @@ impl Agent {
             hooks: Arc::new(Hooks::default()),
             mcp: Arc::new(Servers::none()),
             instructions: None,
+            rounds: 0,
+            guard: LoopGuard::default(),
             estimator: Estimator::new(),
             log: None,
             log_failure: None,
@@ -181,7 +192,11 @@ impl Agent {
 
             // 4. Stream the reply; text and reasoning reach the caller as they arrive.
             on_event(Event::Requesting { round });
+            self.rounds = round;
             let reply = self.ask_model(&tool_schemas, on_event)?;
+            on_event(Event::Replied {
+                usage: &self.llm.usage(),
+            });
 
             // 5. No tool calls: this is the answer.
             if reply.tool_calls.is_empty() {
@@ -193,7 +208,18 @@ impl Agent {
             let assistant = Message::from_reply(&reply);
             let calls = assistant.tool_calls.clone();
             self.push(assistant);
-            let outcomes = self.run_tools(&calls, on_event, ask);
+            let guarded = match self.guard_calls(&calls) {
+                Ok(guarded) => guarded,
+                Err(why) => {
+                    // Still answer every call, so the history stays valid for a later turn.
+                    let stopped = "[not run: the run was stopped for repeating this call]";
+                    calls
+                        .iter()
+                        .for_each(|call| self.push(Message::tool_result(&call.id, stopped)));
+                    return Err(Error::Looping(why));
+                }
+            };
+            let outcomes = self.run_tools(&calls, guarded, on_event, ask);
             for (call, outcome) in calls.iter().zip(outcomes) {
                 self.push(Message::tool_result(&call.id, &outcome.text));
                 self.apply(outcome.effect);
@@ -290,9 +316,23 @@ impl Agent {
         self.llm.config().max_context as usize
     }
 
+    /// The loop guard's word on each call: `Some` refusal for a repeat, `Err` to stop the run.
+    fn guard_calls(&mut self, calls: &[ToolCall]) -> Result<Vec<Option<Outcome>>, String> {
+        let mut guarded = Vec::with_capacity(calls.len());
+        for call in calls {
+            guarded.push(match self.guard.judge(call) {
+                Verdict::Run => None,
+                Verdict::Refuse(text) => Some(Outcome::text(text)),
+                Verdict::Stop(why) => return Err(why),
+            });
+        }
+        Ok(guarded)
+    }
+
     fn run_tools(
         &mut self,
         calls: &[ToolCall],
+        guarded: Vec<Option<Outcome>>,
         on_event: &mut dyn FnMut(Event),
         ask: &mut dyn FnMut(&str, &str) -> Answer,
     ) -> Vec<Outcome> {
@@ -316,6 +356,7 @@ impl Agent {
             pool: self.pool.as_ref(),
             ctx,
             session_id: &session_id,
+            guarded,
         };
         batch.run(calls, on_event, ask)
     }

@@ -22,6 +22,8 @@ pub struct Batch<'a> {
     pub pool: Option<&'a Pool>,
     pub ctx: ToolContext,
     pub session_id: &'a str,
+    /// Calls the loop guard refused, by position: they are answered without running.
+    pub guarded: Vec<Option<Outcome>>,
 }
 
 impl Batch<'_> {
@@ -32,7 +34,8 @@ impl Batch<'_> {
         ask: &mut dyn FnMut(&str, &str) -> Answer,
     ) -> Vec<Outcome> {
         let mut refusals = Vec::with_capacity(calls.len());
-        for call in calls {
+        let guarded = std::mem::take(&mut self.guarded);
+        for (call, guarded) in calls.iter().zip(guarded) {
             let name = &call.function.name;
             let summary = tools::summary(name, &call.function.arguments);
             on_event(Event::ToolCall {
@@ -40,9 +43,12 @@ impl Batch<'_> {
                 summary: &summary,
             });
             // Hooks first: a PreToolUse veto means the user is not even asked.
-            let refusal = match self.pre_tool_hooks(call, on_event) {
-                Some(blocked) => Some(blocked),
-                None => self.settle_consent(name, &summary, on_event, ask),
+            let refusal = match guarded {
+                Some(repeated) => Some(repeated),
+                None => match self.pre_tool_hooks(call, on_event) {
+                    Some(blocked) => Some(blocked),
+                    None => self.settle_consent(name, &summary, on_event, ask),
+                },
             };
             refusals.push(refusal);
         }

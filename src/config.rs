@@ -212,7 +212,8 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
                     "json" => OutputFormat::Json,
                     "stream-json" => OutputFormat::StreamJson,
                     other => {
-                        let why = format!("--output-format: '{other}' is not text, json or stream-json");
+                        let why =
+                            format!("--output-format: '{other}' is not text, json or stream-json");
                         return Err(Error::Usage(why));
                     }
                 };
@@ -250,7 +251,12 @@ fn config_from(env: &HashMap<String, String>) -> Result<Config, Error> {
         max_context: env_number(env, "CORECODER_MAX_CONTEXT", "128000")?,
         idle_timeout: Duration::from_secs(idle_secs.max(1)),
         fallback_models: first(&["CORECODER_FALLBACK_MODELS"])
-            .map(|list| list.split(',').map(|m| m.trim().to_string()).filter(|m| !m.is_empty()).collect())
+            .map(|list| {
+                list.split(',')
+                    .map(|m| m.trim().to_string())
+                    .filter(|m| !m.is_empty())
+                    .collect()
+            })
             .unwrap_or_default(),
         max_cost: match first(&["CORECODER_MAX_COST"]) {
             Some(text) => Some(dollars("CORECODER_MAX_COST", &text)?),
@@ -264,7 +270,9 @@ fn dollars(name: &str, text: &str) -> Result<f64, Error> {
     let value: f64 = number(name, text.trim())?;
     match value.is_finite() && value >= 0.0 {
         true => Ok(value),
-        false => Err(Error::Usage(format!("{name}: '{text}' is not an amount of dollars"))),
+        false => Err(Error::Usage(format!(
+            "{name}: '{text}' is not an amount of dollars"
+        ))),
     }
 }
 

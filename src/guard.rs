@@ -77,7 +77,9 @@ mod tests {
     #[test]
     fn third_is_refused_fifth_stops_and_a_change_resets() {
         let mut guard = LoopGuard::default();
-        let seen: Vec<&str> = (0..5).map(|_| check(&mut guard, "grep", r#"{"pattern":"x"}"#)).collect();
+        let seen: Vec<&str> = (0..5)
+            .map(|_| check(&mut guard, "grep", r#"{"pattern":"x"}"#))
+            .collect();
         assert_eq!(seen, ["run", "run", "refuse", "refuse", "stop"]);
         let mut guard = LoopGuard::default();
         check(&mut guard, "grep", r#"{"a":1,"b":2}"#);

@@ -21,6 +21,7 @@ pub mod llm;
 pub mod mcp;
 pub mod mcp_wire;
 pub mod message;
+pub mod output;
 pub mod prompt;
 pub mod repl;
 pub mod session;

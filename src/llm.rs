@@ -50,7 +50,10 @@ pub enum Event<'a> {
     Text(&'a str),
     Reasoning(&'a str),
     /// The current model kept failing; from now on requests go to `model`.
-    Fallback { model: &'a str, why: &'a str },
+    Fallback {
+        model: &'a str,
+        why: &'a str,
+    },
     /// The attempt failed and will be re-issued after `wait`; text already shown is void.
     Retry {
         attempt: u32,
@@ -117,6 +120,11 @@ impl Llm {
         self.ledger().usage()
     }
 
+    /// Dollars spent so far by priced requests.
+    pub fn dollars(&self) -> f64 {
+        self.ledger().dollars()
+    }
+
     /// Tokens and dollars so far, as one line (`/tokens`, the end of a `-p` run).
     pub fn cost_summary(&self) -> String {
         let summary = self.ledger().summary();
@@ -150,7 +158,9 @@ impl Llm {
             let why = match self.stream_with_retries(messages, tools, cancel, on_event) {
                 Ok(reply) => return Ok(reply),
                 Err(Failure::Fatal(error)) => return Err(error),
-                Err(Failure::Retryable { why, .. }) => format!("{why} (gave up after {MAX_RETRIES} retries)"),
+                Err(Failure::Retryable { why, .. }) => {
+                    format!("{why} (gave up after {MAX_RETRIES} retries)")
+                }
                 Err(Failure::ModelMissing(why)) => why,
                 Err(Failure::Adapted) => continue,
             };
@@ -158,7 +168,10 @@ impl Llm {
             let Some(model) = self.switch_to_fallback() else {
                 return Err(Error::Api(why));
             };
-            on_event(Event::Fallback { model: &model, why: &why });
+            on_event(Event::Fallback {
+                model: &model,
+                why: &why,
+            });
         }
     }
 
@@ -201,14 +214,19 @@ impl Llm {
             return Ok(());
         };
         match spent >= budget {
-            true => Err(Error::Budget(format!("${spent:.4} spent of the ${budget:.4} allowed (--max-cost)"))),
+            true => Err(Error::Budget(format!(
+                "${spent:.4} spent of the ${budget:.4} allowed (--max-cost)"
+            ))),
             false => Ok(()),
         }
     }
 
     /// Move to the next model of `CORECODER_FALLBACK_MODELS`, for the rest of the session.
     fn switch_to_fallback(&self) -> Option<String> {
-        let next = self.config.fallback_models.get(self.fallbacks_used.fetch_add(1, Ordering::Relaxed))?;
+        let next = self
+            .config
+            .fallback_models
+            .get(self.fallbacks_used.fetch_add(1, Ordering::Relaxed))?;
         if let Ok(mut model) = self.model.lock() {
             *model = next.clone();
         }
@@ -217,7 +235,10 @@ impl Llm {
 
     /// The model requests go to now (the configured one, or a fallback after failures).
     pub fn model(&self) -> String {
-        self.model.lock().map(|m| m.clone()).unwrap_or_else(|_| self.config.model.clone())
+        self.model
+            .lock()
+            .map(|m| m.clone())
+            .unwrap_or_else(|_| self.config.model.clone())
     }
 
     /// One attempt that Ctrl+C cuts off at once, even while the server is silent: a watcher

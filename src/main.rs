@@ -3,11 +3,11 @@
 //!
 //! It only wires `Config`, `Llm`, `Agent` and the terminal together; no agent logic here.
 
-use corecoder::config::{self, HELP, Invocation, RunOptions};
+use corecoder::config::{self, HELP, Invocation, OutputFormat, RunOptions};
 use corecoder::consent::Mode;
 use corecoder::setup::{self, Started};
 use corecoder::terminal::{self, DIM, Display, Show};
-use corecoder::{Error, demo, http, repl};
+use corecoder::{Error, demo, http, output, repl};
 
 fn main() {
     let code = match config::from_command_line() {
@@ -72,6 +72,9 @@ fn one_shot(options: RunOptions, task: &str) -> Result<i32, Error> {
     let display = Display::new(Show::Calls);
     for note in notes {
         display.note(&note);
+    }
+    if options.output != OutputFormat::Text {
+        return Ok(output::run(&mut agent, task, options.output));
     }
     let finish = display.with_spinner(&mut || agent.run(task, &mut |event| display.show(event)));
     display.note(&display.paint(DIM, &agent.llm().cost_summary()));

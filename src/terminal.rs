@@ -98,7 +98,7 @@ impl Display {
             Event::ToolResult { name, text } if self.show == Show::CallsAndResults => {
                 self.preview(name, text);
             }
-            Event::ToolResult { .. } => {}
+            Event::ToolResult { .. } | Event::Replied { .. } => {}
             Event::Notice(text) => {
                 self.close_line_unless(Open::Nothing);
                 eprintln!("{}", self.paint(YELLOW, text));

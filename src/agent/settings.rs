@@ -51,6 +51,11 @@ impl Agent {
         &self.mcp
     }
 
+    /// Rounds (requests with their tool batches) the last task took.
+    pub fn rounds_used(&self) -> u32 {
+        self.rounds
+    }
+
     pub fn hooks(&self) -> &Hooks {
         &self.hooks
     }

@@ -5,6 +5,8 @@
 use super::{answer, check, only_session_id, read_call};
 use crate::run::{Sandbox, run_with};
 use crate::server::{Recorded, Reply, Server};
+use crate::sse;
+use serde_json::json;
 use std::time::{Duration, Instant};
 
 fn messages_chars(request: &Recorded) -> usize {
@@ -63,7 +65,15 @@ fn two_hundred_big_rounds_stay_inside_a_small_window() {
         &"0123456789 filler line for the window\n".repeat(800),
     );
     let mut script: Vec<Reply> = (0..ROUNDS)
-        .map(|n| read_call(&format!("call_{n}"), "big.txt"))
+        // Each call a little different: the loop guard stops identical calls in a row.
+        .map(|n| {
+            let args = json!({"file_path": "big.txt", "offset": 1 + n % 7});
+            Reply::Sse(sse::tool_calls(&[(
+                &format!("call_{n}"),
+                "read_file",
+                args,
+            )]))
+        })
         .collect();
     script.push(answer("read it all"));
     let server = Server::answering_summaries(script, "Summary: big.txt was read again.");

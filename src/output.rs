@@ -1,0 +1,98 @@
+//! `-p --output-format json|stream-json`: what scripts read instead of the human display.
+//!
+//! `json` prints one object when the task ends; `stream-json` prints one object per line as
+//! things happen (the session, text deltas, tool calls and results, usage) and the same final
+//! object last. Only stdout carries JSON. It runs the task like the text mode; it decides
+//! nothing about the conversation.
+
+use crate::agent::{Agent, Event, Finish};
+use crate::config::OutputFormat;
+use crate::error::Error;
+use crate::llm;
+use crate::sse::Usage;
+use serde_json::{Value, json};
+use std::io::Write;
+use std::time::Instant;
+
+/// Run `task` and report in `format`; returns the exit code (the same as in text mode).
+pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
+    let started = Instant::now();
+    let session_id = agent
+        .log_mut()
+        .map(|log| log.id().to_string())
+        .unwrap_or_default();
+    let streaming = format == OutputFormat::StreamJson;
+    if streaming {
+        let model = agent.llm().model();
+        let cwd = agent.cwd().display().to_string();
+        let init = json!({"type": "system", "subtype": "init", "session_id": session_id,
+            "model": model, "cwd": cwd});
+        print_line(&init);
+    }
+    let result = agent.run(task, &mut |event| {
+        if let (true, Some(line)) = (streaming, event_json(&event)) {
+            print_line(&line);
+        }
+    });
+    let (subtype, text, code) = match &result {
+        Ok(Finish::Answer(text)) => ("success", text.clone(), 0),
+        Ok(Finish::RoundCap) => (
+            "error_max_rounds",
+            "reached maximum tool-call rounds".into(),
+            3,
+        ),
+        Err(Error::Budget(why)) => ("error_budget", why.clone(), 4),
+        Err(Error::Looping(why)) => ("error_loop", why.clone(), 5),
+        Err(Error::Interrupted) => ("interrupted", "interrupted".to_string(), 130),
+        Err(e) => ("error_api", e.to_string(), e.exit_code()),
+    };
+    let usage = agent.llm().usage();
+    print_line(&json!({
+        "type": "result",
+        "subtype": subtype,
+        "is_error": code != 0,
+        "result": text,
+        "session_id": session_id,
+        "num_rounds": agent.rounds_used(),
+        "duration_ms": started.elapsed().as_millis() as u64,
+        "usage": usage_json(&usage),
+        "total_cost_usd": agent.llm().dollars(),
+    }));
+    code
+}
+
+/// One `stream-json` line for an agent event; `None` for what scripts need not see.
+fn event_json(event: &Event) -> Option<Value> {
+    let line = match event {
+        Event::Llm(llm::Event::Text(text)) => json!({"type": "text", "text": text}),
+        Event::Llm(llm::Event::Reasoning(text)) => json!({"type": "reasoning", "text": text}),
+        Event::Llm(llm::Event::Retry { attempt, why, .. }) => {
+            json!({"type": "retry", "attempt": attempt, "reason": why})
+        }
+        Event::Llm(llm::Event::Fallback { model, why }) => {
+            json!({"type": "fallback", "model": model, "reason": why})
+        }
+        Event::ToolCall { name, summary } => {
+            json!({"type": "tool_call", "name": name, "summary": summary})
+        }
+        Event::ToolResult { name, text } => {
+            json!({"type": "tool_result", "name": name, "content": text})
+        }
+        Event::Replied { usage } => json!({"type": "usage", "usage": usage_json(usage)}),
+        Event::Notice(text) => json!({"type": "notice", "text": text}),
+        Event::Requesting { .. } => return None,
+    };
+    Some(line)
+}
+
+fn usage_json(usage: &Usage) -> Value {
+    json!({"input_tokens": usage.prompt_tokens, "output_tokens": usage.completion_tokens,
+        "cached_input_tokens": usage.cached_tokens})
+}
+
+/// A whole line at once, flushed, so a reader never sees half an event.
+fn print_line(value: &Value) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{value}");
+    let _ = stdout.flush();
+}
