@@ -19,6 +19,7 @@ mod repl;
 mod replay;
 mod retry;
 mod run;
+mod scripting;
 mod server;
 mod sse;
 mod tools;
