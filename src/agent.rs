@@ -21,7 +21,7 @@ use crate::message::{self, Message, ToolCall};
 use crate::prompt::{self, Situation};
 use crate::session::SessionLog;
 use crate::sse::{Reply, Usage};
-use crate::tools::pool::Pool;
+use crate::tools::pool::{EarlyCall, Pool};
 use crate::tools::todo_write::Todo;
 use crate::tools::{self, Effect, Outcome, ToolContext, ToolSet};
 use serde_json::Value;
@@ -83,6 +83,8 @@ pub struct Agent {
     mcp: Arc<Servers>,
     /// The project's `AGENTS.md` files; `None` leaves them out (library default).
     instructions: Option<Instructions>,
+    /// Read-only calls started while the last reply streamed; the next batch uses their results.
+    early: Vec<EarlyCall>,
     /// Rounds the last task took (for `--output-format json`).
     rounds: u32,
     /// Counts identical calls in a row: the third is refused, the fifth ends the run.
@@ -111,6 +113,7 @@ impl Agent {
             hooks: Arc::new(Hooks::default()),
             mcp: Arc::new(Servers::none()),
             instructions: None,
+            early: Vec::new(),
             rounds: 0,
             guard: LoopGuard::default(),
             estimator: Estimator::new(),
@@ -254,20 +257,35 @@ impl Agent {
         on_event: &mut dyn FnMut(Event),
     ) -> Result<Reply, Error> {
         let mut squeezed = false;
+        let early_start = self.prepare_early_start();
         loop {
+            let early_pool = self.pool.as_ref().filter(|_| early_start);
+            let ctx = self.tool_context();
             let mut partial = String::new();
+            let mut early = Vec::new();
             let mut forward = |event: llm::Event| {
                 match event {
                     llm::Event::Text(text) => partial.push_str(text),
-                    llm::Event::Retry { .. } | llm::Event::Fallback { .. } => partial.clear(),
-                    llm::Event::Reasoning(_) => {}
+                    // A retried request starts over: what the lost stream started is void.
+                    llm::Event::Retry { .. } | llm::Event::Fallback { .. } => {
+                        partial.clear();
+                        early.clear();
+                    }
+                    // A finished read-only call runs now, while the model is still talking.
+                    llm::Event::CallReady(call) if tools::is_read_only(&call.name) => {
+                        if let Some(pool) = early_pool {
+                            early.push(pool.start_early(&call.name, &call.arguments, &ctx));
+                        }
+                    }
+                    llm::Event::CallReady(_) | llm::Event::Reasoning(_) => {}
                 }
                 on_event(Event::Llm(event));
             };
-            match self
+            let streamed = self
                 .llm
-                .stream(&self.history, tools, &self.cancel, &mut forward)
-            {
+                .stream(&self.history, tools, &self.cancel, &mut forward);
+            self.early = early;
+            match streamed {
                 Ok(reply) => {
                     if let Some(usage) = &reply.usage {
                         self.estimator
@@ -312,6 +330,17 @@ impl Agent {
         report
     }
 
+    /// Whether read-only calls may start while the reply streams: only on the main agent's
+    /// pool (started here if need be), and only when no PreToolUse hook must see every call
+    /// before it runs.
+    fn prepare_early_start(&mut self) -> bool {
+        if self.tool_set != ToolSet::All || self.hooks.count() > 0 {
+            return false;
+        }
+        self.pool.get_or_insert_with(Pool::new);
+        true
+    }
+
     fn max_context(&self) -> usize {
         self.llm.config().max_context as usize
     }
@@ -341,16 +370,9 @@ impl Agent {
             self.pool = Some(Pool::new());
         }
         let session_id = self.session_id();
-        let ctx = ToolContext {
-            hooks: self.hooks.clone(),
-            mcp: self.mcp.clone(),
-            instructions: self.instructions.clone(),
-            cwd: self.cwd.clone(),
-            llm: self.llm.clone(),
-            consent: self.consent.clone(),
-            cancel: self.cancel.clone(),
-        };
+        let ctx = self.tool_context();
         let batch = Batch {
+            early: std::mem::take(&mut self.early),
             consent: &mut self.consent,
             checkpoints: self.checkpoints.as_mut(),
             pool: self.pool.as_ref(),
@@ -359,6 +381,19 @@ impl Agent {
             guarded,
         };
         batch.run(calls, on_event, ask)
+    }
+
+    /// What a tool call may see of the session, as it stands now.
+    fn tool_context(&self) -> ToolContext {
+        ToolContext {
+            hooks: self.hooks.clone(),
+            mcp: self.mcp.clone(),
+            instructions: self.instructions.clone(),
+            cwd: self.cwd.clone(),
+            llm: self.llm.clone(),
+            consent: self.consent.clone(),
+            cancel: self.cancel.clone(),
+        }
     }
 
     fn hook_context(&self) -> HookContext<'_> {

@@ -10,7 +10,7 @@ use crate::checkpoint::Checkpoints;
 use crate::consent::{Answer, Consent, Verdict};
 use crate::hooks::{HookContext, PreToolDecision};
 use crate::message::ToolCall;
-use crate::tools::pool::Pool;
+use crate::tools::pool::{EarlyCall, Pool};
 use crate::tools::{self, Outcome, ToolContext, resolve};
 use serde_json::Value;
 
@@ -24,6 +24,8 @@ pub struct Batch<'a> {
     pub session_id: &'a str,
     /// Calls the loop guard refused, by position: they are answered without running.
     pub guarded: Vec<Option<Outcome>>,
+    /// Read-only calls already started while the reply streamed.
+    pub early: Vec<EarlyCall>,
 }
 
 impl Batch<'_> {
@@ -57,13 +59,7 @@ impl Batch<'_> {
             .map(|(call, _)| call)
             .collect();
         let mark = self.checkpoint(&allowed, on_event);
-        let mut ran = match (self.pool, allowed.len()) {
-            (Some(pool), 2..) => pool.run_batch(&allowed, &self.ctx),
-            _ => (allowed.iter())
-                .map(|c| tools::run(&c.function.name, &c.function.arguments, &self.ctx))
-                .collect(),
-        }
-        .into_iter();
+        let mut ran = self.run_allowed(&allowed).into_iter();
         if let (Some(checkpoints), Some(mark)) = (self.checkpoints.as_deref_mut(), mark) {
             // A failed edit changed nothing: it must not become an /undo step.
             let _ = checkpoints.forget_unchanged(mark);
@@ -84,6 +80,46 @@ impl Batch<'_> {
             on_event(Event::ToolResult { name, text });
         }
         outcomes
+    }
+
+    /// Outcomes of the allowed calls, in their order: an early call's result where the same
+    /// call already started while the reply streamed, the rest run now.
+    fn run_allowed(&mut self, allowed: &[&ToolCall]) -> Vec<Outcome> {
+        let mut early: Vec<Option<EarlyCall>> = std::mem::take(&mut self.early)
+            .into_iter()
+            .map(Some)
+            .collect();
+        let started: Vec<Option<EarlyCall>> = (allowed.iter())
+            .map(|call| {
+                let (name, arguments) = (&call.function.name, &call.function.arguments);
+                let same = |e: &Option<EarlyCall>| {
+                    e.as_ref()
+                        .is_some_and(|e| e.name == *name && e.arguments == *arguments)
+                };
+                early.iter().position(same).and_then(|at| early[at].take())
+            })
+            .collect();
+        let rest: Vec<&ToolCall> = (allowed.iter().zip(&started))
+            .filter(|(_, started)| started.is_none())
+            .map(|(call, _)| *call)
+            .collect();
+        let mut ran_now = match (self.pool, rest.len()) {
+            (Some(pool), 2..) => pool.run_batch(&rest, &self.ctx),
+            _ => (rest.iter())
+                .map(|c| tools::run(&c.function.name, &c.function.arguments, &self.ctx))
+                .collect(),
+        }
+        .into_iter();
+        let lost = || Outcome::text("Error: the tool call did not return a result");
+        (started.into_iter())
+            .map(|started| match started {
+                Some(early) => early
+                    .result
+                    .recv()
+                    .map_or_else(|_| lost(), |(_, outcome)| outcome),
+                None => ran_now.next().unwrap_or_else(lost),
+            })
+            .collect()
     }
 
     /// Run the PreToolUse hooks; `Some` is the refusal the model reads when one vetoes.

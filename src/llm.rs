@@ -11,7 +11,7 @@ use crate::cost::{Ledger, PriceTable};
 use crate::error::Error;
 use crate::http;
 use crate::message::Message;
-use crate::sse::{self, Delta, Reply, StreamError, Usage};
+use crate::sse::{self, Delta, Reply, StreamError, StreamedCall, Usage};
 use serde_json::{Value, json};
 use std::io::BufReader;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -49,6 +49,8 @@ struct Adaptations {
 pub enum Event<'a> {
     Text(&'a str),
     Reasoning(&'a str),
+    /// A tool call is complete while the rest of the reply still streams.
+    CallReady(&'a StreamedCall),
     /// The current model kept failing; from now on requests go to `model`.
     Fallback {
         model: &'a str,
@@ -308,6 +310,7 @@ impl Llm {
         let mut on_delta = |delta: Delta| match delta {
             Delta::Text(text) => on_event(Event::Text(text)),
             Delta::Reasoning(text) => on_event(Event::Reasoning(text)),
+            Delta::CallReady(call) => on_event(Event::CallReady(call)),
         };
         sse::read_stream(&mut reader, cancel, &mut on_delta).map_err(|e| match e {
             StreamError::Interrupted => Failure::Fatal(Error::Interrupted),

@@ -45,6 +45,9 @@ pub struct Reply {
 pub enum Delta<'a> {
     Text(&'a str),
     Reasoning(&'a str),
+    /// A tool call is complete while the reply still streams: a later call began and this
+    /// one's arguments are a whole JSON value. (Its id may still be empty.)
+    CallReady(&'a StreamedCall),
 }
 
 #[derive(Debug)]
@@ -123,6 +126,8 @@ pub struct Parser {
     reply: Reply,
     /// Calls in order of first appearance, each with the index the provider gave it.
     calls: Vec<(u64, StreamedCall)>,
+    /// How many of `calls` were looked at by `announce_ready`.
+    announced: usize,
 }
 
 impl Parser {
@@ -241,6 +246,7 @@ impl Parser {
             for fragment in delta.tool_calls.into_iter().flatten() {
                 self.merge_fragment(fragment);
             }
+            self.announce_ready(on_delta);
             if let Some(function) = delta.function_call {
                 let (index, id) = (None, None);
                 self.merge_fragment(WireToolCall {
@@ -252,6 +258,18 @@ impl Parser {
         }
         if let Some(reason) = choice.finish_reason {
             self.reply.finish_reason = Some(reason);
+        }
+    }
+
+    /// Every call before the newest one is finished once its arguments parse: say so, once.
+    fn announce_ready(&mut self, on_delta: &mut dyn FnMut(Delta)) {
+        let newest = self.calls.len().saturating_sub(1);
+        while self.announced < newest {
+            let call = &self.calls[self.announced].1;
+            if serde_json::from_str::<IgnoredAny>(&call.arguments).is_ok() {
+                on_delta(Delta::CallReady(call));
+            }
+            self.announced += 1;
         }
     }
 
@@ -388,6 +406,7 @@ mod tests {
         let mut on_delta = |delta: Delta| match delta {
             Delta::Text(text) => seen.push(format!("text:{text}")),
             Delta::Reasoning(text) => seen.push(format!("reasoning:{text}")),
+            Delta::CallReady(call) => seen.push(format!("ready:{}:{}", call.name, call.arguments)),
         };
         let result = read_stream(
             &mut Cursor::new(bytes),
@@ -485,6 +504,24 @@ mod tests {
             "tool_calls",
         );
         assert_eq!(check("interleaved-two-calls.sse").unwrap(), want);
+    }
+
+    /// A call is announced ready once a later one begins and its arguments are whole JSON;
+    /// interleaved fragments that leave it unfinished announce nothing early.
+    #[test]
+    fn finished_calls_are_announced_while_the_stream_goes_on() {
+        let ready = |fixture: &str| -> Vec<String> {
+            let seen = replay(fixture).1;
+            seen.into_iter()
+                .filter(|s| s.starts_with("ready:"))
+                .collect()
+        };
+        assert_eq!(
+            ready("all-calls-index-zero.sse"),
+            [r#"ready:read_file:{"path":"a"}"#]
+        );
+        assert!(ready("interleaved-two-calls.sse").is_empty());
+        assert!(ready("openai-compatible-tool-call.sse").is_empty());
     }
 
     #[test]

@@ -99,6 +99,7 @@ impl Display {
                 self.preview(name, text);
             }
             Event::ToolResult { .. } | Event::Replied { .. } => {}
+            Event::Llm(llm::Event::CallReady(_)) => {}
             Event::Notice(text) => {
                 self.close_line_unless(Open::Nothing);
                 eprintln!("{}", self.paint(YELLOW, text));

@@ -103,6 +103,11 @@ pub fn needs_consent(name: &str) -> bool {
     matches!(name, "bash" | "write_file" | "edit_file" | "agent") || name.starts_with("mcp__")
 }
 
+/// Tools that only look: they may start before the reply has finished streaming.
+pub fn is_read_only(name: &str) -> bool {
+    matches!(name, "read_file" | "glob" | "grep")
+}
+
 /// The short form of a call shown to the user: `bash(cargo test)`'s `cargo test`.
 pub fn summary(name: &str, arguments: &str) -> String {
     let args: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);

@@ -70,6 +70,33 @@ impl Pool {
     }
 }
 
+/// A read-only call started while the reply was still streaming; `Batch` collects its result.
+pub struct EarlyCall {
+    pub name: String,
+    pub arguments: String,
+    pub result: Receiver<(usize, Outcome)>,
+}
+
+impl Pool {
+    /// Start one call now and return at once; the result arrives on `EarlyCall::result`.
+    pub fn start_early(&self, name: &str, arguments: &str, ctx: &ToolContext) -> EarlyCall {
+        let (done, result) = crossbeam_channel::bounded(1);
+        let calls = vec![(0, name.to_string(), arguments.to_string())];
+        if let Some(jobs) = &self.jobs {
+            let _ = jobs.send(Job {
+                calls,
+                ctx: ctx.clone(),
+                done,
+            });
+        }
+        EarlyCall {
+            name: name.to_string(),
+            arguments: arguments.to_string(),
+            result,
+        }
+    }
+}
+
 impl Default for Pool {
     fn default() -> Pool {
         Pool::new()
