@@ -18,6 +18,7 @@ use crate::llm::{self, Llm};
 use crate::mcp::Servers;
 use crate::message::{self, Message, ToolCall};
 use crate::prompt::{self, Situation};
+use crate::sandbox::ShellSafety;
 use crate::session::SessionLog;
 use crate::sse::Reply;
 use crate::tools::pool::Pool;
@@ -76,6 +77,8 @@ pub struct Agent {
     hooks: Arc<Hooks>,
     /// MCP servers (none by default); their tools are offered next to ours.
     mcp: Arc<Servers>,
+    /// The bash tool's sandbox and environment filter (no sandbox by default).
+    shell: ShellSafety,
     /// The project's `AGENTS.md` files; `None` leaves them out (library default).
     instructions: Option<Instructions>,
     /// Calibrated by the provider's real prompt sizes; decides when to compact.
@@ -101,6 +104,7 @@ impl Agent {
             checkpoints: None,
             hooks: Arc::new(Hooks::default()),
             mcp: Arc::new(Servers::none()),
+            shell: ShellSafety::default(),
             instructions: None,
             estimator: Estimator::new(),
             log: None,
@@ -115,6 +119,7 @@ impl Agent {
         agent.instructions = ctx.instructions.clone();
         agent.hooks = ctx.hooks.clone();
         agent.mcp = ctx.mcp.clone();
+        agent.shell = ctx.shell.clone();
         agent.tool_set = ToolSet::WithoutAgent;
         agent.max_rounds = max_rounds;
         agent.cancel = ctx.cancel.clone();
@@ -309,6 +314,7 @@ impl Agent {
             llm: self.llm.clone(),
             consent: self.consent.clone(),
             cancel: self.cancel.clone(),
+            shell: self.shell.clone(),
         };
         let batch = Batch {
             consent: &mut self.consent,

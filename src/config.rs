@@ -4,6 +4,7 @@
 //! creates no file. Every bad value becomes `Error::Usage` naming the flag or variable.
 
 use crate::error::Error;
+use crate::sandbox::{self, Sandbox, ShellSafety};
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::Path;
@@ -40,6 +41,8 @@ pub struct RunOptions {
     pub resume: Option<Resume>,
     /// `-m` was given: a resumed session keeps this model rather than its own.
     pub model_from_flag: bool,
+    /// `--sandbox` and `CORECODER_ENV_ALLOW`, for the bash tool.
+    pub shell: ShellSafety,
 }
 
 /// Which earlier session to continue.
@@ -64,6 +67,8 @@ Usage: corecoder [OPTIONS]
       --max-rounds N    cap on tool-call rounds per task [default 50]
   -r, --resume ID       continue a saved session (see /sessions)
   -c, --continue        continue the most recent session started in this directory
+      --sandbox MODE    where bash may write: off, read-only, workspace-write (Linux
+                        Landlock; cwd and temp dir only)  [env CORECODER_SANDBOX, default off]
       --demo            run the offline demo (also the default when no API key is set)
   -v, --version         print the version
   -h, --help            print this help
@@ -71,6 +76,8 @@ Usage: corecoder [OPTIONS]
 Environment: CORECODER_MAX_TOKENS (4096), CORECODER_TEMPERATURE (0), CORECODER_MAX_CONTEXT
 (128000), CORECODER_IDLE_TIMEOUT (seconds, 300). A .env file in the current directory or the
 nearest parent (not $HOME or above) is read without overriding the environment.
+bash never sees variables named like *KEY*, *SECRET*, *TOKEN* or *PASSWORD*, except those
+listed in CORECODER_ENV_ALLOW=NAME1,NAME2.
 
 Exit codes: 0 done, 1 API failure, 2 usage error, 3 round cap reached, 130 interrupted.
 ";
@@ -163,6 +170,7 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
         demo: false,
         resume: None,
         model_from_flag: false,
+        shell: shell_from(env)?,
     };
     let mut parser = lexopt::Parser::from_args(args);
     while let Some(arg) = parser.next().map_err(usage)? {
@@ -180,6 +188,10 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
             Long("max-rounds") => {
                 let text = text_value(&mut parser, "--max-rounds")?;
                 run.max_rounds = number("--max-rounds", &text)?;
+            }
+            Long("sandbox") => {
+                let text = text_value(&mut parser, "--sandbox")?;
+                run.shell.sandbox = sandbox_mode("--sandbox", &text)?;
             }
             Long("demo") => run.demo = true,
             Short('r') | Long("resume") => {
@@ -215,6 +227,19 @@ fn config_from(env: &HashMap<String, String>) -> Result<Config, Error> {
         max_context: env_number(env, "CORECODER_MAX_CONTEXT", "128000")?,
         idle_timeout: Duration::from_secs(idle_secs.max(1)),
     })
+}
+
+fn shell_from(env: &HashMap<String, String>) -> Result<ShellSafety, Error> {
+    let mode = env.get("CORECODER_SANDBOX").map_or("off", String::as_str);
+    let allow = env.get("CORECODER_ENV_ALLOW").map_or("", String::as_str);
+    Ok(ShellSafety {
+        sandbox: sandbox_mode("CORECODER_SANDBOX", mode)?,
+        env_allow: sandbox::parse_env_allow(allow),
+    })
+}
+
+fn sandbox_mode(name: &str, text: &str) -> Result<Sandbox, Error> {
+    Sandbox::parse(text).map_err(|why| Error::Usage(format!("{name}: {why}")))
 }
 
 fn env_number<T: std::str::FromStr>(

@@ -22,6 +22,7 @@ pub mod mcp_wire;
 pub mod message;
 pub mod prompt;
 pub mod repl;
+pub mod sandbox;
 pub mod session;
 pub mod setup;
 pub mod sse;
