@@ -19,6 +19,7 @@ use crate::llm::{self, Llm};
 use crate::mcp::Servers;
 use crate::message::{self, Message, ToolCall};
 use crate::prompt::{self, Situation};
+use crate::sandbox::ShellSafety;
 use crate::session::SessionLog;
 use crate::sse::{Reply, Usage};
 use crate::tools::pool::{EarlyCall, Pool};
@@ -81,6 +82,8 @@ pub struct Agent {
     hooks: Arc<Hooks>,
     /// MCP servers (none by default); their tools are offered next to ours.
     mcp: Arc<Servers>,
+    /// The bash tool's sandbox and environment filter (no sandbox by default).
+    shell: ShellSafety,
     /// The project's `AGENTS.md` files; `None` leaves them out (library default).
     instructions: Option<Instructions>,
     /// Read-only calls started while the last reply streamed; the next batch uses their results.
@@ -112,6 +115,7 @@ impl Agent {
             checkpoints: None,
             hooks: Arc::new(Hooks::default()),
             mcp: Arc::new(Servers::none()),
+            shell: ShellSafety::default(),
             instructions: None,
             early: Vec::new(),
             rounds: 0,
@@ -129,6 +133,7 @@ impl Agent {
         agent.instructions = ctx.instructions.clone();
         agent.hooks = ctx.hooks.clone();
         agent.mcp = ctx.mcp.clone();
+        agent.shell = ctx.shell.clone();
         agent.tool_set = ToolSet::WithoutAgent;
         agent.max_rounds = max_rounds;
         agent.cancel = ctx.cancel.clone();
@@ -393,6 +398,7 @@ impl Agent {
             llm: self.llm.clone(),
             consent: self.consent.clone(),
             cancel: self.cancel.clone(),
+            shell: self.shell.clone(),
         }
     }
 

@@ -4,6 +4,7 @@
 //! creates no file. Every bad value becomes `Error::Usage` naming the flag or variable.
 
 use crate::error::Error;
+use crate::sandbox::{self, Sandbox, ShellSafety};
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::Path;
@@ -31,7 +32,7 @@ pub struct Config {
 pub enum Invocation {
     Help,
     Version,
-    Run(RunOptions),
+    Run(Box<RunOptions>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -45,6 +46,8 @@ pub struct RunOptions {
     /// `-m` was given: a resumed session keeps this model rather than its own.
     pub model_from_flag: bool,
     pub output: OutputFormat,
+    /// `--sandbox` and `CORECODER_ENV_ALLOW`, for the bash tool.
+    pub shell: ShellSafety,
 }
 
 /// How `-p` reports: plain text, one JSON object at the end, or one JSON event per line.
@@ -79,6 +82,8 @@ Usage: corecoder [OPTIONS]
       --output-format F with -p: text (default), json (one object at the end) or stream-json
   -r, --resume ID       continue a saved session (see /sessions)
   -c, --continue        continue the most recent session started in this directory
+      --sandbox MODE    where bash may write: off, read-only, workspace-write (Linux
+                        Landlock; cwd and temp dir only)  [env CORECODER_SANDBOX, default off]
       --demo            run the offline demo (also the default when no API key is set)
   -v, --version         print the version
   -h, --help            print this help
@@ -87,6 +92,8 @@ Environment: CORECODER_MAX_TOKENS (4096), CORECODER_TEMPERATURE (0), CORECODER_M
 (128000), CORECODER_IDLE_TIMEOUT (seconds, 300), CORECODER_FALLBACK_MODELS (m1,m2: models to
 switch to when the current one keeps failing). A .env file in the current directory or the
 nearest parent (not $HOME or above) is read without overriding the environment.
+bash never sees variables named like *KEY*, *SECRET*, *TOKEN* or *PASSWORD*, except those
+listed in CORECODER_ENV_ALLOW=NAME1,NAME2.
 
 Exit codes: 0 done, 1 API failure, 2 usage error, 3 round cap reached, 4 budget spent,
 5 stopped for repeating the same call, 130 interrupted.
@@ -183,6 +190,7 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
         resume: None,
         model_from_flag: false,
         output: OutputFormat::Text,
+        shell: shell_from(env)?,
     };
     let mut parser = lexopt::Parser::from_args(args);
     while let Some(arg) = parser.next().map_err(usage)? {
@@ -200,6 +208,10 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
             Long("max-rounds") => {
                 let text = text_value(&mut parser, "--max-rounds")?;
                 run.max_rounds = number("--max-rounds", &text)?;
+            }
+            Long("sandbox") => {
+                let text = text_value(&mut parser, "--sandbox")?;
+                run.shell.sandbox = sandbox_mode("--sandbox", &text)?;
             }
             Long("demo") => run.demo = true,
             Long("max-cost") => {
@@ -231,7 +243,7 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
         }
     }
     run.config = config;
-    Ok(Invocation::Run(run))
+    Ok(Invocation::Run(Box::new(run)))
 }
 
 fn config_from(env: &HashMap<String, String>) -> Result<Config, Error> {
@@ -276,6 +288,19 @@ fn dollars(name: &str, text: &str) -> Result<f64, Error> {
     }
 }
 
+fn shell_from(env: &HashMap<String, String>) -> Result<ShellSafety, Error> {
+    let mode = env.get("CORECODER_SANDBOX").map_or("off", String::as_str);
+    let allow = env.get("CORECODER_ENV_ALLOW").map_or("", String::as_str);
+    Ok(ShellSafety {
+        sandbox: sandbox_mode("CORECODER_SANDBOX", mode)?,
+        env_allow: sandbox::parse_env_allow(allow),
+    })
+}
+
+fn sandbox_mode(name: &str, text: &str) -> Result<Sandbox, Error> {
+    Sandbox::parse(text).map_err(|why| Error::Usage(format!("{name}: {why}")))
+}
+
 fn env_number<T: std::str::FromStr>(
     env: &HashMap<String, String>,
     name: &str,
@@ -318,7 +343,7 @@ mod tests {
 
     fn run_options(args: &[&str], env: &[(&str, &str)]) -> RunOptions {
         match check(args, env) {
-            Ok(Invocation::Run(run)) => run,
+            Ok(Invocation::Run(run)) => *run,
             other => panic!("expected a run, got {other:?}"),
         }
     }

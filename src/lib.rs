@@ -24,6 +24,7 @@ pub mod message;
 pub mod output;
 pub mod prompt;
 pub mod repl;
+pub mod sandbox;
 pub mod session;
 pub mod setup;
 pub mod sse;

@@ -23,7 +23,7 @@ fn main() {
             println!("corecoder {}", env!("CARGO_PKG_VERSION"));
             0
         }
-        Ok(Invocation::Run(options)) => match run(options) {
+        Ok(Invocation::Run(options)) => match run(*options) {
             Ok(code) => code,
             Err(e) => {
                 eprintln!("corecoder: {e}");

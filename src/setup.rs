@@ -26,6 +26,8 @@ pub struct Started {
 }
 
 pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
+    let sandbox = options.shell.sandbox;
+    sandbox.check_supported().map_err(Error::Usage)?;
     let home = corecoder_home();
     let mut notes = Vec::new();
     let (consent, warning) = Consent::with_file(mode, home.join("permissions.json"));
@@ -77,6 +79,7 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
     let llm = Arc::new(Llm::new(config).with_prices(prices));
     let mut agent = Agent::new(llm, cwd, consent);
     agent.set_max_rounds(options.max_rounds);
+    agent.set_shell_safety(options.shell.clone());
     agent.set_instructions(Instructions::new(&home));
     let project_hooks = agent.cwd().join(".corecoder").join("hooks.json");
     let (hooks, warnings) = Hooks::load(&home.join("hooks.json"), &project_hooks);

@@ -9,6 +9,7 @@ use crate::instructions::Instructions;
 use crate::llm::Llm;
 use crate::mcp::Servers;
 use crate::message::Message;
+use crate::sandbox::ShellSafety;
 use crate::session::SessionLog;
 use std::path::Path;
 use std::sync::Arc;
@@ -45,6 +46,11 @@ impl Agent {
     /// Offer these MCP servers' tools from now on (sub-agents get them too).
     pub fn set_mcp(&mut self, servers: Arc<Servers>) {
         self.mcp = servers;
+    }
+
+    /// Run bash commands under this sandbox and environment filter (sub-agents too).
+    pub fn set_shell_safety(&mut self, shell: ShellSafety) {
+        self.shell = shell;
     }
 
     pub fn mcp(&self) -> &Servers {

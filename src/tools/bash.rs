@@ -6,6 +6,9 @@
 //! returns the output as text. When the command succeeded, the top-level `cd`s in it become
 //! an `Effect::ChangeDir`, so the next command starts where this one ended.
 //!
+//! The child never sees variables whose names look secret, and with `--sandbox` it may write
+//! only where `ctx.shell` allows (both applied in `process.rs`, chosen in `sandbox.rs`).
+//!
 //! It does not keep a shell alive between calls: environment variables, aliases and
 //! functions set by one command are gone in the next. Only the directory carries over.
 
@@ -56,7 +59,7 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
         .unwrap_or(DEFAULT_TIMEOUT_SECS)
         .clamp(1, MAX_TIMEOUT_SECS);
     let timeout = Duration::from_secs(timeout_secs);
-    let finished = process::run(&args.command, &ctx.cwd, timeout, &ctx.cancel)?;
+    let finished = process::run(&args.command, &ctx.cwd, timeout, &ctx.cancel, &ctx.shell)?;
     // Only a command that succeeded moves us: after a failure we cannot tell which of its
     // `cd`s ran (`cd build && make` may have failed in either step).
     let effect = match finished.ending {

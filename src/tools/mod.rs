@@ -26,6 +26,7 @@ use crate::hooks::Hooks;
 use crate::instructions::Instructions;
 use crate::llm::Llm;
 use crate::mcp::Servers;
+use crate::sandbox::ShellSafety;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -48,6 +49,8 @@ pub struct ToolContext {
     pub hooks: Arc<Hooks>,
     /// MCP servers whose tools join ours as `mcp__SERVER__TOOL`.
     pub mcp: Arc<Servers>,
+    /// The bash tool's sandbox and environment filter; sub-agents keep them.
+    pub shell: ShellSafety,
 }
 
 /// What a tool call produced.

@@ -3,8 +3,11 @@
 //! Used only by the `bash` tool (`bash.rs` decides *whether* and *what* to run, and how to
 //! present the result). This file starts `bash -c` (or `sh -c`), reads stdout and stderr with
 //! `poll(2)` until they close, and kills the whole process group on timeout or Ctrl+C.
+//! It applies the session's `ShellSafety` to the child (secret-looking variables removed, the
+//! Landlock sandbox entered just before `exec`; see `sandbox.rs`) but does not choose it.
 //! It knows nothing of the danger gate, `cd` tracking or output formatting.
 
+use crate::sandbox::{self, ShellSafety};
 use std::fs::File;
 use std::io::{ErrorKind, Read};
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -29,12 +32,15 @@ pub fn run(
     cwd: &Path,
     timeout: Duration,
     cancel: &AtomicBool,
+    safety: &ShellSafety,
 ) -> Result<Finished, String> {
-    let mut child = spawn(command, cwd)?;
+    let mut child = spawn(command, cwd, safety)?;
     collect(&mut child, timeout, cancel)
 }
 
-fn spawn(command: &str, cwd: &Path) -> Result<Child, String> {
+fn spawn(command: &str, cwd: &Path, safety: &ShellSafety) -> Result<Child, String> {
+    // Built here, before the fork; the child only enters it. Closed when this returns.
+    let ruleset = safety.sandbox.ruleset(cwd)?;
     let shell = |program: &str| {
         let mut shell = Command::new(program);
         shell
@@ -46,6 +52,17 @@ fn spawn(command: &str, cwd: &Path) -> Result<Child, String> {
             .stderr(Stdio::piped())
             // Its own process group, so a timeout can kill everything the command started.
             .process_group(0);
+        for (name, _) in std::env::vars_os() {
+            if safety.hides(&name.to_string_lossy()) {
+                shell.env_remove(name);
+            }
+        }
+        if let Some(ruleset) = &ruleset {
+            let fd = ruleset.as_raw_fd();
+            // SAFETY: `restrict_self` makes two syscalls and allocates nothing, which is what
+            // may run between fork and exec.
+            unsafe { shell.pre_exec(move || sandbox::restrict_self(fd)) };
+        }
         shell.spawn()
     };
     match shell("bash") {

@@ -51,5 +51,6 @@ pub fn test_context(dir: &Path) -> ToolContext {
         instructions: None,
         hooks: Default::default(),
         mcp: Arc::new(crate::mcp::Servers::none()),
+        shell: Default::default(),
     }
 }

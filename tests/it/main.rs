@@ -3,8 +3,9 @@
 //! `server` plays an OpenAI-compatible provider (scripted replies, recorded requests) over the
 //! bare HTTP/1.1 in `http`, `sse` builds its streams, `run` starts the binary in a sealed
 //! sandbox, `pty` on a pseudo-terminal for the interactive REPL. The feature modules
-//! (`engine`, `retry`, `cli`, `tools`, `replay`, `repl`, `long`, `extend`, `hooks`, `mcp`)
-//! assert on what the binary printed, how it exited, what it sent and what it did to the files.
+//! (`engine`, `retry`, `cli`, `tools`, `replay`, `repl`, `long`, `extend`, `hooks`, `mcp`,
+//! `scripting`, `safety`) assert on what the binary printed, how it exited, what it sent and
+//! what it did to the files.
 //! Nothing of corecoder's own code is called or mocked here: only the binary is exercised.
 
 mod cli;
@@ -19,6 +20,7 @@ mod repl;
 mod replay;
 mod retry;
 mod run;
+mod safety;
 mod scripting;
 mod server;
 mod sse;
