@@ -11,6 +11,7 @@ use crate::config::RunOptions;
 use crate::consent::{Answer, Mode, Plan};
 use crate::context::Tier;
 use crate::error::Error;
+use crate::sandbox::Sandbox;
 use crate::session;
 use crate::setup::{self, Started};
 use crate::terminal::{self, BOLD, DIM, Display, Show};
@@ -54,7 +55,7 @@ pub fn run(options: RunOptions) -> Result<i32, Error> {
     let mut editor = DefaultEditor::new().map_err(|e| Error::Io(format!("terminal: {e}")))?;
     let history = home.join("history");
     let _ = editor.load_history(&history);
-    banner(&display, &agent, mode);
+    banner(&display, &agent, mode, options.shell.sandbox);
     for note in notes {
         display.note(&note);
     }
@@ -79,7 +80,7 @@ pub fn run(options: RunOptions) -> Result<i32, Error> {
     Ok(0)
 }
 
-fn banner(display: &Display, agent: &Agent, mode: Mode) {
+fn banner(display: &Display, agent: &Agent, mode: Mode, sandbox: Sandbox) {
     let config = agent.llm().config();
     let version = env!("CARGO_PKG_VERSION");
     let mode = match mode {
@@ -90,7 +91,7 @@ fn banner(display: &Display, agent: &Agent, mode: Mode) {
         BOLD,
         &format!("corecoder {version} · model {}", config.model),
     ));
-    let mut details = format!("{} · {mode}", config.base_url);
+    let mut details = format!("{} · {mode} · sandbox {sandbox}", config.base_url);
     if agent.hooks().count() > 0 {
         details.push_str(&format!(" · {} hooks", agent.hooks().count()));
     }

@@ -109,6 +109,19 @@ pub fn write_reply(
             }
             stream.write_all(b"0\r\n\r\n")?;
         }
+        Reply::SseSlowTail {
+            head,
+            tail,
+            pause_ms,
+        } => {
+            write_sse_head(&mut stream)?;
+            write_chunk(&mut stream, head.as_bytes())?;
+            for piece in tail {
+                sleep_unless_stopping(pause_ms, stopping);
+                write_chunk(&mut stream, piece.as_bytes())?;
+            }
+            stream.write_all(b"0\r\n\r\n")?;
+        }
         Reply::SseThenStall { body, ms } => {
             write_sse_head(&mut stream)?;
             write_chunk(&mut stream, body.as_bytes())?;

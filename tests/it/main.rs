@@ -9,6 +9,7 @@
 //! Nothing of corecoder's own code is called or mocked here: only the binary is exercised.
 
 mod cli;
+mod early;
 mod engine;
 mod extend;
 mod hooks;

@@ -38,6 +38,13 @@ pub enum Reply {
     SseThenStall { body: String, ms: u64 },
     /// Read the request, send nothing at all for `ms`, then close.
     Stall { ms: u64 },
+    /// 200, `head` at once, then each piece of `tail` after a pause: a reply whose first part
+    /// is complete long before the rest arrives.
+    SseSlowTail {
+        head: String,
+        tail: Vec<String>,
+        pause_ms: u64,
+    },
     /// A text answer `report: <the request's last user message>`, for requests that arrive
     /// in no fixed order (parallel sub-agents).
     EchoLastUser,

@@ -1,0 +1,108 @@
+//! Read-only calls that start while the model is still streaming the rest of its reply.
+
+use crate::run::{Sandbox, run};
+use crate::server::{Reply, Server};
+use crate::sse;
+use serde_json::json;
+use std::ffi::CString;
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::time::{Duration, Instant};
+
+/// The start of a reply: a finished `read_file` call, then the first fragment of a second call.
+fn first_call_then_second_begins(path: &str) -> String {
+    let args = json!({"file_path": path}).to_string();
+    sse::role()
+        + &sse::call_start(0, "call_read", "read_file")
+        + &sse::call_args(0, &args)
+        + &sse::call_start(1, "call_glob", "glob")
+}
+
+/// The rest of that reply: the second call's arguments and the end.
+fn rest_of_reply() -> String {
+    sse::call_args(1, r#"{"pattern": "*.txt"}"#) + &sse::finish("tool_calls") + &sse::done()
+}
+
+/// Open `fifo` for writing as soon as a reader has it open; returns when that happened.
+fn feed_fifo(fifo: &std::path::Path, text: &str, give_up: Duration) -> Option<Instant> {
+    let deadline = Instant::now() + give_up;
+    while Instant::now() < deadline {
+        // Non-blocking: fails (ENXIO) until the tool has opened the other end.
+        let opened = OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(fifo);
+        if let Ok(mut writer) = opened {
+            let at = Instant::now();
+            let _ = writer.write_all(text.as_bytes());
+            return Some(at);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    None
+}
+
+/// The `read_file` call reads a FIFO: the moment it opens it is when the tool ran. The reply
+/// streams for about 3 s after the call is complete; the tool must run long before that.
+#[test]
+fn a_finished_read_only_call_runs_before_the_stream_ends() {
+    let sandbox = Sandbox::new("early_start");
+    let fifo = sandbox.path("pipe.txt");
+    let name = CString::new(fifo.to_string_lossy().as_bytes()).expect("path");
+    // SAFETY: a valid NUL-terminated path; mkfifo touches nothing else.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0, "mkfifo");
+    // The rest of the reply trickles in over about two seconds after the first call is whole.
+    let mut tail = vec![sse::call_args(1, r#"{"pattern": "*.txt"}"#)];
+    tail.extend((0..20).map(|_| ": keep-alive\n\n".to_string()));
+    tail.push(sse::finish("tool_calls") + &sse::done());
+    let reply = Reply::SseSlowTail {
+        head: first_call_then_second_begins(&fifo.to_string_lossy()),
+        tail,
+        pause_ms: 100,
+    };
+    let server = Server::start(vec![reply, Reply::Sse(sse::text("read it"))]);
+    let opened = std::thread::scope(|scope| {
+        let feeder = scope.spawn(|| feed_fifo(&fifo, "from the pipe\n", Duration::from_secs(30)));
+        let out = run(&["-p", "read the pipe"], &server, &sandbox);
+        assert_eq!(out.code, 0, "{out:?}");
+        feeder.join().expect("feeder")
+    });
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let opened = opened.expect("the tool opened the pipe");
+    let stream_ended = requests[1].at;
+    assert!(
+        opened + Duration::from_millis(1500) < stream_ended,
+        "the read started {:?} before the next request",
+        stream_ended.duration_since(opened)
+    );
+    let results = requests[1].tool_results();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(results[0].0, "call_read");
+    assert!(results[0].1.contains("from the pipe"), "{results:?}");
+}
+
+/// The stream drops after the first call was already started; the retried stream brings the
+/// same calls again, and each gets exactly one result.
+#[test]
+fn a_retried_stream_does_not_duplicate_results() {
+    let sandbox = Sandbox::new("early_retry");
+    sandbox.write("notes.txt", "some notes\n");
+    let head = first_call_then_second_begins("notes.txt");
+    let script = vec![
+        Reply::SseThenDrop(head.clone()),
+        Reply::Sse(head + &rest_of_reply()),
+        Reply::Sse(sse::text("done")),
+    ];
+    let server = Server::start(script);
+    let out = run(&["-p", "read the notes"], &server, &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let results = requests[2].tool_results();
+    let ids: Vec<&str> = results.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["call_read", "call_glob"], "{results:?}");
+    assert!(results[0].1.contains("some notes"), "{results:?}");
+    assert!(results[1].1.contains("notes.txt"), "{results:?}");
+}
