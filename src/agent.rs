@@ -25,7 +25,7 @@ use crate::sse::{Reply, Usage};
 use crate::tools::pool::{EarlyCall, Pool};
 use crate::tools::todo_write::Todo;
 use crate::tools::{self, Effect, Outcome, ToolContext, ToolSet};
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -385,7 +385,15 @@ impl Agent {
             session_id: &session_id,
             guarded,
         };
-        batch.run(calls, on_event, ask)
+        let outcomes = batch.run(calls, on_event, ask);
+        if let Some(trace) = self.llm.trace() {
+            for (call, outcome) in calls.iter().zip(&outcomes) {
+                let (name, arguments) = (&call.function.name, &call.function.arguments);
+                let fields = json!({"id": call.id, "name": name, "arguments": arguments, "result": outcome.text});
+                trace.record("tool", fields);
+            }
+        }
+        outcomes
     }
 
     /// What a tool call may see of the session, as it stands now.

@@ -7,7 +7,7 @@ use crate::error::Error;
 use crate::sandbox::{self, Sandbox, ShellSafety};
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Where the model is and how to ask it. Shared by every request of a session.
@@ -46,6 +46,8 @@ pub struct RunOptions {
     /// `-m` was given: a resumed session keeps this model rather than its own.
     pub model_from_flag: bool,
     pub output: OutputFormat,
+    /// `--trace FILE`: requests, stream lines and tool calls as JSON lines.
+    pub trace: Option<PathBuf>,
     /// `--sandbox` and `CORECODER_ENV_ALLOW`, for the bash tool.
     pub shell: ShellSafety,
 }
@@ -80,6 +82,7 @@ Usage: corecoder [OPTIONS]
       --max-rounds N    cap on tool-call rounds per task [default 50]
       --max-cost USD    stop before a request once this much is spent [env CORECODER_MAX_COST]
       --output-format F with -p: text (default), json (one object at the end) or stream-json
+      --trace FILE      write every request, stream line and tool call to FILE as JSON lines
   -r, --resume ID       continue a saved session (see /sessions)
   -c, --continue        continue the most recent session started in this directory
       --sandbox MODE    where bash may write: off, read-only, workspace-write (Linux
@@ -190,6 +193,7 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
         resume: None,
         model_from_flag: false,
         output: OutputFormat::Text,
+        trace: None,
         shell: shell_from(env)?,
     };
     let mut parser = lexopt::Parser::from_args(args);
@@ -214,6 +218,7 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
                 run.shell.sandbox = sandbox_mode("--sandbox", &text)?;
             }
             Long("demo") => run.demo = true,
+            Long("trace") => run.trace = Some(PathBuf::from(text_value(&mut parser, "--trace")?)),
             Long("max-cost") => {
                 let text = text_value(&mut parser, "--max-cost")?;
                 config.max_cost = Some(dollars("--max-cost", &text)?);

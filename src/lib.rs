@@ -30,6 +30,7 @@ pub mod setup;
 pub mod sse;
 pub mod terminal;
 pub mod tools;
+pub mod trace;
 
 pub use agent::Agent;
 pub use config::Config;

@@ -12,8 +12,9 @@ use crate::error::Error;
 use crate::http;
 use crate::message::Message;
 use crate::sse::{self, Delta, Reply, StreamError, StreamedCall, Usage};
+use crate::trace::{Tee, Trace};
 use serde_json::{Value, json};
-use std::io::BufReader;
+use std::io::{BufRead, BufReader};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -33,6 +34,8 @@ pub struct Llm {
     /// The model in use: `config.model` until a fallback takes over.
     model: Mutex<String>,
     fallbacks_used: AtomicUsize,
+    /// `--trace FILE`: requests and stream lines are written there.
+    trace: Option<Arc<Trace>>,
     /// Some reply came without usage, so its tokens were estimated; the summary says so.
     estimated: AtomicBool,
 }
@@ -89,8 +92,19 @@ impl Llm {
             prices: Arc::new(PriceTable::builtin()),
             ledger: Mutex::new(Ledger::default()),
             estimated: AtomicBool::new(false),
+            trace: None,
             fallbacks_used: AtomicUsize::new(0),
         }
+    }
+
+    /// Write every request and stream line to `trace` (the agent adds tool calls).
+    pub fn with_trace(mut self, trace: Trace) -> Llm {
+        self.trace = Some(Arc::new(trace));
+        self
+    }
+
+    pub fn trace(&self) -> Option<&Trace> {
+        self.trace.as_deref()
     }
 
     /// Price requests with this table (the built-in one plus `~/.corecoder/pricing.json`).
@@ -108,6 +122,7 @@ impl Llm {
         };
         let mut llm = Llm::new(config);
         llm.prices = self.prices.clone();
+        llm.trace = self.trace.clone();
         llm.ledger = Mutex::new(self.ledger());
         llm.estimated = AtomicBool::new(self.estimated.load(Ordering::Relaxed));
         llm
@@ -292,6 +307,9 @@ impl Llm {
         if let Some(key) = &self.config.api_key {
             request = request.header("Authorization", &format!("Bearer {key}"));
         }
+        if let Some(trace) = &self.trace {
+            trace.record("request", json!({"url": url, "body": body}));
+        }
         let response = request
             .header("Content-Type", "application/json")
             .header("Accept", "text/event-stream")
@@ -304,15 +322,26 @@ impl Llm {
         if status != 200 {
             let retry_after = http::retry_after(response.headers());
             let message = http::error_message(response.into_body().into_reader());
+            if let Some(trace) = &self.trace {
+                trace.record("http_error", json!({"status": status, "message": message}));
+            }
             return Err(self.status_failure(status, &message, retry_after));
         }
-        let mut reader = BufReader::new(response.into_body().into_reader());
+        let mut body = BufReader::new(response.into_body().into_reader());
+        let mut traced;
+        let reader: &mut dyn BufRead = match &self.trace {
+            Some(trace) => {
+                traced = Tee::new(&mut body, trace);
+                &mut traced
+            }
+            None => &mut body,
+        };
         let mut on_delta = |delta: Delta| match delta {
             Delta::Text(text) => on_event(Event::Text(text)),
             Delta::Reasoning(text) => on_event(Event::Reasoning(text)),
             Delta::CallReady(call) => on_event(Event::CallReady(call)),
         };
-        sse::read_stream(&mut reader, cancel, &mut on_delta).map_err(|e| match e {
+        sse::read_stream(reader, cancel, &mut on_delta).map_err(|e| match e {
             StreamError::Interrupted => Failure::Fatal(Error::Interrupted),
             StreamError::Provider(message) => Failure::Retryable {
                 why: format!("the provider sent an error mid-stream: {message}"),

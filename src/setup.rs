@@ -15,6 +15,7 @@ use crate::instructions::Instructions;
 use crate::llm::Llm;
 use crate::mcp::{self, Servers};
 use crate::session::{self, Header, SessionLog};
+use crate::trace::Trace;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -76,7 +77,13 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
     };
-    let llm = Arc::new(Llm::new(config).with_prices(prices));
+    let mut llm = Llm::new(config).with_prices(prices);
+    if let Some(path) = &options.trace {
+        let trace = Trace::create(path)
+            .map_err(|e| Error::Usage(format!("--trace: cannot write {}: {e}", path.display())))?;
+        llm = llm.with_trace(trace);
+    }
+    let llm = Arc::new(llm);
     let mut agent = Agent::new(llm, cwd, consent);
     agent.set_max_rounds(options.max_rounds);
     agent.set_shell_safety(options.shell.clone());

@@ -84,3 +84,53 @@ fn agents_md_is_in_the_first_system_prompt() {
     assert!(system.contains("This folder is frozen."), "{system}");
     assert!(system.contains("AGENTS.md"), "{system}");
 }
+
+/// `--trace FILE` writes the raw protocol: each request, each stream line, each tool call, as
+/// JSON lines, and never the key.
+#[test]
+fn trace_file_shows_the_raw_protocol() {
+    let sandbox = Sandbox::new("trace");
+    sandbox.write("notes.txt", "traced notes\n");
+    let script = vec![
+        Reply::Sse(sse::tool_calls(&[(
+            "call_1",
+            "read_file",
+            json!({"file_path": "notes.txt"}),
+        )])),
+        Reply::Sse(sse::text("done")),
+    ];
+    let server = Server::start(script);
+    let trace = sandbox.path("trace.jsonl");
+    let trace_arg = trace.to_string_lossy().to_string();
+    let out = run(&["-p", "read", "--trace", &trace_arg], &server, &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    let text = std::fs::read_to_string(&trace).expect("trace written");
+    assert!(!text.contains("sk-test"), "the key leaked into the trace");
+    let lines: Vec<serde_json::Value> = (text.lines())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let kinds: Vec<&str> = lines.iter().filter_map(|l| l["kind"].as_str()).collect();
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "request").count(),
+        2,
+        "{kinds:?}"
+    );
+    assert!(kinds.contains(&"sse"), "{kinds:?}");
+    let tool = lines
+        .iter()
+        .find(|l| l["kind"] == "tool")
+        .expect("a tool line");
+    assert_eq!(tool["name"], "read_file");
+    assert!(
+        tool["result"]
+            .as_str()
+            .unwrap_or("")
+            .contains("traced notes"),
+        "{tool}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["line"].as_str().is_some_and(|s| s.contains("[DONE]")))
+    );
+}
