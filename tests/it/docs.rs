@@ -179,27 +179,31 @@ fn regenerate(rows: &[Row], files: &[String]) -> String {
     table
 }
 
-/// Function names the text cites: `` `fn name` ``, `` `Type::name` `` / `` `module::name` ``
-/// spans, and the last part of every `b path::to::name` breakpoint line.
+/// Function names the text cites: `` `fn name` `` and `` `Type::name` `` / `` `module::name` ``
+/// spans outside code blocks (`std::` paths aside), and the last part of every
+/// `b path::to::name` breakpoint line inside them.
 fn cited_functions(text: &str) -> Vec<String> {
-    let mut names = Vec::new();
-    for (n, span) in text.split('`').enumerate() {
-        // Odd pieces are inside backticks.
-        if n % 2 == 0 {
-            continue;
-        }
-        if let Some(name) = span.strip_prefix("fn ") {
-            names.push(name.to_string());
-        } else if let Some((_, last)) = span.rsplit_once("::")
-            && is_path(span)
-            && last.starts_with(|c: char| c.is_ascii_lowercase())
+    let (mut names, mut prose, mut in_fence) = (Vec::new(), String::new(), false);
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+        } else if !in_fence {
+            prose.push_str(line);
+            prose.push('\n');
+        } else if let Some(path) = line.trim().strip_prefix("b ")
+            && let Some((_, last)) = path.trim().rsplit_once("::")
         {
             names.push(last.to_string());
         }
     }
-    for line in text.lines() {
-        if let Some(path) = line.trim().strip_prefix("b ")
-            && let Some((_, last)) = path.trim().rsplit_once("::")
+    // Odd pieces are inside backticks.
+    for span in prose.split('`').skip(1).step_by(2) {
+        if let Some(name) = span.strip_prefix("fn ") {
+            names.push(name.to_string());
+        } else if let Some((_, last)) = span.rsplit_once("::")
+            && is_path(span)
+            && !span.starts_with("std::")
+            && last.starts_with(|c: char| c.is_ascii_lowercase())
         {
             names.push(last.to_string());
         }
