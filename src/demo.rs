@@ -4,6 +4,10 @@
 //! the binary answers each chat-completions request with the next recorded SSE stream, and the
 //! ordinary `Llm` + `Agent` fix a bug in a throwaway project and run its test. Nothing is
 //! faked on the client side; the model is the only thing scripted. No key, no network.
+//!
+//! `start_scripted_model` is the same server for any script of `Turn`s; the programs in
+//! `examples/` use it with `tool_calls` and `text` to run offline. It understands no more of a
+//! request than its latest user message, which picks the reply.
 
 use crate::agent::{Agent, Event, Finish};
 use crate::config::Config;
@@ -12,9 +16,11 @@ use crate::error::Error;
 use crate::llm::Llm;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 const CALC: &str = "# calc.sh: a tiny calculator library\nadd() {\n    echo $(( $1 - $2 ))\n}\n";
@@ -22,38 +28,103 @@ const TEST: &str = "#!/bin/sh\n. ./calc.sh\nresult=$(add 2 3)\nif [ \"$result\" 
 
 pub fn run(on_event: &mut dyn FnMut(Event)) -> Result<Finish, Error> {
     let project = make_project()?;
-    let listener = TcpListener::bind("127.0.0.1:0").map_err(io_error)?;
-    let address = listener.local_addr().map_err(io_error)?;
+    let script: Vec<Turn> = script().into_iter().map(Turn::next).collect();
+    let rounds = script.len() as u32;
+    let model = start_scripted_model(script)?;
     eprintln!(
-        "Demo: a scripted model at http://{address}/v1 drives the real agent in {}\n",
+        "Demo: a scripted model at {} drives the real agent in {}\n",
+        model.url,
         project.display()
     );
-    let script = script();
-    let finish = std::thread::scope(|scope| {
-        let server = scope.spawn(|| serve(&listener, &script));
-        let config = Config {
-            api_key: Some("demo".to_string()),
-            base_url: format!("http://{address}/v1"),
-            model: "scripted-demo".to_string(),
-            ..Config::default()
-        };
-        let mut agent = Agent::new(
-            Arc::new(Llm::new(config)),
-            project.clone(),
-            Consent::new(Mode::AllowAll),
-        );
-        agent.set_max_rounds(script.len() as u32);
-        let finish = agent.run(
-            "Fix the bug in calc.sh and make test_calc.sh pass.",
-            on_event,
-        );
-        // One more connection wakes the server if the agent stopped before the script ended.
-        let _ = TcpStream::connect(address);
-        let _ = server.join();
-        finish
-    });
+    let mut agent = Agent::new(
+        Arc::new(Llm::new(model.config())),
+        project.clone(),
+        Consent::new(Mode::AllowAll),
+    );
+    agent.set_max_rounds(rounds);
+    // Ctrl+C stops the demo the way it stops a real task (docs/walkthrough.md steps through it).
+    crate::terminal::watch_ctrl_c(agent.cancel_flag())?;
+    let finish = agent.run(
+        "Fix the bug in calc.sh and make test_calc.sh pass.",
+        on_event,
+    );
+    drop(model);
     let _ = std::fs::remove_dir_all(&project);
     finish
+}
+
+/// One reply of a scripted model: the SSE `stream` goes to the first request, in script order,
+/// whose latest user message contains `when` (`""` matches any request).
+pub struct Turn {
+    pub when: String,
+    pub stream: String,
+}
+
+impl Turn {
+    /// The reply to whichever request comes next.
+    pub fn next(stream: String) -> Turn {
+        Turn {
+            when: String::new(),
+            stream,
+        }
+    }
+
+    /// The reply to the next request whose task contains `text`: parallel sub-agents send
+    /// their requests in no fixed order, so each one's replies are keyed by its task.
+    pub fn when(text: &str, stream: String) -> Turn {
+        Turn {
+            when: text.to_string(),
+            stream,
+        }
+    }
+}
+
+/// A scripted model serving on 127.0.0.1 until dropped; dropping it stops and joins its thread.
+pub struct ScriptedModel {
+    /// The base URL to put in `Config::base_url`.
+    pub url: String,
+    address: SocketAddr,
+    stop: Arc<AtomicBool>,
+    server: Option<JoinHandle<()>>,
+}
+
+/// Start a scripted model on a free loopback port. A request that no turn matches gets a 400
+/// naming it, so a script that runs short fails at once instead of hanging.
+pub fn start_scripted_model(script: Vec<Turn>) -> Result<ScriptedModel, Error> {
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(io_error)?;
+    let address = listener.local_addr().map_err(io_error)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopped = stop.clone();
+    let server = std::thread::spawn(move || serve(&listener, script, &stopped));
+    Ok(ScriptedModel {
+        url: format!("http://{address}/v1"),
+        address,
+        stop,
+        server: Some(server),
+    })
+}
+
+impl ScriptedModel {
+    /// A `Config` pointing at this model (the key is a placeholder; nothing checks it).
+    pub fn config(&self) -> Config {
+        Config {
+            api_key: Some("demo".to_string()),
+            base_url: self.url.clone(),
+            model: "scripted-demo".to_string(),
+            ..Config::default()
+        }
+    }
+}
+
+impl Drop for ScriptedModel {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        // One more connection wakes the server from `accept`, so it sees the flag and returns.
+        let _ = TcpStream::connect(self.address);
+        if let Some(server) = self.server.take() {
+            let _ = server.join();
+        }
+    }
 }
 
 fn make_project() -> Result<PathBuf, Error> {
@@ -96,7 +167,8 @@ fn script() -> Vec<String> {
     ]
 }
 
-fn tool_calls(narration: &str, calls: &[(&str, Value)]) -> String {
+/// A reply that says `narration`, then calls each `(tool name, arguments)`.
+pub fn tool_calls(narration: &str, calls: &[(&str, Value)]) -> String {
     let mut stream = text_chunks(narration);
     for (index, (name, args)) in calls.iter().enumerate() {
         let args = args.to_string();
@@ -116,7 +188,8 @@ fn tool_calls(narration: &str, calls: &[(&str, Value)]) -> String {
     stream + &chunk(json!({}), Some("tool_calls")) + "data: [DONE]\n\n"
 }
 
-fn text(answer: &str) -> String {
+/// A reply that is the final answer `answer` (no tool calls).
+pub fn text(answer: &str) -> String {
     text_chunks(answer) + &chunk(json!({}), Some("stop")) + "data: [DONE]\n\n"
 }
 
@@ -134,17 +207,29 @@ fn chunk(delta: Value, finish_reason: Option<&str>) -> String {
     format!("data: {chunk}\n\n")
 }
 
-/// Answer one request per connection with the next stream, until the script is done.
-fn serve(listener: &TcpListener, script: &[String]) {
-    for body in script {
-        let Ok((mut stream, _)) = listener.accept() else {
-            return;
-        };
-        if read_request(&mut stream).is_err() {
+/// Answer one request per connection with the turn it matches, until `stop` is set.
+fn serve(listener: &TcpListener, mut script: Vec<Turn>, stop: &AtomicBool) {
+    for connection in listener.incoming() {
+        if stop.load(Ordering::Relaxed) {
             return;
         }
+        let Ok(mut stream) = connection else {
+            continue;
+        };
+        let Ok(body) = read_request(&mut stream) else {
+            continue;
+        };
+        let task = latest_user_message(&body);
+        let (status, kind, body) = match script.iter().position(|t| task.contains(&t.when)) {
+            Some(at) => ("200 OK", "text/event-stream", script.remove(at).stream),
+            None => {
+                let message = format!("the script has no reply for: {task}");
+                let error = json!({"error": {"message": message}});
+                ("400 Bad Request", "application/json", error.to_string())
+            }
+        };
         let head =
-            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
+            format!("HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nConnection: close\r\n\r\n");
         let _ = stream.write_all(head.as_bytes());
         // A short pause between chunks, so the demo visibly streams.
         for event in body.split_inclusive("\n\n") {
@@ -154,8 +239,8 @@ fn serve(listener: &TcpListener, script: &[String]) {
     }
 }
 
-/// Read the request line, headers and `Content-Length` body (the body itself is not needed).
-fn read_request(stream: &mut TcpStream) -> std::io::Result<()> {
+/// The request line and headers, then the `Content-Length` body, which is returned.
+fn read_request(stream: &mut TcpStream) -> std::io::Result<Vec<u8>> {
     let mut reader = BufReader::new(stream);
     let mut length = 0;
     loop {
@@ -174,7 +259,19 @@ fn read_request(stream: &mut TcpStream) -> std::io::Result<()> {
         }
     }
     let mut body = vec![0; length];
-    reader.read_exact(&mut body)
+    reader.read_exact(&mut body)?;
+    Ok(body)
+}
+
+/// The task a request is about: the content of its last `user` message.
+fn latest_user_message(body: &[u8]) -> String {
+    let request: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let messages = request["messages"].as_array().cloned().unwrap_or_default();
+    let latest = messages.iter().rev().find(|m| m["role"] == "user");
+    latest
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("")
+        .to_string()
 }
 
 fn io_error(e: std::io::Error) -> Error {

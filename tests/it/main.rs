@@ -6,9 +6,11 @@
 //! (`engine`, `retry`, `cli`, `tools`, `replay`, `repl`, `long`, `extend`, `hooks`, `mcp`,
 //! `scripting`, `safety`) assert on what the binary printed, how it exited, what it sent and
 //! what it did to the files.
-//! Nothing of corecoder's own code is called or mocked here: only the binary is exercised.
+//! Nothing of corecoder's own code is called or mocked here: only the binary is exercised
+//! (and, in `docs`, the README, the docs and the built examples).
 
 mod cli;
+mod docs;
 mod early;
 mod engine;
 mod extend;
