@@ -5,27 +5,28 @@
 //! directory and the todo list. It does not talk HTTP (that is `llm.rs`) and does not know
 //! how any tool works (that is `tools/`).
 
+mod calls;
+mod history;
 mod settings;
 
-use crate::batch::Batch;
 use crate::checkpoint::Checkpoints;
 use crate::consent::{Answer, Consent};
-use crate::context::{self, Estimator, Report, SummarySource, Tier};
+use crate::context::{self, Estimator};
 use crate::error::Error;
-use crate::guard::{LoopGuard, Verdict};
-use crate::hooks::{HookContext, HookEvent, Hooks};
+use crate::guard::LoopGuard;
+use crate::hooks::{HookEvent, Hooks};
 use crate::instructions::Instructions;
 use crate::llm::{self, Llm};
 use crate::mcp::Servers;
-use crate::message::{self, Message, ToolCall};
+use crate::message::{self, Message};
 use crate::prompt::{self, Situation};
 use crate::sandbox::ShellSafety;
 use crate::session::SessionLog;
 use crate::sse::{Reply, Usage};
 use crate::tools::pool::{EarlyCall, Pool};
 use crate::tools::todo_write::Todo;
-use crate::tools::{self, Effect, Outcome, ToolContext, ToolSet};
-use serde_json::{Value, json};
+use crate::tools::{self, Effect, ToolContext, ToolSet};
+use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -310,138 +311,6 @@ impl Agent {
                 }
                 Err(e) => return Err(e),
             }
-        }
-    }
-
-    /// Shrink the history at `tier` (the summary is a model call of its own, counted in the
-    /// cost like any other) and tell the user when anything changed.
-    pub fn compact(&mut self, tier: Tier, on_event: &mut dyn FnMut(Event)) -> Report {
-        let (llm, cancel) = (self.llm.clone(), self.cancel.clone());
-        let mut summarise =
-            |prompt: Vec<Message>| llm.complete(&prompt, &cancel).map_err(|e| e.to_string());
-        let report = context::compact(&mut self.history, tier, &mut summarise);
-        self.estimator.reset();
-        if report.after < report.before {
-            self.log_whole_history();
-            let mut notice = format!(
-                "context {tier:?}: {} → {} tokens",
-                report.before, report.after
-            );
-            if let SummarySource::Fallback(why) = &report.summary {
-                notice.push_str(&format!(" (summary made without the model: {why})"));
-            }
-            on_event(Event::Notice(&notice));
-        }
-        report
-    }
-
-    /// Whether read-only calls may start while the reply streams: only on the main agent's
-    /// pool (started here if need be), and only when no PreToolUse hook must see every call
-    /// before it runs.
-    fn prepare_early_start(&mut self) -> bool {
-        if self.tool_set != ToolSet::All || self.hooks.count() > 0 {
-            return false;
-        }
-        self.pool.get_or_insert_with(Pool::new);
-        true
-    }
-
-    fn max_context(&self) -> usize {
-        self.llm.config().max_context as usize
-    }
-
-    /// The loop guard's word on each call: `Some` refusal for a repeat, `Err` to stop the run.
-    fn guard_calls(&mut self, calls: &[ToolCall]) -> Result<Vec<Option<Outcome>>, String> {
-        let mut guarded = Vec::with_capacity(calls.len());
-        for call in calls {
-            guarded.push(match self.guard.judge(call) {
-                Verdict::Run => None,
-                Verdict::Refuse(text) => Some(Outcome::text(text)),
-                Verdict::Stop(why) => return Err(why),
-            });
-        }
-        Ok(guarded)
-    }
-
-    fn run_tools(
-        &mut self,
-        calls: &[ToolCall],
-        guarded: Vec<Option<Outcome>>,
-        on_event: &mut dyn FnMut(Event),
-        ask: &mut dyn FnMut(&str, &str) -> Answer,
-    ) -> Vec<Outcome> {
-        // A sub-agent already runs on a pool worker, so its own calls run inline.
-        if self.tool_set == ToolSet::All && calls.len() > 1 && self.pool.is_none() {
-            self.pool = Some(Pool::new());
-        }
-        let session_id = self.session_id();
-        let ctx = self.tool_context();
-        let batch = Batch {
-            early: std::mem::take(&mut self.early),
-            consent: &mut self.consent,
-            checkpoints: self.checkpoints.as_mut(),
-            pool: self.pool.as_ref(),
-            ctx,
-            session_id: &session_id,
-            guarded,
-        };
-        let outcomes = batch.run(calls, on_event, ask);
-        if let Some(trace) = self.llm.trace() {
-            for (call, outcome) in calls.iter().zip(&outcomes) {
-                let (name, arguments) = (&call.function.name, &call.function.arguments);
-                let fields = json!({"id": call.id, "name": name, "arguments": arguments, "result": outcome.text});
-                trace.record("tool", fields);
-            }
-        }
-        outcomes
-    }
-
-    /// What a tool call may see of the session, as it stands now.
-    fn tool_context(&self) -> ToolContext {
-        ToolContext {
-            hooks: self.hooks.clone(),
-            mcp: self.mcp.clone(),
-            instructions: self.instructions.clone(),
-            cwd: self.cwd.clone(),
-            llm: self.llm.clone(),
-            consent: self.consent.clone(),
-            cancel: self.cancel.clone(),
-            shell: self.shell.clone(),
-        }
-    }
-
-    fn hook_context(&self) -> HookContext<'_> {
-        HookContext {
-            session_id: self.log.as_ref().map_or("", |log| log.id()),
-            cwd: &self.cwd,
-        }
-    }
-
-    fn session_id(&self) -> String {
-        self.log
-            .as_ref()
-            .map_or(String::new(), |log| log.id().to_string())
-    }
-
-    /// Every message joins the history here, and the session log at the same moment, so a
-    /// crash loses at most the line being written.
-    fn push(&mut self, message: Message) {
-        if let Some(log) = &mut self.log
-            && let Err(e) = log.append(&message)
-        {
-            self.log_failure = Some(format!("the session log stopped: {e}"));
-            self.log = None;
-        }
-        self.history.push(message);
-    }
-
-    /// The history was rewritten (repair, compaction, reset): the log records it whole.
-    fn log_whole_history(&mut self) {
-        if let Some(log) = &mut self.log
-            && let Err(e) = log.replace(&self.history)
-        {
-            self.log_failure = Some(format!("the session log stopped: {e}"));
-            self.log = None;
         }
     }
 

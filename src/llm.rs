@@ -5,14 +5,17 @@
 //! `Reply`. Retries re-issue the *whole* request; there is no other retry layer anywhere.
 //! It does not parse tool arguments, run tools or touch the history.
 
+mod account;
+mod answers;
+
 use crate::config::Config;
-use crate::context;
 use crate::cost::{Ledger, PriceTable};
 use crate::error::Error;
 use crate::http;
 use crate::message::Message;
-use crate::sse::{self, Delta, Reply, StreamError, StreamedCall, Usage};
+use crate::sse::{self, Delta, Reply, StreamError, StreamedCall};
 use crate::trace::{Tee, Trace};
+use answers::transport_failure;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -97,64 +100,6 @@ impl Llm {
         }
     }
 
-    /// Write every request and stream line to `trace` (the agent adds tool calls).
-    pub fn with_trace(mut self, trace: Trace) -> Llm {
-        self.trace = Some(Arc::new(trace));
-        self
-    }
-
-    pub fn trace(&self) -> Option<&Trace> {
-        self.trace.as_deref()
-    }
-
-    /// Price requests with this table (the built-in one plus `~/.corecoder/pricing.json`).
-    pub fn with_prices(mut self, prices: PriceTable) -> Llm {
-        self.prices = Arc::new(prices);
-        self
-    }
-
-    /// The same session on another model: a fresh connection and adaptations; the ledger
-    /// carries over, so what was spent stays priced at the model that spent it.
-    pub fn with_model(&self, model: &str) -> Llm {
-        let config = Config {
-            model: model.to_string(),
-            ..self.config.clone()
-        };
-        let mut llm = Llm::new(config);
-        llm.prices = self.prices.clone();
-        llm.trace = self.trace.clone();
-        llm.ledger = Mutex::new(self.ledger());
-        llm.estimated = AtomicBool::new(self.estimated.load(Ordering::Relaxed));
-        llm
-    }
-
-    pub fn config(&self) -> &Config {
-        &self.config
-    }
-
-    /// Tokens used by every request of this session so far (sub-agents and summaries included).
-    pub fn usage(&self) -> Usage {
-        self.ledger().usage()
-    }
-
-    /// Dollars spent so far by priced requests.
-    pub fn dollars(&self) -> f64 {
-        self.ledger().dollars()
-    }
-
-    /// Tokens and dollars so far, as one line (`/tokens`, the end of a `-p` run).
-    pub fn cost_summary(&self) -> String {
-        let summary = self.ledger().summary();
-        match self.estimated.load(Ordering::Relaxed) {
-            true => format!("{summary} (partly estimated: the provider did not report usage)"),
-            false => summary,
-        }
-    }
-
-    fn ledger(&self) -> Ledger {
-        self.ledger.lock().map(|l| l.clone()).unwrap_or_default()
-    }
-
     /// A whole answer that no one watches (the compaction summary): the same streamed request
     /// without tools, collected, so retries, adaptation and cost work exactly as for a turn.
     pub fn complete(&self, messages: &[Message], cancel: &AtomicBool) -> Result<String, Error> {
@@ -223,39 +168,6 @@ impl Llm {
                 Err(failure) => return Err(failure),
             }
         }
-    }
-
-    /// `--max-cost`: refuse a request once the session has spent the budget.
-    fn check_budget(&self) -> Result<(), Error> {
-        let (Some(budget), spent) = (self.config.max_cost, self.ledger().dollars()) else {
-            return Ok(());
-        };
-        match spent >= budget {
-            true => Err(Error::Budget(format!(
-                "${spent:.4} spent of the ${budget:.4} allowed (--max-cost)"
-            ))),
-            false => Ok(()),
-        }
-    }
-
-    /// Move to the next model of `CORECODER_FALLBACK_MODELS`, for the rest of the session.
-    fn switch_to_fallback(&self) -> Option<String> {
-        let next = self
-            .config
-            .fallback_models
-            .get(self.fallbacks_used.fetch_add(1, Ordering::Relaxed))?;
-        if let Ok(mut model) = self.model.lock() {
-            *model = next.clone();
-        }
-        Some(next.clone())
-    }
-
-    /// The model requests go to now (the configured one, or a fallback after failures).
-    pub fn model(&self) -> String {
-        self.model
-            .lock()
-            .map(|m| m.clone())
-            .unwrap_or_else(|_| self.config.model.clone())
     }
 
     /// One attempt that Ctrl+C cuts off at once, even while the server is silent: a watcher
@@ -376,113 +288,6 @@ impl Llm {
         };
         body[limit_key] = json!(self.config.max_tokens);
         body
-    }
-
-    /// A non-200 answer: adapt to a known 400 once, retry what is transient, fail the rest.
-    fn status_failure(&self, status: u16, message: &str, wait: Option<Duration>) -> Failure {
-        if status == 400 && self.adapt_to(message) {
-            return Failure::Adapted;
-        }
-        if (status == 400 || status == 413) && is_context_overflow(status, message) {
-            return Failure::Fatal(Error::ContextTooLong(message.to_string()));
-        }
-        if status == 408 || status == 429 || status >= 500 {
-            let why = format!("HTTP {status}: {message}");
-            return Failure::Retryable { why, wait };
-        }
-        if status == 404 {
-            let why = format!("HTTP 404: {message} (check the base URL and the model name)");
-            return Failure::ModelMissing(why);
-        }
-        let hint = match status {
-            401 => " (the API key was rejected; check CORECODER_API_KEY)",
-            403 => " (the key may not have access to this model)",
-            _ => "",
-        };
-        Failure::Fatal(Error::Api(format!("HTTP {status}: {message}{hint}")))
-    }
-
-    /// Providers disagree on three request fields; each is dropped or renamed at most once.
-    fn adapt_to(&self, message: &str) -> bool {
-        let Ok(mut adapt) = self.adaptations.lock() else {
-            return false;
-        };
-        let flag = if message.contains("'max_tokens'") {
-            &mut adapt.max_completion_tokens
-        } else if message.contains("'temperature'") {
-            &mut adapt.omit_temperature
-        } else if message.contains("stream_options") {
-            &mut adapt.omit_stream_options
-        } else {
-            return false;
-        };
-        let first_time = !*flag;
-        *flag = true;
-        first_time
-    }
-
-    fn adaptations(&self) -> Adaptations {
-        self.adaptations.lock().map(|a| *a).unwrap_or_default()
-    }
-
-    /// Add this reply's usage to the session totals, estimating when the provider sent none.
-    fn count_usage(&self, reply: &Reply, messages: &[Message]) {
-        let usage = reply.usage.clone().unwrap_or_else(|| {
-            self.estimated.store(true, Ordering::Relaxed);
-            estimate_usage(reply, messages)
-        });
-        if let Ok(mut ledger) = self.ledger.lock() {
-            ledger.record(&self.prices, &self.model(), &usage);
-        }
-    }
-}
-
-/// How providers word "your prompt does not fit": OpenAI, DeepSeek, Qwen and vLLM say
-/// "maximum context length", Anthropic "prompt is too long"; a 413 is always about size.
-fn is_context_overflow(status: u16, message: &str) -> bool {
-    let message = message.to_ascii_lowercase();
-    let phrases = [
-        "context_length_exceeded",
-        "maximum context length",
-        "context length",
-        "context window",
-        "prompt is too long",
-        "too many tokens",
-        "reduce the length",
-    ];
-    status == 413 || phrases.iter().any(|p| message.contains(p))
-}
-
-/// Connection-level errors: retry what a second try could fix.
-fn transport_failure(error: ureq::Error) -> Failure {
-    match error {
-        ureq::Error::Io(_)
-        | ureq::Error::Timeout(_)
-        | ureq::Error::ConnectionFailed
-        | ureq::Error::HostNotFound
-        | ureq::Error::Protocol(_) => Failure::Retryable {
-            why: format!("request failed: {error}"),
-            wait: None,
-        },
-        other => Failure::Fatal(Error::Api(format!("request failed: {other}"))),
-    }
-}
-
-/// The same per-content-type estimate compaction uses, for providers that report no usage.
-fn estimate_usage(reply: &Reply, messages: &[Message]) -> Usage {
-    let arguments: String = reply
-        .tool_calls
-        .iter()
-        .map(|c| c.arguments.as_str())
-        .collect();
-    let completion = [&reply.text, &reply.reasoning, &arguments];
-    Usage {
-        prompt_tokens: context::estimate_messages(messages) as u64,
-        completion_tokens: completion
-            .iter()
-            .map(|t| context::estimate_text(t))
-            .sum::<usize>() as u64,
-        cached_tokens: 0,
     }
 }
 

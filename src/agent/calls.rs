@@ -1,0 +1,103 @@
+//! Step "run tools" of the loop, seen from the agent: the loop guard, the batch (consent,
+//! hooks, checkpoints, the pool), read-only calls started early, and the tool trace.
+//!
+//! Part of `Agent` (see `agent.rs`); how each tool works is in `tools/`.
+
+use super::{Agent, Event};
+use crate::batch::Batch;
+use crate::consent::Answer;
+use crate::guard::Verdict;
+use crate::hooks::HookContext;
+use crate::message::ToolCall;
+use crate::tools::pool::Pool;
+use crate::tools::{Outcome, ToolContext, ToolSet};
+use serde_json::json;
+
+impl Agent {
+    /// Whether read-only calls may start while the reply streams: only on the main agent's
+    /// pool (started here if need be), and only when no PreToolUse hook must see every call
+    /// before it runs.
+    pub(super) fn prepare_early_start(&mut self) -> bool {
+        if self.tool_set != ToolSet::All || self.hooks.count() > 0 {
+            return false;
+        }
+        self.pool.get_or_insert_with(Pool::new);
+        true
+    }
+
+    /// The loop guard's word on each call: `Some` refusal for a repeat, `Err` to stop the run.
+    pub(super) fn guard_calls(
+        &mut self,
+        calls: &[ToolCall],
+    ) -> Result<Vec<Option<Outcome>>, String> {
+        let mut guarded = Vec::with_capacity(calls.len());
+        for call in calls {
+            guarded.push(match self.guard.judge(call) {
+                Verdict::Run => None,
+                Verdict::Refuse(text) => Some(Outcome::text(text)),
+                Verdict::Stop(why) => return Err(why),
+            });
+        }
+        Ok(guarded)
+    }
+
+    pub(super) fn run_tools(
+        &mut self,
+        calls: &[ToolCall],
+        guarded: Vec<Option<Outcome>>,
+        on_event: &mut dyn FnMut(Event),
+        ask: &mut dyn FnMut(&str, &str) -> Answer,
+    ) -> Vec<Outcome> {
+        // A sub-agent already runs on a pool worker, so its own calls run inline.
+        if self.tool_set == ToolSet::All && calls.len() > 1 && self.pool.is_none() {
+            self.pool = Some(Pool::new());
+        }
+        let session_id = self.session_id();
+        let ctx = self.tool_context();
+        let batch = Batch {
+            early: std::mem::take(&mut self.early),
+            consent: &mut self.consent,
+            checkpoints: self.checkpoints.as_mut(),
+            pool: self.pool.as_ref(),
+            ctx,
+            session_id: &session_id,
+            guarded,
+        };
+        let outcomes = batch.run(calls, on_event, ask);
+        if let Some(trace) = self.llm.trace() {
+            for (call, outcome) in calls.iter().zip(&outcomes) {
+                let (name, arguments) = (&call.function.name, &call.function.arguments);
+                let fields = json!({"id": call.id, "name": name, "arguments": arguments, "result": outcome.text});
+                trace.record("tool", fields);
+            }
+        }
+        outcomes
+    }
+
+    /// What a tool call may see of the session, as it stands now.
+    pub(super) fn tool_context(&self) -> ToolContext {
+        ToolContext {
+            hooks: self.hooks.clone(),
+            mcp: self.mcp.clone(),
+            instructions: self.instructions.clone(),
+            cwd: self.cwd.clone(),
+            llm: self.llm.clone(),
+            consent: self.consent.clone(),
+            cancel: self.cancel.clone(),
+            shell: self.shell.clone(),
+        }
+    }
+
+    pub(super) fn hook_context(&self) -> HookContext<'_> {
+        HookContext {
+            session_id: self.log.as_ref().map_or("", |log| log.id()),
+            cwd: &self.cwd,
+        }
+    }
+
+    pub(super) fn session_id(&self) -> String {
+        self.log
+            .as_ref()
+            .map_or(String::new(), |log| log.id().to_string())
+    }
+}

@@ -1,0 +1,58 @@
+//! How the history changes besides a plain append: every message also goes to the session
+//! log, and compaction rewrites the history (and the log records it whole).
+//!
+//! Part of `Agent` (see `agent.rs`). Only these functions and the loop touch the history.
+
+use super::{Agent, Event};
+use crate::context::{self, Report, SummarySource, Tier};
+use crate::message::Message;
+
+impl Agent {
+    /// Shrink the history at `tier` (the summary is a model call of its own, counted in the
+    /// cost like any other) and tell the user when anything changed.
+    pub fn compact(&mut self, tier: Tier, on_event: &mut dyn FnMut(Event)) -> Report {
+        let (llm, cancel) = (self.llm.clone(), self.cancel.clone());
+        let mut summarise =
+            |prompt: Vec<Message>| llm.complete(&prompt, &cancel).map_err(|e| e.to_string());
+        let report = context::compact(&mut self.history, tier, &mut summarise);
+        self.estimator.reset();
+        if report.after < report.before {
+            self.log_whole_history();
+            let mut notice = format!(
+                "context {tier:?}: {} → {} tokens",
+                report.before, report.after
+            );
+            if let SummarySource::Fallback(why) = &report.summary {
+                notice.push_str(&format!(" (summary made without the model: {why})"));
+            }
+            on_event(Event::Notice(&notice));
+        }
+        report
+    }
+
+    pub(super) fn max_context(&self) -> usize {
+        self.llm.config().max_context as usize
+    }
+
+    /// Every message joins the history here, and the session log at the same moment, so a
+    /// crash loses at most the line being written.
+    pub(super) fn push(&mut self, message: Message) {
+        if let Some(log) = &mut self.log
+            && let Err(e) = log.append(&message)
+        {
+            self.log_failure = Some(format!("the session log stopped: {e}"));
+            self.log = None;
+        }
+        self.history.push(message);
+    }
+
+    /// The history was rewritten (repair, compaction, reset): the log records it whole.
+    pub(super) fn log_whole_history(&mut self) {
+        if let Some(log) = &mut self.log
+            && let Err(e) = log.replace(&self.history)
+        {
+            self.log_failure = Some(format!("the session log stopped: {e}"));
+            self.log = None;
+        }
+    }
+}
