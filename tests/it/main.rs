@@ -12,6 +12,7 @@ mod cli;
 mod early;
 mod engine;
 mod extend;
+mod faults;
 mod hooks;
 mod http;
 mod long;

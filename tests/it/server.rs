@@ -48,6 +48,12 @@ pub enum Reply {
     /// A text answer `report: <the request's last user message>`, for requests that arrive
     /// in no fixed order (parallel sub-agents).
     EchoLastUser,
+    /// The stream in two TCP writes, split at byte `at`, with a pause between them.
+    SseSplitAt {
+        body: String,
+        at: usize,
+        pause_ms: u64,
+    },
 }
 
 impl Reply {
@@ -101,6 +107,14 @@ impl Recorded {
                 (id.to_string(), content.to_string())
             })
             .collect()
+    }
+
+    /// Panic unless every assistant tool call is answered exactly once by the tool messages
+    /// right after it, and no tool message answers a call that was not asked.
+    pub fn assert_valid_history(&self) {
+        if let Err(why) = history_problem(&self.messages()) {
+            panic!("invalid history: {why}\n{:#?}", self.messages());
+        }
     }
 
     /// The content of the last tool result in this request's history.
@@ -257,6 +271,43 @@ fn last_user_text(body: &Value) -> String {
     last.and_then(|m| m["content"].as_str())
         .unwrap_or("")
         .to_string()
+}
+
+/// Why `messages` is not a history a provider accepts, if it is not.
+pub fn history_problem(messages: &[Value]) -> Result<(), String> {
+    let mut pending: Vec<String> = Vec::new();
+    for (at, message) in messages.iter().enumerate() {
+        if message["role"] == "tool" {
+            let id = message["tool_call_id"].as_str().unwrap_or_default();
+            let Some(found) = pending.iter().position(|p| p == id) else {
+                return Err(format!(
+                    "message {at}: tool result {id:?} answers no open call"
+                ));
+            };
+            pending.remove(found);
+            continue;
+        }
+        if !pending.is_empty() {
+            return Err(format!(
+                "message {at}: calls {pending:?} were never answered"
+            ));
+        }
+        let calls = message["tool_calls"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        for call in calls {
+            let id = call["id"].as_str().unwrap_or_default().to_string();
+            if id.is_empty() || pending.contains(&id) {
+                return Err(format!("message {at}: missing or repeated call id {id:?}"));
+            }
+            pending.push(id);
+        }
+    }
+    match pending.is_empty() {
+        true => Ok(()),
+        false => Err(format!("calls {pending:?} at the end were never answered")),
+    }
 }
 
 /// 500 is retried by the client, so say loudly in the body why it happened.
