@@ -9,6 +9,7 @@
 //! Nothing of corecoder's own code is called or mocked here: only the binary is exercised.
 
 mod cli;
+mod crash;
 mod early;
 mod engine;
 mod extend;
@@ -25,5 +26,6 @@ mod run;
 mod safety;
 mod scripting;
 mod server;
+mod soak;
 mod sse;
 mod tools;
