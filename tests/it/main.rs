@@ -16,6 +16,7 @@ mod extend;
 mod faults;
 mod hooks;
 mod http;
+mod interrupts;
 mod long;
 mod mcp;
 mod pty;

@@ -145,9 +145,16 @@ struct Shared {
 struct State {
     script: VecDeque<Reply>,
     requests: Vec<Recorded>,
-    /// When set, requests without `tools` (compaction summaries) get this text and leave the
+    /// When set, requests without `tools` (compaction summaries) get this answer and leave the
     /// script alone, so a test need not predict when the agent compacts.
-    summary: Option<String>,
+    summary: Option<Summary>,
+}
+
+/// How summary requests are answered when they are kept off the script.
+#[derive(Clone)]
+enum Summary {
+    Text(String),
+    Stall(u64),
 }
 
 impl Server {
@@ -157,10 +164,15 @@ impl Server {
 
     /// Like `start`, but every summary request is answered with `summary`, off the script.
     pub fn answering_summaries(script: Vec<Reply>, summary: &str) -> Server {
-        Server::start_with(script, Some(summary.to_string()))
+        Server::start_with(script, Some(Summary::Text(summary.to_string())))
     }
 
-    fn start_with(script: Vec<Reply>, summary: Option<String>) -> Server {
+    /// Like `start`, but every summary request stalls for `ms`, off the script.
+    pub fn stalling_summaries(script: Vec<Reply>, ms: u64) -> Server {
+        Server::start_with(script, Some(Summary::Stall(ms)))
+    }
+
+    fn start_with(script: Vec<Reply>, summary: Option<Summary>) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("local addr");
         let shared = Arc::new(Shared {
@@ -253,7 +265,8 @@ fn serve(stream: TcpStream, shared: &Shared) {
         state.requests.push(request);
         let number = state.requests.len();
         match (&state.summary, is_summary) {
-            (Some(summary), true) => Reply::Sse(crate::sse::text(summary)),
+            (Some(Summary::Text(summary)), true) => Reply::Sse(crate::sse::text(summary)),
+            (Some(Summary::Stall(ms)), true) => Reply::Stall { ms: *ms },
             _ => (state.script.pop_front()).unwrap_or_else(|| script_exhausted(number)),
         }
     };
