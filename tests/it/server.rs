@@ -383,6 +383,34 @@ mod tests {
     }
 
     #[test]
+    fn history_problems_are_found() {
+        let ask = |ids: &[&str]| {
+            let calls: Vec<Value> = ids.iter().map(|id| json!({"id": id})).collect();
+            json!({"role": "assistant", "tool_calls": calls})
+        };
+        let answer = |id: &str| json!({"role": "tool", "tool_call_id": id});
+        let user = json!({"role": "user", "content": "x"});
+        let valid = [
+            user.clone(),
+            ask(&["a", "b"]),
+            answer("b"),
+            answer("a"),
+            user.clone(),
+        ];
+        assert_eq!(history_problem(&valid), Ok(()));
+        let cases = [
+            vec![ask(&["a"]), user.clone()],
+            vec![ask(&["a"])],
+            vec![user.clone(), answer("a")],
+            vec![ask(&["a"]), answer("a"), answer("a")],
+            vec![ask(&["a", "a"]), answer("a"), answer("a")],
+        ];
+        for case in cases {
+            assert!(history_problem(&case).is_err(), "{case:?}");
+        }
+    }
+
+    #[test]
     fn exhausted_script_answers_500_saying_so() {
         let server = Server::start(vec![]);
         let (status, _, body) = post(&server, "{}");
