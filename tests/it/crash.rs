@@ -88,7 +88,10 @@ fn kill_and_check(name: &str, delay: Duration) -> usize {
     let mut child = spawn_with(&["-p", "write them", "--yes"], &env, &sandbox);
     std::thread::sleep(delay);
     let running = matches!(child.try_wait(), Ok(None));
-    assert!(running, "{name}: the run ended before the kill at {delay:?}");
+    assert!(
+        running,
+        "{name}: the run ended before the kill at {delay:?}"
+    );
     let _ = child.kill();
     let _ = finish(child);
     let mut leftovers = 0;
