@@ -625,6 +625,25 @@ mod tests {
         assert_eq!(said.map(|s| s.len()), Some(KEEP_BYTES));
     }
 
+    /// A hook that floods stdout and never exits: cut at its timeout, its output capped.
+    #[test]
+    fn an_endless_flood_is_capped_and_cut_at_the_timeout() {
+        let dir = TempDir::new("hooks-flood");
+        let flood = hooks(r#"{"PostToolUse": [{"command": "yes flood", "timeout": 1}]}"#);
+        let (mut warnings, started) = (Vec::new(), Instant::now());
+        let said = flood.post_tool_use(&ctx(&dir), "glob", &json!({}), "", &mut warnings);
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(said.is_none_or(|s| s.len() <= KEEP_BYTES));
+        assert!(
+            warnings.iter().any(|w| w.contains("timed out")),
+            "{warnings:?}"
+        );
+    }
+
     fn hooks_with_big_output() -> Hooks {
         hooks(r#"{"PostToolUse": [{"command": "head -c 300000 /dev/zero | tr '\\0' x"}]}"#)
     }

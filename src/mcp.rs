@@ -428,6 +428,18 @@ mod tests {
         assert_eq!(servers.status(), vec!["fake: alive, 6 tools".to_string()]);
     }
 
+    /// Garbage lines and a 20 MB reply line (over the cap, so dropped) come before the real
+    /// reply: the call still gets its answer.
+    #[test]
+    fn garbage_and_a_gigantic_line_are_skipped() {
+        let (servers, warnings) = start_one("garbage", HANDSHAKE_TIMEOUT);
+        assert_eq!(warnings, Vec::<String>::new());
+        assert_eq!(
+            servers.call("mcp__fake__echo", r#"{"text": "still here"}"#),
+            Ok("still here".to_string())
+        );
+    }
+
     #[test]
     fn replies_out_of_order_reach_the_right_caller() {
         let (servers, _) = start_one("good", HANDSHAKE_TIMEOUT);

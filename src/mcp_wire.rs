@@ -19,6 +19,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+/// The longest stdout line kept; longer ones are not JSON we can use and are dropped.
+const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
 /// One running server process: the wire to it, the process and the thread reading it.
 pub struct Link {
     pub wire: Arc<Wire>,
@@ -197,6 +200,10 @@ fn read_loop(wire: &Wire, mut stdout: ChildStdout, mut stderr: ChildStderr) {
             for &byte in &chunk[..n] {
                 match byte {
                     b'\n' => handle_line(wire, &std::mem::take(&mut line)),
+                    // A line past the cap is dropped as it comes, never held whole: it restarts
+                    // as a NUL byte, which no JSON begins with, so its end is skipped too (its
+                    // caller then gets the call's timeout).
+                    _ if line.len() >= MAX_LINE_BYTES => line = vec![0],
                     _ => line.push(byte),
                 }
             }

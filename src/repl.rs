@@ -73,11 +73,25 @@ pub fn run(options: RunOptions) -> Result<i32, Error> {
         // A Ctrl+C that stopped the turn is spent; the next one must not end the process.
         cancel.store(false, Ordering::Relaxed);
     }
+    save_history(&mut editor, &history);
+    Ok(0)
+}
+
+/// rustyline's `save_history` truncates the file and then writes it: a crash in between would
+/// lose the whole history. So it writes a temporary file, synced and then renamed over it.
+fn save_history(editor: &mut DefaultEditor, history: &std::path::Path) {
     if let Some(dir) = history.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
-    let _ = editor.save_history(&history);
-    Ok(0)
+    let temp = history.with_extension("tmp");
+    let _ = std::fs::remove_file(&temp);
+    // Nothing new to save writes nothing; then there is no temporary file to rename.
+    if editor.save_history(&temp).is_ok() && temp.exists() {
+        let synced = std::fs::File::open(&temp).and_then(|file| file.sync_all());
+        if synced.is_ok() {
+            let _ = std::fs::rename(&temp, history);
+        }
+    }
 }
 
 fn banner(display: &Display, agent: &Agent, mode: Mode, sandbox: Sandbox) {

@@ -6,7 +6,8 @@
 //! as one buffer with `regex::bytes`, so only matching lines cost per-line work. Batches are
 //! merged in path order and the search stops after the batch that passes the cap, so the output
 //! is the same on every run.
-//! It does not do multi-line matches, context lines or replacements.
+//! Special files (FIFOs, devices, sockets) and files over 64 MiB are skipped, so a search never
+//! blocks or fills the memory. It does not do multi-line matches, context lines or replacements.
 
 use super::{Outcome, ToolContext, resolve, walk};
 use crossbeam_channel::Sender;
@@ -25,6 +26,8 @@ const MAX_THREADS: usize = 8;
 const BINARY_PROBE: u64 = 8192;
 /// A matching line in a minified file can be megabytes; the model needs only the start.
 const MAX_LINE_CHARS: usize = 300;
+/// Each file is read whole into memory; bigger ones are skipped (bash with `grep` reads them).
+const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 #[derive(Debug, Deserialize)]
 pub struct Args {
@@ -63,6 +66,19 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
     let meta = root
         .metadata()
         .map_err(|e| format!("cannot search {}: {e}", root.display()))?;
+    if meta.is_file() && meta.len() > MAX_FILE_BYTES {
+        let size = meta.len();
+        return Err(format!(
+            "{} is {size} bytes; grep reads files up to {MAX_FILE_BYTES} (use bash with grep)",
+            root.display()
+        ));
+    }
+    if !meta.is_file() && !meta.is_dir() {
+        return Err(format!(
+            "{} is not a regular file or directory",
+            root.display()
+        ));
+    }
     let lines = if meta.is_file() {
         let batch = [(root, args.path.unwrap_or_default())];
         let mut lines = Vec::new();
@@ -201,7 +217,10 @@ fn search_file(
     buffer: &mut Vec<u8>,
     mut report: impl FnMut(usize, String),
 ) {
-    let Ok(mut file) = File::open(path) else {
+    // Checked before opening: opening a FIFO blocks (the walk lists only regular files, but a
+    // path can change in between).
+    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= MAX_FILE_BYTES);
+    let Some(mut file) = regular.then(|| File::open(path).ok()).flatten() else {
         return;
     };
     buffer.clear();
@@ -347,5 +366,29 @@ mod tests {
             grep(&dir, "x*", None, None).unwrap(),
             "f.txt:1: a\nf.txt:2: \nf.txt:3: b"
         );
+    }
+
+    #[test]
+    fn special_and_huge_files_are_skipped_or_refused() {
+        let dir = TempDir::new("grep-special");
+        dir.write("a.txt", "needle\n");
+        let fifo = dir.0.join("pipe");
+        let name = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        let huge = dir.write("huge.txt", "needle\n");
+        std::fs::File::options()
+            .write(true)
+            .open(&huge)
+            .unwrap()
+            .set_len(MAX_FILE_BYTES + 1)
+            .unwrap();
+        let text = grep(&dir, "needle", None, None).unwrap();
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert!(text.contains("a.txt"), "{text}");
+        let err = grep(&dir, "needle", Some("pipe"), None).unwrap_err();
+        assert!(err.contains("not a regular file"), "{err}");
+        let err = grep(&dir, "needle", Some("huge.txt"), None).unwrap_err();
+        assert!(err.contains("bytes; grep reads files up to"), "{err}");
     }
 }

@@ -2,14 +2,17 @@
 //!
 //! Runs when the model calls it (read-only, no consent needed). It streams the file line by line,
 //! so a huge file costs memory only for the lines shown, and says when more lines remain so the
-//! model can page on with `offset`. It does not show binary files or directories, and caps very
-//! long lines and the total output so one minified file cannot flood the context.
+//! model can page on with `offset`. It does not show binary files, directories or devices, and
+//! caps very long lines, the total output and how far it counts past the window, so neither a
+//! minified file nor a 2 GB log can flood the context or the memory. A FIFO is read without
+//! waiting: only what is already in it.
 
 use super::{Outcome, ToolContext, resolve};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Read};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 
 const DEFAULT_LIMIT: usize = 2000;
@@ -18,6 +21,10 @@ const MAX_LINE_CHARS: usize = 2000;
 const MAX_OUTPUT_BYTES: usize = 256 * 1024;
 /// A NUL byte in this much of the start marks a file as binary (the same test git uses).
 const BINARY_PROBE: usize = 8192;
+/// Bytes kept of one line; the rest of a longer line is read past, never held.
+const MAX_LINE_BYTES: usize = 4 * MAX_LINE_CHARS;
+/// After the window, lines are counted for the note only this far; a bigger file says so.
+const COUNT_BUDGET: u64 = 32 * 1024 * 1024;
 
 #[derive(Debug, Deserialize)]
 pub struct Args {
@@ -44,11 +51,16 @@ pub fn schema() -> Value {
 pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
     let path = resolve(&ctx.cwd, &args.file_path);
     let shown = path.display();
-    let reader = open_text(&path)?;
+    let (reader, kind) = open_text(&path)?;
     let first = args.offset.unwrap_or(1).max(1);
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1);
     let window =
         read_window(reader, first, limit).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    if window.total == 0 && kind == Kind::Fifo {
+        return Ok(Outcome::text(
+            "(a FIFO with nothing in it; not waiting for a writer)",
+        ));
+    }
     if window.total == 0 {
         return Ok(Outcome::text("(empty file)"));
     }
@@ -59,30 +71,64 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
         ));
     }
     let mut text = window.text;
-    if window.last < window.total {
+    let (last, total) = (window.last, window.total);
+    if window.counted_all && last < total {
+        let next = last + 1;
         text.push_str(&format!(
-            "(… {} lines total, showing {first}-{}; use offset {} to read on)",
-            window.total,
-            window.last,
-            window.last + 1
+            "(… {total} lines total, showing {first}-{last}; use offset {next} to read on)"
         ));
+    } else if !window.counted_all {
+        text.push_str(&format!(
+            "(… more than {total} lines, not all counted; showing {first}-{last}; \
+             use offset {} to read on)",
+            last + 1
+        ));
+    }
+    if kind == Kind::Fifo {
+        text.push_str("\n(a FIFO: showing only what was already in it, not waiting for more)");
     }
     Ok(Outcome::text(text))
 }
 
-/// Open `path` for reading, refusing what is not a regular text file.
-fn open_text(path: &Path) -> Result<BufReader<File>, String> {
+/// What `open_text` opened: a FIFO is read without waiting, so the output says so.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Regular,
+    Fifo,
+}
+
+/// Open `path` for reading, refusing what is not a regular text file or a FIFO. The type is
+/// checked before opening: opening a FIFO or a tty can block, reading a device never ends.
+fn open_text(path: &Path) -> Result<(BufReader<Drained>, Kind), String> {
     let shown = path.display();
-    let file = File::open(path).map_err(|e| match e.kind() {
+    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => format!("file not found: {shown}"),
         _ => format!("cannot open {shown}: {e}"),
     })?;
-    if file.metadata().is_ok_and(|m| m.is_dir()) {
-        return Err(format!(
-            "{shown} is a directory, not a file (use glob to list it)"
-        ));
-    }
-    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    let kind = meta.file_type();
+    let kind = match () {
+        _ if kind.is_file() => Kind::Regular,
+        _ if kind.is_fifo() => Kind::Fifo,
+        _ if kind.is_dir() => {
+            return Err(format!(
+                "{shown} is a directory, not a file (use glob to list it)"
+            ));
+        }
+        _ if kind.is_socket() => return Err(format!("{shown} is a socket, not a file")),
+        _ => return Err(format!("{shown} is a device, not a regular file")),
+    };
+    // O_NONBLOCK: a FIFO opens at once and a read returns what is there (EAGAIN, or EOF
+    // without a writer) instead of waiting for a writer that may never come.
+    let flags = match kind {
+        Kind::Fifo => libc::O_NONBLOCK,
+        Kind::Regular => 0,
+    };
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(flags)
+        .open(path)
+        .map_err(|e| format!("cannot open {shown}: {e}"))?;
+    let mut reader = BufReader::with_capacity(64 * 1024, Drained(file));
     let start = reader
         .fill_buf()
         .map_err(|e| format!("cannot read {shown}: {e}"))?;
@@ -91,14 +137,28 @@ fn open_text(path: &Path) -> Result<BufReader<File>, String> {
             "{shown} looks binary (it contains NUL bytes); read_file shows text only"
         ));
     }
-    Ok(reader)
+    Ok((reader, kind))
 }
 
-/// The numbered lines shown, the last line number shown (0 if none) and the file's line count.
+/// A file whose "nothing there yet" (EAGAIN from a FIFO opened with O_NONBLOCK) reads as the end.
+struct Drained(File);
+
+impl Read for Drained {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self.0.read(buf) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(0),
+            other => other,
+        }
+    }
+}
+
+/// The numbered lines shown, the last line number shown (0 if none), the lines counted, and
+/// whether that count reached the end of the file.
 struct Window {
     text: String,
     last: usize,
     total: usize,
+    counted_all: bool,
 }
 
 fn read_window(mut reader: impl BufRead, first: usize, limit: usize) -> io::Result<Window> {
@@ -106,33 +166,88 @@ fn read_window(mut reader: impl BufRead, first: usize, limit: usize) -> io::Resu
         text: String::new(),
         last: 0,
         total: 0,
+        counted_all: true,
     };
-    let mut line = Vec::new();
-    // Keep reading past the window only to count lines, reusing one buffer.
+    let (mut line, mut consumed, mut past_window_at) = (Vec::new(), 0u64, None::<u64>);
+    // Keep reading past the window only to count lines, reusing one buffer, within a budget.
     loop {
-        line.clear();
-        if reader.read_until(b'\n', &mut line)? == 0 {
+        let spent = past_window_at.map_or(0, |start| consumed - start);
+        let budget = COUNT_BUDGET.saturating_sub(spent);
+        let (length, whole) = read_line_capped(&mut reader, &mut line, budget)?;
+        if length == 0 {
             return Ok(window);
         }
+        consumed += length as u64;
         window.total += 1;
         let n = window.total;
-        let in_window = n >= first && n < first + limit && window.text.len() < MAX_OUTPUT_BYTES;
+        let in_window =
+            n >= first && n < first.saturating_add(limit) && window.text.len() < MAX_OUTPUT_BYTES;
         if in_window {
-            push_numbered(&mut window.text, n, &line);
+            push_numbered(&mut window.text, n, &line, (length, whole));
             window.last = n;
+        } else if n >= first {
+            past_window_at.get_or_insert(consumed - length as u64);
+        }
+        // A line longer than the budget (a 2 GB file without newlines) is not read to its end.
+        let spent = past_window_at.map_or(0, |start| consumed - start);
+        if !whole || spent > COUNT_BUDGET {
+            window.counted_all = false;
+            return Ok(window);
         }
     }
 }
 
-/// Append `N<TAB>text\n`, cutting a very long line and saying so.
-fn push_numbered(out: &mut String, number: usize, raw: &[u8]) {
+/// Read one line into `line`, keeping at most `MAX_LINE_BYTES` of it and reading no further
+/// than `budget` bytes; returns the bytes read (0 at the end) and whether the line ended
+/// (newline or end of file) within the budget. A 2 GB line costs neither memory nor time.
+fn read_line_capped(
+    reader: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    budget: u64,
+) -> io::Result<(usize, bool)> {
+    line.clear();
+    let mut length = 0;
+    loop {
+        if length as u64 > budget {
+            return Ok((length, false));
+        }
+        let available = reader.fill_buf()?;
+        if available.is_empty() {
+            return Ok((length, true));
+        }
+        let (used, ended) = match available.iter().position(|&b| b == b'\n') {
+            Some(at) => (at + 1, true),
+            None => (available.len(), false),
+        };
+        let room = MAX_LINE_BYTES.saturating_sub(line.len()).min(used);
+        line.extend_from_slice(&available[..room]);
+        reader.consume(used);
+        length += used;
+        if ended {
+            return Ok((length, true));
+        }
+    }
+}
+
+/// Append `N<TAB>text\n`, cutting a very long line and saying so. `length` is the bytes read
+/// of the line (all of it when `whole`), of which `raw` may hold only the start.
+fn push_numbered(out: &mut String, number: usize, raw: &[u8], (length, whole): (usize, bool)) {
+    let more = if whole { "" } else { "more than " };
     let raw = raw.strip_suffix(b"\n").unwrap_or(raw);
     let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
     let text = String::from_utf8_lossy(raw);
     out.push_str(&number.to_string());
     out.push('\t');
     match text.char_indices().nth(MAX_LINE_CHARS) {
-        None => out.push_str(&text),
+        None if length <= MAX_LINE_BYTES => out.push_str(&text),
+        None => {
+            out.push_str(&text);
+            out.push_str(&format!(" … [line cut: {more}{length} bytes]"));
+        }
+        Some((cut, _)) if length > MAX_LINE_BYTES => {
+            out.push_str(&text[..cut]);
+            out.push_str(&format!(" … [line cut: {more}{length} bytes]"));
+        }
         Some((cut, _)) => {
             out.push_str(&text[..cut]);
             let total = text.chars().count();
@@ -235,5 +350,89 @@ mod tests {
             read(&dir, "latin1.txt", None, None).unwrap(),
             "1\tcaf\u{fffd}\n"
         );
+    }
+
+    #[test]
+    fn devices_and_sockets_are_refused_without_blocking() {
+        let dir = TempDir::new("read-special");
+        let null = read(&dir, "/dev/null", None, None).unwrap_err();
+        assert!(null.contains("is a device"), "{null}");
+        let zero = read(&dir, "/dev/zero", None, None).unwrap_err();
+        assert!(zero.contains("is a device"), "{zero}");
+        let socket = dir.0.join("s.sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        let err = read(&dir, "s.sock", None, None).unwrap_err();
+        assert!(err.contains("is a socket"), "{err}");
+    }
+
+    #[test]
+    fn a_fifo_gives_what_is_in_it_and_never_waits() {
+        let dir = TempDir::new("read-fifo");
+        let fifo = dir.0.join("pipe");
+        let name = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        let empty = read(&dir, "pipe", None, None).unwrap();
+        assert!(empty.contains("nothing in it"), "{empty}");
+        // A writer that keeps the pipe open: the read must still return at once.
+        let mut writer = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&fifo)
+            .unwrap();
+        std::io::Write::write_all(&mut writer, b"one\ntwo\n").unwrap();
+        let text = read(&dir, "pipe", None, None).unwrap();
+        assert!(text.starts_with("1\tone\n2\ttwo\n"), "{text}");
+        assert!(text.contains("not waiting for more"), "{text}");
+    }
+
+    /// A 2 GB sparse file after a text start: one endless line of NULs past the probe. It is
+    /// neither loaded nor counted to its end.
+    #[test]
+    fn a_two_gigabyte_file_costs_only_what_is_shown() {
+        let dir = TempDir::new("read-huge");
+        let path = dir.write("huge.log", numbered(2000));
+        let file = OpenOptions::new().write(true).open(&path).unwrap();
+        file.set_len(2 << 30).unwrap();
+        let started = std::time::Instant::now();
+        let text = read(&dir, "huge.log", Some(1999), Some(10)).unwrap();
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        assert!(
+            text.starts_with("1999\tline 1999\n2000\tline 2000\n2001\t"),
+            "{}",
+            &text[..60]
+        );
+        assert!(text.contains("[line cut: "), "{}", &text[..200]);
+        assert!(
+            text.contains("not all counted"),
+            "{}",
+            &text[text.len() - 200..]
+        );
+        assert!(text.len() < 20_000, "{}", text.len());
+    }
+
+    #[test]
+    fn huge_offset_and_limit_are_fine() {
+        let dir = TempDir::new("read-huge-args");
+        dir.write("f.txt", numbered(3));
+        let err = read(&dir, "f.txt", Some(usize::MAX), Some(usize::MAX)).unwrap_err();
+        assert!(err.contains("past the end"), "{err}");
+        let all = read(&dir, "f.txt", Some(1), Some(usize::MAX)).unwrap();
+        assert_eq!(all, "1\tline 1\n2\tline 2\n3\tline 3\n");
+    }
+
+    #[test]
+    fn symlinks_are_followed_and_dotdot_resolves() {
+        let dir = TempDir::new("read-links");
+        dir.write("sub/real.txt", "real\n");
+        std::os::unix::fs::symlink(dir.0.join("sub/real.txt"), dir.0.join("link.txt")).unwrap();
+        assert_eq!(read(&dir, "link.txt", None, None).unwrap(), "1\treal\n");
+        assert_eq!(
+            read(&dir, "sub/../sub/real.txt", None, None).unwrap(),
+            "1\treal\n"
+        );
+        std::os::unix::fs::symlink(dir.0.join("gone"), dir.0.join("dangling")).unwrap();
+        let err = read(&dir, "dangling", None, None).unwrap_err();
+        assert!(err.starts_with("file not found"), "{err}");
     }
 }

@@ -5,9 +5,9 @@ use crate::server::{Reply, Server};
 use crate::sse;
 use serde_json::json;
 use std::ffi::CString;
-use std::fs::OpenOptions;
+use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 /// The start of a reply: a finished `read_file` call, then the first fragment of a second call.
@@ -24,27 +24,26 @@ fn rest_of_reply() -> String {
     sse::call_args(1, r#"{"pattern": "*.txt"}"#) + &sse::finish("tool_calls") + &sse::done()
 }
 
-/// Open `fifo` for writing as soon as a reader has it open; returns when that happened.
-fn feed_fifo(fifo: &std::path::Path, text: &str, give_up: Duration) -> Option<Instant> {
+/// Poll `pipe` (the test's own read-write end of the FIFO) until it holds no bytes: the moment
+/// the tool read what was pre-filled. None if that did not happen within `give_up`.
+fn wait_until_drained(pipe: &File, give_up: Duration) -> Option<Instant> {
     let deadline = Instant::now() + give_up;
     while Instant::now() < deadline {
-        // Non-blocking: fails (ENXIO) until the tool has opened the other end.
-        let opened = OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(fifo);
-        if let Ok(mut writer) = opened {
-            let at = Instant::now();
-            let _ = writer.write_all(text.as_bytes());
-            return Some(at);
+        let mut queued: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one int through the pointer we pass, on an fd we own.
+        let ok = unsafe { libc::ioctl(pipe.as_raw_fd(), libc::FIONREAD, &mut queued) } == 0;
+        if ok && queued == 0 {
+            return Some(Instant::now());
         }
         std::thread::sleep(Duration::from_millis(5));
     }
     None
 }
 
-/// The `read_file` call reads a FIFO: the moment it opens it is when the tool ran. The reply
-/// streams for about 3 s after the call is complete; the tool must run long before that.
+/// The `read_file` call reads a FIFO the test filled beforehand (through its own read-write
+/// descriptor, so the pipe exists with no reader waiting): the moment the pipe is empty is when
+/// the tool ran. The reply streams for about 2 s after the call is complete; the tool must run
+/// long before that.
 #[test]
 fn a_finished_read_only_call_runs_before_the_stream_ends() {
     let sandbox = Sandbox::new("early_start");
@@ -61,16 +60,23 @@ fn a_finished_read_only_call_runs_before_the_stream_ends() {
         tail,
         pause_ms: 100,
     };
+    let mut pipe = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&fifo)
+        .expect("open the FIFO read-write");
+    pipe.write_all(b"from the pipe\n")
+        .expect("pre-fill the FIFO");
     let server = Server::start(vec![reply, Reply::Sse(sse::text("read it"))]);
     let opened = std::thread::scope(|scope| {
-        let feeder = scope.spawn(|| feed_fifo(&fifo, "from the pipe\n", Duration::from_secs(30)));
+        let watcher = scope.spawn(|| wait_until_drained(&pipe, Duration::from_secs(30)));
         let out = run(&["-p", "read the pipe"], &server, &sandbox);
         assert_eq!(out.code, 0, "{out:?}");
-        feeder.join().expect("feeder")
+        watcher.join().expect("watcher")
     });
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
-    let opened = opened.expect("the tool opened the pipe");
+    let opened = opened.expect("the tool read the pipe");
     let stream_ended = requests[1].at;
     assert!(
         opened + Duration::from_millis(1500) < stream_ended,

@@ -24,7 +24,9 @@ fn check(name: &str, extra: &[&str], script: Vec<Reply>) -> (Output, Vec<Recorde
     let mut args = vec!["-p", "fix the calculator"];
     args.extend_from_slice(extra);
     let output = run(&args, &server, &sandbox);
-    (output, server.requests(), sandbox)
+    let requests = server.requests();
+    requests.iter().for_each(Recorded::assert_valid_history);
+    (output, requests, sandbox)
 }
 
 /// The answer on stdout, ignoring the newline(s) printed after it.

@@ -122,6 +122,14 @@ pub fn write_reply(
             }
             stream.write_all(b"0\r\n\r\n")?;
         }
+        Reply::SseSplitAt { body, at, pause_ms } => {
+            write_sse_head(&mut stream)?;
+            let (head, tail) = body.as_bytes().split_at(at.min(body.len()));
+            write_chunk(&mut stream, head)?;
+            sleep_unless_stopping(pause_ms, stopping);
+            write_chunk(&mut stream, tail)?;
+            stream.write_all(b"0\r\n\r\n")?;
+        }
         Reply::SseThenStall { body, ms } => {
             write_sse_head(&mut stream)?;
             write_chunk(&mut stream, body.as_bytes())?;
@@ -171,6 +179,7 @@ fn reason(code: u16) -> &'static str {
         500 => "Internal Server Error",
         502 => "Bad Gateway",
         503 => "Service Unavailable",
+        529 => "Site Overloaded",
         _ => "Status",
     }
 }

@@ -10,12 +10,15 @@
 //! (and, in `docs`, the README, the docs and the built examples).
 
 mod cli;
+mod crash;
 mod docs;
 mod early;
 mod engine;
 mod extend;
+mod faults;
 mod hooks;
 mod http;
+mod interrupts;
 mod long;
 mod mcp;
 mod pty;
@@ -26,5 +29,6 @@ mod run;
 mod safety;
 mod scripting;
 mod server;
+mod soak;
 mod sse;
 mod tools;

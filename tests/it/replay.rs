@@ -24,7 +24,9 @@ fn check(sandbox: &Sandbox, replies: &[&str]) -> (Output, Vec<Recorded>) {
     )));
     let server = Server::start(script);
     let output = run(&["-p", "read it"], &server, sandbox);
-    (output, server.requests())
+    let requests = server.requests();
+    requests.iter().for_each(Recorded::assert_valid_history);
+    (output, requests)
 }
 
 #[test]

@@ -18,7 +18,9 @@ fn check(name: &str, env: &[(&str, &str)], script: Vec<Reply>) -> (Output, Vec<R
     ];
     full.extend_from_slice(env);
     let output = run_with(&["-p", "hello"], &full, &sandbox);
-    (output, server.requests())
+    let requests = server.requests();
+    requests.iter().for_each(Recorded::assert_valid_history);
+    (output, requests)
 }
 
 fn answer(output: &Output) -> &str {

@@ -48,6 +48,12 @@ pub enum Reply {
     /// A text answer `report: <the request's last user message>`, for requests that arrive
     /// in no fixed order (parallel sub-agents).
     EchoLastUser,
+    /// The stream in two TCP writes, split at byte `at`, with a pause between them.
+    SseSplitAt {
+        body: String,
+        at: usize,
+        pause_ms: u64,
+    },
 }
 
 impl Reply {
@@ -103,6 +109,14 @@ impl Recorded {
             .collect()
     }
 
+    /// Panic unless every assistant tool call is answered exactly once by the tool messages
+    /// right after it, and no tool message answers a call that was not asked.
+    pub fn assert_valid_history(&self) {
+        if let Err(why) = history_problem(&self.messages()) {
+            panic!("invalid history: {why}\n{:#?}", self.messages());
+        }
+    }
+
     /// The content of the last tool result in this request's history.
     pub fn last_tool_result(&self) -> String {
         let results = self.tool_results();
@@ -131,9 +145,16 @@ struct Shared {
 struct State {
     script: VecDeque<Reply>,
     requests: Vec<Recorded>,
-    /// When set, requests without `tools` (compaction summaries) get this text and leave the
+    /// When set, requests without `tools` (compaction summaries) get this answer and leave the
     /// script alone, so a test need not predict when the agent compacts.
-    summary: Option<String>,
+    summary: Option<Summary>,
+}
+
+/// How summary requests are answered when they are kept off the script.
+#[derive(Clone)]
+enum Summary {
+    Text(String),
+    Stall(u64),
 }
 
 impl Server {
@@ -143,10 +164,15 @@ impl Server {
 
     /// Like `start`, but every summary request is answered with `summary`, off the script.
     pub fn answering_summaries(script: Vec<Reply>, summary: &str) -> Server {
-        Server::start_with(script, Some(summary.to_string()))
+        Server::start_with(script, Some(Summary::Text(summary.to_string())))
     }
 
-    fn start_with(script: Vec<Reply>, summary: Option<String>) -> Server {
+    /// Like `start`, but every summary request stalls for `ms`, off the script.
+    pub fn stalling_summaries(script: Vec<Reply>, ms: u64) -> Server {
+        Server::start_with(script, Some(Summary::Stall(ms)))
+    }
+
+    fn start_with(script: Vec<Reply>, summary: Option<Summary>) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("local addr");
         let shared = Arc::new(Shared {
@@ -239,7 +265,8 @@ fn serve(stream: TcpStream, shared: &Shared) {
         state.requests.push(request);
         let number = state.requests.len();
         match (&state.summary, is_summary) {
-            (Some(summary), true) => Reply::Sse(crate::sse::text(summary)),
+            (Some(Summary::Text(summary)), true) => Reply::Sse(crate::sse::text(summary)),
+            (Some(Summary::Stall(ms)), true) => Reply::Stall { ms: *ms },
             _ => (state.script.pop_front()).unwrap_or_else(|| script_exhausted(number)),
         }
     };
@@ -257,6 +284,43 @@ fn last_user_text(body: &Value) -> String {
     last.and_then(|m| m["content"].as_str())
         .unwrap_or("")
         .to_string()
+}
+
+/// Why `messages` is not a history a provider accepts, if it is not.
+pub fn history_problem(messages: &[Value]) -> Result<(), String> {
+    let mut pending: Vec<String> = Vec::new();
+    for (at, message) in messages.iter().enumerate() {
+        if message["role"] == "tool" {
+            let id = message["tool_call_id"].as_str().unwrap_or_default();
+            let Some(found) = pending.iter().position(|p| p == id) else {
+                return Err(format!(
+                    "message {at}: tool result {id:?} answers no open call"
+                ));
+            };
+            pending.remove(found);
+            continue;
+        }
+        if !pending.is_empty() {
+            return Err(format!(
+                "message {at}: calls {pending:?} were never answered"
+            ));
+        }
+        let calls = message["tool_calls"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        for call in calls {
+            let id = call["id"].as_str().unwrap_or_default().to_string();
+            if id.is_empty() || pending.contains(&id) {
+                return Err(format!("message {at}: missing or repeated call id {id:?}"));
+            }
+            pending.push(id);
+        }
+    }
+    match pending.is_empty() {
+        true => Ok(()),
+        false => Err(format!("calls {pending:?} at the end were never answered")),
+    }
 }
 
 /// 500 is retried by the client, so say loudly in the body why it happened.
@@ -316,6 +380,34 @@ mod tests {
         assert_eq!(requests[0].body["model"], "m");
         assert_eq!(requests[1].body, Value::String("not json".into()));
         assert!(requests[0].at <= requests[1].at);
+    }
+
+    #[test]
+    fn history_problems_are_found() {
+        let ask = |ids: &[&str]| {
+            let calls: Vec<Value> = ids.iter().map(|id| json!({"id": id})).collect();
+            json!({"role": "assistant", "tool_calls": calls})
+        };
+        let answer = |id: &str| json!({"role": "tool", "tool_call_id": id});
+        let user = json!({"role": "user", "content": "x"});
+        let valid = [
+            user.clone(),
+            ask(&["a", "b"]),
+            answer("b"),
+            answer("a"),
+            user.clone(),
+        ];
+        assert_eq!(history_problem(&valid), Ok(()));
+        let cases = [
+            vec![ask(&["a"]), user.clone()],
+            vec![ask(&["a"])],
+            vec![user.clone(), answer("a")],
+            vec![ask(&["a"]), answer("a"), answer("a")],
+            vec![ask(&["a", "a"]), answer("a"), answer("a")],
+        ];
+        for case in cases {
+            assert!(history_problem(&case).is_err(), "{case:?}");
+        }
     }
 
     #[test]
