@@ -1,0 +1,5 @@
+//! AFL++ target `cd`: see `corecoder_fuzz::cd_tracker`.
+
+fn main() {
+    afl::fuzz!(|data: &[u8]| corecoder_fuzz::cd_tracker(data));
+}
