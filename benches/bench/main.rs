@@ -93,8 +93,9 @@ impl Row {
 }
 
 fn markdown(rows: &[Row], peers: &Peers) -> String {
-    let mut out =
-        String::from("| metric | corecoder | peers (their figure: ratio to ours) | target | |\n");
+    let mut out = String::from(
+        "| metric | corecoder | peers (figure: theirs ÷ ours, > 1 means corecoder wins) | target | |\n",
+    );
     out += "|---|---|---|---|---|\n";
     for row in rows {
         let peers: Vec<String> = (row.peers.iter())
