@@ -49,7 +49,11 @@ pub fn ensure() -> PathBuf {
     }
     for n in 0..IGNORED {
         write(
-            if n.is_multiple_of(2) { "node_modules" } else { "build" },
+            if n.is_multiple_of(2) {
+                "node_modules"
+            } else {
+                "build"
+            },
             n,
             &mut random,
         );
