@@ -98,6 +98,7 @@ impl Checkpoints {
     /// byte-identical to what was recorded: the change failed or changed nothing.
     pub fn forget_unchanged(&mut self, mark: usize) -> io::Result<()> {
         let batch = self.entries.split_off(mark.min(self.entries.len()));
+        let recorded = batch.len();
         let mut seen: Vec<PathBuf> = Vec::new();
         let kept = batch.into_iter().filter(|entry| match entry {
             Entry::Bash { .. } => true,
@@ -109,7 +110,14 @@ impl Checkpoints {
                 first && self.changed_since(path, blob)
             }
         });
-        self.entries.extend(kept.collect::<Vec<_>>());
+        let kept: Vec<Entry> = kept.collect();
+        // `record` saved every entry already: rewrite (and fsync) the stack only if one was
+        // dropped, not after every batch (most batches record nothing at all).
+        let dropped = kept.len() < recorded;
+        self.entries.extend(kept);
+        if !dropped {
+            return Ok(());
+        }
         self.save()
     }
 
@@ -409,6 +417,14 @@ mod tests {
         assert_eq!(checkpoints.len(), 1);
         checkpoints.undo().unwrap();
         assert_eq!(fs::read_to_string(&edited).unwrap(), "one");
+    }
+
+    #[test]
+    fn a_batch_that_recorded_nothing_does_not_rewrite_the_stack() {
+        let dir = TempDir::new("cp-idle");
+        let (mut checkpoints, _) = Checkpoints::open(&dir.0.join("cp"));
+        checkpoints.forget_unchanged(0).unwrap();
+        assert!(!dir.0.join("cp").join(STACK_FILE).exists());
     }
 
     #[test]

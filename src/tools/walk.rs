@@ -31,8 +31,24 @@ pub fn files(root: &Path) -> impl Iterator<Item = PathBuf> + use<> {
 
 /// `path` relative to `root`: the form globs match against and tools print.
 pub fn relative(root: &Path, path: &Path) -> String {
-    let rel = path.strip_prefix(root).unwrap_or(path);
-    rel.to_string_lossy().into_owned()
+    match below(path, root) {
+        Some(rel) => String::from_utf8_lossy(rel).into_owned(),
+        None => path.to_string_lossy().into_owned(),
+    }
+}
+
+/// `path` below `base`, as bytes. Every path the walk yields is `base` joined with more, so a
+/// byte prefix settles it; `Path::strip_prefix` compares component by component, and was the
+/// largest cost of a glob over a big tree. Falls back to it for any other spelling.
+fn below<'a>(path: &'a Path, base: &Path) -> Option<&'a [u8]> {
+    let bytes = path.as_os_str().as_encoded_bytes();
+    let base_bytes = base.as_os_str().as_encoded_bytes();
+    let rest = bytes.strip_prefix(base_bytes).and_then(|rest| match rest {
+        [b'/', rel @ ..] => Some(rel),
+        rel if base_bytes.ends_with(b"/") && !rel.is_empty() => Some(rel),
+        _ => None,
+    });
+    rest.or_else(|| Some(path.strip_prefix(base).ok()?.as_os_str().as_encoded_bytes()))
 }
 
 /// Compile a glob (`*`, `**`, `?`, `[..]`, `{a,b}`) into a regex that must match a whole
@@ -159,8 +175,7 @@ impl IgnoreFile {
 
     /// `Some(true)` ignored, `Some(false)` re-included by a `!` rule, `None` no rule matches.
     fn verdict(&self, path: &Path, kind: Kind) -> Option<bool> {
-        let rel = path.strip_prefix(&self.base).ok()?;
-        let rel = rel.as_os_str().as_encoded_bytes();
+        let rel = below(path, &self.base)?;
         // Most paths match nothing; `is_match` answers that much faster than listing matches.
         if !self.patterns.is_match(rel) {
             return None;
@@ -306,6 +321,19 @@ mod tests {
 
     fn glob(pattern: &str, path: &str) -> bool {
         compile_glob(pattern).expect("valid glob").is_match(path)
+    }
+
+    #[test]
+    fn below_strips_the_base_by_bytes_and_by_components() {
+        fn rel<'a>(path: &'a str, base: &str) -> Option<&'a [u8]> {
+            below(Path::new(path), Path::new(base))
+        }
+        assert_eq!(rel("/a/b/c.rs", "/a/b"), Some(&b"c.rs"[..]));
+        assert_eq!(rel("/a/b/c.rs", "/a/b/"), Some(&b"c.rs"[..]));
+        assert_eq!(rel("./d/e", "."), Some(&b"d/e"[..]));
+        assert_eq!(rel("/a/bc/d", "/a/b"), None);
+        assert_eq!(rel("/a//b/c", "/a/b"), Some(&b"c"[..]));
+        assert_eq!(relative(Path::new("/x"), Path::new("/y/z")), "/y/z");
     }
 
     #[test]

@@ -1,0 +1,21 @@
+#!/bin/sh
+# The benchmark suite in one command: find or install the peers (ripgrep, fd, CoreCoder in a
+# venv under target/), build the stripped `dist` binary, then run `cargo bench --bench bench`,
+# which prints the table and writes target/bench-results.md. A peer that cannot be installed is
+# skipped with a note by the bench itself. Arguments pass through as section names, e.g.
+# `bench/run.sh search sse`.
+set -u
+cd "$(dirname "$0")/.."
+
+if ! command -v rg >/dev/null || ! { command -v fd || command -v fdfind; } >/dev/null; then
+    if command -v apt-get >/dev/null; then
+        apt-get update -qq && apt-get install -y -qq ripgrep fd-find >/dev/null \
+            || echo "note: could not install ripgrep/fd with apt-get" >&2
+    fi
+fi
+if [ ! -x target/bench-venv/bin/corecoder ]; then
+    { python3 -m venv target/bench-venv && target/bench-venv/bin/pip install -q corecoder; } \
+        || echo "note: could not install CoreCoder from PyPI" >&2
+fi
+cargo build --profile dist --bin corecoder || echo "note: dist build failed; size is of release" >&2
+exec cargo bench --bench bench -- "$@"

@@ -1,0 +1,140 @@
+//! Benches of library code in process, and the size of the binary: SSE parsing throughput from
+//! memory, estimate + snip on a 1 M-token history, and the stripped `dist` binary.
+//!
+//! Inputs are built before the clock starts; only the library call is timed. Nothing here
+//! touches the network or the disk, except reading the binary's size.
+
+use crate::measure::{median_of, ms, thread_cpu_timed};
+use crate::{Row, sse_body};
+use corecoder::context::{self, Tier};
+use corecoder::message::{FunctionCall, Message, ToolCall};
+use corecoder::sse;
+use serde_json::json;
+use std::io::Cursor;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+const STREAM_BYTES: usize = 100 << 20;
+
+/// A 100 MB reply of small text deltas, then four tool calls in small argument fragments.
+pub fn sse_throughput() -> Row {
+    let stream = recorded_stream();
+    let cancel = AtomicBool::new(false);
+    let mut parse = || {
+        thread_cpu_timed(|| {
+            let mut deltas = 0usize;
+            let reply = sse::read_stream(&mut Cursor::new(&stream[..]), &cancel, &mut |_| {
+                deltas += 1;
+            });
+            assert!(
+                reply.is_ok_and(|r| !r.tool_calls.is_empty()),
+                "the stream must parse"
+            );
+        })
+    };
+    let took = median_of(5, &mut parse);
+    let rate = stream.len() as f64 / took.as_secs_f64() / 1e6;
+    let mut row = Row::new(
+        &format!(
+            "SSE parsing, {} MB recorded stream from memory",
+            stream.len() / 1_000_000
+        ),
+        format!("{rate:.0} MB/s ({} CPU)", ms(took)),
+        "≥ 200 MB/s",
+    );
+    row.verdict(rate >= 200.0);
+    row
+}
+
+fn recorded_stream() -> Vec<u8> {
+    let words = [
+        "Let ", "me ", "look ", "at ", "the ", "fn ", "main", "() ", "– ", "次に", "\n",
+    ];
+    let mut body = sse_body::role();
+    let mut n = 0;
+    while body.len() < STREAM_BYTES * 9 / 10 {
+        body += &sse_body::content(words[n % words.len()]);
+        n += 1;
+    }
+    let mut index = 0;
+    while body.len() < STREAM_BYTES {
+        body += &sse_body::call_start(index, &format!("call_{index}"), "write_file");
+        body += &sse_body::call_args(index, r#"{"file_path": "src/big.rs", "content": ""#);
+        for _ in 0..40_000 {
+            body += &sse_body::call_args(index, r"let x = 1;\n");
+        }
+        body += &sse_body::call_args(index, r#""}"#);
+        index += 1;
+    }
+    (body + &sse_body::end("tool_calls")).into_bytes()
+}
+
+/// estimate + snip (`compact` at `Tier::Snip`) on a history of about a million tokens.
+pub fn compaction() -> Row {
+    let history = million_token_history();
+    let tokens = context::estimate_messages(&history);
+    let took = median_of(5, || {
+        let mut history = history.clone();
+        thread_cpu_timed(|| {
+            let estimate = context::estimate_messages(&history);
+            let report = context::compact(&mut history, Tier::Snip, &mut |_| Err("no".into()));
+            assert!(estimate > 0 && report.after < report.before);
+        })
+    });
+    let mut row = Row::new(
+        &format!(
+            "compaction: estimate + snip, {}k-token history",
+            tokens / 1000
+        ),
+        format!("{} CPU", ms(took)),
+        "≤ 20 ms",
+    );
+    row.verdict(took.as_secs_f64() <= 0.020);
+    row
+}
+
+/// Rounds of a task: an assistant read_file call and a 200-line result, until ~1 M tokens.
+fn million_token_history() -> Vec<Message> {
+    let line = "    let value = config.parse(buffer, index)?; // keep the index in range\n";
+    let result: String = (0..200).map(|n| format!("{n:4}: {line}")).collect();
+    let mut history = vec![
+        Message::system("You are a coding agent."),
+        Message::user("fix it"),
+    ];
+    let mut n = 0;
+    while context::estimate_messages(&history) < 1_000_000 {
+        let id = format!("call_{n}");
+        let call = ToolCall {
+            id: id.clone(),
+            kind: "function".into(),
+            function: FunctionCall {
+                name: "read_file".into(),
+                arguments: json!({"file_path": format!("src/file{n}.rs")}).to_string(),
+            },
+        };
+        let mut ask = Message::assistant("Reading the next file.");
+        ask.tool_calls = vec![call];
+        history.push(ask);
+        history.push(Message::tool_result(&id, &result));
+        n += 1;
+    }
+    history.push(Message::assistant("Done."));
+    history
+}
+
+/// The stripped `dist` binary (built by `bench/run.sh`), or the release one if that is missing.
+pub fn binary_size() -> Row {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dist = root.join("target/dist/corecoder");
+    let (path, label) = match dist.exists() {
+        true => (dist, "stripped `dist` binary (LTO)"),
+        false => (
+            Path::new(crate::OURS).to_path_buf(),
+            "release binary (no `dist` build found)",
+        ),
+    };
+    let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
+    let mut row = Row::new(label, format!("{:.2} MB", bytes as f64 / 1e6), "≤ 5 MB");
+    row.verdict(bytes > 0 && bytes <= 5_000_000);
+    row
+}
