@@ -222,23 +222,13 @@ impl Repl {
     }
 
     fn enter(&mut self, line: &str) {
-        self.mark = self.pty.screen().len();
-        self.pty.send(line);
-        self.pty.send("\r");
+        self.mark = self.pty.enter(line);
     }
 
     /// Wait for the prompt, drawn after the last `enter`.
     fn idle(&mut self) {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let screen = self.pty.screen();
-            let since = &screen.as_bytes()[self.mark.min(screen.len())..];
-            if (self.mark == 0 || since.contains(&b'\n')) && screen.ends_with("> ") {
-                return;
-            }
-            assert!(Instant::now() < deadline, "no prompt came back:\n{screen}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let ready = self.pty.prompt_after(self.mark, WAIT);
+        assert!(ready, "no prompt came back:\n{}", self.pty.screen());
     }
 }
 

@@ -16,7 +16,7 @@ use crate::server::{Recorded, Reply, Server};
 use crate::sse;
 use serde_json::json;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(5);
 
@@ -95,23 +95,13 @@ impl Repl {
     }
 
     fn enter(&mut self, line: &str) {
-        self.mark = self.pty.screen().len();
-        self.pty.send(line);
-        self.pty.send("\r");
+        self.mark = self.pty.enter(line);
     }
 
     /// Wait for a prompt drawn after the last `enter`.
     fn idle(&mut self) {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let screen = self.pty.screen();
-            let since = &screen.as_bytes()[self.mark.min(screen.len())..];
-            if (self.mark == 0 || since.contains(&b'\n')) && screen.ends_with("> ") {
-                return;
-            }
-            assert!(Instant::now() < deadline, "no prompt came back:\n{screen}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let ready = self.pty.prompt_after(self.mark, WAIT);
+        assert!(ready, "no prompt came back:\n{}", self.pty.screen());
     }
 
     /// Type `line`, wait for `shown` and then for the prompt.

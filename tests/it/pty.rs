@@ -87,6 +87,31 @@ impl Pty {
             .unwrap_or_else(|e| panic!("write {text:?} to the pty: {e}\n{}", self.screen()));
     }
 
+    /// Type `line` and Enter; returns where the screen stood before, for `prompt_after`.
+    pub fn enter(&mut self, line: &str) -> usize {
+        let mark = self.screen().len();
+        self.send(line);
+        self.send("\r");
+        mark
+    }
+
+    /// Wait for corecoder's prompt (`> `) drawn after `mark` (0: the first prompt); false if
+    /// none came within `timeout`.
+    pub fn prompt_after(&self, mark: usize, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let screen = self.screen();
+            let since = &screen.as_bytes()[mark.min(screen.len())..];
+            if (mark == 0 || since.contains(&b'\n')) && screen.ends_with("> ") {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Wait until the visible output after the previous match contains `needle` (not empty).
     /// On timeout, the error holds the whole screen so far.
     pub fn expect(&mut self, needle: &str, timeout: Duration) -> Result<(), String> {

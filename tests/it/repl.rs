@@ -58,18 +58,12 @@ impl Session {
 
     /// Type `line` and Enter.
     fn enter(&mut self, line: &str) {
-        self.mark = self.pty.screen().len();
-        self.pty.send(line);
-        self.pty.send("\r");
+        self.mark = self.pty.enter(line);
     }
 
     /// Wait for a prompt waiting for input, drawn after the last `enter`.
     fn idle(&mut self) {
-        let ready = wait_until(|| {
-            let screen = self.pty.screen();
-            let since = &screen.as_bytes()[self.mark.min(screen.len())..];
-            (self.mark == 0 || since.contains(&b'\n')) && screen.ends_with("> ")
-        });
+        let ready = self.pty.prompt_after(self.mark, WAIT);
         assert!(ready, "no prompt came back:\n{}", self.pty.screen());
     }
 
