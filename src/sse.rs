@@ -127,7 +127,7 @@ pub struct Parser {
     /// Calls in order of first appearance, each with the index the provider gave it.
     calls: Vec<(u64, StreamedCall)>,
     /// How many of `calls` were looked at by `announce_ready`.
-    announced: usize,
+    announced: Vec<bool>,
 }
 
 impl Parser {
@@ -261,15 +261,18 @@ impl Parser {
         }
     }
 
-    /// Every call before the newest one is finished once its arguments parse: say so, once.
+    /// A call is finished once its arguments are a whole JSON object: nothing valid can follow
+    /// a closing brace. Say so once per call, as soon as it happens.
     fn announce_ready(&mut self, on_delta: &mut dyn FnMut(Delta)) {
-        let newest = self.calls.len().saturating_sub(1);
-        while self.announced < newest {
-            let call = &self.calls[self.announced].1;
-            if serde_json::from_str::<IgnoredAny>(&call.arguments).is_ok() {
+        self.announced.resize(self.calls.len(), false);
+        for ((_, call), announced) in self.calls.iter().zip(&mut self.announced) {
+            // Parse only when it can be whole, so long arguments are not re-read every chunk.
+            let closed = call.arguments.trim_end().ends_with('}');
+            if !*announced && closed && serde_json::from_str::<IgnoredAny>(&call.arguments).is_ok()
+            {
+                *announced = true;
                 on_delta(Delta::CallReady(call));
             }
-            self.announced += 1;
         }
     }
 
@@ -506,8 +509,8 @@ mod tests {
         assert_eq!(check("interleaved-two-calls.sse").unwrap(), want);
     }
 
-    /// A call is announced ready once a later one begins and its arguments are whole JSON;
-    /// interleaved fragments that leave it unfinished announce nothing early.
+    /// A call is announced ready, once, as soon as its arguments are a whole JSON object,
+    /// while the stream goes on; an unfinished one is not.
     #[test]
     fn finished_calls_are_announced_while_the_stream_goes_on() {
         let ready = |fixture: &str| -> Vec<String> {
@@ -516,12 +519,21 @@ mod tests {
                 .filter(|s| s.starts_with("ready:"))
                 .collect()
         };
-        assert_eq!(
-            ready("all-calls-index-zero.sse"),
-            [r#"ready:read_file:{"path":"a"}"#]
-        );
-        assert!(ready("interleaved-two-calls.sse").is_empty());
-        assert!(ready("openai-compatible-tool-call.sse").is_empty());
+        let index_zero = [
+            r#"ready:read_file:{"path":"a"}"#,
+            r#"ready:read_file:{"path":"b"}"#,
+        ];
+        assert_eq!(ready("all-calls-index-zero.sse"), index_zero);
+        assert_eq!(ready("interleaved-two-calls.sse").len(), 2);
+        let half = r#"data: {"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"glob","arguments":"{\"pattern\": \"*\""}}]}}]}"#;
+        let mut seen = Vec::new();
+        let mut parser = Parser::new();
+        for line in [half, ""] {
+            parser
+                .feed_line(line, &mut |d| seen.push(format!("{d:?}")))
+                .unwrap();
+        }
+        assert!(seen.is_empty(), "an unfinished call is not ready: {seen:?}");
     }
 
     #[test]
@@ -577,7 +589,11 @@ mod tests {
         want.reasoning = "I should read the file.".into();
         want.usage = usage(100, 30, 64);
         assert_eq!(result.unwrap(), want);
-        assert_eq!(seen, ["reasoning:I should ", "reasoning:read the file."]);
+        let ready = r#"ready:read_file:{"path":"main.rs"}"#;
+        assert_eq!(
+            seen,
+            ["reasoning:I should ", "reasoning:read the file.", ready]
+        );
     }
 
     #[test]
