@@ -1,9 +1,11 @@
 //! One reply's tool calls, from consent to results: the step "run tools" of the agent loop.
 //!
-//! On the caller's thread, in call order: show each call, settle consent (asking the user if
-//! the rules say so), and checkpoint the files the allowed calls will change. Then the allowed
-//! calls run (on the pool when there are several) and every call gets exactly one outcome, in
-//! call order. It never touches the history: the loop appends the results.
+//! On the caller's thread, in call order: show each call, then let the loop guard, the
+//! PreToolUse hooks and consent (asking the user if the rules say so) refuse it, and checkpoint
+//! the files the allowed calls will change. Then the allowed calls run (on the pool when there
+//! are several; a read-only call started while the reply streamed is collected instead), the
+//! PostToolUse hooks see each result, and every call gets exactly one outcome, in call order.
+//! It never touches the history: the loop appends the results.
 
 use crate::agent::Event;
 use crate::checkpoint::Checkpoints;
@@ -44,7 +46,7 @@ impl Batch<'_> {
                 name,
                 summary: &summary,
             });
-            // Hooks first: a PreToolUse veto means the user is not even asked.
+            // A repeat or a hook veto is answered without asking the user anything.
             let refusal = match guarded {
                 Some(repeated) => Some(repeated),
                 None => match self.pre_tool_hooks(call, on_event) {
