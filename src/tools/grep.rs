@@ -19,7 +19,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 const MAX_MATCHES: usize = 200;
-/// Files per batch: big enough to keep the threads busy, small enough to stop soon after the cap.
+/// Files in the first batch (each next one is twice as big): enough to keep the threads busy,
+/// few enough to stop soon after the cap.
 const BATCH: usize = 512;
 const MAX_THREADS: usize = 8;
 const BINARY_PROBE: u64 = 8192;
@@ -134,11 +135,13 @@ fn search_tree(
         wanted(&rel).then(|| (path.to_path_buf(), rel))
     });
     let mut lines = Vec::new();
-    for batch in targets.chunks(BATCH) {
-        if lines.len() > MAX_MATCHES || cancel.load(Ordering::Relaxed) {
-            break;
-        }
+    let (mut start, mut size) = (0, BATCH);
+    while start < targets.len() && lines.len() <= MAX_MATCHES && !cancel.load(Ordering::Relaxed) {
+        let batch = &targets[start..targets.len().min(start + size)];
         append_hits(&mut lines, batch, search_batch(batch, regex, threads));
+        // Each batch ends with threads waiting for the slowest; a search that has not hit the cap
+        // yet is likely to go on, so it gets fewer, bigger batches.
+        (start, size) = (start + size, size * 2);
     }
     lines
 }
