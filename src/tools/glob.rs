@@ -1,6 +1,6 @@
 //! The `glob` tool: find files by name pattern, newest first.
 //!
-//! Runs when the model calls it (read-only). It walks the directory once with `walk::files`
+//! Runs when the model calls it (read-only). It walks the directory once with `walk::files_with`
 //! (which skips `.git`, `node_modules`, ... and `.gitignore`d paths), matches each relative path
 //! against the pattern, and lists at most 100 hits, most recently modified first: the files
 //! someone is working on are the likeliest to matter. It does not list directories or read files.
@@ -43,12 +43,11 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
     }
     let pattern = relative_pattern(&args.pattern, &root);
     let matcher = walk::compile_glob(pattern)?;
-    let mut found: Vec<(SystemTime, String)> = walk::files(&root)
-        .filter_map(|path| {
-            let rel = walk::relative(&root, &path);
-            matcher.is_match(&rel).then(|| (modified(&path), rel))
-        })
-        .collect();
+    // The match and the `stat` run on the walking threads.
+    let mut found: Vec<(SystemTime, String)> = walk::files_with(&root, |path| {
+        let rel = walk::relative(&root, path);
+        matcher.is_match(&rel).then(|| (modified(path), rel))
+    });
     if found.is_empty() {
         return Ok(Outcome::text(no_match(&args.pattern, pattern)));
     }

@@ -1,8 +1,8 @@
 //! The `grep` tool: search file contents with a regex, as `path:line: text`.
 //!
-//! Runs when the model calls it (read-only). One thread walks with `walk::files` (same skips as
-//! `glob`) and hands over batches of files; each batch is searched on a few scoped threads while
-//! the walk goes on. Each file is read once into a reused buffer, skipped if binary, and scanned
+//! Runs when the model calls it (read-only). It lists the files with `walk::files_with` (a
+//! parallel walk with the same skips as `glob`), then searches them in batches, each batch on a
+//! few scoped threads. Each file is read once into a reused buffer, skipped if binary, and scanned
 //! as one buffer with `regex::bytes`, so only matching lines cost per-line work. Batches are
 //! merged in path order and the search stops after the batch that passes the cap, so the output
 //! is the same on every run.
@@ -10,7 +10,6 @@
 //! blocks or fills the memory. It does not do multi-line matches, context lines or replacements.
 
 use super::{Outcome, ToolContext, resolve, walk};
-use crossbeam_channel::Sender;
 use regex::bytes::{Regex, RegexBuilder};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -20,7 +19,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 const MAX_MATCHES: usize = 200;
-/// Files per batch: big enough to keep the threads busy, small enough to stop soon after the cap.
+/// Files in the first batch (each next one is twice as big): enough to keep the threads busy,
+/// few enough to stop soon after the cap.
 const BATCH: usize = 512;
 const MAX_THREADS: usize = 8;
 const BINARY_PROBE: u64 = 8192;
@@ -107,7 +107,7 @@ type Target = (PathBuf, String);
 
 /// The `include` filter over relative paths: `*.rs` matches file names anywhere, as in
 /// `grep --include`; a glob with a `/` matches the whole path.
-fn include_filter(include: Option<&str>) -> Result<impl Fn(&str) -> bool + Send, String> {
+fn include_filter(include: Option<&str>) -> Result<impl Fn(&str) -> bool + Sync, String> {
     let glob = include.map(walk::compile_glob).transpose()?;
     let by_name = include.is_some_and(|glob| !glob.contains('/'));
     Ok(move |rel: &str| {
@@ -120,45 +120,30 @@ fn include_filter(include: Option<&str>) -> Result<impl Fn(&str) -> bool + Send,
     })
 }
 
-/// Walk on one thread while the batches found so far are searched, in walk order, until the
-/// cap is passed or the user cancels. Returns at most `MAX_MATCHES + 1` formatted lines (the
-/// extra one says "more exist").
+/// Walk the tree (in parallel, see `walk`), then search its files in batches, in path order,
+/// until the cap is passed or the user cancels. Returns at most `MAX_MATCHES + 1` formatted
+/// lines (the extra one says "more exist").
 fn search_tree(
     root: &Path,
-    wanted: impl Fn(&str) -> bool + Send,
+    wanted: impl Fn(&str) -> bool + Sync,
     regex: &Regex,
     cancel: &AtomicBool,
 ) -> Vec<String> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS));
-    let (sender, receiver) = crossbeam_channel::bounded(4);
-    std::thread::scope(|scope| {
-        scope.spawn(move || walk_in_batches(root, wanted, sender));
-        let mut lines = Vec::new();
-        for batch in receiver.iter() {
-            if lines.len() > MAX_MATCHES || cancel.load(Ordering::Relaxed) {
-                break;
-            }
-            append_hits(&mut lines, &batch, search_batch(&batch, regex, threads));
-        }
-        // Without a receiver the walker's next send fails, so it stops early too.
-        drop(receiver);
-        lines
-    })
-}
-
-fn walk_in_batches(root: &Path, wanted: impl Fn(&str) -> bool, sender: Sender<Vec<Target>>) {
-    let mut batch = Vec::with_capacity(BATCH);
-    for path in walk::files(root) {
-        let rel = walk::relative(root, &path);
-        if !wanted(&rel) {
-            continue;
-        }
-        batch.push((path, rel));
-        if batch.len() == BATCH && sender.send(std::mem::take(&mut batch)).is_err() {
-            return;
-        }
+    let targets: Vec<Target> = walk::files_with(root, |path| {
+        let rel = walk::relative(root, path);
+        wanted(&rel).then(|| (path.to_path_buf(), rel))
+    });
+    let mut lines = Vec::new();
+    let (mut start, mut size) = (0, BATCH);
+    while start < targets.len() && lines.len() <= MAX_MATCHES && !cancel.load(Ordering::Relaxed) {
+        let batch = &targets[start..targets.len().min(start + size)];
+        append_hits(&mut lines, batch, search_batch(batch, regex, threads));
+        // Each batch ends with threads waiting for the slowest; a search that has not hit the cap
+        // yet is likely to go on, so it gets fewer, bigger batches.
+        (start, size) = (start + size, size * 2);
     }
-    let _ = sender.send(batch);
+    lines
 }
 
 /// One matching line: the index into its batch, the 1-based line number and the text.

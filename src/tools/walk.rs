@@ -1,9 +1,11 @@
 //! The directory walker shared by `glob` and `grep`, and the glob-to-regex translator they use.
 //!
-//! A tool calls `files(root)` once per call. It walks the tree with `walkdir`, never descending
-//! into the fixed skip list (`.git`, `node_modules`, ...) or into anything a `.gitignore` ignores:
-//! the ones inside the tree, at every level, and the ones above `root` up to its repository root.
-//! Files come back in path order, so results are the same on every run.
+//! A tool calls `files_with(root, keep)` once per call. It reads the tree one level at a time,
+//! each level's directories spread over a few scoped threads, never descending into the fixed
+//! skip list (`.git`, `node_modules`, ...) or into anything a `.gitignore` ignores: the ones
+//! inside the tree, at every level, and the ones above `root` up to its repository root. `keep`
+//! runs on the walking threads, so per-file work (a `stat`, a glob match) is parallel too.
+//! Results are sorted into path order at the end, so they are the same on every run.
 //!
 //! It does not read file contents, follow symlinks, or know about `.git/info/exclude`, global
 //! excludes or escaped trailing spaces in `.gitignore`.
@@ -12,21 +14,129 @@ use regex::Regex;
 use regex::bytes::{Regex as BytesRegex, RegexSet};
 use std::fs;
 use std::path::{Path, PathBuf};
-use walkdir::{DirEntry, WalkDir};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Directories no search wants: version control internals, dependencies, build output, caches.
 const SKIP_DIRS: [&str; 5] = [".git", "node_modules", "target", "__pycache__", ".venv"];
+const MAX_THREADS: usize = 8;
 
-/// Every file under `root` that is neither skipped nor ignored, in path order, found lazily.
-pub fn files(root: &Path) -> impl Iterator<Item = PathBuf> + use<> {
-    let mut ignores = IgnoreStack::for_root(root);
-    WalkDir::new(root)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(move |entry| ignores.admit(entry))
-        .filter_map(Result::ok)
-        .filter(|entry| entry.file_type().is_file())
-        .map(DirEntry::into_path)
+/// What `keep` makes of every file under `root` that is neither skipped nor ignored, in path
+/// order; files it returns `None` for are left out.
+pub fn files_with<T: Send>(root: &Path, keep: impl Fn(&Path) -> Option<T> + Sync) -> Vec<T> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS));
+    let mut ignores = ignores_above(root);
+    ignores.extend(IgnoreFile::load(root).map(Arc::new));
+    // The root itself is never filtered: asking for `target/` explicitly means it.
+    let mut level = vec![Pending {
+        path: root.to_path_buf(),
+        ignores,
+    }];
+    let mut found = Vec::new();
+    while !level.is_empty() {
+        let (subdirs, files) = read_level(&level, &keep, threads);
+        found.extend(files);
+        level = subdirs;
+    }
+    // `Path` compares by components, which is the order of a sorted depth-first walk.
+    found.sort_unstable_by(|a: &(PathBuf, T), b| a.0.cmp(&b.0));
+    found.into_iter().map(|(_, kept)| kept).collect()
+}
+
+/// A directory still to read, with the `.gitignore` files in force inside it, outermost first.
+struct Pending {
+    path: PathBuf,
+    ignores: Vec<Arc<IgnoreFile>>,
+}
+
+/// The `.gitignore` files above `root`: searching `repo/src` should still honour
+/// `repo/.gitignore`, but nothing outside the repository. Outermost first.
+fn ignores_above(root: &Path) -> Vec<Arc<IgnoreFile>> {
+    let mut outer = Vec::new();
+    let mut in_repo = root.join(".git").exists();
+    for dir in root.ancestors().skip(1) {
+        if in_repo {
+            break;
+        }
+        outer.extend(IgnoreFile::load(dir).map(Arc::new));
+        in_repo = dir.join(".git").exists();
+    }
+    if !in_repo {
+        outer.clear();
+    }
+    outer.reverse();
+    outer
+}
+
+/// Read every directory of one level on up to `threads` scoped threads, which take directories
+/// off a shared counter. Returns the next level and the files kept, in no particular order.
+fn read_level<T: Send>(
+    level: &[Pending],
+    keep: &(impl Fn(&Path) -> Option<T> + Sync),
+    threads: usize,
+) -> (Vec<Pending>, Vec<(PathBuf, T)>) {
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let (mut subdirs, mut files) = (Vec::new(), Vec::new());
+        while let Some(dir) = level.get(next.fetch_add(1, Ordering::Relaxed)) {
+            read_dir(dir, keep, &mut subdirs, &mut files);
+        }
+        (subdirs, files)
+    };
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads.min(level.len()))
+            .map(|_| scope.spawn(work))
+            .collect();
+        let (mut subdirs, mut files) = (Vec::new(), Vec::new());
+        for worker in workers {
+            // Nothing in a worker panics on input; if one somehow did, its directories are lost.
+            let (dirs, kept) = worker.join().unwrap_or_default();
+            subdirs.extend(dirs);
+            files.extend(kept);
+        }
+        (subdirs, files)
+    })
+}
+
+/// List one directory: admitted subdirectories go to `subdirs` (with their own `.gitignore`
+/// added), admitted files through `keep` to `files`. An unreadable directory lists nothing.
+fn read_dir<T>(
+    dir: &Pending,
+    keep: &impl Fn(&Path) -> Option<T>,
+    subdirs: &mut Vec<Pending>,
+    files: &mut Vec<(PathBuf, T)>,
+) {
+    let Ok(entries) = fs::read_dir(&dir.path) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        // Symlinks are neither followed nor listed, so a link cannot lead the walk in circles.
+        let Ok(file_type) = entry.file_type() else {
+            continue;
+        };
+        let path = entry.path();
+        if file_type.is_dir() {
+            let skipped = SKIP_DIRS.iter().any(|s| entry.file_name() == *s);
+            if skipped || is_ignored(&dir.ignores, &path, Kind::Dir) {
+                continue;
+            }
+            let mut ignores = dir.ignores.clone();
+            ignores.extend(IgnoreFile::load(&path).map(Arc::new));
+            subdirs.push(Pending { path, ignores });
+        } else if file_type.is_file() && !is_ignored(&dir.ignores, &path, Kind::File) {
+            files.extend(keep(&path).map(|kept| (path, kept)));
+        }
+    }
+}
+
+/// Is `path` ignored by the `.gitignore` files in force (outermost first)?
+fn is_ignored(ignores: &[Arc<IgnoreFile>], path: &Path, kind: Kind) -> bool {
+    // As in git, the deepest `.gitignore` with an opinion about the path decides.
+    let verdict = ignores
+        .iter()
+        .rev()
+        .find_map(|file| file.verdict(path, kind));
+    verdict.unwrap_or(false)
 }
 
 /// `path` relative to `root`: the form globs match against and tools print.
@@ -63,73 +173,6 @@ pub fn compile_glob(pattern: &str) -> Result<Regex, String> {
 enum Kind {
     Dir,
     File,
-}
-
-/// The `.gitignore` files in force at the walker's current position, outermost first.
-struct IgnoreStack {
-    /// From directories above the walk root, inside the same repository: always in force.
-    outer: Vec<IgnoreFile>,
-    /// From directories inside the walk, tagged with their depth so leaving a directory drops them.
-    inner: Vec<(usize, IgnoreFile)>,
-}
-
-impl IgnoreStack {
-    fn for_root(root: &Path) -> IgnoreStack {
-        // Searching `repo/src` should still honour `repo/.gitignore`, but nothing outside the repo.
-        let mut outer = Vec::new();
-        let mut in_repo = root.join(".git").exists();
-        for dir in root.ancestors().skip(1) {
-            if in_repo {
-                break;
-            }
-            outer.extend(IgnoreFile::load(dir));
-            in_repo = dir.join(".git").exists();
-        }
-        if !in_repo {
-            outer.clear();
-        }
-        outer.reverse();
-        IgnoreStack {
-            outer,
-            inner: Vec::new(),
-        }
-    }
-
-    /// Should the walk yield (and, for a directory, enter) this entry?
-    fn admit(&mut self, entry: &DirEntry) -> bool {
-        let depth = entry.depth();
-        // The walk is depth-first, so rules pushed at this depth or deeper belong to a directory
-        // that is finished.
-        while self.inner.last().is_some_and(|(d, _)| *d >= depth) {
-            self.inner.pop();
-        }
-        let kind = if entry.file_type().is_dir() {
-            Kind::Dir
-        } else {
-            Kind::File
-        };
-        // The root itself is never filtered: asking for `target/` explicitly means it.
-        if depth > 0 {
-            let skipped = kind == Kind::Dir && SKIP_DIRS.iter().any(|s| entry.file_name() == *s);
-            if skipped || self.is_ignored(entry.path(), kind) {
-                return false;
-            }
-        }
-        if kind == Kind::Dir
-            && let Some(file) = IgnoreFile::load(entry.path())
-        {
-            self.inner.push((depth, file));
-        }
-        true
-    }
-
-    fn is_ignored(&self, path: &Path, kind: Kind) -> bool {
-        let inner = self.inner.iter().map(|(_, file)| file);
-        // As in git, the deepest `.gitignore` with an opinion about the path decides.
-        let mut nearest_first = self.outer.iter().chain(inner).rev();
-        let verdict = nearest_first.find_map(|file| file.verdict(path, kind));
-        verdict.unwrap_or(false)
-    }
 }
 
 /// One `.gitignore`: its patterns as one regex set over path bytes, and what each one means.
@@ -398,7 +441,7 @@ mod tests {
         dir.write("sub/keep.log", "");
         dir.write("sub/local.rs", "");
         dir.write("sub/b.rs", "");
-        let found: Vec<String> = files(&dir.0).map(|p| relative(&dir.0, &p)).collect();
+        let found = files_with(&dir.0, |path| Some(relative(&dir.0, path)));
         assert_eq!(
             found,
             [
@@ -419,7 +462,7 @@ mod tests {
         dir.write("src/a.rs", "");
         dir.write("src/b.tmp", "");
         let root = dir.0.join("src");
-        let found: Vec<String> = files(&root).map(|p| relative(&root, &p)).collect();
+        let found = files_with(&root, |path| Some(relative(&root, path)));
         assert_eq!(found, ["a.rs"]);
     }
 }
