@@ -6,7 +6,7 @@
 //! question), so the random delay moves the key within the phase, never out of it.
 //! The default suite sends 10; `CORECODER_SOAK=1` sends 200 (`CORECODER_SOAK_SEED` seeds).
 
-use crate::pty::Pty;
+use crate::driver::{Repl, WAIT};
 use crate::run::{Sandbox, run};
 use crate::server::{Reply, Server};
 use crate::soak::Rng;
@@ -14,7 +14,6 @@ use crate::sse;
 use serde_json::json;
 use std::time::{Duration, Instant};
 
-const WAIT: Duration = Duration::from_secs(10);
 /// Longer than any test waits: a stalled reply is always cut by the Ctrl+C.
 const STALL_MS: u64 = 60_000;
 
@@ -75,18 +74,7 @@ fn session(name: &str, rng: &mut Rng, count: usize) -> (usize, [usize; 5]) {
     let phases: Vec<Phase> = (0..count).map(|n| PHASES[(start + n) % 5]).collect();
     let script = phases.iter().enumerate().flat_map(|(n, p)| replies(n, *p));
     let server = Server::stalling_summaries(script.collect(), STALL_MS);
-    let url = server.url();
-    let env = [
-        ("CORECODER_API_KEY", "sk-test"),
-        ("OPENAI_BASE_URL", url.as_str()),
-    ];
-    let mut repl = Repl {
-        pty: Pty::spawn(&[], &env, &sandbox),
-        server,
-        mark: 0,
-    };
-    repl.expect("corecoder 0.1.0");
-    repl.idle();
+    let mut repl = Repl::start_with(&sandbox, &[], server);
     for (n, phase) in phases.iter().enumerate() {
         let delay = Duration::from_millis(rng.below(300) as u64);
         if repl.interrupt(n, *phase, delay) {
@@ -143,12 +131,6 @@ fn replies(n: usize, phase: Phase) -> Vec<Reply> {
         // The summary request stalls off the script; a short history may need none.
         Phase::Compaction => vec![after],
     }
-}
-
-struct Repl {
-    pty: Pty,
-    server: Server,
-    mark: usize,
 }
 
 impl Repl {
@@ -213,22 +195,6 @@ impl Repl {
             "{count} requests never came:\n{}",
             self.pty.screen()
         );
-    }
-
-    fn expect(&mut self, needle: &str) {
-        if let Err(screen) = self.pty.expect(needle, WAIT) {
-            panic!("{screen}");
-        }
-    }
-
-    fn enter(&mut self, line: &str) {
-        self.mark = self.pty.enter(line);
-    }
-
-    /// Wait for the prompt, drawn after the last `enter`.
-    fn idle(&mut self) {
-        let ready = self.pty.prompt_after(self.mark, WAIT);
-        assert!(ready, "no prompt came back:\n{}", self.pty.screen());
     }
 }
 

@@ -12,6 +12,7 @@
 mod cli;
 mod crash;
 mod docs;
+mod driver;
 mod early;
 mod engine;
 mod extend;

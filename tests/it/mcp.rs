@@ -5,7 +5,7 @@
 //! `src/mcp.rs` against the same fixture; here only what the model is offered and sent back,
 //! and what `/mcp` says, are checked.
 
-use crate::pty::Pty;
+use crate::driver::{Repl, WAIT};
 use crate::run::{Sandbox, run};
 use crate::server::{Recorded, Reply, Server};
 use crate::sse;
@@ -14,10 +14,8 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
 
 const FILESYSTEM_PACKAGE: &str = "@modelcontextprotocol/server-filesystem@2026.8.31";
-const WAIT: Duration = Duration::from_secs(10);
 
 /// Write `servers` as the user's mcp.json.
 fn configure(sandbox: &Sandbox, servers: Value) {
@@ -120,7 +118,8 @@ fn reconnect_after_the_server_dies() {
         Reply::Sse(sse::tool_calls(&[("call_2", "mcp__mis__echo", echo)])),
         Reply::Sse(sse::text("it echoed")),
     ];
-    let mut repl = Repl::start(&sandbox, script);
+    // `--yes`: MCP tools would ask for consent otherwise.
+    let mut repl = Repl::start(&sandbox, &["--yes"], script);
     repl.turn("/mcp", "mis: alive, 6 tools");
     repl.turn("crash it", "it crashed");
     repl.turn("/mcp", "mis: dead");
@@ -142,53 +141,4 @@ fn reconnect_after_the_server_dies() {
         "{crashed}"
     );
     assert_eq!(requests[3].last_tool_result(), "back again");
-}
-
-/// The REPL on a terminal with `--yes` (MCP tools need consent otherwise).
-struct Repl {
-    pty: Pty,
-    server: Server,
-}
-
-impl Repl {
-    fn start(sandbox: &Sandbox, script: Vec<Reply>) -> Repl {
-        let server = Server::start(script);
-        let url = server.url();
-        let env = [
-            ("CORECODER_API_KEY", "sk-test"),
-            ("OPENAI_BASE_URL", url.as_str()),
-        ];
-        let pty = Pty::spawn(&["--yes"], &env, sandbox);
-        let repl = Repl { pty, server };
-        repl.idle(0);
-        repl
-    }
-
-    /// Type `line`, wait for `shown` below it and then for the next prompt.
-    fn turn(&mut self, line: &str, shown: &str) {
-        let mark = self.pty.screen().len();
-        self.pty.send(line);
-        self.pty.send("\r");
-        if let Err(screen) = self.pty.expect(shown, WAIT) {
-            panic!(
-                "{screen}\n({} requests arrived)",
-                self.server.requests().len()
-            );
-        }
-        self.idle(mark);
-    }
-
-    /// Wait for a prompt drawn after `mark` (a line ended since then, the screen ends in `> `).
-    fn idle(&self, mark: usize) {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let screen = self.pty.screen();
-            let since = &screen.as_bytes()[mark.min(screen.len())..];
-            if (mark == 0 || since.contains(&b'\n')) && screen.ends_with("> ") {
-                return;
-            }
-            assert!(Instant::now() < deadline, "no prompt came back:\n{screen}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
 }

@@ -5,75 +5,28 @@
 //! Before typing a line a test waits for the prompt, as a person would; typing ahead is not
 //! what is tested here.
 
-use crate::pty::Pty;
+use crate::driver::{Repl, WAIT};
 use crate::run::Sandbox;
-use crate::server::{Recorded, Reply, Server};
+use crate::server::{Recorded, Reply};
 use crate::sse;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
-const WAIT: Duration = Duration::from_secs(5);
 const MODEL: &str = "model-at-start";
 
-/// One running REPL and the server it talks to (the REPL is killed first on drop).
-struct Session {
-    pty: Pty,
-    server: Server,
-    /// Screen length when the last line was entered, to tell its prompt from the one before.
-    mark: usize,
+/// The REPL with a known model, at its first prompt, its banner checked.
+fn start(sandbox: &Sandbox, script: Vec<Reply>) -> Repl {
+    let repl = Repl::start(sandbox, &["--model", MODEL], script);
+    let screen = repl.pty.screen();
+    let banner = screen.lines().next().unwrap_or_default();
+    assert!(
+        banner.starts_with("corecoder 0.1.0") && banner.contains(MODEL),
+        "banner: {banner:?}\n{screen}"
+    );
+    repl
 }
 
-impl Session {
-    /// Start the REPL in `sandbox` against `script`; returns at the first prompt.
-    fn start(sandbox: &Sandbox, script: Vec<Reply>) -> Session {
-        let server = Server::start(script);
-        let url = server.url();
-        let env = [
-            ("CORECODER_API_KEY", "sk-test"),
-            ("OPENAI_BASE_URL", url.as_str()),
-        ];
-        let pty = Pty::spawn(&["--model", MODEL], &env, sandbox);
-        let mut session = Session {
-            pty,
-            server,
-            mark: 0,
-        };
-        session.expect("corecoder 0.1.0");
-        session.idle();
-        let screen = session.pty.screen();
-        let banner = screen.lines().next().unwrap_or_default();
-        assert!(
-            banner.starts_with("corecoder 0.1.0") && banner.contains(MODEL),
-            "banner: {banner:?}\n{screen}"
-        );
-        session
-    }
-
-    fn expect(&mut self, needle: &str) {
-        if let Err(screen) = self.pty.expect(needle, WAIT) {
-            let sent = self.server.requests().len();
-            panic!("{screen}\n({sent} requests arrived)");
-        }
-    }
-
-    /// Type `line` and Enter.
-    fn enter(&mut self, line: &str) {
-        self.mark = self.pty.enter(line);
-    }
-
-    /// Wait for a prompt waiting for input, drawn after the last `enter`.
-    fn idle(&mut self) {
-        let ready = self.pty.prompt_after(self.mark, WAIT);
-        assert!(ready, "no prompt came back:\n{}", self.pty.screen());
-    }
-
-    /// Type `line`, wait for `shown` and then for the prompt.
-    fn turn(&mut self, line: &str, shown: &str) {
-        self.enter(line);
-        self.expect(shown);
-        self.idle();
-    }
-
+impl Repl {
     /// Wait for the consent question about `call`, answer it with the keys `reply`, and
     /// check that the call was shown as a tool line.
     fn consent(&mut self, call: &str, reply: &str) {
@@ -90,14 +43,6 @@ impl Session {
     fn assert_not_shown(&self, text: &str) {
         let screen = self.pty.screen();
         assert!(!screen.contains(text), "{text:?} shown:\n{screen}");
-    }
-
-    /// Exactly `count` requests, once they have arrived.
-    fn requests(&self, count: usize) -> Vec<Recorded> {
-        self.server.wait_for_requests(count, WAIT);
-        let requests = self.server.requests();
-        assert_eq!(requests.len(), count, "{}", self.pty.screen());
-        requests
     }
 }
 
@@ -119,7 +64,7 @@ fn content(message: &Value) -> &str {
 }
 
 /// `text` is on the screen below the first `line`.
-fn assert_shown_after(repl: &Session, line: &str, text: &str) {
+fn assert_shown_after(repl: &Repl, line: &str, text: &str) {
     let screen = repl.pty.screen();
     let below = screen.split_once(line).map_or("", |(_, below)| below);
     assert!(
@@ -144,7 +89,7 @@ fn consent_yes_runs_once_and_asks_again() {
         bash("call_2", "touch two.txt"),
         answer("second done"),
     ];
-    let mut repl = Session::start(&sandbox, script);
+    let mut repl = start(&sandbox, script);
     repl.enter("make one");
     repl.consent("bash(touch one.txt)", "y\r");
     repl.expect("first done");
@@ -166,7 +111,7 @@ fn consent_yes_runs_once_and_asks_again() {
 fn consent_always_is_remembered_across_restarts() {
     let sandbox = Sandbox::new("repl_always");
     let script = vec![bash("call_a", "touch a.txt"), answer("done a")];
-    let mut first = Session::start(&sandbox, script);
+    let mut first = start(&sandbox, script);
     first.enter("make a");
     first.consent("bash(touch a.txt)", "a\r");
     first.expect("done a");
@@ -180,7 +125,7 @@ fn consent_always_is_remembered_across_restarts() {
     assert_eq!(first.pty.wait_exit(WAIT), Some(0), "{}", first.pty.screen());
 
     let script = vec![bash("call_b", "touch b.txt"), answer("done b")];
-    let mut second = Session::start(&sandbox, script);
+    let mut second = start(&sandbox, script);
     second.enter("make b");
     second.expect("done b");
     second.assert_shown("> bash(touch b.txt)");
@@ -199,7 +144,7 @@ fn consent_no_is_a_denial_result() {
             answer(&format!("{file} refused")),
         ]
     });
-    let mut repl = Session::start(&sandbox, script.collect());
+    let mut repl = start(&sandbox, script.collect());
     for (key, file) in keys {
         repl.enter(&format!("make {file}"));
         repl.consent(&format!("bash(touch {file})"), key);
@@ -223,7 +168,7 @@ fn plan_mode_refuses_then_approve_runs() {
         bash("call_late", "touch plan.txt"),
         answer("Built it"),
     ];
-    let mut repl = Session::start(&sandbox, script);
+    let mut repl = start(&sandbox, script);
     repl.turn("/plan", "Plan mode on");
     repl.expect("(plan) > ");
     repl.turn("add plan.txt", "Here is the plan");
@@ -252,7 +197,7 @@ fn plan_mode_refuses_then_approve_runs() {
 #[test]
 fn model_switch_applies_to_next_request() {
     let sandbox = Sandbox::new("repl_model");
-    let mut repl = Session::start(&sandbox, vec![answer("hello there"), answer("again")]);
+    let mut repl = start(&sandbox, vec![answer("hello there"), answer("again")]);
     repl.turn("/model", MODEL);
     repl.turn("/model other-model", "Model: other-model");
     repl.turn("hi", "hello there");
@@ -268,7 +213,7 @@ fn model_switch_applies_to_next_request() {
 #[test]
 fn unknown_slash_command_sends_nothing() {
     let sandbox = Sandbox::new("repl_unknown");
-    let mut repl = Session::start(&sandbox, vec![answer("should not be asked")]);
+    let mut repl = start(&sandbox, vec![answer("should not be asked")]);
     repl.turn("/xyz", "Unknown command: /xyz");
     repl.enter("/help");
     repl.idle();
@@ -281,7 +226,7 @@ fn unknown_slash_command_sends_nothing() {
 #[test]
 fn local_commands_send_nothing() {
     let sandbox = Sandbox::new("repl_local_commands");
-    let mut repl = Session::start(&sandbox, vec![answer("should not be asked")]);
+    let mut repl = start(&sandbox, vec![answer("should not be asked")]);
     let commands = [
         ("/diff", "No files changed this session."),
         ("/undo", "Nothing to undo."),
@@ -300,7 +245,7 @@ fn local_commands_send_nothing() {
 fn reset_clears_history() {
     let sandbox = Sandbox::new("repl_reset");
     let script = vec![answer("first answer"), answer("second answer")];
-    let mut repl = Session::start(&sandbox, script);
+    let mut repl = start(&sandbox, script);
     repl.turn("one", "first answer");
     repl.enter("/reset");
     repl.idle();
@@ -341,7 +286,7 @@ fn interrupt_during_slow_tool_keeps_history_valid() {
     let seconds = format!("31.{}", std::process::id());
     let command = format!("sleep {seconds}");
     let script = vec![bash("call_sleep", &command), answer("after it")];
-    let mut repl = Session::start(&sandbox, script);
+    let mut repl = start(&sandbox, script);
     repl.enter("wait a bit");
     repl.consent(&format!("bash({command})"), "y\r");
     assert!(wait_until(|| sleeping(&seconds) > 0), "sleep never started");
@@ -377,7 +322,7 @@ fn interrupt_while_streaming_keeps_partial_answer() {
         body: partial,
         ms: 20_000,
     };
-    let mut repl = Session::start(&sandbox, vec![stall, answer("fresh answer")]);
+    let mut repl = start(&sandbox, vec![stall, answer("fresh answer")]);
     repl.enter("tell me");
     repl.expect("The partial answer");
     let interrupted_at = Instant::now();
@@ -397,7 +342,7 @@ fn interrupt_while_streaming_keeps_partial_answer() {
 #[test]
 fn ctrl_c_at_prompt_does_not_exit_and_ctrl_d_does() {
     let sandbox = Sandbox::new("repl_ctrl_c_d");
-    let mut repl = Session::start(&sandbox, vec![answer("still here")]);
+    let mut repl = start(&sandbox, vec![answer("still here")]);
     repl.mark = repl.pty.screen().len();
     repl.pty.send("\x03");
     repl.idle();
@@ -410,7 +355,7 @@ fn ctrl_c_at_prompt_does_not_exit_and_ctrl_d_does() {
 #[test]
 fn multi_line_input_with_backslash() {
     let sandbox = Sandbox::new("repl_multi_line");
-    let mut repl = Session::start(&sandbox, vec![answer("got both")]);
+    let mut repl = start(&sandbox, vec![answer("got both")]);
     repl.enter("first line\\");
     repl.expect("... ");
     repl.enter("second line");
