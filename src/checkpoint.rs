@@ -13,7 +13,6 @@
 use crate::tools::truncate_middle;
 use crate::tools::write_file::write_atomic;
 use serde::{Deserialize, Serialize};
-use similar::TextDiff;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -247,12 +246,7 @@ impl Checkpoints {
         let (Ok(old), Ok(new)) = (std::str::from_utf8(&before), std::str::from_utf8(&after)) else {
             return format!("Binary file {shown} changed\n");
         };
-        let unified = TextDiff::from_lines(old, new)
-            .unified_diff()
-            .context_radius(3)
-            .header(old_name, new_name)
-            .to_string();
-        unified.replace("\r\n", "\n")
+        crate::diff::unified(old, new, old_name, new_name)
     }
 }
 

@@ -12,6 +12,7 @@ pub mod consent;
 pub mod context;
 pub mod cost;
 pub mod demo;
+pub mod diff;
 pub mod error;
 pub mod guard;
 pub mod hooks;

@@ -9,7 +9,6 @@ use super::write_file::write_atomic;
 use super::{Outcome, ToolContext, resolve, truncate_middle};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use similar::TextDiff;
 use std::fs;
 use std::io;
 
@@ -99,13 +98,8 @@ fn not_found(text: &str, shown: &str) -> String {
 }
 
 fn diff(old: &str, new: &str, shown: &str) -> String {
-    let text_diff = TextDiff::from_lines(old, new);
-    let unified = text_diff
-        .unified_diff()
-        .context_radius(3)
-        .header(shown, shown)
-        .to_string();
-    truncate_middle(&unified.replace("\r\n", "\n"), MAX_DIFF_CHARS)
+    let unified = crate::diff::unified(old, new, shown, shown);
+    truncate_middle(&unified, MAX_DIFF_CHARS)
 }
 
 #[cfg(test)]
