@@ -8,6 +8,7 @@
 //! consent, speak the HTTP transport, or use resources, prompts or sampling.
 
 use crate::mcp_wire::{Link, Wire, lock};
+use crate::tools::ServerHint;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::thread::{self};
@@ -109,6 +110,20 @@ impl Servers {
         self.servers.iter().map(count).sum()
     }
 
+    /// Whether the server's `tools/list` marked the tool `readOnlyHint: true`. Only a hint:
+    /// `tools::may_start_early` decides what it may change.
+    pub fn hint(&self, qualified_name: &str) -> ServerHint {
+        let Some((server, tool)) = self.find(qualified_name) else {
+            return ServerHint::Unmarked;
+        };
+        let connection = lock(&server.connection);
+        let mut listed = connection.live_tools().iter();
+        match listed.find(|t| tool_name(t) == tool) {
+            Some(tool) if marked_read_only(tool) => ServerHint::ReadOnly,
+            _ => ServerHint::Unmarked,
+        }
+    }
+
     /// Call `mcp__SERVER__TOOL` with the model's raw JSON arguments. `Err` is text for the model.
     pub fn call(&self, qualified_name: &str, arguments: &str) -> Result<String, String> {
         let (server, tool) = self
@@ -145,6 +160,14 @@ impl Servers {
                 ),
                 Err(reason) => format!("{}: dead ({reason})", server.config.name),
             };
+            let read_only = connection
+                .live_tools()
+                .iter()
+                .filter(|t| marked_read_only(t));
+            match read_only.count() {
+                0 => {}
+                count => line += &format!(", {count} marked read-only"),
+            }
             if connection.hidden > 0 {
                 let hidden = connection.hidden;
                 line += &format!(" ({hidden} more with names the model API refuses)");
@@ -274,6 +297,11 @@ fn tool_name(tool: &Value) -> &str {
     tool.get("name").and_then(Value::as_str).unwrap_or("")
 }
 
+/// `annotations.readOnlyHint: true` in the tool's `tools/list` entry; anything else is no mark.
+fn marked_read_only(tool: &Value) -> bool {
+    tool["annotations"]["readOnlyHint"] == true
+}
+
 fn qualified_name(server: &str, tool: &Value) -> String {
     format!("mcp__{server}__{}", tool_name(tool))
 }
@@ -367,6 +395,21 @@ mod tests {
         let picture = servers.call("mcp__fake__picture", r#"{"text": "look"}"#);
         assert_eq!(picture, Ok("look\n[image/png, 4 bytes]".to_string()));
         assert_eq!(servers.status(), vec!["fake: alive, 6 tools".to_string()]);
+    }
+
+    #[test]
+    fn only_a_true_read_only_hint_counts() {
+        let (servers, _) = start_one("readonly", HANDSHAKE_TIMEOUT);
+        assert_eq!(servers.hint("mcp__fake__slow"), ServerHint::ReadOnly);
+        // `fail` says `"readOnlyHint": "yes"`, `echo` says nothing.
+        assert_eq!(servers.hint("mcp__fake__fail"), ServerHint::Unmarked);
+        assert_eq!(servers.hint("mcp__fake__echo"), ServerHint::Unmarked);
+        assert_eq!(servers.hint("mcp__other__slow"), ServerHint::Unmarked);
+        assert_eq!(servers.hint("read_file"), ServerHint::Unmarked);
+        let status = servers.status();
+        assert_eq!(status, ["fake: alive, 6 tools, 1 marked read-only"]);
+        let (plain, _) = start_one("good", HANDSHAKE_TIMEOUT);
+        assert_eq!(plain.hint("mcp__fake__slow"), ServerHint::Unmarked);
     }
 
     /// Garbage lines and a 20 MB reply line (over the cap, so dropped) come before the real
