@@ -269,6 +269,7 @@ impl Agent {
             let ctx = self.tool_context();
             let mut partial = String::new();
             let mut early = Vec::new();
+            let mut guard_ahead = self.guard.clone();
             let mut forward = |event: llm::Event| {
                 match event {
                     llm::Event::Text(text) => partial.push_str(text),
@@ -276,14 +277,17 @@ impl Agent {
                     llm::Event::Retry { .. } | llm::Event::Fallback { .. } => {
                         partial.clear();
                         early.clear();
+                        guard_ahead = self.guard.clone();
                     }
-                    // A finished read-only call runs now, while the model is still talking.
-                    llm::Event::CallReady(call) if tools::is_read_only(&call.name) => {
-                        if let Some(pool) = early_pool {
-                            early.push(pool.start_early(&call.name, &call.arguments, &ctx));
-                        }
+                    // A finished call that may start early (read-only) runs now, while the
+                    // model is still talking.
+                    llm::Event::CallReady(call) => {
+                        let started = early_pool.and_then(|pool| {
+                            Agent::start_early(pool, call, &ctx, &mut guard_ahead)
+                        });
+                        early.extend(started);
                     }
-                    llm::Event::CallReady(_) | llm::Event::Reasoning(_) => {}
+                    llm::Event::Reasoning(_) => {}
                 }
                 on_event(Event::Llm(event));
             };

@@ -1,6 +1,7 @@
 //! The loop guard: a model that keeps making the same call is told so, then stopped.
 //!
-//! The agent loop asks it about every call of a reply, in order, before the batch runs. The
+//! The agent loop asks it about every call of a reply, in order, before the batch runs (and a
+//! copy of it while the reply streams, so a call it will refuse is not started early). The
 //! third identical call in a row (same tool, same arguments) is not run and the model reads
 //! why; the fifth ends the run. It only counts; it runs nothing and changes no history.
 
@@ -10,7 +11,7 @@ use serde_json::Value;
 const WARN_AT: u32 = 3;
 const STOP_AT: u32 = 5;
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct LoopGuard {
     /// The last call seen (tool name, arguments in canonical form) and how often in a row.
     last: Option<(String, String)>,
@@ -28,13 +29,17 @@ pub enum Verdict {
 
 impl LoopGuard {
     pub fn judge(&mut self, call: &ToolCall) -> Verdict {
-        let name = &call.function.name;
+        self.judge_named(&call.function.name, &call.function.arguments)
+    }
+
+    /// `judge` for a call known only by name and arguments (one still streaming).
+    pub fn judge_named(&mut self, name: &str, arguments: &str) -> Verdict {
         // Parsed and printed again, so `{"a":1, "b":2}` and `{"b":2,"a":1}` count as one call.
-        let arguments = match serde_json::from_str::<Value>(&call.function.arguments) {
+        let arguments = match serde_json::from_str::<Value>(arguments) {
             Ok(value) => value.to_string(),
-            Err(_) => call.function.arguments.clone(),
+            Err(_) => arguments.to_string(),
         };
-        let this = (name.clone(), arguments);
+        let this = (name.to_string(), arguments);
         match self.last.as_ref() == Some(&this) {
             true => self.streak += 1,
             false => (self.last, self.streak) = (Some(this), 1),

@@ -20,6 +20,7 @@ pub mod http;
 pub mod instructions;
 pub mod llm;
 pub mod mcp;
+pub mod mcp_config;
 pub mod mcp_wire;
 pub mod message;
 pub mod output;

@@ -1,18 +1,15 @@
 //! MCP client: tools from external Model Context Protocol servers, spoken to over stdio.
 //!
-//! At start-up `load_config` reads the `mcpServers` files and `Servers::start` launches each
-//! server and shakes hands (spec revision 2025-06-18). The model is offered their tools as
+//! At start-up `mcp_config::load_config` reads the config files and `Servers::start` launches
+//! each server and shakes hands (spec revision 2025-06-18). The model is offered their tools as
 //! `mcp__SERVER__TOOL`; during a turn the dispatcher (maybe on a pool worker) hands such a call
 //! to `Servers::call`, which returns text for the model. One JSON-RPC message per line; a reader
 //! thread per server routes each reply to its caller by id. This file does *not* ask for
 //! consent, speak the HTTP transport, or use resources, prompts or sampling.
 
 use crate::mcp_wire::{Link, Wire, lock};
-use serde::Deserialize;
+use crate::tools::ServerHint;
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
-use std::io::ErrorKind;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::thread::{self};
 use std::time::{Duration, Instant};
@@ -26,68 +23,13 @@ const PROTOCOL_VERSIONS: [&str; 3] = ["2025-06-18", "2025-03-26", "2024-11-05"];
 /// Why a server is down after we stopped it ourselves.
 pub const STOPPED: &str = "stopped by corecoder";
 
+/// How to start one server: an entry of the config files (`mcp_config.rs` reads them).
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
     pub name: String,
     pub command: String,
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
-}
-
-/// Read `{"mcpServers": {NAME: {command, args, env}}}` from each file; a later file replaces an
-/// earlier one's server of the same name. A missing file is fine; a broken one is a warning.
-pub fn load_config(files: &[PathBuf]) -> (Vec<ServerConfig>, Vec<String>) {
-    let (mut configs, mut warnings) = (Vec::<ServerConfig>::new(), Vec::new());
-    for file in files {
-        let entries = match std::fs::read_to_string(file) {
-            Err(e) if e.kind() == ErrorKind::NotFound => continue,
-            Err(e) => vec![Err(e.to_string())],
-            Ok(text) => parse_config(&text),
-        };
-        for entry in entries {
-            match entry {
-                Ok(config) => {
-                    configs.retain(|old| old.name != config.name);
-                    configs.push(config);
-                }
-                Err(e) => warnings.push(format!("{}: {e}", file.display())),
-            }
-        }
-    }
-    (configs, warnings)
-}
-
-#[derive(Deserialize)]
-struct ConfigEntry {
-    command: String,
-    #[serde(default)]
-    args: Vec<String>,
-    #[serde(default)]
-    env: BTreeMap<String, String>,
-}
-
-/// One result per server entry, so one bad entry does not cost the others.
-fn parse_config(text: &str) -> Vec<Result<ServerConfig, String>> {
-    let file: Value = match serde_json::from_str(text) {
-        Ok(file) => file,
-        Err(e) => return vec![Err(format!("not valid JSON ({e})"))],
-    };
-    let Some(servers) = file.get("mcpServers").and_then(Value::as_object) else {
-        return vec![Err("no \"mcpServers\" object".to_string())];
-    };
-    let entry = |(name, value): (&String, &Value)| {
-        let entry = ConfigEntry::deserialize(value)
-            .map_err(|e| format!("server {name:?} skipped ({e}; only stdio is supported)"))?;
-        let (command, args) = (entry.command, entry.args);
-        let env = entry.env.into_iter().collect();
-        Ok(ServerConfig {
-            name: name.clone(),
-            command,
-            args,
-            env,
-        })
-    };
-    servers.iter().map(entry).collect()
 }
 
 /// All servers of the session. Shared with pool workers as `Arc<Servers>`.
@@ -168,6 +110,20 @@ impl Servers {
         self.servers.iter().map(count).sum()
     }
 
+    /// Whether the server's `tools/list` marked the tool `readOnlyHint: true`. Only a hint:
+    /// `tools::may_start_early` decides what it may change.
+    pub fn hint(&self, qualified_name: &str) -> ServerHint {
+        let Some((server, tool)) = self.find(qualified_name) else {
+            return ServerHint::Unmarked;
+        };
+        let connection = lock(&server.connection);
+        let mut listed = connection.live_tools().iter();
+        match listed.find(|t| tool_name(t) == tool) {
+            Some(tool) if marked_read_only(tool) => ServerHint::ReadOnly,
+            _ => ServerHint::Unmarked,
+        }
+    }
+
     /// Call `mcp__SERVER__TOOL` with the model's raw JSON arguments. `Err` is text for the model.
     pub fn call(&self, qualified_name: &str, arguments: &str) -> Result<String, String> {
         let (server, tool) = self
@@ -204,6 +160,14 @@ impl Servers {
                 ),
                 Err(reason) => format!("{}: dead ({reason})", server.config.name),
             };
+            let read_only = connection
+                .live_tools()
+                .iter()
+                .filter(|t| marked_read_only(t));
+            match read_only.count() {
+                0 => {}
+                count => line += &format!(", {count} marked read-only"),
+            }
             if connection.hidden > 0 {
                 let hidden = connection.hidden;
                 line += &format!(" ({hidden} more with names the model API refuses)");
@@ -333,6 +297,11 @@ fn tool_name(tool: &Value) -> &str {
     tool.get("name").and_then(Value::as_str).unwrap_or("")
 }
 
+/// `annotations.readOnlyHint: true` in the tool's `tools/list` entry; anything else is no mark.
+fn marked_read_only(tool: &Value) -> bool {
+    tool["annotations"]["readOnlyHint"] == true
+}
+
 fn qualified_name(server: &str, tool: &Value) -> String {
     format!("mcp__{server}__{}", tool_name(tool))
 }
@@ -426,6 +395,21 @@ mod tests {
         let picture = servers.call("mcp__fake__picture", r#"{"text": "look"}"#);
         assert_eq!(picture, Ok("look\n[image/png, 4 bytes]".to_string()));
         assert_eq!(servers.status(), vec!["fake: alive, 6 tools".to_string()]);
+    }
+
+    #[test]
+    fn only_a_true_read_only_hint_counts() {
+        let (servers, _) = start_one("readonly", HANDSHAKE_TIMEOUT);
+        assert_eq!(servers.hint("mcp__fake__slow"), ServerHint::ReadOnly);
+        // `fail` says `"readOnlyHint": "yes"`, `echo` says nothing.
+        assert_eq!(servers.hint("mcp__fake__fail"), ServerHint::Unmarked);
+        assert_eq!(servers.hint("mcp__fake__echo"), ServerHint::Unmarked);
+        assert_eq!(servers.hint("mcp__other__slow"), ServerHint::Unmarked);
+        assert_eq!(servers.hint("read_file"), ServerHint::Unmarked);
+        let status = servers.status();
+        assert_eq!(status, ["fake: alive, 6 tools, 1 marked read-only"]);
+        let (plain, _) = start_one("good", HANDSHAKE_TIMEOUT);
+        assert_eq!(plain.hint("mcp__fake__slow"), ServerHint::Unmarked);
     }
 
     /// Garbage lines and a 20 MB reply line (over the cap, so dropped) come before the real
@@ -534,40 +518,6 @@ mod tests {
         assert!(warnings[2].contains("could not start `/no/such/mcp-server`"));
         assert!(servers.status()[0].starts_with("mute: dead"));
         assert_eq!(servers.tool_count(), 6);
-    }
-
-    #[test]
-    fn config_files_merge_by_server_name_and_bad_entries_warn() {
-        let dir = std::env::temp_dir().join(format!("corecoder-mcp-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let write = |name: &str, text: &str| {
-            std::fs::write(dir.join(name), text).unwrap();
-            dir.join(name)
-        };
-        let home = write(
-            "home.json",
-            r#"{"mcpServers": {"a": {"command": "x"},
-            "b": {"command": "old", "args": ["1"]}}}"#,
-        );
-        let project = write(
-            "project.json",
-            r#"{"mcpServers": {"b": {"command": "new",
-            "env": {"K": "V"}}, "web": {"url": "https://example.com/mcp"}}}"#,
-        );
-        let broken = write("broken.json", "{not json");
-        let files = [home, dir.join("missing.json"), project, broken];
-        let (configs, warnings) = load_config(&files);
-        let names: Vec<_> = configs
-            .iter()
-            .map(|c| (c.name.as_str(), c.command.as_str()))
-            .collect();
-        assert_eq!(names, [("a", "x"), ("b", "new")]);
-        assert_eq!(configs[1].args, Vec::<String>::new());
-        assert_eq!(configs[1].env, [("K".to_string(), "V".to_string())]);
-        assert_eq!(warnings.len(), 2, "{warnings:?}");
-        assert!(warnings[0].contains("server \"web\" skipped"));
-        assert!(warnings[1].contains("broken.json: not valid JSON"));
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

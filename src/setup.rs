@@ -13,7 +13,8 @@ use crate::error::Error;
 use crate::hooks::Hooks;
 use crate::instructions::Instructions;
 use crate::llm::Llm;
-use crate::mcp::{self, Servers};
+use crate::mcp::Servers;
+use crate::mcp_config;
 use crate::session::{self, Header, SessionLog};
 use crate::trace::Trace;
 use std::path::{Path, PathBuf};
@@ -100,7 +101,7 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
     notes.extend(warnings);
     agent.set_hooks(Arc::new(hooks));
     let mcp_files = [home.join("mcp.json"), agent.cwd().join(".mcp.json")];
-    let (configs, warnings) = mcp::load_config(&mcp_files);
+    let (configs, warnings) = mcp_config::load_config(&mcp_files);
     notes.extend(warnings);
     let (servers, warnings) = Servers::start(configs);
     notes.extend(warnings);

@@ -6,11 +6,12 @@
 use super::{Agent, Event};
 use crate::batch::Batch;
 use crate::consent::Answer;
-use crate::guard::Verdict;
+use crate::guard::{LoopGuard, Verdict};
 use crate::hooks::HookContext;
 use crate::message::ToolCall;
-use crate::tools::pool::Pool;
-use crate::tools::{Outcome, ToolContext, ToolSet};
+use crate::sse::StreamedCall;
+use crate::tools::pool::{EarlyCall, Pool};
+use crate::tools::{self, Outcome, ToolContext, ToolSet};
 use serde_json::json;
 
 impl Agent {
@@ -23,6 +24,23 @@ impl Agent {
         }
         self.pool.get_or_insert_with(Pool::new);
         true
+    }
+
+    /// Start a call whose arguments just became whole, if it may start early: the rule is
+    /// `tools::may_start_early`. A call the loop guard will refuse is left for the batch to
+    /// refuse; `guard_ahead` is a copy of the guard judging calls in the order they become whole.
+    pub(super) fn start_early(
+        pool: &Pool,
+        call: &StreamedCall,
+        ctx: &ToolContext,
+        guard_ahead: &mut LoopGuard,
+    ) -> Option<EarlyCall> {
+        let repeat = guard_ahead.judge_named(&call.name, &call.arguments) != Verdict::Run;
+        let hint = ctx.mcp.hint(&call.name);
+        if repeat || !tools::may_start_early(&call.name, hint, &ctx.consent) {
+            return None;
+        }
+        Some(pool.start_early(&call.name, &call.arguments, ctx))
     }
 
     /// The loop guard's word on each call: `Some` refusal for a repeat, `Err` to stop the run.

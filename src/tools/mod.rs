@@ -1,4 +1,5 @@
-//! The eight built-in tools: their schemas, and the one `match` that dispatches a call.
+//! The eight built-in tools: their schemas, the one `match` that dispatches a call, and which
+//! calls may start before the reply has finished streaming.
 //!
 //! The agent loop hands a call here (inline, or from a pool worker) and gets back an `Outcome`:
 //! the text the model will read, plus an `Effect` the loop applies on the main thread in call
@@ -21,7 +22,7 @@ pub mod todo_write;
 pub mod walk;
 pub mod write_file;
 
-use crate::consent::Consent;
+use crate::consent::{Consent, Verdict};
 use crate::hooks::Hooks;
 use crate::instructions::Instructions;
 use crate::llm::Llm;
@@ -109,6 +110,29 @@ pub fn needs_consent(name: &str) -> bool {
 /// Tools that only look: they may start before the reply has finished streaming.
 pub fn is_read_only(name: &str) -> bool {
     matches!(name, "read_file" | "glob" | "grep")
+}
+
+/// What an MCP server says about one of its tools (`annotations.readOnlyHint` in `tools/list`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerHint {
+    ReadOnly,
+    Unmarked,
+}
+
+/// May this call start while the reply still streams, before the batch settles consent? Our
+/// read-only tools may: they need no consent. An MCP tool may only when its server marks it
+/// read-only *and* consent would run it without asking anyway (`--yes`, or "always" for this
+/// tool), never in plan mode or where it would be asked about or refused. The MCP spec says
+/// annotations are untrusted hints, so a hint alone must never let a call skip consent: it
+/// only lets a call the user already allowed start sooner. (PreToolUse hooks, which must see
+/// every call before it runs, turn early start off altogether: `Agent::prepare_early_start`;
+/// a call the loop guard will refuse is not started either: `Agent::start_early`.)
+pub fn may_start_early(name: &str, hint: ServerHint, consent: &Consent) -> bool {
+    if is_read_only(name) {
+        return true;
+    }
+    let allowed = consent.verdict(name) == Verdict::Run;
+    name.starts_with("mcp__") && hint == ServerHint::ReadOnly && allowed
 }
 
 /// The short form of a call shown to the user: `bash(cargo test)`'s `cargo test`.
@@ -242,6 +266,37 @@ mod tests {
         assert_eq!(summary("bash", r#"{"command":"a\nb"}"#), "a…");
         assert_eq!(summary("todo_write", r#"{"tasks":[{},{}]}"#), "2 tasks");
         assert_eq!(summary("glob", "not json"), "");
+    }
+
+    #[test]
+    fn an_mcp_hint_starts_a_call_early_only_where_consent_would_run_it() {
+        use crate::consent::{Mode, Plan};
+        use ServerHint::{ReadOnly, Unmarked};
+        let tool = "mcp__web__search";
+        let yes = Consent::new(Mode::AllowAll);
+        assert!(may_start_early(tool, ReadOnly, &yes));
+        assert!(!may_start_early(tool, Unmarked, &yes));
+        let mut ask = Consent::new(Mode::Ask);
+        assert!(!may_start_early(tool, ReadOnly, &ask));
+        ask.allow_always(tool).unwrap();
+        assert!(may_start_early(tool, ReadOnly, &ask));
+        assert!(!may_start_early("mcp__web__fetch", ReadOnly, &ask));
+        // Plan mode and `-p` without `--yes` refuse MCP tools: no hint changes that.
+        let mut plan = Consent::new(Mode::AllowAll);
+        plan.plan = Plan::On;
+        assert!(!may_start_early(tool, ReadOnly, &plan));
+        assert!(!may_start_early(
+            tool,
+            ReadOnly,
+            &Consent::new(Mode::ReadOnly)
+        ));
+        // A hint counts only for MCP tools; our own read-only tools need none.
+        assert!(!may_start_early("bash", ReadOnly, &yes));
+        assert!(may_start_early(
+            "grep",
+            Unmarked,
+            &Consent::new(Mode::ReadOnly)
+        ));
     }
 
     #[test]
