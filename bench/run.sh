@@ -1,6 +1,6 @@
 #!/bin/sh
 # The benchmark suite in one command: find or install the peers (ripgrep, fd, CoreCoder in a
-# venv under target/), build the stripped `dist` binary, then run `cargo bench --bench bench`,
+# venv under target/), then run `cargo bench --profile dist --bench bench` (the shipped build),
 # which prints the table and writes target/bench-results.md. A peer that cannot be installed is
 # skipped with a note by the bench itself. Arguments pass through as section names, e.g.
 # `bench/run.sh search sse`.
@@ -17,5 +17,5 @@ if [ ! -x target/bench-venv/bin/corecoder ]; then
     { python3 -m venv target/bench-venv && target/bench-venv/bin/pip install -q corecoder; } \
         || echo "note: could not install CoreCoder from PyPI" >&2
 fi
-cargo build --profile dist --bin corecoder || echo "note: dist build failed; size is of release" >&2
-exec cargo bench --bench bench -- "$@"
+# `--profile dist`: every row, in process or not, times the code that is shipped.
+exec cargo bench --profile dist --bench bench -- "$@"

@@ -1,6 +1,6 @@
 //! Benches that drive the real binary (and CoreCoder's) against the instant server: start-up,
-//! per-round agent overhead and peak memory of a long `-p --yes` session, parallel tool calls,
-//! and read-only calls started while the reply is still streaming.
+//! per-round agent overhead and peak memory of a long `-p --yes` session, and parallel tool
+//! calls. (Calls started while the reply is still streaming are timed in `streaming.rs`.)
 //!
 //! Every run gets its own server, a sandbox directory and a throwaway `HOME` (so sessions and
 //! permissions land there). It measures wall time of whole processes; it does not profile.

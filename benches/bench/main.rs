@@ -1,8 +1,8 @@
 //! The benchmark suite: how fast and small corecoder is, side by side with the tools a user
 //! would pick instead, measured in the same run on the same machine.
 //!
-//! Run by `bench/run.sh` (which installs the peers and builds the `dist` binary) or directly
-//! with `cargo bench --bench bench [-- NAME…]`, where NAME picks sections (`startup`,
+//! Run by `bench/run.sh` (which installs the peers) or directly with
+//! `cargo bench --profile dist --bench bench [-- NAME…]`, where NAME picks sections (`startup`,
 //! `session`, `size`, `search`, `sse`, `parallel`, `streaming`, `compaction`). Prints a markdown
 //! table (medians of ≥ 5 runs after a warm-up, ratios to the peers) and writes it to
 //! `target/bench-results.md`. A missing peer is skipped with a note. Not part of `cargo test`.
@@ -19,7 +19,8 @@ mod tree;
 use std::path::PathBuf;
 use std::process::Command;
 
-/// The release binary cargo built for this bench.
+/// The binary cargo built for this bench, in the bench's profile (`dist` from `bench/run.sh`),
+/// so the in-process rows and the whole-process rows time the same code as is shipped.
 pub const OURS: &str = env!("CARGO_BIN_EXE_corecoder");
 
 fn main() {
