@@ -8,11 +8,13 @@
 //! Providers differ from the OpenAI shape in many small ways (missing indices, repeated ids, no
 //! blank lines, error objects inside a 200 stream); `Parser` absorbs them. See `fixtures/sse/`.
 
-use serde::Deserialize;
 use serde::de::IgnoredAny;
 use std::borrow::Cow;
 use std::io::BufRead;
 use std::sync::atomic::{AtomicBool, Ordering};
+use wire::{Chunk, FirstChoice, WireChoice, WireToolCall};
+
+mod wire;
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Usage {
@@ -225,8 +227,7 @@ impl Parser {
                     .unwrap_or(0),
             });
         }
-        let mut choices = chunk.choices.into_iter().flatten();
-        if let Some(choice) = choices.find(|choice| choice.index.unwrap_or(0) == 0) {
+        if let Some(FirstChoice(Some(choice))) = chunk.choices {
             self.apply_choice(choice, on_delta);
         }
         Ok(Flow::Continue)
@@ -252,12 +253,12 @@ impl Parser {
                 self.merge_fragment(WireToolCall {
                     index,
                     id,
-                    function: Some(function),
+                    function: Some(*function),
                 });
             }
         }
         if let Some(reason) = choice.finish_reason {
-            self.reply.finish_reason = Some(reason);
+            self.reply.finish_reason = Some(reason.into());
         }
     }
 
@@ -332,68 +333,6 @@ fn provider_error(data: &str) -> StreamError {
     let error = value.get("error").unwrap_or(&value);
     let message = error.as_str().or_else(|| error.get("message")?.as_str());
     StreamError::Provider(message.unwrap_or(data.trim()).to_string())
-}
-
-// The wire shapes: only the fields the parser reads. The hot text fields borrow from the line
-// unless they hold escapes.
-
-#[derive(Deserialize)]
-struct Chunk<'a> {
-    #[serde(borrow)]
-    choices: Option<Vec<WireChoice<'a>>>,
-    usage: Option<WireUsage>,
-    error: Option<IgnoredAny>,
-}
-
-#[derive(Deserialize)]
-struct WireChoice<'a> {
-    index: Option<u64>,
-    #[serde(borrow)]
-    delta: Option<WireDelta<'a>>,
-    finish_reason: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct WireDelta<'a> {
-    #[serde(borrow)]
-    content: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    reasoning_content: Option<Cow<'a, str>>,
-    /// OpenRouter's and Ollama's name for `reasoning_content`.
-    #[serde(borrow)]
-    reasoning: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    tool_calls: Option<Vec<WireToolCall<'a>>>,
-    /// The pre-tools API: one call per reply, no id.
-    #[serde(borrow)]
-    function_call: Option<WireFunction<'a>>,
-}
-
-#[derive(Deserialize)]
-struct WireToolCall<'a> {
-    index: Option<u64>,
-    id: Option<String>,
-    #[serde(borrow)]
-    function: Option<WireFunction<'a>>,
-}
-
-#[derive(Deserialize)]
-struct WireFunction<'a> {
-    name: Option<String>,
-    #[serde(borrow)]
-    arguments: Option<Cow<'a, str>>,
-}
-
-#[derive(Deserialize)]
-struct WireUsage {
-    prompt_tokens: Option<u64>,
-    completion_tokens: Option<u64>,
-    prompt_tokens_details: Option<WireUsageDetails>,
-}
-
-#[derive(Deserialize)]
-struct WireUsageDetails {
-    cached_tokens: Option<u64>,
 }
 
 #[cfg(test)]
