@@ -23,6 +23,8 @@ const MAX_MATCHES: usize = 200;
 /// few enough to stop soon after the cap.
 const BATCH: usize = 512;
 const MAX_THREADS: usize = 8;
+/// Files of a batch per searching thread, at least: fewer are searched on the caller's own.
+const FILES_PER_THREAD: usize = 16;
 const BINARY_PROBE: u64 = 8192;
 /// A matching line in a minified file can be megabytes; the model needs only the start.
 const MAX_LINE_CHARS: usize = 300;
@@ -162,35 +164,35 @@ fn append_hits(lines: &mut Vec<String>, batch: &[Target], mut hits: Vec<Hit>) {
     }
 }
 
-/// Search one batch on `threads` scoped threads that take files off a shared counter.
+/// Search one batch on the calling thread and up to `threads - 1` scoped threads, which take
+/// files off a shared counter. A small batch is searched on the caller's thread alone: a thread
+/// costs more than a few small files, and each new one gets a malloc arena the process keeps.
 fn search_batch(batch: &[Target], regex: &Regex, threads: usize) -> Vec<Hit> {
     let next = AtomicUsize::new(0);
+    let work = || {
+        let (mut buffer, mut hits) = (Vec::new(), Vec::new());
+        loop {
+            let file = next.fetch_add(1, Ordering::Relaxed);
+            let Some((path, _)) = batch.get(file) else {
+                break;
+            };
+            search_file(path, regex, &mut buffer, |line, text| {
+                hits.push(Hit { file, line, text })
+            });
+        }
+        hits
+    };
+    let helpers = (batch.len() / FILES_PER_THREAD)
+        .min(threads)
+        .saturating_sub(1);
     std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads.min(batch.len()))
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut buffer = Vec::new();
-                    let mut hits = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some((path, _)) = batch.get(i) else { break };
-                        search_file(path, regex, &mut buffer, |line, text| {
-                            hits.push(Hit {
-                                file: i,
-                                line,
-                                text,
-                            })
-                        });
-                    }
-                    hits
-                })
-            })
-            .collect();
+        let workers: Vec<_> = (0..helpers).map(|_| scope.spawn(work)).collect();
+        let mut hits = work();
         // A worker cannot panic on input; if one somehow did, its files just count as no match.
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap_or_default())
-            .collect()
+        for worker in workers {
+            hits.extend(worker.join().unwrap_or_default());
+        }
+        hits
     })
 }
 

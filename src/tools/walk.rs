@@ -20,6 +20,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// Directories no search wants: version control internals, dependencies, build output, caches.
 const SKIP_DIRS: [&str; 5] = [".git", "node_modules", "target", "__pycache__", ".venv"];
 const MAX_THREADS: usize = 8;
+/// Directories of one level per walking thread, at least: fewer are listed on the caller's own.
+const DIRS_PER_THREAD: usize = 4;
 
 /// What `keep` makes of every file under `root` that is neither skipped nor ignored, in path
 /// order; files it returns `None` for are left out.
@@ -68,8 +70,8 @@ fn ignores_above(root: &Path) -> Vec<Arc<IgnoreFile>> {
     outer
 }
 
-/// Read every directory of one level on up to `threads` scoped threads, which take directories
-/// off a shared counter. Returns the next level and the files kept, in no particular order.
+/// Read every directory of one level on the calling thread and up to `threads - 1` scoped
+/// threads, which take directories off a shared counter. Returns the next level and the files kept, in no particular order.
 fn read_level<T: Send>(
     level: &[Pending],
     keep: &(impl Fn(&Path) -> Option<T> + Sync),
@@ -83,11 +85,15 @@ fn read_level<T: Send>(
         }
         (subdirs, files)
     };
+    // A thread costs more than listing a few directories, and each new thread that allocates
+    // gets a malloc arena the process keeps: share the work only when there is enough of it.
+    // The calling thread always works too.
+    let helpers = (level.len() / DIRS_PER_THREAD)
+        .min(threads)
+        .saturating_sub(1);
     std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads.min(level.len()))
-            .map(|_| scope.spawn(work))
-            .collect();
-        let (mut subdirs, mut files) = (Vec::new(), Vec::new());
+        let workers: Vec<_> = (0..helpers).map(|_| scope.spawn(work)).collect();
+        let (mut subdirs, mut files) = work();
         for worker in workers {
             // Nothing in a worker panics on input; if one somehow did, its directories are lost.
             let (dirs, kept) = worker.join().unwrap_or_default();
