@@ -173,7 +173,7 @@ pub fn hooks_file(scratch: &Scratch, data: &[u8]) {
 pub fn mcp_config(scratch: &Scratch, data: &[u8]) {
     let file = scratch.dir.join("mcp.json");
     std::fs::write(&file, data).expect("write the MCP config");
-    let (_configs, _warnings) = mcp::load_config(&[file]);
+    let (_configs, _warnings) = corecoder::mcp_config::load_config(&[file]);
 }
 
 /// The MCP wire's line handler, reached the only way it can be: a "server" (`cat`) prints the
