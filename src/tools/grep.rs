@@ -22,7 +22,6 @@ const MAX_MATCHES: usize = 200;
 /// Files in the first batch (each next one is twice as big): enough to keep the threads busy,
 /// few enough to stop soon after the cap.
 const BATCH: usize = 512;
-const MAX_THREADS: usize = 8;
 /// Files of a batch per searching thread, at least: fewer are searched on the caller's own.
 const FILES_PER_THREAD: usize = 16;
 const BINARY_PROBE: u64 = 8192;
@@ -84,7 +83,7 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
     let lines = if meta.is_file() {
         let batch = [(root, args.path.unwrap_or_default())];
         let mut lines = Vec::new();
-        append_hits(&mut lines, &batch, search_batch(&batch, &regex, 1));
+        append_hits(&mut lines, &batch, search_batch(&batch, &regex));
         lines
     } else {
         let wanted = include_filter(args.include.as_deref())?;
@@ -131,7 +130,6 @@ fn search_tree(
     regex: &Regex,
     cancel: &AtomicBool,
 ) -> Vec<String> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS));
     let targets: Vec<Target> = walk::files_with(root, |path| {
         let rel = walk::relative(root, path);
         wanted(&rel).then(|| (path.to_path_buf(), rel))
@@ -140,7 +138,7 @@ fn search_tree(
     let (mut start, mut size) = (0, BATCH);
     while start < targets.len() && lines.len() <= MAX_MATCHES && !cancel.load(Ordering::Relaxed) {
         let batch = &targets[start..targets.len().min(start + size)];
-        append_hits(&mut lines, batch, search_batch(batch, regex, threads));
+        append_hits(&mut lines, batch, search_batch(batch, regex));
         // Each batch ends with threads waiting for the slowest; a search that has not hit the cap
         // yet is likely to go on, so it gets fewer, bigger batches.
         (start, size) = (start + size, size * 2);
@@ -164,10 +162,9 @@ fn append_hits(lines: &mut Vec<String>, batch: &[Target], mut hits: Vec<Hit>) {
     }
 }
 
-/// Search one batch on the calling thread and up to `threads - 1` scoped threads, which take
-/// files off a shared counter. A small batch is searched on the caller's thread alone: a thread
-/// costs more than a few small files, and each new one gets a malloc arena the process keeps.
-fn search_batch(batch: &[Target], regex: &Regex, threads: usize) -> Vec<Hit> {
+/// Search one batch on the calling thread and, for a big batch, scoped helper threads
+/// (`walk::helper_threads`); all take files off a shared counter.
+fn search_batch(batch: &[Target], regex: &Regex) -> Vec<Hit> {
     let next = AtomicUsize::new(0);
     let work = || {
         let (mut buffer, mut hits) = (Vec::new(), Vec::new());
@@ -182,9 +179,7 @@ fn search_batch(batch: &[Target], regex: &Regex, threads: usize) -> Vec<Hit> {
         }
         hits
     };
-    let helpers = (batch.len() / FILES_PER_THREAD)
-        .min(threads)
-        .saturating_sub(1);
+    let helpers = walk::helper_threads(batch.len(), FILES_PER_THREAD);
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..helpers).map(|_| scope.spawn(work)).collect();
         let mut hits = work();

@@ -26,7 +26,6 @@ const DIRS_PER_THREAD: usize = 4;
 /// What `keep` makes of every file under `root` that is neither skipped nor ignored, in path
 /// order; files it returns `None` for are left out.
 pub fn files_with<T: Send>(root: &Path, keep: impl Fn(&Path) -> Option<T> + Sync) -> Vec<T> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS));
     let mut ignores = ignores_above(root);
     ignores.extend(IgnoreFile::load(root).map(Arc::new));
     // The root itself is never filtered: asking for `target/` explicitly means it.
@@ -36,7 +35,7 @@ pub fn files_with<T: Send>(root: &Path, keep: impl Fn(&Path) -> Option<T> + Sync
     }];
     let mut found = Vec::new();
     while !level.is_empty() {
-        let (subdirs, files) = read_level(&level, &keep, threads);
+        let (subdirs, files) = read_level(&level, &keep);
         found.extend(files);
         level = subdirs;
     }
@@ -70,12 +69,12 @@ fn ignores_above(root: &Path) -> Vec<Arc<IgnoreFile>> {
     outer
 }
 
-/// Read every directory of one level on the calling thread and up to `threads - 1` scoped
-/// threads, which take directories off a shared counter. Returns the next level and the files kept, in no particular order.
+/// Read every directory of one level on the calling thread and, for a big level, scoped helper
+/// threads; all take directories off a shared counter. Returns the next level and the files
+/// kept, in no particular order.
 fn read_level<T: Send>(
     level: &[Pending],
     keep: &(impl Fn(&Path) -> Option<T> + Sync),
-    threads: usize,
 ) -> (Vec<Pending>, Vec<(PathBuf, T)>) {
     let next = AtomicUsize::new(0);
     let work = || {
@@ -85,12 +84,7 @@ fn read_level<T: Send>(
         }
         (subdirs, files)
     };
-    // A thread costs more than listing a few directories, and each new thread that allocates
-    // gets a malloc arena the process keeps: share the work only when there is enough of it.
-    // The calling thread always works too.
-    let helpers = (level.len() / DIRS_PER_THREAD)
-        .min(threads)
-        .saturating_sub(1);
+    let helpers = helper_threads(level.len(), DIRS_PER_THREAD);
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..helpers).map(|_| scope.spawn(work)).collect();
         let (mut subdirs, mut files) = work();
@@ -102,6 +96,19 @@ fn read_level<T: Send>(
         }
         (subdirs, files)
     })
+}
+
+/// How many threads should help the calling one with `items` pieces of work: none unless each
+/// of at least two would get `per_thread`. A thread costs more than listing a few directories or
+/// searching a few files. Only then is the core count read: on Linux that is a dozen system
+/// calls, which every small glob paid before.
+pub fn helper_threads(items: usize, per_thread: usize) -> usize {
+    let wanted = items / per_thread;
+    if wanted < 2 {
+        return 0;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    wanted.min(cores).min(MAX_THREADS) - 1
 }
 
 /// List one directory: admitted subdirectories go to `subdirs` (with their own `.gitignore`
@@ -370,6 +377,15 @@ mod tests {
 
     fn glob(pattern: &str, path: &str) -> bool {
         compile_glob(pattern).expect("valid glob").is_match(path)
+    }
+
+    #[test]
+    fn small_work_gets_no_helper_threads() {
+        assert_eq!(helper_threads(0, DIRS_PER_THREAD), 0);
+        assert_eq!(helper_threads(2 * DIRS_PER_THREAD - 1, DIRS_PER_THREAD), 0);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let most = cores.min(MAX_THREADS) - 1;
+        assert_eq!(helper_threads(1_000_000, 1), most);
     }
 
     #[test]
