@@ -162,8 +162,8 @@ fn append_hits(lines: &mut Vec<String>, batch: &[Target], mut hits: Vec<Hit>) {
     }
 }
 
-/// Search one batch on the calling thread and, for a big batch, scoped helper threads
-/// (`walk::helper_threads`); all take files off a shared counter.
+/// Search one batch on the calling thread and, for a big batch, helper threads
+/// (`walk::share_work`); all take files off a shared counter.
 fn search_batch(batch: &[Target], regex: &Regex) -> Vec<Hit> {
     let next = AtomicUsize::new(0);
     let work = || {
@@ -179,16 +179,8 @@ fn search_batch(batch: &[Target], regex: &Regex) -> Vec<Hit> {
         }
         hits
     };
-    let helpers = walk::helper_threads(batch.len(), FILES_PER_THREAD);
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..helpers).map(|_| scope.spawn(work)).collect();
-        let mut hits = work();
-        // A worker cannot panic on input; if one somehow did, its files just count as no match.
-        for worker in workers {
-            hits.extend(worker.join().unwrap_or_default());
-        }
-        hits
-    })
+    let shares = walk::share_work(batch.len(), FILES_PER_THREAD, work);
+    shares.into_iter().flatten().collect()
 }
 
 /// Report up to `MAX_MATCHES + 1` matching lines of one file. Unreadable and binary files are

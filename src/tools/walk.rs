@@ -84,17 +84,25 @@ fn read_level<T: Send>(
         }
         (subdirs, files)
     };
-    let helpers = helper_threads(level.len(), DIRS_PER_THREAD);
+    let (mut subdirs, mut files) = (Vec::new(), Vec::new());
+    for (dirs, kept) in share_work(level.len(), DIRS_PER_THREAD, work) {
+        subdirs.extend(dirs);
+        files.extend(kept);
+    }
+    (subdirs, files)
+}
+
+/// Run `work` on the calling thread and, when there is enough of it, on scoped helper threads
+/// too (`helper_threads`); `work` hands out the `items` itself, off a shared counter. Returns
+/// every thread's result. Used by the walk and by grep's search.
+pub fn share_work<R: Send>(items: usize, per_thread: usize, work: impl Fn() -> R + Sync) -> Vec<R> {
+    let helpers = helper_threads(items, per_thread);
     std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..helpers).map(|_| scope.spawn(work)).collect();
-        let (mut subdirs, mut files) = work();
-        for worker in workers {
-            // Nothing in a worker panics on input; if one somehow did, its directories are lost.
-            let (dirs, kept) = worker.join().unwrap_or_default();
-            subdirs.extend(dirs);
-            files.extend(kept);
-        }
-        (subdirs, files)
+        let workers: Vec<_> = (0..helpers).map(|_| scope.spawn(&work)).collect();
+        let mut results = vec![work()];
+        // Nothing in a worker panics on input; if one somehow did, its share is lost.
+        results.extend(workers.into_iter().filter_map(|worker| worker.join().ok()));
+        results
     })
 }
 
@@ -102,7 +110,7 @@ fn read_level<T: Send>(
 /// of at least two would get `per_thread`. A thread costs more than listing a few directories or
 /// searching a few files. Only then is the core count read: on Linux that is a dozen system
 /// calls, which every small glob paid before.
-pub fn helper_threads(items: usize, per_thread: usize) -> usize {
+fn helper_threads(items: usize, per_thread: usize) -> usize {
     let wanted = items / per_thread;
     if wanted < 2 {
         return 0;
