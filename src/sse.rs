@@ -60,6 +60,9 @@ pub enum StreamError {
     Ended,
     /// An error object sent inside the stream; the provider's message text.
     Provider(String),
+    /// A `data:` event that is not a chunk we can read (the start of it). A reply with a piece
+    /// missing cannot be trusted, so the caller retries the whole request.
+    Malformed(String),
     /// `cancel` was set (Ctrl+C).
     Interrupted,
 }
@@ -70,6 +73,9 @@ impl std::fmt::Display for StreamError {
             StreamError::Io(err) => write!(f, "reading the stream failed: {err}"),
             StreamError::Ended => write!(f, "the stream ended before the reply was complete"),
             StreamError::Provider(msg) => write!(f, "provider error: {msg}"),
+            StreamError::Malformed(start) => {
+                write!(f, "the server sent a chunk that is not valid JSON: {start}")
+            }
             StreamError::Interrupted => write!(f, "interrupted"),
         }
     }
@@ -173,6 +179,10 @@ impl Parser {
 
     /// Call at end of input: flushes a pending event, then decides Ok(Reply) or Err(Ended).
     pub fn finish(mut self, on_delta: &mut dyn FnMut(Delta)) -> Result<Reply, StreamError> {
+        // A chunk the end of input cut short is a broken stream, not a malformed chunk.
+        if !self.data.is_empty() && is_unfinished_json(&self.data) {
+            return Err(StreamError::Ended);
+        }
         self.dispatch(on_delta)?;
         if !self.done && self.reply.finish_reason.is_none() {
             return Err(StreamError::Ended);
@@ -213,8 +223,8 @@ impl Parser {
         }
         let chunk = match serde_json::from_str::<Chunk>(data) {
             Ok(chunk) if chunk.error.is_none() && !self.error_event => chunk,
-            // One bad chunk should not cost the whole reply.
-            Err(_) if !self.error_event => return Ok(Flow::Continue),
+            // Skipping it would run a call or print an answer with a piece missing.
+            Err(_) if !self.error_event => return Err(malformed(data)),
             _ => return Err(provider_error(data)),
         };
         if let Some(usage) = chunk.usage {
@@ -244,11 +254,17 @@ impl Parser {
                 self.reply.text.push_str(&piece);
                 on_delta(Delta::Text(&piece));
             }
+            // llama-cpp-python sends each piece twice, here and in the legacy `function_call`:
+            // where `tool_calls` is present, it is the one to read.
+            let legacy = match delta.tool_calls {
+                Some(_) => None,
+                None => delta.function_call,
+            };
             for fragment in delta.tool_calls.into_iter().flatten() {
                 self.merge_fragment(fragment);
             }
             self.announce_ready(on_delta);
-            if let Some(function) = delta.function_call {
+            if let Some(function) = legacy {
                 let (index, id) = (None, None);
                 self.merge_fragment(WireToolCall {
                     index,
@@ -324,6 +340,12 @@ impl Parser {
 /// True if `data` is the start of a JSON value that later `data:` lines would complete.
 fn is_unfinished_json(data: &str) -> bool {
     serde_json::from_str::<IgnoredAny>(data).is_err_and(|err| err.is_eof())
+}
+
+/// What the caller is told of an unreadable chunk: its start, enough to recognise it.
+fn malformed(data: &str) -> StreamError {
+    let start: String = data.trim().chars().take(80).collect();
+    StreamError::Malformed(start)
 }
 
 /// The message of an error sent inside the stream: `{"error": {"message": ..}}`,
@@ -590,20 +612,41 @@ mod tests {
         assert_eq!(check("usage-null-fields.sse").unwrap(), want);
     }
 
+    /// A piece of the reply is lost: the whole reply is refused, not assembled around the gap.
     #[test]
-    fn invalid_json_chunk_is_skipped() {
-        assert_eq!(
-            check("invalid-json-skipped.sse").unwrap(),
-            text_reply("ab", "stop", None)
-        );
+    fn invalid_json_chunk_fails_the_reply() {
+        let err = check("invalid-json-in-reply.sse").unwrap_err();
+        let StreamError::Malformed(start) = err else {
+            panic!("{err}")
+        };
+        assert_eq!(start, "{not json at all");
+        let only = check("invalid-json-only.sse").unwrap_err();
+        assert!(matches!(only, StreamError::Malformed(_)), "{only}");
     }
 
+    /// A chunk that is JSON but not a chunk's shape loses a piece just the same.
     #[test]
-    fn only_invalid_json_is_ended() {
-        assert!(matches!(
-            check("invalid-json-only.sse"),
-            Err(StreamError::Ended)
-        ));
+    fn a_chunk_of_the_wrong_shape_fails_the_reply() {
+        let mut parser = Parser::new();
+        let line = r#"data: {"choices":{"index":0,"delta":{"content":"lost"}}}"#;
+        parser.feed_line(line, &mut |_| {}).unwrap();
+        let err = parser.feed_line("", &mut |_| {}).unwrap_err();
+        assert!(matches!(err, StreamError::Malformed(_)), "{err}");
+    }
+
+    /// Captured from llama-cpp-python 0.3.36: every piece also in `function_call`, read once.
+    #[test]
+    fn llamacpp_python_pieces_are_not_doubled() {
+        let (result, seen) = replay("llamacpp-python-forced-tool-call.sse");
+        let reply = result.unwrap();
+        assert_eq!(reply.tool_calls.len(), 1, "{reply:?}");
+        let call = &reply.tool_calls[0];
+        assert_eq!(call.name, "read_file");
+        assert!(call.id.starts_with("call__0_read_file_"), "{}", call.id);
+        let args: serde_json::Value = serde_json::from_str(&call.arguments).unwrap();
+        assert_eq!(args["file_path"], "test.txt", "{}", call.arguments);
+        let ready: Vec<&String> = seen.iter().filter(|s| s.starts_with("ready:")).collect();
+        assert_eq!(ready.len(), 1, "{seen:?}");
     }
 
     #[test]
