@@ -25,6 +25,29 @@ pub struct Config {
     pub fallback_models: Vec<String>,
     /// Dollars the session may spend; checked before every request.
     pub max_cost: Option<f64>,
+    /// `tool_choice` sent with every request that offers tools; `None` sends nothing.
+    pub tool_choice: Option<ToolChoice>,
+}
+
+/// `CORECODER_TOOL_CHOICE`: some servers (llama-cpp-python's function-calling handler) call
+/// no tool unless asked to with `auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolChoice {
+    Auto,
+    /// Every reply must call a tool: the model can never answer, so a task ends at the round cap.
+    Required,
+    /// The model may not call tools.
+    NoCalls,
+}
+
+impl ToolChoice {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolChoice::Auto => "auto",
+            ToolChoice::Required => "required",
+            ToolChoice::NoCalls => "none",
+        }
+    }
 }
 
 /// What the user asked the binary to do.
@@ -93,13 +116,15 @@ Usage: corecoder [OPTIONS]
 
 Environment: CORECODER_MAX_TOKENS (4096), CORECODER_TEMPERATURE (0), CORECODER_MAX_CONTEXT
 (128000), CORECODER_IDLE_TIMEOUT (seconds, 300), CORECODER_FALLBACK_MODELS (m1,m2: models to
-switch to when the current one keeps failing). A .env file in the current directory or the
+switch to when the current one keeps failing), CORECODER_TOOL_CHOICE (auto, required or none;
+not sent when unset; llama-cpp-python's function calling needs auto). A .env file in the current directory or the
 nearest parent (not $HOME or above) is read without overriding the environment.
 bash never sees variables named like *KEY*, *SECRET*, *TOKEN* or *PASSWORD*, except those
 listed in CORECODER_ENV_ALLOW=NAME1,NAME2.
 
 Exit codes: 0 done, 1 API failure, 2 usage error, 3 round cap reached, 4 budget spent,
-5 stopped for repeating the same call, 130 interrupted.
+5 stopped for repeating the same call, 6 answer cut off at the output token limit,
+130 interrupted.
 ";
 
 /// The documented defaults, with no key: a starting point for embedding programs.
@@ -115,6 +140,7 @@ impl Default for Config {
             idle_timeout: Duration::from_secs(300),
             fallback_models: Vec::new(),
             max_cost: None,
+            tool_choice: None,
         }
     }
 }
@@ -279,6 +305,10 @@ fn config_from(env: &HashMap<String, String>) -> Result<Config, Error> {
             Some(text) => Some(dollars("CORECODER_MAX_COST", &text)?),
             None => None,
         },
+        tool_choice: match first(&["CORECODER_TOOL_CHOICE"]) {
+            Some(text) => Some(tool_choice(&text)?),
+            None => None,
+        },
     })
 }
 
@@ -289,6 +319,17 @@ fn dollars(name: &str, text: &str) -> Result<f64, Error> {
         true => Ok(value),
         false => Err(Error::Usage(format!(
             "{name}: '{text}' is not an amount of dollars"
+        ))),
+    }
+}
+
+fn tool_choice(text: &str) -> Result<ToolChoice, Error> {
+    match text.trim() {
+        "auto" => Ok(ToolChoice::Auto),
+        "required" => Ok(ToolChoice::Required),
+        "none" => Ok(ToolChoice::NoCalls),
+        other => Err(Error::Usage(format!(
+            "CORECODER_TOOL_CHOICE: '{other}' is not auto, required or none"
         ))),
     }
 }
@@ -397,6 +438,13 @@ mod tests {
                 .contains("--max-rounds")
         );
         assert!(check(&["stray"], &[]).unwrap_err().contains("stray"));
+        let err = check(&[], &[("CORECODER_TOOL_CHOICE", "always")]).unwrap_err();
+        assert!(
+            err.contains("CORECODER_TOOL_CHOICE") && err.contains("always"),
+            "{err}"
+        );
+        let run = run_options(&[], &[("CORECODER_TOOL_CHOICE", "auto")]);
+        assert_eq!(run.config.tool_choice, Some(ToolChoice::Auto));
     }
 
     #[test]

@@ -7,6 +7,7 @@
 
 mod account;
 mod answers;
+mod body;
 
 use crate::config::Config;
 use crate::cost::{Ledger, PriceTable};
@@ -16,8 +17,9 @@ use crate::message::Message;
 use crate::sse::{self, Delta, Reply, StreamError, StreamedCall};
 use crate::trace::{Tee, Trace};
 use answers::transport_failure;
+pub use answers::{Overflow, overflow_numbers};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Cursor, Read};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -48,6 +50,10 @@ struct Adaptations {
     max_completion_tokens: bool,
     omit_temperature: bool,
     omit_stream_options: bool,
+    /// Send `""` rather than `null` as an assistant message's missing content.
+    empty_content: bool,
+    /// The provider's context window, once it said so; smaller than the configured one.
+    context_limit: Option<u64>,
 }
 
 /// What the caller sees while a request is under way.
@@ -233,13 +239,34 @@ impl Llm {
         let status = response.status().as_u16();
         if status != 200 {
             let retry_after = http::retry_after(response.headers());
-            let message = http::error_message(response.into_body().into_reader());
+            let body = http::error_body(response.into_body().into_reader());
             if let Some(trace) = &self.trace {
-                trace.record("http_error", json!({"status": status, "message": message}));
+                trace.record("http_error", json!({"status": status, "body": body}));
             }
-            return Err(self.status_failure(status, &message, retry_after));
+            let message = http::message_in(&body);
+            return Err(self.status_failure(status, &message, retry_after, messages));
         }
+        let content_type = (response.headers().get("content-type"))
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
         let mut body = BufReader::new(response.into_body().into_reader());
+        let start = body::first_line(&mut body).map_err(|e| Failure::Retryable {
+            why: format!("the stream broke: {e}"),
+            wait: None,
+        })?;
+        if !body::is_event_stream(&content_type, &start) {
+            let text = body::read_whole(&start, &mut body);
+            if let Some(trace) = &self.trace {
+                trace.record(
+                    "not_a_stream",
+                    json!({"content_type": content_type, "body": text}),
+                );
+            }
+            return body::whole_answer(&content_type, &text, on_event);
+        }
+        // The line already read goes first, as if it had never been taken out.
+        let mut body = Cursor::new(start).chain(body);
         let mut traced;
         let reader: &mut dyn BufRead = match &self.trace {
             Some(trace) => {
@@ -273,8 +300,14 @@ impl Llm {
             "messages": messages,
             "stream": true,
         });
+        if adapt.empty_content {
+            empty_for_null_content(&mut body["messages"]);
+        }
         if !tools.is_empty() {
             body["tools"] = json!(tools);
+            if let Some(choice) = &self.config.tool_choice {
+                body["tool_choice"] = json!(choice.as_str());
+            }
         }
         if !adapt.omit_stream_options {
             body["stream_options"] = json!({"include_usage": true});
@@ -288,6 +321,15 @@ impl Llm {
         };
         body[limit_key] = json!(self.config.max_tokens);
         body
+    }
+}
+
+/// `content: null` becomes `""` (see `adapt_null_content`).
+fn empty_for_null_content(messages: &mut Value) {
+    for message in messages.as_array_mut().into_iter().flatten() {
+        if message["content"].is_null() {
+            message["content"] = json!("");
+        }
     }
 }
 

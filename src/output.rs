@@ -36,6 +36,7 @@ pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
     });
     let (subtype, text, code) = match &result {
         Ok(Finish::Answer(text)) => ("success", text.clone(), 0),
+        Ok(Finish::CutOff(text)) => ("error_max_tokens", text.clone(), 6),
         Ok(Finish::RoundCap) => (
             "error_max_rounds",
             "reached maximum tool-call rounds".into(),

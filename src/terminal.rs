@@ -5,7 +5,7 @@
 //! rest to stderr. Colour only on a terminal and never with `NO_COLOR`. It makes no decision
 //! about the conversation; it only prints.
 
-use crate::agent::{Event, Finish, ROUND_CAP_MESSAGE};
+use crate::agent::{CUT_OFF_MESSAGE, Event, Finish, ROUND_CAP_MESSAGE};
 use crate::error::Error;
 use crate::llm;
 use crossbeam_channel::{Receiver, RecvTimeoutError};
@@ -111,10 +111,14 @@ impl Display {
     pub fn finish(&self, finish: &Finish) -> i32 {
         self.spinner.stop();
         match finish {
-            Finish::Answer(text) => {
+            Finish::Answer(text) | Finish::CutOff(text) => {
                 match self.answer {
                     Answer::Live => self.close_line_unless(Open::Nothing),
                     Answer::AtTheEnd => println!("{text}"),
+                }
+                if let Finish::CutOff(_) = finish {
+                    eprintln!("{}", self.paint(YELLOW, CUT_OFF_MESSAGE));
+                    return 6;
                 }
                 0
             }

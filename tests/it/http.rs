@@ -136,6 +136,7 @@ pub fn write_reply(
             sleep_unless_stopping(ms, stopping);
         }
         Reply::Stall { ms } => sleep_unless_stopping(ms, stopping),
+        Reply::Raw(bytes) => stream.write_all(&bytes)?,
         // `serve` turns it into a stream before writing; reaching here is a bug in the server.
         Reply::EchoLastUser => {
             let body = "EchoLastUser reached write_reply";

@@ -30,6 +30,7 @@ mod run;
 mod safety;
 mod scripting;
 mod server;
+mod servers;
 mod soak;
 mod sse;
 mod tools;

@@ -48,6 +48,9 @@ pub enum Reply {
     /// A text answer `report: <the request's last user message>`, for requests that arrive
     /// in no fixed order (parallel sub-agents).
     EchoLastUser,
+    /// A whole HTTP answer, status line and headers included, written as it is (the raw
+    /// answers of real servers kept in `fixtures/http/`).
+    Raw(Vec<u8>),
     /// The stream in two TCP writes, split at byte `at`, with a pause between them.
     SseSplitAt {
         body: String,
