@@ -19,8 +19,11 @@ pub struct Config {
     pub max_tokens: u32,
     pub temperature: f64,
     pub max_context: u32,
-    /// How long a stream may stay silent before it counts as broken (and is retried).
+    /// How long a stream may go without a `data:` event before it counts as broken (and is
+    /// retried); comments such as `: ping` do not count.
     pub idle_timeout: Duration,
+    /// How long one reply may take in all, however steadily it trickles; then the run fails.
+    pub request_timeout: Duration,
     /// Models to switch to, in order, when the current one keeps failing.
     pub fallback_models: Vec<String>,
     /// Dollars the session may spend; checked before every request.
@@ -115,7 +118,8 @@ Usage: corecoder [OPTIONS]
   -h, --help            print this help
 
 Environment: CORECODER_MAX_TOKENS (4096), CORECODER_TEMPERATURE (0), CORECODER_MAX_CONTEXT
-(128000), CORECODER_IDLE_TIMEOUT (seconds, 300), CORECODER_FALLBACK_MODELS (m1,m2: models to
+(128000), CORECODER_IDLE_TIMEOUT (seconds without a data event before a retry, 300),
+CORECODER_REQUEST_TIMEOUT (seconds one reply may take in all, 1800), CORECODER_FALLBACK_MODELS (m1,m2: models to
 switch to when the current one keeps failing), CORECODER_TOOL_CHOICE (auto, required or none;
 not sent when unset; llama-cpp-python's function calling needs auto). A .env file in the current directory or the
 nearest parent (not $HOME or above) is read without overriding the environment.
@@ -138,6 +142,7 @@ impl Default for Config {
             temperature: 0.0,
             max_context: 128_000,
             idle_timeout: Duration::from_secs(300),
+            request_timeout: Duration::from_secs(1800),
             fallback_models: Vec::new(),
             max_cost: None,
             tool_choice: None,
@@ -284,6 +289,7 @@ fn config_from(env: &HashMap<String, String>) -> Result<Config, Error> {
             .find_map(|name| env.get(*name).filter(|v| !v.trim().is_empty()).cloned())
     };
     let idle_secs: u64 = env_number(env, "CORECODER_IDLE_TIMEOUT", "300")?;
+    let request_secs: u64 = env_number(env, "CORECODER_REQUEST_TIMEOUT", "1800")?;
     Ok(Config {
         api_key: first(&["CORECODER_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY"]),
         base_url: first(&["OPENAI_BASE_URL", "CORECODER_BASE_URL"])
@@ -293,6 +299,7 @@ fn config_from(env: &HashMap<String, String>) -> Result<Config, Error> {
         temperature: env_number(env, "CORECODER_TEMPERATURE", "0")?,
         max_context: env_number(env, "CORECODER_MAX_CONTEXT", "128000")?,
         idle_timeout: Duration::from_secs(idle_secs.max(1)),
+        request_timeout: Duration::from_secs(request_secs.max(1)),
         fallback_models: first(&["CORECODER_FALLBACK_MODELS"])
             .map(|list| {
                 list.split(',')

@@ -71,9 +71,15 @@ fn root_certs() -> RootCerts {
     }
 }
 
+/// `Retry-After` in seconds, if it is a number that means something (`nan`, `inf` or a date
+/// are ignored: the usual backoff applies). Capped at 30 s.
 pub fn retry_after(headers: &ureq::http::HeaderMap) -> Option<Duration> {
     let text = headers.get("retry-after")?.to_str().ok()?;
-    let secs: f64 = text.trim().parse().ok()?;
+    let secs: f64 = text
+        .trim()
+        .parse()
+        .ok()
+        .filter(|secs: &f64| secs.is_finite())?;
     Some(Duration::from_secs_f64(secs.clamp(0.0, 30.0)))
 }
 

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Cursor, Read};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const MAX_RETRIES: u32 = 4;
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
@@ -215,6 +215,10 @@ impl Llm {
         cancel: &AtomicBool,
         on_event: &mut dyn FnMut(Event),
     ) -> Result<Reply, Failure> {
+        let limits = sse::Limits {
+            idle: self.config.idle_timeout,
+            deadline: Some(Instant::now() + self.config.request_timeout),
+        };
         let body = self.request_body(messages, tools);
         let url = format!(
             "{}/chat/completions",
@@ -280,17 +284,33 @@ impl Llm {
             Delta::Reasoning(text) => on_event(Event::Reasoning(text)),
             Delta::CallReady(call) => on_event(Event::CallReady(call)),
         };
-        sse::read_stream(reader, cancel, &mut on_delta).map_err(|e| match e {
-            StreamError::Interrupted => Failure::Fatal(Error::Interrupted),
-            StreamError::Provider(message) => Failure::Retryable {
-                why: format!("the provider sent an error mid-stream: {message}"),
-                wait: None,
-            },
-            other => Failure::Retryable {
-                why: format!("the stream broke: {other}"),
-                wait: None,
-            },
-        })
+        let read = sse::read_stream(reader, cancel, &limits, &mut on_delta);
+        read.map_err(|e| self.stream_failure(e))
+    }
+
+    /// A stream that broke is retried; one that broke a limit would only break it again.
+    fn stream_failure(&self, error: StreamError) -> Failure {
+        let limit = match error {
+            StreamError::Interrupted => return Failure::Fatal(Error::Interrupted),
+            StreamError::Provider(message) => {
+                let why = format!("the provider sent an error mid-stream: {message}");
+                return Failure::Retryable { why, wait: None };
+            }
+            StreamError::Deadline => format!(
+                "{error} (CORECODER_REQUEST_TIMEOUT, {} s)",
+                self.config.request_timeout.as_secs()
+            ),
+            StreamError::TooLarge(_) => format!(
+                "{error}: past {} MiB, or a line past {} MiB; stopped reading",
+                sse::MAX_REPLY >> 20,
+                sse::MAX_LINE >> 20
+            ),
+            other => {
+                let why = format!("the stream broke: {other}");
+                return Failure::Retryable { why, wait: None };
+            }
+        };
+        Failure::Fatal(Error::Api(limit))
     }
 
     fn request_body(&self, messages: &[Message], tools: &[Value]) -> Value {

@@ -18,6 +18,7 @@ mod engine;
 mod extend;
 mod faults;
 mod hooks;
+mod hostile;
 mod http;
 mod interrupts;
 mod long;
