@@ -100,7 +100,8 @@ corecoder - a minimal AI coding agent for any OpenAI-compatible model
 
 Usage: corecoder [OPTIONS]
 
-  -p, --prompt TEXT     run one task non-interactively; the answer goes to stdout
+  -p, --prompt TEXT     run one task non-interactively; the answer goes to stdout. -p - reads
+                        the task from stdin; with -p TEXT, piped stdin is added after TEXT
   -y, --yes             allow mutating tools (bash, write_file, edit_file, agent) without asking
   -m, --model NAME      model name                     [env CORECODER_MODEL, default gpt-5.5]
       --base-url URL    OpenAI-compatible base URL     [env OPENAI_BASE_URL or CORECODER_BASE_URL]
@@ -128,7 +129,7 @@ listed in CORECODER_ENV_ALLOW=NAME1,NAME2.
 
 Exit codes: 0 done, 1 API failure, 2 usage error, 3 round cap reached, 4 budget spent,
 5 stopped for repeating the same call, 6 answer cut off at the output token limit,
-130 interrupted.
+130 interrupted, 141 the output was closed (e.g. piped into head).
 ";
 
 /// The documented defaults, with no key: a starting point for embedding programs.
@@ -279,7 +280,22 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
         }
     }
     run.config = config;
+    check_run(&run)?;
     Ok(Invocation::Run(Box::new(run)))
+}
+
+/// Combinations of flags that would do nothing useful, or spend money on nothing.
+fn check_run(run: &RunOptions) -> Result<(), Error> {
+    let why = if run.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
+        "-p: the task is empty (give it as -p \"TEXT\", or -p - to read it from stdin)"
+    } else if run.max_rounds == 0 {
+        "--max-rounds: must be at least 1"
+    } else if run.output != OutputFormat::Text && run.prompt.is_none() {
+        "--output-format works only with -p (the interactive session prints for a person)"
+    } else {
+        return Ok(());
+    };
+    Err(Error::Usage(why.to_string()))
 }
 
 fn config_from(env: &HashMap<String, String>) -> Result<Config, Error> {

@@ -207,10 +207,7 @@ impl Parser {
         }
         // Some servers never send the blank line: buffered data that is already a complete
         // JSON value (or `[DONE]`) is an event of its own.
-        if !self.data.is_empty()
-            && !self.data_is_open()
-            && self.dispatch(on_delta)? == Flow::Done
-        {
+        if !self.data.is_empty() && !self.data_is_open() && self.dispatch(on_delta)? == Flow::Done {
             return Ok(Flow::Done);
         }
         if field == "event" {

@@ -10,6 +10,7 @@
 //! (and, in `docs`, the README, the docs and the built examples).
 
 mod cli;
+mod closed_output;
 mod crash;
 mod docs;
 mod driver;
@@ -23,6 +24,7 @@ mod http;
 mod interrupts;
 mod long;
 mod mcp;
+mod newcomer;
 mod pty;
 mod repl;
 mod replay;
