@@ -125,6 +125,9 @@ fn one_shot(options: RunOptions, task: &str) -> Result<i32, Error> {
     if display.output_closed() {
         return Ok(141);
     }
+    if let Err(Error::Interrupted) = finish {
+        display.interrupted();
+    }
     display.note(&display.paint(DIM, &agent.llm().cost_summary()));
     Ok(display.finish(&finish?))
 }

@@ -7,9 +7,10 @@
 
 use crate::agent::{CUT_OFF_MESSAGE, Event, Finish, ROUND_CAP_MESSAGE};
 use crate::error::Error;
+use crate::http;
 use crate::llm;
 use crate::spinner::Spinner;
-use std::cell::{Cell, OnceCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,6 +36,8 @@ pub struct Display {
     /// Something was printed without its newline yet (stdout text or stderr reasoning).
     open_line: Cell<Open>,
     pub spinner: Spinner,
+    /// The answer so far when it is printed at the end: shown if the run is interrupted.
+    partial: RefCell<String>,
     /// stdout or stderr was closed (`corecoder -p … | head -1`): nothing more is printed.
     closed: Cell<bool>,
     /// Set when the output closes, so the run it shows stops at its next safe point.
@@ -70,6 +73,7 @@ impl Display {
             color: stderr_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
             open_line: Cell::new(Open::Nothing),
             spinner: Spinner::new(stderr_tty),
+            partial: RefCell::new(String::new()),
             closed: Cell::new(false),
             stop: OnceCell::new(),
         }
@@ -118,11 +122,17 @@ impl Display {
             Event::Requesting { .. } => self.spinner.start("thinking"),
             Event::Llm(llm::Event::Text(text)) => self.answer_text(text),
             Event::Llm(llm::Event::Reasoning(text)) => {
+                // Without colour nothing else tells reasoning from the answer: a marker does.
+                if !self.color && self.open_line.get() != Open::Reasoning {
+                    self.close_line_unless(Open::Nothing);
+                    self.write(Stream::Err, "[reasoning] ");
+                }
                 self.close_line_unless(Open::Reasoning);
                 self.write(Stream::Err, &self.paint(DIM, text));
                 self.open_line.set(Open::Reasoning);
             }
             Event::Llm(llm::Event::Retry { attempt, wait, why }) => {
+                self.partial.borrow_mut().clear();
                 self.close_line_unless(Open::Nothing);
                 let secs = wait.as_secs_f64();
                 let text = format!("[retry {attempt} in {secs:.1}s: {why}]");
@@ -130,6 +140,7 @@ impl Display {
                 self.spinner.start("retrying");
             }
             Event::Llm(llm::Event::Fallback { model, why }) => {
+                self.partial.borrow_mut().clear();
                 self.close_line_unless(Open::Nothing);
                 let text = format!("[switching to model {model}: {why}]");
                 self.line(&self.paint(YELLOW, &text));
@@ -179,6 +190,15 @@ impl Display {
         }
     }
 
+    /// After Ctrl+C: the part of the answer that arrived, if it was held back for the end
+    /// (a pipe), so a script still gets what the user saw stream in.
+    pub fn interrupted(&self) {
+        let partial = std::mem::take(&mut *self.partial.borrow_mut());
+        if !partial.is_empty() {
+            self.write(Stream::Out, &format!("{partial}\n"));
+        }
+    }
+
     /// A line on stderr for the user (errors, command output), after any open line.
     pub fn note(&self, text: &str) {
         self.spinner.stop();
@@ -200,6 +220,7 @@ impl Display {
 
     fn answer_text(&self, text: &str) {
         if self.answer == Answer::AtTheEnd {
+            self.partial.borrow_mut().push_str(text);
             return;
         }
         self.close_line_unless(Open::Text);
@@ -228,7 +249,7 @@ impl Display {
         };
         let lines: Vec<&str> = text.lines().collect();
         for line in lines.iter().take(limit) {
-            let line: String = line.chars().take(120).collect();
+            let line = http::cut_at_word(line, 120);
             let color = match name == "edit_file" {
                 true if line.starts_with('+') && !line.starts_with("+++") => GREEN,
                 true if line.starts_with('-') && !line.starts_with("---") => RED,

@@ -1,9 +1,10 @@
 //! Careless input a newcomer gives, each answered with a clear message and exit code 2 before
 //! anything is spent; and the task read from stdin (`-p -`, or piped context after `-p TEXT`).
 
-use crate::run::{Sandbox, run, run_with_stdin};
+use crate::run::{Sandbox, finish, run, run_with_stdin, spawn_with};
 use crate::server::{Reply, Server};
 use crate::sse;
+use std::time::Duration;
 
 /// `-p ""`, `-p "   "`, `--max-rounds 0` and `--output-format` without `-p` are usage errors:
 /// exit 2, a message naming the flag, and no request sent.
@@ -75,4 +76,46 @@ fn piped_stdin_is_context_after_the_task() {
     let out = run(&["-p", "just this"], &server, &sandbox);
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(server.requests()[0].messages()[1]["content"], "just this");
+}
+
+/// Ctrl+C during a piped `-p` run: the part of the answer that arrived still reaches stdout.
+#[test]
+fn an_interrupted_piped_run_keeps_its_partial_answer() {
+    let sandbox = Sandbox::new("newcomer_partial");
+    let head = sse::role() + &sse::content("the first half of the answer");
+    let server = Server::start(vec![Reply::SseThenStall {
+        body: head,
+        ms: 30_000,
+    }]);
+    let url = server.url();
+    let env = [
+        ("CORECODER_API_KEY", "sk-test"),
+        ("OPENAI_BASE_URL", url.as_str()),
+    ];
+    let child = spawn_with(&["-p", "hello"], &env, &sandbox);
+    assert!(server.wait_for_requests(1, Duration::from_secs(20)));
+    // Time for the first half to arrive and be read.
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: `child` is our own, still unreaped.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let out = finish(child);
+    assert_eq!(out.code, 130, "{out:?}");
+    assert_eq!(out.stdout, "the first half of the answer\n", "{out:?}");
+}
+
+/// Without colour (here: stderr is a pipe), reasoning is marked, so it is not mistaken for
+/// the answer.
+#[test]
+fn reasoning_without_colour_is_marked() {
+    let sandbox = Sandbox::new("newcomer_reasoning");
+    let body = sse::role()
+        + &sse::reasoning("let me think")
+        + &sse::content("42")
+        + &sse::finish("stop")
+        + &sse::done();
+    let server = Server::start(vec![Reply::Sse(body)]);
+    let out = run(&["-p", "go"], &server, &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stderr.contains("[reasoning] let me think"), "{out:?}");
+    assert_eq!(out.stdout, "42\n");
 }
