@@ -81,7 +81,9 @@ fn run_both_turns(project: &Path) -> Result<(), Error> {
 fn show(event: Event) {
     match event {
         Event::ToolCall { name, summary } => println!("> {name}({summary})"),
-        Event::ToolResult { name, text } => println!("< {name}: {}", text.replace('\n', "\n  ")),
+        Event::ToolResult { name, text, .. } => {
+            println!("< {name}: {}", text.replace('\n', "\n  "))
+        }
         Event::Notice(notice) => println!("! {notice}"),
         _ => {}
     }

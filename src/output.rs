@@ -5,7 +5,7 @@
 //! object last. Only stdout carries JSON. It runs the task like the text mode; it decides
 //! nothing about the conversation.
 
-use crate::agent::{Agent, Event, Finish};
+use crate::agent::{Agent, Event, Finish, ResultKind};
 use crate::config::OutputFormat;
 use crate::error::Error;
 use crate::llm;
@@ -85,8 +85,9 @@ fn event_json(event: &Event) -> Option<Value> {
         Event::ToolCall { name, summary } => {
             json!({"type": "tool_call", "name": name, "summary": summary})
         }
-        Event::ToolResult { name, text } => {
-            json!({"type": "tool_result", "name": name, "content": text})
+        Event::ToolResult { name, text, kind } => {
+            let is_error = *kind != ResultKind::Ran;
+            json!({"type": "tool_result", "name": name, "content": text, "is_error": is_error})
         }
         Event::Replied { usage } => json!({"type": "usage", "usage": usage_json(usage)}),
         Event::Notice(text) => json!({"type": "notice", "text": text}),
