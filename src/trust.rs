@@ -1,0 +1,242 @@
+//! Trusted projects: whether the files of the working directory that make corecoder run
+//! commands, or send the key elsewhere, may do so.
+//!
+//! Those files are `.corecoder/hooks.json`, `.mcp.json` and a `.env` that names a host or widens
+//! what tools may do (`dotenv.rs` says which). A session can write them (even its sandboxed bash),
+//! and the next session would run them, so they count only once the user trusted them as they
+//! are: `config.rs` looks the project up at start-up, `remember` records the SHA-256 of each file
+//! in `~/.corecoder/trusted.json`, and a file whose digest differs is untrusted again. The
+//! question itself is asked by `repl.rs`; `setup.rs` leaves out what is not trusted. The user's
+//! own files under `~/.corecoder/` are not project files and are always trusted.
+
+use crate::dotenv::DotEnv;
+use crate::sha256;
+use serde_json::{Map, Value, json};
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// Project files that make corecoder start commands, relative to the working directory.
+pub const HOOKS_FILE: &str = ".corecoder/hooks.json";
+pub const MCP_FILE: &str = ".mcp.json";
+/// What the trust question shows of one file at most; the rest is counted.
+const PREVIEW_LINES: usize = 30;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trust {
+    Trusted,
+    Untrusted,
+}
+
+/// The project in the working directory, as far as trust goes. No files: nothing to trust.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Project {
+    pub dir: PathBuf,
+    pub files: Vec<ProjectFile>,
+    /// For the user at start: `.env` settings ignored as untrusted, a record not saved.
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProjectFile {
+    pub path: PathBuf,
+    pub digest: String,
+    pub seen: Seen,
+    /// What the trust question shows of it (hostile text, so without control characters).
+    pub preview: String,
+}
+
+/// How the file compares with what the user trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seen {
+    Trusted,
+    New,
+    Changed,
+}
+
+/// `~/.corecoder/trusted.json`, given `~/.corecoder`.
+pub fn store_path(corecoder_home: &Path) -> PathBuf {
+    corecoder_home.join("trusted.json")
+}
+
+impl Project {
+    /// The project files of `dir` (and `dotenv` when it needs trust), compared with `store`.
+    pub fn look(dir: &Path, dotenv: Option<&DotEnv>, store: &Path) -> Project {
+        let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+        let record = read_store(store)
+            .get(dir.to_string_lossy().as_ref())
+            .cloned();
+        // Started in the home directory, `.corecoder/hooks.json` is the user's own file.
+        let users = |path: &Path| store.parent().is_some_and(|own| path.starts_with(own));
+        let mut files = Vec::new();
+        for path in [dir.join(HOOKS_FILE), dir.join(MCP_FILE)] {
+            if users(&path) {
+                continue;
+            }
+            if let Ok(bytes) = std::fs::read(&path) {
+                let preview = preview(&String::from_utf8_lossy(&bytes));
+                files.push(ProjectFile::new(path, &bytes, preview, record.as_ref()));
+            }
+        }
+        if let Some(dotenv) = dotenv.filter(|d| d.needs_trust())
+            && let Ok(bytes) = std::fs::read(&dotenv.path)
+        {
+            let path = dotenv.path.canonicalize().unwrap_or(dotenv.path.clone());
+            let preview = preview(&dotenv.summary());
+            files.push(ProjectFile::new(path, &bytes, preview, record.as_ref()));
+        }
+        Project {
+            dir,
+            files,
+            notes: Vec::new(),
+        }
+    }
+
+    /// Trusted when every file is as the user trusted it (or there is none).
+    pub fn trust(&self) -> Trust {
+        match self.files.iter().all(|f| f.seen == Seen::Trusted) {
+            true => Trust::Trusted,
+            false => Trust::Untrusted,
+        }
+    }
+
+    /// Trust the files as they are now, for this run and (written to `store`) the next ones.
+    /// Even when writing fails, this run trusts them: the user said so.
+    pub fn remember(&mut self, store: &Path) -> Result<(), String> {
+        for file in &mut self.files {
+            file.seen = Seen::Trusted;
+        }
+        if self.files.is_empty() {
+            return Ok(());
+        }
+        let digests: Map<String, Value> = (self.files.iter())
+            .map(|f| (f.path.to_string_lossy().into_owned(), json!(f.digest)))
+            .collect();
+        let mut projects = read_store(store);
+        projects.insert(
+            self.dir.to_string_lossy().into_owned(),
+            Value::Object(digests),
+        );
+        let text = json!({ "projects": projects }).to_string();
+        write_private(store, text.as_bytes())
+            .map_err(|e| format!("could not save {}: {e}", store.display()))
+    }
+
+    /// Whether the project file `relative` (e.g. `HOOKS_FILE`) may run. Files that do not
+    /// exist may: there is nothing to run.
+    pub fn allows(&self, relative: &str) -> bool {
+        let path = self.dir.join(relative);
+        (self.files.iter()).all(|f| f.path != path || f.seen == Seen::Trusted)
+    }
+
+    /// The one line for a run that left project hooks or MCP servers out; none when nothing
+    /// was (what an untrusted `.env` may not set has its own note, from `dotenv.rs`).
+    pub fn skipped_line(&self) -> Option<String> {
+        let runs_commands = [self.dir.join(HOOKS_FILE), self.dir.join(MCP_FILE)];
+        let skipped: Vec<String> = (self.files.iter())
+            .filter(|f| f.seen != Seen::Trusted && runs_commands.contains(&f.path))
+            .map(|f| self.shown(&f.path))
+            .collect();
+        (!skipped.is_empty()).then(|| {
+            format!(
+                "Skipped this project's {}: it runs commands and the project is not trusted. \
+                 To trust it: corecoder --trust-project, or /trust in a session.",
+                skipped.join(" and ")
+            )
+        })
+    }
+
+    /// The trust question's text: each file that is new or changed, and what it holds.
+    pub fn question(&self) -> String {
+        let mut text = format!(
+            "This folder ({}) has files that make corecoder run commands or send your key \
+             elsewhere:\n",
+            self.dir.display()
+        );
+        for file in self.files.iter().filter(|f| f.seen != Seen::Trusted) {
+            let seen = match file.seen {
+                Seen::Changed => "changed since you trusted it",
+                _ => "new",
+            };
+            text.push_str(&format!("\n{} ({seen}):\n", self.shown(&file.path)));
+            for line in file.preview.lines() {
+                text.push_str(&format!("    {line}\n"));
+            }
+        }
+        text
+    }
+
+    /// A path relative to the project when it is inside it.
+    fn shown(&self, path: &Path) -> String {
+        let relative = path.strip_prefix(&self.dir).unwrap_or(path);
+        relative.display().to_string()
+    }
+}
+
+impl ProjectFile {
+    fn new(path: PathBuf, bytes: &[u8], preview: String, record: Option<&Value>) -> ProjectFile {
+        let digest = sha256::hex_digest(bytes);
+        let trusted = record.and_then(|r| r.get(path.to_string_lossy().as_ref()));
+        let seen = match trusted.and_then(Value::as_str) {
+            Some(old) if old == digest => Seen::Trusted,
+            Some(_) => Seen::Changed,
+            None => Seen::New,
+        };
+        ProjectFile {
+            path,
+            digest,
+            seen,
+            preview,
+        }
+    }
+}
+
+/// The first lines of hostile text, with control characters (terminal escapes that could
+/// hide a line) shown as `?`.
+fn preview(text: &str) -> String {
+    let text = text.replace("\r\n", "\n");
+    let clean: String = (text.chars())
+        .map(|c| match c.is_control() && c != '\n' && c != '\t' {
+            true => '?',
+            false => c,
+        })
+        .collect();
+    let lines: Vec<&str> = clean.lines().collect();
+    let mut shown = lines[..lines.len().min(PREVIEW_LINES)].join("\n");
+    if lines.len() > PREVIEW_LINES {
+        let more = lines.len() - PREVIEW_LINES;
+        shown.push_str(&format!("\n… {more} more lines"));
+    }
+    shown
+}
+
+/// The `projects` object of the store; a missing or broken store trusts nothing.
+fn read_store(store: &Path) -> Map<String, Value> {
+    let text = std::fs::read_to_string(store).unwrap_or_default();
+    let value: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    match value.get("projects") {
+        Some(Value::Object(projects)) => projects.clone(),
+        _ => Map::new(),
+    }
+}
+
+/// Write `bytes` to `path` readable by the user only, atomically: a temporary file beside it,
+/// synced, then renamed over it, so a crash leaves the old store or the new one.
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+    }
+    let temp = path.with_extension(format!("tmp.{}", std::process::id()));
+    let _ = std::fs::remove_file(&temp);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&temp)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    std::fs::rename(&temp, path)
+}
