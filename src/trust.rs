@@ -12,7 +12,7 @@
 use crate::dotenv::DotEnv;
 use crate::sha256;
 use serde_json::{Map, Value, json};
-use std::io::Write;
+use std::io::{ErrorKind, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -67,16 +67,19 @@ impl Project {
             .get(dir.to_string_lossy().as_ref())
             .cloned();
         // Started in the home directory, `.corecoder/hooks.json` is the user's own file.
-        let users = |path: &Path| store.parent().is_some_and(|own| path.starts_with(own));
+        let own = store.parent().and_then(|own| own.canonicalize().ok());
+        let users = |path: &Path| own.as_ref().is_some_and(|own| path.starts_with(own));
         let mut files = Vec::new();
         for path in [dir.join(HOOKS_FILE), dir.join(MCP_FILE)] {
-            if users(&path) {
-                continue;
-            }
-            if let Ok(bytes) = std::fs::read(&path) {
-                let preview = preview(&String::from_utf8_lossy(&bytes));
-                files.push(ProjectFile::new(path, &bytes, preview, record.as_ref()));
-            }
+            let bytes = match std::fs::read(&path) {
+                _ if users(&path) => continue,
+                Ok(bytes) => bytes,
+                Err(e) if e.kind() == ErrorKind::NotFound => continue,
+                // Unreadable now is no reason to run it once it is readable: count it.
+                Err(e) => format!("(cannot be read: {e})").into_bytes(),
+            };
+            let preview = preview(&String::from_utf8_lossy(&bytes));
+            files.push(ProjectFile::new(path, &bytes, preview, record.as_ref()));
         }
         if let Some(dotenv) = dotenv.filter(|d| d.needs_trust())
             && let Ok(bytes) = std::fs::read(&dotenv.path)
@@ -239,4 +242,82 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     file.write_all(bytes)?;
     file.sync_all()?;
     std::fs::rename(&temp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::test_support::TempDir;
+
+    fn look(dir: &TempDir) -> Project {
+        let store = dir.0.join("home/.corecoder/trusted.json");
+        Project::look(&dir.0.join("work"), None, &store)
+    }
+
+    fn seen(project: &Project) -> Vec<(String, Seen)> {
+        (project.files.iter())
+            .map(|f| (project.shown(&f.path), f.seen))
+            .collect()
+    }
+
+    #[test]
+    fn files_are_trusted_as_they_were_remembered() {
+        let dir = TempDir::new("trust-record");
+        let work = dir.0.join("work");
+        std::fs::create_dir_all(work.join(".corecoder")).unwrap();
+        assert_eq!(look(&dir).trust(), Trust::Trusted, "nothing to trust");
+        std::fs::write(work.join(HOOKS_FILE), "{}").unwrap();
+        let mut project = look(&dir);
+        assert_eq!(seen(&project), [(HOOKS_FILE.to_string(), Seen::New)]);
+        assert!(!project.allows(HOOKS_FILE) && project.allows(MCP_FILE));
+        let store = dir.0.join("home/.corecoder/trusted.json");
+        project.remember(&store).unwrap();
+        let mode = std::fs::metadata(&store).unwrap().permissions();
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+            0o600
+        );
+        assert_eq!(look(&dir).trust(), Trust::Trusted);
+        std::fs::write(work.join(HOOKS_FILE), "{ }").unwrap();
+        std::fs::write(work.join(MCP_FILE), "{}").unwrap();
+        let project = look(&dir);
+        let want = [
+            (HOOKS_FILE.to_string(), Seen::Changed),
+            (MCP_FILE.to_string(), Seen::New),
+        ];
+        assert_eq!(seen(&project), want);
+        let question = project.question();
+        assert!(question.contains(".corecoder/hooks.json (changed since you trusted it)"));
+        let line = project.skipped_line().unwrap();
+        assert!(
+            line.contains(".corecoder/hooks.json and .mcp.json"),
+            "{line}"
+        );
+        // A file that cannot be read (here: a directory) still counts, untrusted.
+        std::fs::remove_file(work.join(MCP_FILE)).unwrap();
+        std::fs::create_dir(work.join(MCP_FILE)).unwrap();
+        assert!(!look(&dir).allows(MCP_FILE));
+        // A broken record trusts nothing.
+        std::fs::write(&store, "{not json").unwrap();
+        std::fs::write(work.join(HOOKS_FILE), "{}").unwrap();
+        assert_eq!(look(&dir).trust(), Trust::Untrusted);
+    }
+
+    #[test]
+    fn the_question_shows_hostile_text_without_its_escapes() {
+        let text = "{\"a\": \"x\u{1b}[2K\rhidden\"}\r\nline two\n";
+        assert_eq!(preview(text), "{\"a\": \"x?[2K?hidden\"}\nline two");
+        let long = "x\n".repeat(PREVIEW_LINES + 5);
+        assert!(preview(&long).ends_with("\n… 5 more lines"));
+    }
+
+    #[test]
+    fn the_users_own_file_is_not_a_project_file() {
+        let dir = TempDir::new("trust-home");
+        let own = dir.0.join(".corecoder");
+        std::fs::create_dir_all(&own).unwrap();
+        std::fs::write(own.join("hooks.json"), "{}").unwrap();
+        let project = Project::look(&dir.0, None, &own.join("trusted.json"));
+        assert!(project.files.is_empty(), "{project:?}");
+    }
 }

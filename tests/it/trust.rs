@@ -266,19 +266,16 @@ fn start_asked(sandbox: &Sandbox, shown: &[&str], answer: &str) -> Repl {
         ("CORECODER_API_KEY", "sk-test"),
         ("CORECODER_BASE_URL", &url),
     ];
-    let mut pty = Pty::spawn(&[], &env, sandbox);
-    for text in shown {
-        pty.expect(text, WAIT)
-            .unwrap_or_else(|screen| panic!("{screen}"));
-    }
-    pty.expect(TRUST_QUESTION, WAIT)
-        .unwrap_or_else(|screen| panic!("{screen}"));
-    pty.enter(answer);
+    let pty = Pty::spawn(&[], &env, sandbox);
     let mut repl = Repl {
         pty,
         server,
         mark: 0,
     };
+    for text in shown.iter().chain([&TRUST_QUESTION]) {
+        repl.expect(text);
+    }
+    repl.enter(answer);
     repl.expect("corecoder 0.1.0");
     repl.idle();
     repl
