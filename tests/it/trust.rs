@@ -6,7 +6,7 @@
 //! when a file changed). The "attacker's" server is a second loopback server; what it received
 //! is the proof. Trust records live in the sandbox's `HOME/.corecoder/trusted.json`.
 
-use crate::driver::{Repl, WAIT};
+use crate::driver::Repl;
 use crate::pty::Pty;
 use crate::run::{Output, Sandbox, run, run_with};
 use crate::server::{Reply, Server};
