@@ -16,11 +16,15 @@ use std::io::{ErrorKind, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-/// Project files that make corecoder start commands, relative to the working directory.
+/// Project files that make corecoder start commands, relative to the working directory. A
+/// project settings file added later that can run code belongs in `RUNS_COMMANDS` too.
 pub const HOOKS_FILE: &str = ".corecoder/hooks.json";
 pub const MCP_FILE: &str = ".mcp.json";
+const RUNS_COMMANDS: [&str; 2] = [HOOKS_FILE, MCP_FILE];
 /// What the trust question shows of one file at most; the rest is counted.
 const PREVIEW_LINES: usize = 30;
+/// Only this much of a file is looked at for its preview (a huge file costs no more).
+const PREVIEW_BYTES: usize = 64 * 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Trust {
@@ -70,7 +74,7 @@ impl Project {
         let own = store.parent().and_then(|own| own.canonicalize().ok());
         let users = |path: &Path| own.as_ref().is_some_and(|own| path.starts_with(own));
         let mut files = Vec::new();
-        for path in [dir.join(HOOKS_FILE), dir.join(MCP_FILE)] {
+        for path in RUNS_COMMANDS.map(|relative| dir.join(relative)) {
             let bytes = match std::fs::read(&path) {
                 _ if users(&path) => continue,
                 Ok(bytes) => bytes,
@@ -78,7 +82,8 @@ impl Project {
                 // Unreadable now is no reason to run it once it is readable: count it.
                 Err(e) => format!("(cannot be read: {e})").into_bytes(),
             };
-            let preview = preview(&String::from_utf8_lossy(&bytes));
+            let head = &bytes[..bytes.len().min(PREVIEW_BYTES)];
+            let preview = preview(&String::from_utf8_lossy(head));
             files.push(ProjectFile::new(path, &bytes, preview, record.as_ref()));
         }
         if let Some(dotenv) = dotenv.filter(|d| d.needs_trust())
@@ -135,7 +140,7 @@ impl Project {
     /// The one line for a run that left project hooks or MCP servers out; none when nothing
     /// was (what an untrusted `.env` may not set has its own note, from `dotenv.rs`).
     pub fn skipped_line(&self) -> Option<String> {
-        let runs_commands = [self.dir.join(HOOKS_FILE), self.dir.join(MCP_FILE)];
+        let runs_commands = RUNS_COMMANDS.map(|relative| self.dir.join(relative));
         let skipped: Vec<String> = (self.files.iter())
             .filter(|f| f.seen != Seen::Trusted && runs_commands.contains(&f.path))
             .map(|f| self.shown(&f.path))

@@ -162,7 +162,7 @@ pub fn session_id(scratch: &Scratch, data: &[u8]) {
     assert!(!matches!(id.as_str(), "" | "." | ".."));
 }
 
-/// The hooks file reader (user file only; the project file is missing).
+/// The hooks file reader (user file only, no project file).
 pub fn hooks_file(scratch: &Scratch, data: &[u8]) {
     let file = scratch.dir.join("hooks.json");
     std::fs::write(&file, data).expect("write the hooks file");
