@@ -140,28 +140,25 @@ pub fn merge(
     vars
 }
 
-/// A key and the host it is sent to come from the same place. When the `.env` chose the host
-/// (neither the environment nor `--base-url` did), the key is the `.env`'s own; the user's own
-/// key (from the environment or `--api-key`) goes there only if the project is trusted.
+/// A key and the host it is sent to come from the same place. `own` is what the user alone
+/// configured (environment and flags, no `.env`). When `config` goes to another host, the
+/// `.env` chose it: the key is then the `.env`'s own, and the user's key goes there only if
+/// the project is trusted. A key given with `--api-key` is never swapped for the file's.
 pub fn key_for_host(
     dotenv: &DotEnv,
     real: &HashMap<String, String>,
+    own: &Config,
     config: &mut Config,
     trust: Trust,
 ) -> Result<(), Error> {
-    let Some(url) = dotenv.value(&BASE_URL_NAMES) else {
-        return Ok(());
-    };
-    if is_set(real, &BASE_URL_NAMES) || config.base_url != url {
+    if config.base_url == own.base_url {
         return Ok(());
     }
-    let own = dotenv.value(&KEY_NAMES);
-    let key = config.api_key.as_deref();
-    // Neither the environment's key nor the file's: --api-key gave it.
-    let from_flag = key.is_some() && key != first(real, &KEY_NAMES) && key != own;
-    match (own, key) {
-        (Some(own), _) if !from_flag => {
-            config.api_key = Some(own.to_string());
+    let users = own.api_key.as_deref();
+    let from_flag = users.is_some() && users != first(real, &KEY_NAMES);
+    match (dotenv.value(&KEY_NAMES), users) {
+        (Some(theirs), _) if !from_flag => {
+            config.api_key = Some(theirs.to_string());
             Ok(())
         }
         (_, None) => Ok(()),
@@ -171,7 +168,7 @@ pub fn key_for_host(
              --api-key), so it was not sent. If you trust this project, run corecoder \
              --trust-project; or choose the server yourself with CORECODER_BASE_URL or --base-url.",
             dotenv.path.display(),
-            host(url)
+            host(&config.base_url)
         ))),
     }
 }
@@ -302,40 +299,57 @@ mod tests {
             base_url: url.to_string(),
             ..Config::default()
         };
-        let check = |file: &DotEnv, real: &[(&str, &str)], mut config: Config, trust| {
-            key_for_host(file, &vars(real), &mut config, trust).map(|()| config.api_key)
+        // `own`: the user's key and host; `with`: the host once `.env` is read.
+        let check = |file: &str, env: &[(&str, &str)], own: Config, url: &str, trust| {
+            let mut with = Config {
+                base_url: url.to_string(),
+                ..own.clone()
+            };
+            let file = dotenv(file);
+            key_for_host(&file, &vars(env), &own, &mut with, trust).map(|()| with.api_key)
         };
-        let evil = "http://u:p@evil.test:81/v1";
-        let file = dotenv(&format!("OPENAI_BASE_URL={evil}\n"));
+        let (evil, home) = ("http://u:p@evil.test:81/v1", "https://api.openai.com/v1");
+        let redirect = format!("OPENAI_BASE_URL={evil}\n");
         let mine = [("CORECODER_API_KEY", "mine")];
-        let err = check(&file, &mine, config("mine", evil), Trust::Untrusted).unwrap_err();
-        let err = err.to_string();
+        let err = check(
+            &redirect,
+            &mine,
+            config("mine", home),
+            evil,
+            Trust::Untrusted,
+        );
+        let err = err.unwrap_err().to_string();
         assert!(
             err.contains("/repo/.env sends requests to evil.test:81,"),
             "{err}"
         );
         assert!(!err.contains("mine") && !err.contains("u:p"), "{err}");
-        // From --api-key, also refused; trusted, or no key at all, or --base-url: allowed.
-        assert!(check(&file, &[], config("flag", evil), Trust::Untrusted).is_err());
-        let sent = check(&file, &mine, config("mine", evil), Trust::Trusted);
+        // From --api-key, also refused; trusted, or no key at all: allowed.
+        let flag = check(&redirect, &[], config("flag", home), evil, Trust::Untrusted);
+        assert!(flag.is_err());
+        let sent = check(&redirect, &mine, config("mine", home), evil, Trust::Trusted);
         assert_eq!(sent.unwrap().as_deref(), Some("mine"));
-        assert!(check(&file, &[], config("", evil), Trust::Untrusted).is_ok());
-        let flag_url = check(
-            &file,
-            &mine,
-            config("mine", "http://flag"),
-            Trust::Untrusted,
-        );
-        assert_eq!(flag_url.unwrap().as_deref(), Some("mine"));
+        assert!(check(&redirect, &[], config("", home), evil, Trust::Untrusted).is_ok());
+        // --base-url (or the environment) chose the host, even the file's: the user's choice.
+        let chosen = check(&redirect, &[], config("flag", evil), evil, Trust::Untrusted);
+        assert_eq!(chosen.unwrap().as_deref(), Some("flag"));
         // Its own key goes with its own host, even over the user's exported key.
-        let own = dotenv("DEEPSEEK_API_KEY=theirs\nCORECODER_BASE_URL=http://there\n");
+        let pair = "DEEPSEEK_API_KEY=theirs\nCORECODER_BASE_URL=http://there\n";
         let sent = check(
-            &own,
+            pair,
             &mine,
-            config("mine", "http://there"),
+            config("mine", home),
+            "http://there",
             Trust::Untrusted,
         );
         assert_eq!(sent.unwrap().as_deref(), Some("theirs"));
-        assert!(check(&own, &[], config("flag", "http://there"), Trust::Untrusted).is_err());
+        let flag = check(
+            pair,
+            &[],
+            config("flag", home),
+            "http://there",
+            Trust::Untrusted,
+        );
+        assert!(flag.is_err(), "--api-key is not swapped for the file's key");
     }
 }

@@ -5,7 +5,7 @@
 //! the trust record and writes it only for `--trust-project`; the rules for `.env` are in
 //! `dotenv.rs`, the record in `trust.rs`.
 
-use super::{Invocation, parse};
+use super::{Invocation, RunOptions, parse};
 use crate::dotenv::{self, DotEnv};
 use crate::error::Error;
 use crate::setup;
@@ -47,17 +47,30 @@ pub(super) fn resolve(args: Vec<OsString>, granted: Trust) -> Result<Invocation,
     }
     if project.trust() == Trust::Trusted {
         let everything = dotenv::merge(&real, file.as_ref(), Trust::Trusted);
-        if let Invocation::Run(trusted) = parse(args, &everything)? {
-            run = trusted;
-        }
+        run = run_options(args.clone(), &everything)?;
     } else if let Some(file) = &file {
         project.notes.extend(file.ignored_note(&real));
     }
     if let Some(file) = &file
         && !run.demo
     {
-        dotenv::key_for_host(file, &real, &mut run.config, project.trust())?;
+        // What the user alone configured, to tell the `.env`'s choice of host from theirs.
+        let own = run_options(args, &real)?;
+        dotenv::key_for_host(file, &real, &own.config, &mut run.config, project.trust())?;
     }
     run.project = project;
     Ok(Invocation::Run(run))
+}
+
+/// `parse` when it is known to be a run (the first reading was one).
+fn run_options(
+    args: Vec<OsString>,
+    env: &HashMap<String, String>,
+) -> Result<Box<RunOptions>, Error> {
+    match parse(args, env)? {
+        Invocation::Run(run) => Ok(run),
+        _ => Err(Error::Usage(
+            "--help and --version take no other flags".to_string(),
+        )),
+    }
 }
