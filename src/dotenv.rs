@@ -22,7 +22,7 @@ pub const BASE_URL_NAMES: [&str; 2] = ["OPENAI_BASE_URL", "CORECODER_BASE_URL"];
 /// What an untrusted project's `.env` may set: which model to ask and how, nothing that widens
 /// what tools may do. A setting added later is ignored from an untrusted `.env` until it is
 /// listed here, so forgetting the list fails safe. (`CORECODER_SANDBOX=off` is refused apart.)
-const PROJECT_MAY_SET: [&str; 14] = [
+const PROJECT_MAY_SET: [&str; 15] = [
     "CORECODER_API_KEY",
     "OPENAI_API_KEY",
     "DEEPSEEK_API_KEY",
@@ -33,6 +33,7 @@ const PROJECT_MAY_SET: [&str; 14] = [
     "CORECODER_TEMPERATURE",
     "CORECODER_MAX_CONTEXT",
     "CORECODER_IDLE_TIMEOUT",
+    "CORECODER_REQUEST_TIMEOUT",
     "CORECODER_FALLBACK_MODELS",
     "CORECODER_MAX_COST",
     "CORECODER_TOOL_CHOICE",
