@@ -1,14 +1,20 @@
 //! Configuration: command-line flags over environment variables over a `.env` file.
 //!
-//! Runs once, before the first turn. It only reads and validates; it opens no connection and
-//! creates no file. Every bad value becomes `Error::Usage` naming the flag or variable.
+//! Runs once, before the first turn. It only reads and validates; it opens no connection, and
+//! the only file it writes is the trust record when `--trust-project` asks for it. Every bad
+//! value becomes `Error::Usage` naming the flag or variable. Where the variables come from (the
+//! environment, and as much of `.env` as the project's trust allows) is `config/resolve.rs`.
 
 use crate::error::Error;
 use crate::sandbox::{self, Sandbox, ShellSafety};
+use crate::trust::{Project, Trust};
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
+
+mod resolve;
+pub use resolve::{from_command_line, from_command_line_trusting};
 
 /// Where the model is and how to ask it. Shared by every request of a session.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,6 +82,10 @@ pub struct RunOptions {
     pub trace: Option<PathBuf>,
     /// `--sandbox` and `CORECODER_ENV_ALLOW`, for the bash tool.
     pub shell: ShellSafety,
+    /// `--trust-project`: trust the project's files as they are, and remember it.
+    pub trust_project: bool,
+    /// The project's hooks, MCP and `.env` files, and whether they are trusted.
+    pub project: Project,
 }
 
 /// How `-p` reports: plain text, one JSON object at the end, or one JSON event per line.
@@ -114,6 +124,8 @@ Usage: corecoder [OPTIONS]
   -c, --continue        continue the most recent session started in this directory
       --sandbox MODE    where bash may write: off, read-only, workspace-write (Linux
                         Landlock; cwd and temp dir only)  [env CORECODER_SANDBOX, default off]
+      --trust-project   trust this folder's .corecoder/hooks.json, .mcp.json and .env as they
+                        are now, and remember it (in ~/.corecoder/trusted.json)
       --demo            run the offline demo (also the default when no API key is set)
   -v, --version         print the version
   -h, --help            print this help
@@ -126,6 +138,10 @@ not sent when unset; llama-cpp-python's function calling needs auto). A .env fil
 nearest parent (not $HOME or above) is read without overriding the environment.
 bash never sees variables named like *KEY*, *SECRET*, *TOKEN* or *PASSWORD*, except those
 listed in CORECODER_ENV_ALLOW=NAME1,NAME2.
+
+Untrusted projects (see --trust-project, /trust; a changed file is untrusted again): their hooks
+and MCP servers do not run (a session asks first), their .env may not send your key to its own
+server, and .env settings that widen what tools may do (CORECODER_ENV_ALLOW, ...) are ignored.
 
 Exit codes: 0 done, 1 API failure, 2 usage error, 3 round cap reached, 4 budget spent,
 5 stopped for repeating the same call, 6 answer cut off at the output token limit,
@@ -152,64 +168,14 @@ impl Default for Config {
 }
 
 impl Config {
-    /// Read the configuration from variables only (the library entry point; no flags).
+    /// Read the configuration from variables only (the library entry point; no flags), by
+    /// the same rules as the binary: an untrusted `.env` cannot redirect the key.
     pub fn from_env() -> Result<Config, Error> {
-        config_from(&environment())
-    }
-}
-
-/// The binary's entry point: the real environment plus `.env`, then the flags.
-pub fn from_command_line() -> Result<Invocation, Error> {
-    parse(std::env::args_os().skip(1).collect(), &environment())
-}
-
-/// The process environment, completed (never overridden) by the nearest `.env` file.
-fn environment() -> HashMap<String, String> {
-    let mut env: HashMap<String, String> = std::env::vars().collect();
-    let home = env.get("HOME").cloned().unwrap_or_default();
-    if let Ok(cwd) = std::env::current_dir()
-        && let Some(text) = find_dotenv(&cwd, Path::new(&home))
-    {
-        for (key, value) in parse_dotenv(&text) {
-            env.entry(key).or_insert(value);
+        match resolve::resolve(Vec::new(), Trust::Untrusted)? {
+            Invocation::Run(run) => Ok(run.config),
+            _ => Err(Error::Usage("no configuration".to_string())),
         }
     }
-    env
-}
-
-/// The nearest `.env` at or above `start`, stopping before `home` (a `.env` in the home
-/// directory is usually some other tool's).
-fn find_dotenv(start: &Path, home: &Path) -> Option<String> {
-    for dir in start.ancestors() {
-        if !home.as_os_str().is_empty() && dir == home {
-            return None;
-        }
-        if let Ok(text) = std::fs::read_to_string(dir.join(".env")) {
-            return Some(text);
-        }
-    }
-    None
-}
-
-/// `KEY=VALUE` lines; `export ` prefixes, `#` comments and surrounding quotes allowed.
-pub fn parse_dotenv(text: &str) -> Vec<(String, String)> {
-    let mut pairs = Vec::new();
-    for line in text.lines() {
-        let line = line.trim();
-        let line = line.strip_prefix("export ").unwrap_or(line);
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        if let Some((key, value)) = line.split_once('=') {
-            let value = value.trim();
-            let unquoted = [('"', '"'), ('\'', '\'')]
-                .iter()
-                .find_map(|(open, close)| value.strip_prefix(*open)?.strip_suffix(*close))
-                .unwrap_or(value);
-            pairs.push((key.trim().to_string(), unquoted.to_string()));
-        }
-    }
-    pairs
 }
 
 /// Flags override variables: build the config from `env`, then apply the flags on top.
@@ -227,6 +193,8 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
         output: OutputFormat::Text,
         trace: None,
         shell: shell_from(env)?,
+        trust_project: false,
+        project: Project::default(),
     };
     let mut parser = lexopt::Parser::from_args(args);
     while let Some(arg) = parser.next().map_err(usage)? {
@@ -250,6 +218,7 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
                 run.shell.sandbox = sandbox_mode("--sandbox", &text)?;
             }
             Long("demo") => run.demo = true,
+            Long("trust-project") => run.trust_project = true,
             Long("trace") => run.trace = Some(PathBuf::from(text_value(&mut parser, "--trace")?)),
             Long("max-cost") => {
                 let text = text_value(&mut parser, "--max-cost")?;
@@ -468,17 +437,5 @@ mod tests {
         );
         let run = run_options(&[], &[("CORECODER_TOOL_CHOICE", "auto")]);
         assert_eq!(run.config.tool_choice, Some(ToolChoice::Auto));
-    }
-
-    #[test]
-    fn dotenv_lines() {
-        let text = "# c\nexport A=1\nB = \"two words\"\nC='3'\n\nnot a pair\n";
-        let pairs = parse_dotenv(text);
-        let want = [("A", "1"), ("B", "two words"), ("C", "3")];
-        let want: Vec<(String, String)> = want
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        assert_eq!(pairs, want);
     }
 }

@@ -37,3 +37,4 @@ mod servers;
 mod soak;
 mod sse;
 mod tools;
+mod trust;
