@@ -37,6 +37,8 @@ pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub cached_tokens: u64,
+    /// US$ the provider says the request cost (OpenRouter's `usage.cost`); it wins over the table.
+    pub cost: Option<f64>,
 }
 
 /// One tool call as reassembled from the stream; `arguments` is raw JSON text, NOT parsed here.
@@ -207,10 +209,7 @@ impl Parser {
         }
         // Some servers never send the blank line: buffered data that is already a complete
         // JSON value (or `[DONE]`) is an event of its own.
-        if !self.data.is_empty()
-            && !self.data_is_open()
-            && self.dispatch(on_delta)? == Flow::Done
-        {
+        if !self.data.is_empty() && !self.data_is_open() && self.dispatch(on_delta)? == Flow::Done {
             return Ok(Flow::Done);
         }
         if field == "event" {
@@ -287,6 +286,7 @@ impl Parser {
                     .prompt_tokens_details
                     .and_then(|d| d.cached_tokens)
                     .unwrap_or(0),
+                cost: usage.cost.and_then(|cost| cost.as_f64()),
             });
         }
         if let Some(FirstChoice(Some(choice))) = chunk.choices {
@@ -407,6 +407,7 @@ mod tests {
             prompt_tokens,
             completion_tokens,
             cached_tokens,
+            cost: None,
         })
     }
 
