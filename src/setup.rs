@@ -80,14 +80,8 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
     };
-    if config.max_cost.is_some() && prices.price(&config.model).is_none() {
-        notes.push(format!(
-            "--max-cost cannot be enforced for {}: its price is unknown (add it to {})",
-            config.model,
-            home.join("pricing.json").display()
-        ));
-    }
     let mut llm = Llm::new(config).with_prices(prices);
+    llm.check_budget_can_be_kept(&home.join("pricing.json"))?;
     if let Some(path) = &options.trace {
         let trace = Trace::create(path)
             .map_err(|e| Error::Usage(format!("--trace: cannot write {}: {e}", path.display())))?;
