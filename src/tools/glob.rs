@@ -5,7 +5,7 @@
 //! against the pattern, and lists at most 100 hits, most recently modified first: the files
 //! someone is working on are the likeliest to matter. It does not list directories or read files.
 
-use super::{Outcome, ToolContext, resolve, walk};
+use super::{Outcome, ToolContext, echo, resolve, walk};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::Path;
@@ -39,7 +39,10 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
         None => ctx.cwd.clone(),
     };
     if !root.is_dir() {
-        return Err(format!("{} is not a directory", root.display()));
+        return Err(format!(
+            "{} is not a directory",
+            echo(&root.display().to_string())
+        ));
     }
     let pattern = relative_pattern(&args.pattern, &root);
     let matcher = walk::compile_glob(pattern)?;
@@ -83,11 +86,12 @@ fn modified(path: &Path) -> SystemTime {
 }
 
 fn no_match(original: &str, pattern: &str) -> String {
-    let mut text = format!("No files match {original}");
+    let mut text = format!("No files match {}", echo(original));
     // The most common miss: `*.rs` meaning "anywhere" while `*` stays in the top directory.
     if !pattern.contains('/') && !pattern.contains("**") {
         text.push_str(&format!(
-            " (`*` does not cross directories; try **/{pattern})"
+            " (`*` does not cross directories; try **/{})",
+            echo(pattern)
         ));
     }
     text

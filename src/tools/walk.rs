@@ -182,11 +182,23 @@ fn below<'a>(path: &'a Path, base: &Path) -> Option<&'a [u8]> {
     rest.or_else(|| Some(path.strip_prefix(base).ok()?.as_os_str().as_encoded_bytes()))
 }
 
+/// Longest glob or grep pattern the tools accept: a real one fits on a line, and parsing a
+/// 10 MB one took 1 GB of memory.
+pub const MAX_PATTERN_BYTES: usize = 8192;
+
 /// Compile a glob (`*`, `**`, `?`, `[..]`, `{a,b}`) into a regex that must match a whole
 /// `/`-separated relative path.
 pub fn compile_glob(pattern: &str) -> Result<Regex, String> {
+    if pattern.len() > MAX_PATTERN_BYTES {
+        let length = pattern.len();
+        return Err(format!(
+            "the glob is {length} bytes; globs may be up to {MAX_PATTERN_BYTES} bytes"
+        ));
+    }
     let body = translate(pattern, Syntax::Glob)?;
-    Regex::new(&format!("^{body}$")).map_err(|e| format!("invalid glob {pattern:?}: {e}"))
+    let shown = super::echo(pattern);
+    Regex::new(&format!("^{body}$"))
+        .map_err(|e| format!("invalid glob {shown:?}: {}", super::echo(&e.to_string())))
 }
 
 /// Is this entry a directory or something else? Dir-only ignore rules need to know.
@@ -336,7 +348,7 @@ fn translate(glob: &str, syntax: Syntax) -> Result<String, String> {
         i += 1;
     }
     if open_braces > 0 {
-        return Err(format!("unclosed '{{' in {glob:?}"));
+        return Err(format!("unclosed '{{' in {:?}", super::echo(glob)));
     }
     Ok(out)
 }
