@@ -48,7 +48,8 @@ pub fn off_thread<T: Send + 'static>(
             "{MAX_RUNNING} earlier reads have not returned (a hung mount?); not starting another"
         ));
     }
-    let stop = Arc::new(AtomicBool::new(false));
+    // Already set when the call starts after a Ctrl+C: the job stops at its first look.
+    let stop = Arc::new(AtomicBool::new(ctx.cancel.load(Ordering::Relaxed)));
     let (done, result) = crossbeam_channel::bounded(1);
     let helper = {
         let (stop, running) = (stop.clone(), running.clone());

@@ -69,33 +69,28 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
     let job = move |stop: &AtomicBool| search(&args, &cwd, &regex, stop);
     let (lines, stopped) = bounded::off_thread(ctx, SEARCH_LIMIT, job)
         .map_err(|why| format!("gave up searching: {why}"))??;
-    if lines.is_empty() && !stopped {
-        return Ok(Outcome::text(format!("No matches for {pattern:?}")));
-    }
-    let mut text = lines[..lines.len().min(MAX_MATCHES)].join("\n");
-    if lines.len() > MAX_MATCHES {
-        text.push_str(
-            "\n(stopped at 200 matches; more exist: narrow the pattern, path or include)",
-        );
+    let note = if lines.len() > MAX_MATCHES {
+        "(stopped at 200 matches; more exist: narrow the pattern, path or include)".to_string()
     } else if stopped && ctx.cancel.load(Ordering::Relaxed) {
-        text.push_str("\n(cancelled: results are incomplete)");
+        "(cancelled: results are incomplete)".to_string()
     } else if stopped {
         let secs = SEARCH_LIMIT.as_secs();
-        text.push_str(&format!(
-            "\n(stopped after {secs} s: results are incomplete)"
-        ));
-    }
-    Ok(Outcome::text(text))
+        format!("(stopped after {secs} s: results are incomplete)")
+    } else if lines.is_empty() {
+        return Ok(Outcome::text(format!("No matches for {pattern:?}")));
+    } else {
+        String::new()
+    };
+    let mut shown: Vec<String> = lines.into_iter().take(MAX_MATCHES).collect();
+    shown.extend(Some(note).filter(|note| !note.is_empty()));
+    Ok(Outcome::text(shown.join("\n")))
 }
 
 /// Compile the pattern, refusing one too long to be a search: a 10 MB pattern took 1 GB of
 /// memory to parse before any size limit applied.
 fn compile(pattern: &str) -> Result<Regex, String> {
-    if pattern.len() > walk::MAX_PATTERN_BYTES {
-        let (length, most) = (pattern.len(), walk::MAX_PATTERN_BYTES);
-        return Err(format!(
-            "the pattern is {length} bytes; grep takes patterns up to {most} bytes"
-        ));
+    if let Some(too_long) = super::pattern_too_long("grep", pattern) {
+        return Err(too_long);
     }
     // Multi-line mode so `^` and `$` mean line starts and ends, as in every grep.
     RegexBuilder::new(pattern)
@@ -300,6 +295,7 @@ fn shorten(line: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::MAX_PATTERN_BYTES;
     use crate::tools::test_support::{TempDir, test_context};
 
     fn grep(
@@ -384,6 +380,35 @@ mod tests {
         assert!(text.starts_with("f0000.txt:1: hit 0\n"));
         assert!(text.contains("\nf0003.txt:50: hit 49\n"));
         assert!(text.ends_with("more exist: narrow the pattern, path or include)"));
+    }
+
+    #[test]
+    fn ctrl_c_stops_the_search_and_says_so() {
+        let dir = TempDir::new("grep-cancel");
+        dir.write("a.txt", "needle\n");
+        let ctx = test_context(&dir.0);
+        ctx.cancel.store(true, Ordering::Relaxed);
+        let args = Args {
+            pattern: "needle".into(),
+            path: None,
+            include: None,
+        };
+        let text = run(args, &ctx).unwrap().text;
+        assert_eq!(text, "(cancelled: results are incomplete)");
+    }
+
+    #[test]
+    fn huge_patterns_are_refused_before_compiling() {
+        let dir = TempDir::new("grep-huge-pattern");
+        let err = grep(&dir, &"a".repeat(MAX_PATTERN_BYTES + 1), None, None).unwrap_err();
+        assert_eq!(err, "the pattern is 8193 bytes; grep takes up to 8192");
+        let err = grep(&dir, "x", None, Some(&"*".repeat(MAX_PATTERN_BYTES + 1))).unwrap_err();
+        assert!(err.contains("glob takes up to 8192"), "{err}");
+        assert!(
+            grep(&dir, "(?:a{1000}){1000}", None, None)
+                .unwrap_err()
+                .contains("size limit")
+        );
     }
 
     #[test]

@@ -240,6 +240,17 @@ fn bad_arguments(name: &str, why: &str) -> Outcome {
     Outcome::text(format!("Error: bad arguments for {name}: {why}"))
 }
 
+/// Longest glob or grep pattern the tools take: a real one fits on a line, and parsing a 10 MB
+/// one took 1 GB of memory (the regex crate's size limit applies only after parsing).
+pub const MAX_PATTERN_BYTES: usize = 8192;
+
+/// The refusal of a pattern longer than `MAX_PATTERN_BYTES`, if it is.
+pub fn pattern_too_long(tool: &str, pattern: &str) -> Option<String> {
+    let length = pattern.len();
+    (length > MAX_PATTERN_BYTES)
+        .then(|| format!("the pattern is {length} bytes; {tool} takes up to {MAX_PATTERN_BYTES}"))
+}
+
 /// `text` as a message may repeat it: whole when short, else its start, its end and its
 /// length. A 10 MB path echoed whole would make the next request 20 MB.
 pub fn echo(text: &str) -> String {

@@ -182,18 +182,11 @@ fn below<'a>(path: &'a Path, base: &Path) -> Option<&'a [u8]> {
     rest.or_else(|| Some(path.strip_prefix(base).ok()?.as_os_str().as_encoded_bytes()))
 }
 
-/// Longest glob or grep pattern the tools accept: a real one fits on a line, and parsing a
-/// 10 MB one took 1 GB of memory.
-pub const MAX_PATTERN_BYTES: usize = 8192;
-
 /// Compile a glob (`*`, `**`, `?`, `[..]`, `{a,b}`) into a regex that must match a whole
 /// `/`-separated relative path.
 pub fn compile_glob(pattern: &str) -> Result<Regex, String> {
-    if pattern.len() > MAX_PATTERN_BYTES {
-        let length = pattern.len();
-        return Err(format!(
-            "the glob is {length} bytes; globs may be up to {MAX_PATTERN_BYTES} bytes"
-        ));
+    if let Some(too_long) = super::pattern_too_long("glob", pattern) {
+        return Err(too_long);
     }
     let body = translate(pattern, Syntax::Glob)?;
     let shown = super::echo(pattern);
