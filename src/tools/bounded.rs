@@ -1,7 +1,7 @@
-//! Reading on a helper thread that a tool can stop waiting for: what keeps `read_file` and
-//! `grep` bounded in time and answering the first Ctrl+C.
+//! Reading on a helper thread that a tool can stop waiting for: what keeps `read_file`, `grep`
+//! and `glob` bounded in time and answering the first Ctrl+C.
 //!
-//! A tool hands its reading (stat, open, read) to `off_thread` and waits until the job is done,
+//! A tool hands its reading (stat, open, read, directory walk) to `off_thread` and waits until the job is done,
 //! the user presses Ctrl+C, or the time limit passes. A read can block for ever: a file on a
 //! hung FUSE or NFS mount. (FIFOs and `/proc/kmsg` cannot block us: the tools open files with
 //! `O_NONBLOCK`, and devices are refused before they are opened.)

@@ -254,14 +254,10 @@ pub fn pattern_too_long(tool: &str, pattern: &str) -> Option<String> {
 /// `text` as a message may repeat it: whole when short, else its start, its end and its
 /// length. A 10 MB path echoed whole would make the next request 20 MB.
 pub fn echo(text: &str) -> String {
-    let total = text.chars().count();
-    if total <= ECHO_CHARS {
-        return text.to_string();
+    match head_and_tail(text, ECHO_CHARS) {
+        None => text.to_string(),
+        Some((head, total, tail)) => format!("{head}…[{total} characters]…{tail}"),
     }
-    let keep = ECHO_CHARS / 2;
-    let head: String = text.chars().take(keep).collect();
-    let tail: String = text.chars().skip(total - keep).collect();
-    format!("{head}…[{total} characters]…{tail}")
 }
 
 /// Resolve a path argument against the tracked working directory (`~` means home).
@@ -276,17 +272,26 @@ pub fn resolve(cwd: &Path, path: &str) -> PathBuf {
 
 /// Cut a long text to its head and tail, saying how much was left out.
 pub fn truncate_middle(text: &str, max_chars: usize) -> String {
+    match head_and_tail(text, max_chars) {
+        None => text.to_string(),
+        Some((head, total, tail)) => {
+            let cut = total - head.chars().count() - tail.chars().count();
+            format!("{head}\n\n... [{cut} characters cut] ...\n\n{tail}")
+        }
+    }
+}
+
+/// The first and last `max_chars / 2` characters of `text`, and its length in characters, if
+/// it is longer than `max_chars`.
+fn head_and_tail(text: &str, max_chars: usize) -> Option<(String, usize, String)> {
     let total = text.chars().count();
     if total <= max_chars {
-        return text.to_string();
+        return None;
     }
     let keep = max_chars / 2;
     let head: String = text.chars().take(keep).collect();
     let tail: String = text.chars().skip(total - keep).collect();
-    format!(
-        "{head}\n\n... [{} characters cut] ...\n\n{tail}",
-        total - 2 * keep
-    )
+    Some((head, total, tail))
 }
 
 #[cfg(test)]

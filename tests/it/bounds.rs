@@ -29,55 +29,54 @@ fn call(id: &str, name: &str, args: Value) -> Reply {
     Reply::Sse(sse::tool_calls(&[(id, name, args)]))
 }
 
-/// The first Ctrl+C frees a read_file and a grep stuck on a hung mount: the prompt is back
-/// at once, and the model reads that the call gave up.
+/// The first Ctrl+C frees read_file, grep and glob stuck on a hung mount (a file whose read,
+/// a directory whose listing never returns): the prompt is back at once, and the model reads
+/// that each call gave up.
 #[test]
 fn ctrl_c_frees_a_read_stuck_on_a_hung_mount() {
     let sandbox = Sandbox::new("bounds_ctrl_c");
-    let script = vec![
-        call(
-            "call_read",
-            "read_file",
-            json!({"file_path": "mnt/hung.txt"}),
-        ),
-        call(
-            "call_grep",
-            "grep",
-            json!({"pattern": "x", "path": "mnt/hung.txt"}),
-        ),
-        Reply::Sse(sse::text("after")),
+    let calls = [
+        ("read_file", json!({"file_path": "mnt/hung.txt"})),
+        ("grep", json!({"pattern": "x", "path": "mnt/hung.txt"})),
+        ("grep", json!({"pattern": "x", "path": "mnt"})),
+        ("glob", json!({"pattern": "*", "path": "mnt"})),
     ];
+    let mut script: Vec<Reply> = (calls.iter().enumerate())
+        .map(|(n, (name, args))| call(&format!("call_{n}"), name, args.clone()))
+        .collect();
+    script.push(Reply::Sse(sse::text("after")));
     let mut repl = Repl::start(&sandbox, &[], script);
     // Declared after the REPL, so it is dropped first: its reads are answered before the
     // REPL's process is killed and waited for.
     let Some(mount) = mount_or_skip(&sandbox, "ctrl_c_frees_a_read_stuck_on_a_hung_mount") else {
         return;
     };
-    for line in ["read it", "grep it"] {
-        repl.enter(line);
-        assert!(
-            mount.wait_for_read(Duration::from_secs(10)),
-            "{}",
-            repl.pty.screen()
-        );
+    for (n, (name, _)) in calls.iter().enumerate() {
+        repl.enter(&format!("call {n}"));
+        let stuck = mount.wait_for_stuck(Duration::from_secs(10));
+        assert!(stuck, "{name}: {}", repl.pty.screen());
         std::thread::sleep(Duration::from_millis(300));
         let pressed = Instant::now();
         repl.mark = repl.pty.screen().len();
         repl.pty.send("\x03");
         repl.idle();
         let took = pressed.elapsed();
-        eprintln!("{line}: the prompt was back {took:?} after Ctrl+C");
-        assert!(took < Duration::from_secs(5), "{line}: back after {took:?}");
+        eprintln!("{name} {n}: the prompt was back {took:?} after Ctrl+C");
+        assert!(
+            took < Duration::from_secs(5),
+            "{name} {n}: back after {took:?}"
+        );
     }
     repl.turn("and now", "after");
-    let requests = repl.requests(3);
-    let results = requests[2].tool_results();
-    assert_eq!(results.len(), 2, "{results:?}");
+    let requests = repl.requests(calls.len() + 1);
+    let last = &requests[calls.len()];
+    let results = last.tool_results();
+    assert_eq!(results.len(), calls.len(), "{results:?}");
     for (id, text) in &results {
         assert!(text.contains("gave up"), "{id}: {text}");
         assert!(text.contains("interrupted (Ctrl+C)"), "{id}: {text}");
     }
-    requests[2].assert_valid_history();
+    last.assert_valid_history();
 }
 
 /// Without a Ctrl+C, a read on a hung mount gives up at read_file's deadline (20 s) and the
@@ -104,7 +103,7 @@ fn a_read_stuck_on_a_hung_mount_gives_up_at_the_deadline() {
         return;
     };
     assert!(
-        mount.wait_for_read(Duration::from_secs(10)),
+        mount.wait_for_stuck(Duration::from_secs(10)),
         "no read reached the mount"
     );
     let arrived = server.wait_for_requests(2, Duration::from_secs(45));

@@ -3,9 +3,10 @@
 //!
 //! `HungMount::mount` mounts it (root and `/dev/fuse` needed; otherwise it says why, and the
 //! test prints that and skips) and answers the kernel on a thread of its own: the root
-//! directory, `hung.txt` in it (100 bytes, mode 0644), open and close. A READ is never answered, and
-//! neither is the kernel's INTERRUPT for it, as a hung server does: no signal frees the reader.
-//! Dropping the mount answers every held READ with EINTR and unmounts, so the binary can exit.
+//! directory, `hung.txt` in it (100 bytes, mode 0644), open and close. A READ of the file and an
+//! OPENDIR of the directory are never answered, and neither is the kernel's INTERRUPT for them,
+//! as a hung server does: no signal frees the reader. Dropping the mount answers every held
+//! request with EINTR and unmounts, so the binary can exit.
 //! It implements only what a stat, an open and a read need; everything else is ENOSYS.
 
 use crossbeam_channel::{Receiver, Sender};
@@ -24,6 +25,7 @@ const GETATTR: u32 = 3;
 const OPEN: u32 = 14;
 const READ: u32 = 15;
 const INIT: u32 = 26;
+const OPENDIR: u32 = 27;
 const INTERRUPT: u32 = 36;
 const BATCH_FORGET: u32 = 42;
 const ROOT: u64 = 1;
@@ -34,7 +36,7 @@ const DIRECT_IO: u32 = 1;
 pub struct HungMount {
     pub dir: PathBuf,
     device: Arc<File>,
-    /// Uniques of the READs held unanswered; `released` answers them and any that come later.
+    /// Uniques of the requests held unanswered; `released` answers them and any that come later.
     held: Arc<Mutex<Vec<u64>>>,
     released: Arc<AtomicBool>,
     reads: Receiver<()>,
@@ -88,8 +90,8 @@ impl HungMount {
         Ok(mount)
     }
 
-    /// Wait until a reader is stuck in a READ of the file.
-    pub fn wait_for_read(&self, timeout: Duration) -> bool {
+    /// Wait until a reader is stuck in a READ of the file or an OPENDIR of the directory.
+    pub fn wait_for_stuck(&self, timeout: Duration) -> bool {
         self.reads.recv_timeout(timeout).is_ok()
     }
 }
@@ -157,14 +159,14 @@ impl Server {
                 [DIRECT_IO, 0].iter().for_each(|v| put32(&mut out, *v));
                 reply(device, unique, 0, &out);
             }
-            READ if self.released.load(Ordering::SeqCst) => {
+            READ | OPENDIR if self.released.load(Ordering::SeqCst) => {
                 reply(device, unique, -libc::EINTR, &[]);
             }
-            READ => {
+            READ | OPENDIR => {
                 self.held.lock().expect("held").push(unique);
                 let _ = self.found.send(());
             }
-            // The kernel asks to interrupt a READ: a hung server never answers that either.
+            // The kernel asks to interrupt a held request: a hung server never answers that either.
             INTERRUPT | FORGET | BATCH_FORGET => {}
             _ => reply(device, unique, -libc::ENOSYS, &[]),
         }
