@@ -1,9 +1,9 @@
 //! Reading on a helper thread that a tool can stop waiting for: what keeps `read_file`, `grep`
 //! and `glob` bounded in time and answering the first Ctrl+C.
 //!
-//! A tool hands its reading (stat, open, read, directory walk) to `off_thread` and waits until the job is done,
-//! the user presses Ctrl+C, or the time limit passes. A read can block for ever: a file on a
-//! hung FUSE or NFS mount. (FIFOs and `/proc/kmsg` cannot block us: the tools open files with
+//! A tool hands its reading (stat, open, read, directory walk) to `off_thread` and waits until
+//! the job is done, the user presses Ctrl+C, or the time limit passes. A read can block for
+//! ever: a file on a hung FUSE or NFS mount. (FIFOs and `/proc/kmsg` cannot block us: the tools open files with
 //! `O_NONBLOCK`, and devices are refused before they are opened.)
 //!
 //! Why a detached thread, the one thread in corecoder that is neither scoped nor joined: no
@@ -55,9 +55,11 @@ pub fn off_thread<T: Send + 'static>(
         let (stop, running) = (stop.clone(), running.clone());
         move || {
             let value = catch_unwind(AssertUnwindSafe(|| job(&stop)));
-            // The tool may have stopped listening; then the value is dropped here.
-            let _ = done.send(value);
+            // Counted out before the value is sent, so a tool that has the value sees the count
+            // without this helper. The send never waits (room for one); if the tool stopped
+            // listening, the value is dropped here.
             running.fetch_sub(1, Ordering::SeqCst);
+            let _ = done.send(value);
         }
     };
     let thread = std::thread::Builder::new()
