@@ -44,6 +44,8 @@ enum Input {
     Command(String, String),
     Quit,
     Nothing,
+    /// Ctrl+C at the prompt.
+    Cleared,
 }
 
 pub fn run(options: RunOptions) -> Result<i32, Error> {
@@ -68,6 +70,11 @@ pub fn run(options: RunOptions) -> Result<i32, Error> {
         let task = match read_input(&mut editor, agent.consent_mut().plan) {
             Input::Quit => break,
             Input::Nothing => continue,
+            Input::Cleared => {
+                // The typed text stays on screen above the new prompt: say it was not sent.
+                display.note(&display.paint(DIM, "(cleared, not sent)"));
+                continue;
+            }
             Input::Command(name, arg) => match command(&mut agent, &display, &name, &arg) {
                 Some(task) => task,
                 None => continue,
@@ -141,7 +148,7 @@ fn read_input(editor: &mut DefaultEditor, plan: Plan) -> Input {
                 }
             },
             // Ctrl+C at the prompt clears what was typed; it never leaves.
-            Err(ReadlineError::Interrupted) => return Input::Nothing,
+            Err(ReadlineError::Interrupted) => return Input::Cleared,
             Err(_) => return Input::Quit,
         }
     }
