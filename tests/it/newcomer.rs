@@ -303,3 +303,36 @@ fn the_state_directory_is_private_and_failures_name_their_path() {
     let said = format!("cannot write in {}", home.join("sessions").display());
     assert!(out.stderr.contains(&said), "{out:?}");
 }
+
+/// `--help` names the default base URL and the files corecoder keeps under `~/.corecoder`.
+#[test]
+fn help_names_the_default_url_and_the_files() {
+    let sandbox = Sandbox::new("newcomer_help");
+    let out = crate::run::run_with(&["--help"], &[], &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    let files = [
+        "sessions/",
+        "checkpoints/",
+        "history",
+        "permissions.json",
+        "trusted.json",
+    ];
+    let more = [
+        "pricing.json",
+        "hooks.json",
+        "mcp.json",
+        "default https://api.openai.com/v1",
+    ];
+    for name in files.iter().chain(&more) {
+        assert!(
+            out.stdout.contains(name),
+            "{name} not in --help:\n{}",
+            out.stdout
+        );
+    }
+    assert!(
+        out.stdout.contains("Files in ~/.corecoder"),
+        "{}",
+        out.stdout
+    );
+}

@@ -351,7 +351,10 @@ fn ctrl_c_at_prompt_does_not_exit_and_ctrl_d_does() {
     assert_eq!(repl.pty.wait_exit(Duration::from_millis(200)), None);
     repl.turn("are you there?", "still here");
     let sent = repl.requests(1)[0].messages();
-    assert!(!sent.iter().any(|m| m["content"] == "half a thought"), "{sent:#?}");
+    assert!(
+        !sent.iter().any(|m| m["content"] == "half a thought"),
+        "{sent:#?}"
+    );
     repl.pty.send("\x04");
     assert_eq!(repl.pty.wait_exit(WAIT), Some(0), "{}", repl.pty.screen());
 }
