@@ -186,8 +186,10 @@ impl Agent {
             // 1. A fresh system prompt: the cwd, todos, plan mode or AGENTS.md may have changed.
             self.history[0] = self.system_prompt(&tool_names);
             // 2. Never send a history the provider would reject (a call left unanswered).
-            if message::repair_tool_pairs(&mut self.history) > 0 {
+            let repairs = message::repair_tool_pairs(&mut self.history);
+            if repairs > 0 {
                 self.log_whole_history();
+                self.report_repairs(repairs, on_event);
             }
             if let Some(failure) = self.log_failure.take() {
                 on_event(Event::Notice(&failure));
