@@ -53,7 +53,10 @@ impl Agent {
         if let Some(trace) = self.llm.trace() {
             trace.record("repair", json!({"changed": changed, "at": "request"}));
         }
-        on_event(Event::Notice(&message::repair_notice(changed, "before a request")));
+        on_event(Event::Notice(&message::repair_notice(
+            changed,
+            "before a request",
+        )));
     }
 
     /// The history was rewritten (repair, compaction, reset): the log records it whole.

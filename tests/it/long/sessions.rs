@@ -107,7 +107,8 @@ fn a_call_left_unanswered_is_repaired_on_resume_and_reported() {
     let (out, requests) = check(&sandbox, &args, vec![answer("ok")]);
     assert_eq!(out.code, 0, "{out:?}");
     assert!(
-        out.stderr.contains("history repaired on resume: 1 tool messages"),
+        out.stderr
+            .contains("history repaired on resume: 1 tool messages"),
         "{out:?}"
     );
     let result = &conversation(&requests[0])[2];
@@ -121,7 +122,10 @@ fn a_call_left_unanswered_is_repaired_on_resume_and_reported() {
         .filter(|l| l["kind"] == "repair")
         .collect();
     assert_eq!(repairs.len(), 1, "{traced}");
-    assert_eq!((&repairs[0]["changed"], &repairs[0]["at"]), (&json!(1), &json!("resume")));
+    assert_eq!(
+        (&repairs[0]["changed"], &repairs[0]["at"]),
+        (&json!(1), &json!("resume"))
+    );
 }
 
 #[test]
