@@ -6,7 +6,7 @@
 //! the run goes on (every content it sees must be a whole version) and kills at a chosen
 //! point: a temp file present (a write between create and rename), a file just changed (at a
 //! rename, or inside a write that is not atomic), the session log just grown (an append), or a
-//! moment drawn from the length of an unkilled calibration run. After the kill each file must
+//! random moment within a round (timed by an unkilled calibration run). After the kill each file must
 //! be absent or one of its versions, every JSON file under `~/.corecoder` must parse, the
 //! killed run's requests must be valid with nothing repaired, and `corecoder -r ID` must send
 //! a valid history. `CORECODER_SOAK=1` runs 100 kills (seeded by `CORECODER_SOAK_SEED`); the
@@ -74,16 +74,19 @@ fn sigkill_while_writing_leaves_whole_files_and_a_resumable_session() {
         .unwrap_or(1);
     let mut rng = Rng::new(seed);
     let (length, seen) = calibrate();
+    let round = length / ROUNDS as u32;
     let mut leftovers = 0;
     for kill in 0..kills {
-        // Each kind of point in turn; the n-th such event, n drawn from what the calibration
-        // run saw, or a moment in its first half (less a margin: the watcher may miss short events
-        // and run lengths vary by half on a busy machine), so the kills spread over the run.
+        // Each kind of point in turn: the n-th such event, n drawn from what the calibration
+        // run saw (less a margin: the watcher may miss short events), so the kills spread over
+        // the run; or a random moment within a round (its length measured by the calibration)
+        // after the n-th file change, as run lengths vary by half on a busy machine.
+        let file_change = rng.below(seen.file_changes * 9 / 10);
         let point = match kill % 4 {
             0 => KillAt::TempFile(rng.below(seen.temp_files * 2 / 3)),
-            1 => KillAt::FileChanged(rng.below(seen.file_changes * 9 / 10)),
+            1 => KillAt::FileChanged(file_change),
             2 => KillAt::LogGrew(rng.below(seen.log_growths * 2 / 3)),
-            _ => KillAt::Moment(length.mul_f64(rng.below(500) as f64 / 1000.0)),
+            _ => KillAt::Moment(file_change, round.mul_f64(rng.below(1000) as f64 / 1000.0)),
         };
         leftovers += kill_and_check(&format!("crash_{kill}"), point);
     }
@@ -93,13 +96,13 @@ fn sigkill_while_writing_leaves_whole_files_and_a_resumable_session() {
     );
 }
 
-/// Where a run is killed: at the n-th event of a kind, or after a delay.
+/// Where a run is killed: at the n-th event of a kind, or a delay after the n-th file change.
 #[derive(Debug, Clone, Copy)]
 enum KillAt {
     TempFile(usize),
     FileChanged(usize),
     LogGrew(usize),
-    Moment(Duration),
+    Moment(usize, Duration),
 }
 
 /// What the watcher saw of a run, counted.
@@ -138,13 +141,18 @@ fn calibrate() -> (Duration, Seen) {
 fn kill_and_check(name: &str, point: KillAt) -> usize {
     let sandbox = Sandbox::new(name);
     let server = Server::answering_summaries(script(), "summary of the writing");
-    let started = Instant::now();
     let mut child = start(&sandbox, &server);
+    let mut changed_at = None;
     let mut reached = |seen: &Seen| match point {
         KillAt::TempFile(n) => seen.temp_files > n,
         KillAt::FileChanged(n) => seen.file_changes > n,
         KillAt::LogGrew(n) => seen.log_growths > n,
-        KillAt::Moment(delay) => started.elapsed() >= delay,
+        KillAt::Moment(n, delay) => {
+            if seen.file_changes > n && changed_at.is_none() {
+                changed_at = Some(Instant::now());
+            }
+            changed_at.is_some_and(|at| at.elapsed() >= delay)
+        }
     };
     watch(name, &sandbox, &mut child, &mut reached);
     let running = matches!(child.try_wait(), Ok(None));
