@@ -270,23 +270,28 @@ impl Agent {
             let early_pool = self.pool.as_ref().filter(|_| early_start);
             let ctx = self.tool_context();
             let mut partial = String::new();
-            let mut early = Vec::new();
+            let (mut early, mut from_lost_streams) = (Vec::<EarlyCall>::new(), 0);
             let mut guard_ahead = self.guard.clone();
             let mut forward = |event: llm::Event| {
                 match event {
                     llm::Event::Text(text) => partial.push_str(text),
-                    // A retried request starts over: what the lost stream started is void.
+                    // A retried request starts over, but what the lost stream started has run:
+                    // it stays, to answer the same call of the new stream, not run it twice.
                     llm::Event::Retry { .. } | llm::Event::Fallback { .. } => {
                         partial.clear();
-                        early.clear();
+                        from_lost_streams = early.len();
                         guard_ahead = self.guard.clone();
                     }
                     // A finished call that may start early (read-only) runs now, while the
                     // model is still talking.
                     llm::Event::CallReady(call) => {
-                        let started = early_pool.and_then(|pool| {
-                            Agent::start_early(pool, call, &ctx, &mut guard_ahead)
-                        });
+                        let ran =
+                            |e: &EarlyCall| e.name == call.name && e.arguments == call.arguments;
+                        let started = early_pool
+                            .filter(|_| !early[..from_lost_streams].iter().any(ran))
+                            .and_then(|pool| {
+                                Agent::start_early(pool, call, &ctx, &mut guard_ahead)
+                            });
                         early.extend(started);
                     }
                     llm::Event::Reasoning(_) => {}
