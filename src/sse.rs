@@ -285,7 +285,10 @@ impl Parser {
         if let Some(id) = id {
             call.id = id;
         }
-        let Some(function) = fragment.function else {
+        // An announced call may already be running (read-only calls start early): it is final,
+        // so what the caller started is what the reply holds.
+        let announced = self.announced.get(slot).is_some_and(|a| *a);
+        let Some(function) = fragment.function.filter(|_| !announced) else {
             return;
         };
         if let Some(name) = function.name.filter(|name| !name.is_empty()) {
@@ -473,6 +476,31 @@ mod tests {
                 .unwrap();
         }
         assert!(seen.is_empty(), "an unfinished call is not ready: {seen:?}");
+    }
+
+    /// Found by the fuzz target's check: text after a call's closing brace changed a call the
+    /// caller had already started. An announced call stays as announced.
+    #[test]
+    fn an_announced_call_is_final() {
+        let fragment = |args: &str| {
+            let call = serde_json::json!({"index": 0, "id": "c", "function": {"name": "glob", "arguments": args}});
+            format!(
+                "data: {}",
+                serde_json::json!({"choices": [{"delta": {"tool_calls": [call]}}]})
+            )
+        };
+        let mut ready = Vec::new();
+        let mut parser = Parser::new();
+        for line in [&fragment("{}"), "", &fragment("x"), ""] {
+            parser
+                .feed_line(line, &mut |d| ready.push(format!("{d:?}")))
+                .unwrap();
+        }
+        let done = r#"data: {"choices":[{"finish_reason":"tool_calls"}]}"#;
+        parser.feed_line(done, &mut |_| {}).unwrap();
+        let reply = parser.finish(&mut |_| {}).unwrap();
+        assert_eq!(ready.len(), 1, "{ready:?}");
+        assert_eq!(reply.tool_calls, [call("c", "glob", "{}")]);
     }
 
     #[test]
