@@ -137,7 +137,7 @@ fn data_lines_split_at_every_byte_offset() {
 }
 
 /// A tool call to read `f{n}` (a missing file), then the end of the stream.
-fn split_reply(n: usize) -> String {
+pub fn split_reply(n: usize) -> String {
     let args = format!("{{\"file_path\":\"f{n}\"}}");
     let call = json!({"index": 0, "id": format!("call_{n}"), "type": "function",
                       "function": {"name": "read_file", "arguments": args}});

@@ -7,7 +7,7 @@
 //! `scripting`, `safety`) assert on what the binary printed, how it exited, what it sent and
 //! what it did to the files.
 //! Nothing of corecoder's own code is called or mocked here: only the binary is exercised
-//! (and, in `docs`, the README, the docs and the built examples).
+//! (and, in `docs` and `figures`, the README, the docs and the built examples).
 
 mod cli;
 mod crash;
@@ -17,6 +17,7 @@ mod early;
 mod engine;
 mod extend;
 mod faults;
+mod figures;
 mod hooks;
 mod http;
 mod interrupts;
