@@ -38,19 +38,7 @@ pub fn grep_and_glob(peers: &Peers) -> Vec<Row> {
         "≤ 1.5× ripgrep",
     );
     if let Some(rg) = &peers.ripgrep {
-        let rg_hits = output_lines(
-            Command::new(rg)
-                .args(["-n", PATTERN, "."])
-                .current_dir(&root),
-        );
-        let theirs = median_of(RUNS, || {
-            run_quiet(
-                Command::new(rg)
-                    .args(["-n", PATTERN, "."])
-                    .current_dir(&root),
-            )
-            .0
-        });
+        let (theirs, rg_hits) = peer_run(rg, &["-n", PATTERN, "."], &root);
         grep.peer(
             format!("ripgrep: {} ({rg_hits} hits)", ms(theirs)),
             ratio(theirs, ours),
@@ -80,13 +68,7 @@ pub fn grep_and_glob(peers: &Peers) -> Vec<Row> {
         "≤ 1.5× ripgrep",
     );
     if let Some(rg) = &peers.ripgrep {
-        let rg_files = || {
-            let mut command = Command::new(rg);
-            command.args(["--files", "-g", "*.rs"]).current_dir(&root);
-            command
-        };
-        let theirs = median_of(RUNS, || run_quiet(&mut rg_files()).0);
-        let count = output_lines(&mut rg_files());
+        let (theirs, count) = peer_run(rg, &["--files", "-g", "*.rs"], &root);
         glob.peer(
             format!("rg --files -g: {} ({count} files)", ms(theirs)),
             ratio(theirs, ours),
@@ -94,13 +76,7 @@ pub fn grep_and_glob(peers: &Peers) -> Vec<Row> {
         glob.verdict(files == Some(count) && ours.as_secs_f64() <= theirs.as_secs_f64() * 1.5);
     }
     if let Some(fd) = &peers.fd {
-        let fd_files = || {
-            let mut command = Command::new(fd);
-            command.args(["-t", "f", "-e", "rs"]).current_dir(&root);
-            command
-        };
-        let theirs = median_of(RUNS, || run_quiet(&mut fd_files()).0);
-        let count = output_lines(&mut fd_files());
+        let (theirs, count) = peer_run(fd, &["-t", "f", "-e", "rs"], &root);
         glob.peer(
             format!("fd: {} ({count} files)", ms(theirs)),
             ratio(theirs, ours),
@@ -160,6 +136,17 @@ fn listed(text: &str) -> Option<usize> {
 
 fn shown(count: Option<usize>) -> String {
     count.map_or("more than the cap".to_string(), |n| n.to_string())
+}
+
+/// A peer's median time over the tree, and how many lines (hits or files) it printed.
+fn peer_run(program: &Path, args: &[&str], root: &Path) -> (Duration, usize) {
+    let command = || {
+        let mut command = Command::new(program);
+        command.args(args).current_dir(root);
+        command
+    };
+    let time = median_of(RUNS, || run_quiet(&mut command()).0);
+    (time, output_lines(&mut command()))
 }
 
 fn output_lines(command: &mut Command) -> usize {

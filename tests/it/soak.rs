@@ -7,9 +7,10 @@
 //! drops, stalls, garbage, error events, split writes, runs of failures that exhaust the
 //! retries). How each session ends is predicted from its script: the answer its last round
 //! gives on stdout with exit 0, or exit 1 with the "gave up" error line when one round's
-//! faults spend every retry (every fault costs one attempt). A session
-//! that ends otherwise, hangs (killed at the deadline) or panics is counted, and so is every
-//! request with an invalid history and every repair the binary reports; all must be 0.
+//! faults spend every retry (every fault costs one attempt), and how many requests it makes.
+//! A session that ends otherwise, hangs (killed at the deadline) or panics is counted, and so
+//! is every request with an invalid history and every repair the binary reports; all must
+//! be 0.
 
 use crate::run::{Sandbox, spawn_with};
 use crate::server::{Reply, Server, history_problem};
@@ -52,7 +53,8 @@ struct Tally {
     failed_cleanly: usize,
     hung: usize,
     panicked: usize,
-    /// Ended, but not as its script predicts (another answer, exit code or error line).
+    /// Ended, but not as its script predicts (another answer, exit code, error line or number
+    /// of requests).
     unexpected: usize,
     requests: usize,
     invalid_history: usize,
@@ -138,7 +140,7 @@ fn session(seed: u64, tally: &Mutex<Tally>) {
     let mut rng = Rng::new(seed);
     let sandbox = Sandbox::new(&format!("soak_{seed}"));
     sandbox.write("notes.txt", "alpha\nbeta\ngamma\n");
-    let (script, faults, expected) = script(&mut rng);
+    let (script, faults, expected, predicted_requests) = script(&mut rng);
     let server = Server::start(script);
     let url = server.url();
     let env = [
@@ -162,6 +164,11 @@ fn session(seed: u64, tally: &Mutex<Tally>) {
     match (code, &expected) {
         _ if stderr.contains("panicked") => tally.panicked += 1,
         (None, _) => tally.hung += 1,
+        _ if requests.len() != predicted_requests => {
+            let sent = requests.len();
+            eprintln!("seed {seed}: {sent} requests, {predicted_requests} predicted\n{stderr}");
+            tally.unexpected += 1;
+        }
         (Some(0), Expected::Answer(answer)) if stdout.trim() == answer => tally.completed += 1,
         (Some(1), Expected::GaveUp)
             if last_line.starts_with("corecoder: ")
@@ -177,11 +184,11 @@ fn session(seed: u64, tally: &Mutex<Tally>) {
 }
 
 /// 1 to 4 rounds, each a few faults then a good reply; the last round answers in text. Also
-/// returns the number of faults and how the session must end.
-fn script(rng: &mut Rng) -> (Vec<Reply>, usize, Expected) {
+/// returns the number of faults, how the session must end and how many requests it makes.
+fn script(rng: &mut Rng) -> (Vec<Reply>, usize, Expected, usize) {
     let mut script = Vec::new();
     let mut faults = 0;
-    let mut expected = None;
+    let (mut expected, mut requests) = (None, 0);
     let rounds = 1 + rng.below(4);
     for round in 0..rounds {
         // Mostly 0-2 faults; sometimes 5 in a row, which spends every retry.
@@ -192,7 +199,7 @@ fn script(rng: &mut Rng) -> (Vec<Reply>, usize, Expected) {
         // Every fault costs an attempt, a stream cut after its finish_reason too (the broken
         // connection voids it); five in one round spend every retry.
         if count >= ATTEMPTS && expected.is_none() {
-            expected = Some(Expected::GaveUp);
+            (expected, requests) = (Some(Expected::GaveUp), script.len() + ATTEMPTS);
         }
         for _ in 0..count {
             script.push(fault(rng));
@@ -203,13 +210,13 @@ fn script(rng: &mut Rng) -> (Vec<Reply>, usize, Expected) {
             true => sse::text(&answer),
             false => good_calls(rng, round),
         };
-        if round + 1 == rounds && expected.is_none() {
-            expected = Some(Expected::Answer(answer));
-        }
         script.push(deliver(rng, good));
+        if round + 1 == rounds && expected.is_none() {
+            (expected, requests) = (Some(Expected::Answer(answer)), script.len());
+        }
     }
     let expected = expected.expect("the last round answers");
-    (script, faults, expected)
+    (script, faults, expected, requests)
 }
 
 /// One fault the client must survive: retry it, or fail cleanly when it repeats.
