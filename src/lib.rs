@@ -29,6 +29,7 @@ pub mod repl;
 pub mod sandbox;
 pub mod session;
 pub mod setup;
+pub mod spinner;
 pub mod sse;
 pub mod terminal;
 pub mod tools;

@@ -10,6 +10,7 @@
 //! (and, in `docs` and `figures`, the README, the docs and the built examples).
 
 mod cli;
+mod closed_output;
 mod crash;
 mod docs;
 mod driver;
@@ -19,10 +20,12 @@ mod extend;
 mod faults;
 mod figures;
 mod hooks;
+mod hostile;
 mod http;
 mod interrupts;
 mod long;
 mod mcp;
+mod newcomer;
 mod pty;
 mod repl;
 mod replay;
@@ -31,6 +34,7 @@ mod run;
 mod safety;
 mod scripting;
 mod server;
+mod servers;
 mod soak;
 mod sse;
 mod tools;

@@ -68,9 +68,14 @@ struct Tally {
 enum Expected {
     /// Exit 0 with this answer on stdout.
     Answer(String),
-    /// Exit 1, the last stderr line the "gave up" error: one round's faults spent every retry.
-    GaveUp,
+    /// Exit 1, the last stderr line `corecoder: …` ending with this: one round's faults spent
+    /// every retry, or a fault that is not retried came.
+    Fails(&'static str),
 }
+
+/// How the client ends a session after a fault it does not retry.
+const GAVE_UP: &str = "(gave up after 4 retries)";
+const NOT_A_STREAM: &str = "not an event stream: check the base URL";
 
 /// Attempts per request: the first and `MAX_RETRIES` (4) retries, as in `src/llm.rs`.
 const ATTEMPTS: usize = 5;
@@ -80,7 +85,8 @@ const ATTEMPTS: usize = 5;
 fn soak_short_run_of_faulty_sessions() {
     let first = number("CORECODER_SOAK_SEED", 1);
     let mut seeds: Vec<u64> = (first..first + 11).collect();
-    let gives_up = (first + 11..).find(|seed| script(&mut Rng::new(*seed)).2 == Expected::GaveUp);
+    let gives_up = Expected::Fails(GAVE_UP);
+    let gives_up = (first + 11..).find(|seed| script(&mut Rng::new(*seed)).2 == gives_up);
     seeds.extend(gives_up);
     let tally = soak(&seeds);
     assert!(tally.completed > 0 && tally.failed_cleanly > 0, "{tally:?}");
@@ -170,9 +176,8 @@ fn session(seed: u64, tally: &Mutex<Tally>) {
             tally.unexpected += 1;
         }
         (Some(0), Expected::Answer(answer)) if stdout.trim() == answer => tally.completed += 1,
-        (Some(1), Expected::GaveUp)
-            if last_line.starts_with("corecoder: ")
-                && last_line.ends_with(&format!("(gave up after {} retries)", ATTEMPTS - 1)) =>
+        (Some(1), Expected::Fails(end))
+            if last_line.starts_with("corecoder: ") && last_line.ends_with(end) =>
         {
             tally.failed_cleanly += 1
         }
@@ -197,12 +202,21 @@ fn script(rng: &mut Rng) -> (Vec<Reply>, usize, Expected, usize) {
             n => n % 3,
         };
         // Every fault costs an attempt, a stream cut after its finish_reason too (the broken
-        // connection voids it); five in one round spend every retry.
-        if count >= ATTEMPTS && expected.is_none() {
-            (expected, requests) = (Some(Expected::GaveUp), script.len() + ATTEMPTS);
-        }
-        for _ in 0..count {
-            script.push(fault(rng));
+        // connection voids it); five in one round spend every retry. A 200 that is no event
+        // stream is not retried: it ends the session.
+        for attempt in 0..count {
+            let fault = fault(rng);
+            let fatal = matches!(fault, Reply::Status { code: 200, .. });
+            script.push(fault);
+            if expected.is_some() {
+                continue;
+            }
+            match (fatal, attempt + 1 == ATTEMPTS) {
+                (true, _) => expected = Some(Expected::Fails(NOT_A_STREAM)),
+                (false, true) => expected = Some(Expected::Fails(GAVE_UP)),
+                (false, false) => continue,
+            }
+            requests = script.len();
         }
         faults += count;
         let answer = format!("finished after {round} rounds");
