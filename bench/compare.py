@@ -2,15 +2,16 @@
 """The README's "How it compares" table, measured: `bench/compare.py [NAME ...]`.
 
 For each program: start-up is the wall time of `PROGRAM --version` (median of 7 runs after one
-warm-up), memory its peak resident size (the kernel's high-water mark from wait4, as the Rust
-benches take it; median of the same runs), lines the `wc -l` of its installed source. NAME is
+warm-up), memory its peak resident size as `/usr/bin/time -f %M` reports it (median of 7 more
+runs; time is a small C program, so the figure is the program's own: a child spawned straight
+from Python would inherit Python's high-water mark at exec), lines the `wc -l` of its installed
+source. NAME is
 one of corecoder, CoreCoder, claude-code, codex, aider (default: all). Peers are installed on
 first use under target/ (CoreCoder in target/bench-venv, shared with bench/run.sh; the others
 under target/compare/), from PyPI or npm; one that cannot be installed is skipped with a note.
 corecoder is the release build of `cargo build --profile dist`. Prints a markdown table.
 """
 
-import os
 import statistics
 import subprocess
 import sys
@@ -60,17 +61,22 @@ PROGRAMS = {
 }
 
 
-def one_run(program):
-    """Wall time and peak RSS (bytes) of one `program --version`, output discarded."""
+def timed_run(program):
+    """Wall time of one `program --version`, output discarded."""
     started = time.perf_counter()
-    child = subprocess.Popen([str(program), "--version"], stdin=subprocess.DEVNULL,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(child.pid, 0)
-    took = time.perf_counter() - started
-    child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode != 0:
-        raise RuntimeError(f"{program} --version exited {child.returncode}")
-    return took, usage.ru_maxrss * 1024  # ru_maxrss is in KiB on Linux
+    done = subprocess.run([str(program), "--version"], stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if done.returncode != 0:
+        raise RuntimeError(f"{program} --version exited {done.returncode}")
+    return time.perf_counter() - started
+
+
+def peak_rss(program):
+    """Peak RSS (bytes) of one `program --version`, from /usr/bin/time (in KiB)."""
+    done = subprocess.run(["/usr/bin/time", "-f", "%M", str(program), "--version"],
+                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True, check=True)
+    return int(done.stderr.strip().splitlines()[-1]) * 1024
 
 
 def source_lines(source):
@@ -92,10 +98,9 @@ def measure(name):
     program, source = PROGRAMS[name]()
     version = subprocess.run([str(program), "--version"], capture_output=True,
                              text=True).stdout.strip().splitlines()[0]
-    one_run(program)  # warm-up
-    runs = [one_run(program) for _ in range(RUNS)]
-    startup = statistics.median(t for t, _ in runs)
-    memory = statistics.median(m for _, m in runs)
+    timed_run(program)  # warm-up
+    startup = statistics.median(timed_run(program) for _ in range(RUNS))
+    memory = statistics.median(peak_rss(program) for _ in range(RUNS))
     return version, startup, memory, source_lines(source)
 
 

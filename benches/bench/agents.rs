@@ -59,7 +59,7 @@ pub fn session(peers: &Peers) -> Vec<Row> {
     );
     overhead.verdict(ours.all_rounds && ours.per_round <= Duration::from_millis(1));
     let mut memory = Row::new(
-        "peak RSS of that session (largest process, kernel high-water mark)",
+        "peak RSS of that session (the agent process's own high-water mark)",
         mib(ours.peak_rss),
         "≤ 8 MiB",
     );

@@ -1,7 +1,7 @@
 //! Timing and memory helpers: medians over repeated runs, and the peak RSS of a process.
 //!
 //! Every measurement runs once to warm caches, then `runs` times; the median is what is
-//! reported. Peak memory is the kernel's own high-water mark (`wait4`), never a sum over a
+//! reported. Peak memory is the measured process's own high-water mark, never a sum over a
 //! process tree (see `peak_rss`).
 //! Nothing here knows what is being measured.
 
@@ -51,29 +51,42 @@ pub fn run_quiet(command: &mut Command) -> (Duration, bool) {
     (start.elapsed(), status.is_ok_and(|s| s.success()))
 }
 
-/// Run `command` to the end; its peak resident memory, in bytes: the kernel's high-water mark
-/// from `wait4` (`ru_maxrss`), the largest of the process's own and each waited-for
-/// descendant's own. Never a sum over processes alive at once: a short-lived fork (CoreCoder
+/// Run `command` to the end; its peak resident memory, in bytes: the process's own high-water
+/// mark (`VmHWM` in `/proc/PID/status`), sampled every millisecond until it exits, counted only
+/// once it runs its own program. Not a sum over its process tree: a short-lived fork (CoreCoder
 /// runs `uname`) maps its parent's pages, and summing counted them twice (136 MB read against
-/// 70 MB). The same measure for every program compared.
+/// 70 MB). Not `wait4`'s `ru_maxrss` either: a child spawned with `vfork` (as `Command` does)
+/// inherits the spawner's high-water mark at `exec`, so it would report the bench's own memory.
+/// The same measure for every program compared.
 pub fn peak_rss(command: &mut Command) -> Option<u64> {
-    let child = command
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .ok()?;
-    let pid = child.id() as i32;
-    let mut status = 0;
-    // SAFETY: all-zero is a valid rusage (plain integers), filled in by the kernel below.
-    let mut rusage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `pid` is our own child; status and rusage point at live locals.
-    let done = unsafe { libc::wait4(pid, &mut status, 0, &mut rusage) };
-    if done != pid {
-        return None;
+    let (ours, status) = (
+        std::env::current_exe().ok(),
+        format!("/proc/{}/status", child.id()),
+    );
+    let exe = format!("/proc/{}/exe", child.id());
+    let mut peak = 0;
+    while let Ok(None) = child.try_wait() {
+        // Before its `exec` the child still shares the bench's memory: not its own yet.
+        if std::fs::read_link(&exe).ok() != ours {
+            peak = peak.max(high_water_mark(&status).unwrap_or(0));
+        }
+        std::thread::sleep(Duration::from_millis(1));
     }
-    // ru_maxrss is in KiB on Linux.
-    Some(u64::try_from(rusage.ru_maxrss).unwrap_or(0) * 1024)
+    (peak > 0).then_some(peak)
+}
+
+/// `VmHWM` of a `/proc/PID/status` file, in bytes.
+fn high_water_mark(status: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(status).ok()?;
+    let kb = text.lines().find_map(|l| l.strip_prefix("VmHWM:"))?;
+    let kb: u64 = kb.trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(kb * 1024)
 }
 
 pub fn ms(d: Duration) -> String {
