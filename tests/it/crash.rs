@@ -75,7 +75,7 @@ fn sigkill_while_writing_leaves_whole_files_and_a_resumable_session() {
     let mut rng = Rng::new(seed);
     let (length, seen) = calibrate();
     let round = length / ROUNDS as u32;
-    let mut leftovers = 0;
+    let (mut leftovers, mut repaired) = (0, 0);
     for kill in 0..kills {
         // Each kind of point in turn: the n-th such event, n drawn from what the calibration
         // run saw (less a margin: the watcher may miss short events), so the kills spread over
@@ -88,11 +88,12 @@ fn sigkill_while_writing_leaves_whole_files_and_a_resumable_session() {
             2 => KillAt::LogGrew(rng.below(seen.log_growths * 2 / 3)),
             _ => KillAt::Moment(file_change, round.mul_f64(rng.below(1000) as f64 / 1000.0)),
         };
-        leftovers += kill_and_check(&format!("crash_{kill}"), point);
+        let (left, repairs) = kill_and_check(&format!("crash_{kill}"), point);
+        (leftovers, repaired) = (leftovers + left, repaired + repairs);
     }
     eprintln!(
         "crash: {kills} SIGKILLs (seed {seed}) in a run of {length:?} ({seen:?}), \
-         {leftovers} temp files left behind"
+         {leftovers} temp files left behind, {repaired} tool messages repaired on resume"
     );
 }
 
@@ -137,8 +138,9 @@ fn calibrate() -> (Duration, Seen) {
     (length, seen)
 }
 
-/// One run killed at `point`; returns how many temporary files it left.
-fn kill_and_check(name: &str, point: KillAt) -> usize {
+/// One run killed at `point`; returns how many temporary files it left, and how many tool
+/// messages its resume repaired.
+fn kill_and_check(name: &str, point: KillAt) -> (usize, usize) {
     let sandbox = Sandbox::new(name);
     let server = Server::answering_summaries(script(), "summary of the writing");
     let mut child = start(&sandbox, &server);
@@ -179,8 +181,7 @@ fn kill_and_check(name: &str, point: KillAt) -> usize {
     // Every request the killed run sent was valid, with nothing repaired (it was not resumed).
     check_requests(name, &server, &out, 0);
     check_home(name, &sandbox.home.join(".corecoder"));
-    resume(name, &sandbox);
-    leftovers
+    (leftovers, resume(name, &sandbox))
 }
 
 /// Poll the work directory and the session log until `reached` says so or the run ends. Every
@@ -299,14 +300,15 @@ fn check_home(name: &str, dir: &Path) {
     }
 }
 
-/// Resume the killed session (if it got as far as creating one): the request must be valid.
-fn resume(name: &str, sandbox: &Sandbox) {
+/// Resume the killed session (if it got as far as creating one): the request must be valid,
+/// and a repair, if any, no bigger than the crash explains. Returns the messages repaired.
+fn resume(name: &str, sandbox: &Sandbox) -> usize {
     let sessions = sandbox.home.join(".corecoder/sessions");
     let Some(id) = std::fs::read_dir(&sessions).ok().and_then(|entries| {
         let path = entries.filter_map(Result::ok).next()?.path();
         Some(path.file_stem()?.to_string_lossy().into_owned())
     }) else {
-        return;
+        return 0;
     };
     let server = Server::answering_summaries(vec![Reply::Sse(sse::text("resumed"))], "summary");
     let out = run(&["-r", &id, "-p", "go on"], &server, sandbox);
@@ -320,4 +322,15 @@ fn resume(name: &str, sandbox: &Sandbox) {
     for request in &requests {
         request.assert_valid_history();
     }
+    // The crash explains a repair only of the call group it cut: at most one round's calls.
+    let repaired: usize = (out.stderr.lines())
+        .filter_map(|l| l.strip_prefix("history repaired on resume: "))
+        .filter_map(|l| l.split(' ').next()?.parse::<usize>().ok())
+        .sum();
+    assert!(repaired <= FILES, "{name}: {out:?}");
+    assert_eq!(
+        out.stderr.matches("history repaired").count(),
+        (repaired > 0) as usize
+    );
+    repaired
 }
