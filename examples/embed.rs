@@ -25,7 +25,7 @@ fn main() -> Result<(), corecoder::Error> {
     let mut agent = Agent::new(llm, cwd, Consent::new(Mode::ReadOnly));
     let finish = agent.run("What is this package called?", &mut |event| match event {
         Event::ToolCall { name, summary } => println!("> {name}({summary})"),
-        Event::ToolResult { text, .. } => println!("  {} lines of result", text.lines().count()),
+        Event::ToolResult { text, .. } => println!("  {}", text.lines().next().unwrap_or("")),
         _ => {}
     })?;
     println!("{finish:?}");

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Fuzz every target for SECONDS each (default 120), two at a time (one per core), then print
 # each target's executions and crashes from AFL++'s own fuzzer_stats. Build first:
-#   cargo afl build --release
+#   cargo afl build --release --features afl
 set -u
 cd "$(dirname "$0")"
 seconds=${1:-120}

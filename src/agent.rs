@@ -205,8 +205,10 @@ impl Agent {
             // 1. A fresh system prompt: the cwd, todos, plan mode or AGENTS.md may have changed.
             self.history[0] = self.system_prompt(&tool_names);
             // 2. Never send a history the provider would reject (a call left unanswered).
-            if message::repair_tool_pairs(&mut self.history) > 0 {
+            let repairs = message::repair_tool_pairs(&mut self.history);
+            if repairs > 0 {
                 self.log_whole_history();
+                self.report_repairs(repairs, on_event);
             }
             if let Some(failure) = self.log_failure.take() {
                 on_event(Event::Notice(&failure));
@@ -294,23 +296,28 @@ impl Agent {
             let early_pool = self.pool.as_ref().filter(|_| early_start);
             let ctx = self.tool_context();
             let mut partial = String::new();
-            let mut early = Vec::new();
+            let (mut early, mut from_lost_streams) = (Vec::<EarlyCall>::new(), 0);
             let mut guard_ahead = self.guard.clone();
             let mut forward = |event: llm::Event| {
                 match event {
                     llm::Event::Text(text) => partial.push_str(text),
-                    // A retried request starts over: what the lost stream started is void.
+                    // A retried request starts over, but what the lost stream started has run:
+                    // it stays, to answer the same call of the new stream, not run it twice.
                     llm::Event::Retry { .. } | llm::Event::Fallback { .. } => {
                         partial.clear();
-                        early.clear();
+                        from_lost_streams = early.len();
                         guard_ahead = self.guard.clone();
                     }
                     // A finished call that may start early (read-only) runs now, while the
                     // model is still talking.
                     llm::Event::CallReady(call) => {
-                        let started = early_pool.and_then(|pool| {
-                            Agent::start_early(pool, call, &ctx, &mut guard_ahead)
-                        });
+                        let ran =
+                            |e: &EarlyCall| e.name == call.name && e.arguments == call.arguments;
+                        let started = early_pool
+                            .filter(|_| !early[..from_lost_streams].iter().any(ran))
+                            .and_then(|pool| {
+                                Agent::start_early(pool, call, &ctx, &mut guard_ahead)
+                            });
                         early.extend(started);
                     }
                     llm::Event::Reasoning(_) => {}

@@ -16,9 +16,11 @@ use crate::instructions::Instructions;
 use crate::llm::Llm;
 use crate::mcp::Servers;
 use crate::mcp_config;
+use crate::message;
 use crate::session::{self, Header, SessionLog};
 use crate::trace::Trace;
 use crate::trust::{self, Project};
+use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -55,6 +57,7 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
     };
     let mut config = options.config.clone();
     let mut history = Vec::new();
+    let mut repaired = 0;
     if let Some(id) = &resumed {
         let loaded = session::load(&sessions, id).map_err(Error::Usage)?;
         // The model the session last used comes back with it, unless -m chose another.
@@ -73,6 +76,10 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
                 loaded.skipped
             ));
         }
+        if loaded.repaired > 0 {
+            notes.push(message::repair_notice(loaded.repaired, "on resume"));
+        }
+        repaired = loaded.repaired;
         history = loaded.messages;
     }
 
@@ -88,6 +95,9 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
     if let Some(path) = &options.trace {
         let trace = Trace::create(path)
             .map_err(|e| Error::Usage(format!("--trace: cannot write {}: {e}", path.display())))?;
+        if repaired > 0 {
+            trace.record("repair", json!({"changed": repaired, "at": "resume"}));
+        }
         llm = llm.with_trace(trace);
     }
     let llm = Arc::new(llm);

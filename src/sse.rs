@@ -508,6 +508,31 @@ mod tests {
         assert!(seen.is_empty(), "an unfinished call is not ready: {seen:?}");
     }
 
+    /// Found by the fuzz target's check: text after a call's closing brace changed a call the
+    /// caller had already started. An announced call stays as announced.
+    #[test]
+    fn an_announced_call_is_final() {
+        let fragment = |args: &str| {
+            let call = serde_json::json!({"index": 0, "id": "c", "function": {"name": "glob", "arguments": args}});
+            format!(
+                "data: {}",
+                serde_json::json!({"choices": [{"delta": {"tool_calls": [call]}}]})
+            )
+        };
+        let mut ready = Vec::new();
+        let mut parser = Parser::new();
+        for line in [&fragment("{}"), "", &fragment("x"), ""] {
+            parser
+                .feed_line(line, &mut |d| ready.push(format!("{d:?}")))
+                .unwrap();
+        }
+        let done = r#"data: {"choices":[{"finish_reason":"tool_calls"}]}"#;
+        parser.feed_line(done, &mut |_| {}).unwrap();
+        let reply = parser.finish(&mut |_| {}).unwrap();
+        assert_eq!(ready.len(), 1, "{ready:?}");
+        assert_eq!(reply.tool_calls, [call("c", "glob", "{}")]);
+    }
+
     #[test]
     fn missing_index_joins_the_open_call() {
         let want = calls_reply(

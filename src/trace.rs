@@ -2,9 +2,10 @@
 //!
 //! For learners who want to see the raw protocol of their own session, and for bug reports.
 //! The LLM client records requests and the lines of each stream (through `Tee`, which copies
-//! what the SSE reader consumes); the agent records tool calls and results. The API key is
-//! never written: it travels in a header, and headers are not traced. Writing failures are
-//! ignored (a trace must never break a session).
+//! what the SSE reader consumes); the agent records tool calls and results, and each repair
+//! of the history (`repair`: how many tool messages `message::repair_tool_pairs` changed).
+//! The API key is never written: it travels in a header, and headers are not traced. Writing
+//! failures are ignored (a trace must never break a session).
 
 use serde_json::{Value, json};
 use std::fs::File;

@@ -1,11 +1,10 @@
-//! Timing and memory helpers: medians over repeated runs, and the peak RSS of a process tree.
+//! Timing and memory helpers: medians over repeated runs, and the peak RSS of a process.
 //!
 //! Every measurement runs once to warm caches, then `runs` times; the median is what is
-//! reported. Peak memory samples the child and its descendants from `/proc` every 2 ms and
-//! also asks the kernel (`wait4`) for the child's own high-water mark; the larger one wins.
+//! reported. Peak memory is the measured process's own high-water mark, never a sum over a
+//! process tree (see `peak_rss`).
 //! Nothing here knows what is being measured.
 
-use std::fs;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -52,57 +51,42 @@ pub fn run_quiet(command: &mut Command) -> (Duration, bool) {
     (start.elapsed(), status.is_ok_and(|s| s.success()))
 }
 
-/// Run `command` to the end; the peak resident memory of its process tree, in bytes.
+/// Run `command` to the end; its peak resident memory, in bytes: the process's own high-water
+/// mark (`VmHWM` in `/proc/PID/status`), sampled every millisecond until it exits, counted only
+/// once it runs its own program. Not a sum over its process tree: a short-lived fork (CoreCoder
+/// runs `uname`) maps its parent's pages, and summing counted them twice (136 MB read against
+/// 70 MB). Not `wait4`'s `ru_maxrss` either: a child spawned with `vfork` (as `Command` does)
+/// inherits the spawner's high-water mark at `exec`, so it would report the bench's own memory.
+/// The same measure for every program compared.
 pub fn peak_rss(command: &mut Command) -> Option<u64> {
-    let child = command
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .ok()?;
-    let pid = child.id() as i32;
-    let mut sampled = 0;
-    let mut rusage: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        let mut status = 0;
-        // SAFETY: `pid` is our own child; status and rusage point at live locals.
-        let done = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut rusage) };
-        if done == pid || done < 0 {
-            break;
+    let (ours, status) = (
+        std::env::current_exe().ok(),
+        format!("/proc/{}/status", child.id()),
+    );
+    let exe = format!("/proc/{}/exe", child.id());
+    let mut peak = 0;
+    while let Ok(None) = child.try_wait() {
+        // Before its `exec` the child still shares the bench's memory: not its own yet.
+        if std::fs::read_link(&exe).ok() != ours {
+            peak = peak.max(high_water_mark(&status).unwrap_or(0));
         }
-        sampled = sampled.max(tree_rss(pid as u32));
-        std::thread::sleep(Duration::from_millis(2));
+        std::thread::sleep(Duration::from_millis(1));
     }
-    // ru_maxrss is in KiB on Linux.
-    let own_peak = u64::try_from(rusage.ru_maxrss).unwrap_or(0) * 1024;
-    Some(sampled.max(own_peak))
+    (peak > 0).then_some(peak)
 }
 
-/// The summed VmRSS of `pid` and all its descendants right now.
-fn tree_rss(pid: u32) -> u64 {
-    let mut total = 0;
-    let mut pending = vec![pid];
-    while let Some(pid) = pending.pop() {
-        let status = fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        total += status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|kb| kb.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            .unwrap_or(0)
-            * 1024;
-        let tasks = fs::read_dir(format!("/proc/{pid}/task"))
-            .into_iter()
-            .flatten();
-        for task in tasks.flatten() {
-            let children = fs::read_to_string(task.path().join("children")).unwrap_or_default();
-            pending.extend(
-                children
-                    .split_whitespace()
-                    .filter_map(|c| c.parse::<u32>().ok()),
-            );
-        }
-    }
-    total
+/// `VmHWM` of a `/proc/PID/status` file, in bytes.
+fn high_water_mark(status: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(status).ok()?;
+    let kb = text.lines().find_map(|l| l.strip_prefix("VmHWM:"))?;
+    let kb: u64 = kb.trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(kb * 1024)
 }
 
 pub fn ms(d: Duration) -> String {

@@ -2,8 +2,9 @@
 //! process), side by side with ripgrep, fd and CoreCoder's tools on the same tree.
 //!
 //! Peers run as processes (their start-up is a few ms of a run that takes hundreds); CoreCoder's
-//! tools are timed inside Python, import excluded. Match counts are compared so a tool that
-//! ignores less (or more) is caught. It does not check the ordering of results.
+//! tools are timed inside Python, import excluded. Match counts are compared, and a verdict
+//! needs ours equal to ripgrep's (and to fd's for glob), so a tool that ignores less (or more),
+//! or stops early, cannot be fast and "met". It does not check the ordering of results.
 
 use crate::measure::{median_of, ms, ratio, run_quiet, timed};
 use crate::{Peers, Row};
@@ -24,34 +25,25 @@ pub fn grep_and_glob(peers: &Peers) -> Vec<Row> {
     let root = crate::tree::ensure();
     let ctx = context(&root);
     let grep_args = serde_json::json!({"pattern": PATTERN}).to_string();
-    let hits = tools::run("grep", &grep_args, &ctx).text.lines().count();
+    let hits = listed(&tools::run("grep", &grep_args, &ctx).text);
     let ours = median_of(RUNS, || {
         timed(|| drop(tools::run("grep", &grep_args, &ctx)))
     });
     let mut grep = Row::new(
-        &format!("grep tool, `{PATTERN}` over the tree ({hits} hits)"),
+        &format!(
+            "grep tool, `{PATTERN}` over the tree ({} hits)",
+            shown(hits)
+        ),
         ms(ours),
         "≤ 1.5× ripgrep",
     );
     if let Some(rg) = &peers.ripgrep {
-        let rg_hits = output_lines(
-            Command::new(rg)
-                .args(["-n", PATTERN, "."])
-                .current_dir(&root),
-        );
-        let theirs = median_of(RUNS, || {
-            run_quiet(
-                Command::new(rg)
-                    .args(["-n", PATTERN, "."])
-                    .current_dir(&root),
-            )
-            .0
-        });
+        let (theirs, rg_hits) = peer_run(rg, &["-n", PATTERN, "."], &root);
         grep.peer(
             format!("ripgrep: {} ({rg_hits} hits)", ms(theirs)),
             ratio(theirs, ours),
         );
-        grep.verdict(ours.as_secs_f64() <= theirs.as_secs_f64() * 1.5);
+        grep.verdict(hits == Some(rg_hits) && ours.as_secs_f64() <= theirs.as_secs_f64() * 1.5);
     }
     if let Some(python) = &peers.python {
         let call = format!("GrepTool().execute(pattern=r'{PATTERN}', path='.')");
@@ -63,38 +55,35 @@ pub fn grep_and_glob(peers: &Peers) -> Vec<Row> {
         }
     }
     let glob_args = serde_json::json!({"pattern": "**/*.rs"}).to_string();
+    let files = listed(&tools::run("glob", &glob_args, &ctx).text);
     let ours = median_of(RUNS, || {
         timed(|| drop(tools::run("glob", &glob_args, &ctx)))
     });
     let mut glob = Row::new(
-        "glob tool, `**/*.rs` over the tree",
+        &format!(
+            "glob tool, `**/*.rs` over the tree ({} files)",
+            shown(files)
+        ),
         ms(ours),
         "≤ 1.5× ripgrep",
     );
     if let Some(rg) = &peers.ripgrep {
-        let files = || {
-            let mut command = Command::new(rg);
-            command.args(["--files", "-g", "*.rs"]).current_dir(&root);
-            command
-        };
-        let theirs = median_of(RUNS, || run_quiet(&mut files()).0);
-        let count = output_lines(&mut files());
+        let (theirs, count) = peer_run(rg, &["--files", "-g", "*.rs"], &root);
         glob.peer(
             format!("rg --files -g: {} ({count} files)", ms(theirs)),
             ratio(theirs, ours),
         );
-        glob.verdict(ours.as_secs_f64() <= theirs.as_secs_f64() * 1.5);
+        glob.verdict(files == Some(count) && ours.as_secs_f64() <= theirs.as_secs_f64() * 1.5);
     }
     if let Some(fd) = &peers.fd {
-        let theirs = median_of(RUNS, || {
-            run_quiet(
-                Command::new(fd)
-                    .args(["-t", "f", "-e", "rs"])
-                    .current_dir(&root),
-            )
-            .0
-        });
-        glob.peer(format!("fd: {}", ms(theirs)), ratio(theirs, ours));
+        let (theirs, count) = peer_run(fd, &["-t", "f", "-e", "rs"], &root);
+        glob.peer(
+            format!("fd: {} ({count} files)", ms(theirs)),
+            ratio(theirs, ours),
+        );
+        if files != Some(count) && peers.ripgrep.is_some() {
+            glob.verdict(false);
+        }
     }
     if let Some(python) = &peers.python {
         let call = "GlobTool().execute(pattern='**/*.rs', path='.')";
@@ -125,6 +114,40 @@ fn context(root: &Path) -> ToolContext {
         shell: Default::default(),
         reads_running: Default::default(),
     }
+}
+
+/// How many hits or files a grep or glob result lists: its lines, plus the "... and N more"
+/// glob leaves unshown. None when grep stopped at its cap (the true count is unknown).
+fn listed(text: &str) -> Option<usize> {
+    let mut count = 0;
+    for line in text.lines() {
+        if line.starts_with("(stopped at") {
+            return None;
+        }
+        match line
+            .strip_prefix("... and ")
+            .and_then(|l| l.strip_suffix(" more"))
+        {
+            Some(more) => count += more.parse::<usize>().ok()?,
+            None => count += 1,
+        }
+    }
+    Some(count)
+}
+
+fn shown(count: Option<usize>) -> String {
+    count.map_or("more than the cap".to_string(), |n| n.to_string())
+}
+
+/// A peer's median time over the tree, and how many lines (hits or files) it printed.
+fn peer_run(program: &Path, args: &[&str], root: &Path) -> (Duration, usize) {
+    let command = || {
+        let mut command = Command::new(program);
+        command.args(args).current_dir(root);
+        command
+    };
+    let time = median_of(RUNS, || run_quiet(&mut command()).0);
+    (time, output_lines(&mut command()))
 }
 
 fn output_lines(command: &mut Command) -> usize {

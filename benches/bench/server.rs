@@ -4,11 +4,12 @@
 //! piece after its pause); once the script is used up every request gets a plain answer, so a
 //! run always ends. It never parses the request beyond its length, and it adds up its own busy
 //! time (from the request read to the connection closed, pauses excluded) so a bench can subtract
-//! it. It shares nothing with the tests' server and does not record requests.
+//! it, and counts the requests it answered (so a bench can tell the rounds really ran). It
+//! shares nothing with the tests' server and does not record requests.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -26,6 +27,7 @@ pub struct Server {
 struct Shared {
     script: Mutex<std::collections::VecDeque<Reply>>,
     busy_nanos: AtomicU64,
+    served: AtomicUsize,
     stopping: AtomicBool,
 }
 
@@ -58,6 +60,11 @@ impl Server {
     pub fn busy(&self) -> Duration {
         Duration::from_nanos(self.shared.busy_nanos.load(Ordering::Relaxed))
     }
+
+    /// How many requests were answered so far (scripted replies and plain answers alike).
+    pub fn served(&self) -> usize {
+        self.shared.served.load(Ordering::Relaxed)
+    }
 }
 
 impl Drop for Server {
@@ -82,6 +89,7 @@ fn serve(stream: TcpStream, shared: &Shared) {
     }
     let started = Instant::now();
     let mut paused = Duration::ZERO;
+    shared.served.fetch_add(1, Ordering::Relaxed);
     let reply = shared.script.lock().expect("script lock").pop_front();
     let reply = reply.unwrap_or_else(|| vec![(Duration::ZERO, crate::sse_body::text("done"))]);
     let mut writer = &stream;

@@ -75,12 +75,26 @@ pub fn sse_stream(data: &[u8]) {
             announced.push(call.clone());
         }
     };
-    let Ok(reply) = sse::read_stream(&mut &data[..], &cancel, &sse::Limits::NONE, &mut on_delta) else {
+    let Ok(reply) = sse::read_stream(&mut &data[..], &cancel, &sse::Limits::NONE, &mut on_delta)
+    else {
         return;
     };
-    // The history we send back needs an id on every call, and each call is announced once.
+    // The history we send back needs an id on every call.
     assert!(reply.tool_calls.iter().all(|call| !call.id.is_empty()));
-    assert!(announced.len() <= reply.tool_calls.len());
+    // An announced call may already be running (read-only calls start early), so it must be
+    // one of the reassembled calls, name and arguments alike, and no call announced twice:
+    // each announcement takes a different final call.
+    let mut unclaimed: Vec<&sse::StreamedCall> = reply.tool_calls.iter().collect();
+    for call in &announced {
+        let same = |c: &&sse::StreamedCall| c.name == call.name && c.arguments == call.arguments;
+        let Some(at) = unclaimed.iter().position(same) else {
+            panic!(
+                "announced {call:?}, but the reply's calls are {:?}",
+                reply.tool_calls
+            );
+        };
+        unclaimed.remove(at);
+    }
 }
 
 /// The cd tracker: at most one target per top-level `cd`.
@@ -105,7 +119,10 @@ pub fn danger_gate(data: &[u8]) {
 }
 
 /// `edit_file` through the tool dispatcher. Input: file bytes, 0xFF, old_string, 0xFF,
-/// new_string. A failed edit must leave the file byte for byte; a done one changes it.
+/// new_string. A failed edit must leave the file byte for byte; a done one must be exactly the
+/// replacement: the text before the one occurrence of old_string, new_string, the text after
+/// (in a `\r\n` file both strings get its line endings). An edit is refused only when it
+/// has to be.
 pub fn edit_file(scratch: &Scratch, data: &[u8]) {
     let mut parts = data.splitn(3, |&b| b == 0xFF);
     let file = parts.next().unwrap_or_default();
@@ -116,15 +133,47 @@ pub fn edit_file(scratch: &Scratch, data: &[u8]) {
     let args = json!({"file_path": "f.txt", "old_string": old, "new_string": new}).to_string();
     let outcome = tools::run("edit_file", &args, &tool_context(&scratch.dir));
     let after = std::fs::read(&path).expect("read the edited file");
+    let expected = expected_edit(file, &old, &new);
     if outcome.text.starts_with("Edited ") {
-        assert!(after != file, "reported an edit but the file is unchanged");
+        let Some(expected) = expected else {
+            panic!("reported an edit it had to refuse: {}", outcome.text);
+        };
+        assert!(
+            after == expected.as_bytes(),
+            "not the replacement: {after:?}"
+        );
     } else {
         assert!(
             after == file,
             "a failed edit changed the file: {}",
             outcome.text
         );
+        assert!(
+            expected.is_none(),
+            "refused a possible edit: {}",
+            outcome.text
+        );
     }
+}
+
+/// What a successful edit leaves, worked out without the tool; None when it must be refused
+/// (not UTF-8, empty or unchanged old_string, not exactly one occurrence).
+fn expected_edit(file: &[u8], old: &str, new: &str) -> Option<String> {
+    let text = std::str::from_utf8(file).ok()?;
+    if old.is_empty() || old == new {
+        return None;
+    }
+    let crlf = text.contains("\r\n") && !old.contains('\r') && !new.contains('\r');
+    let (old, new) = match crlf {
+        true => (old.replace('\n', "\r\n"), new.replace('\n', "\r\n")),
+        false => (old.to_string(), new.to_string()),
+    };
+    let at = text.find(&old)?;
+    let rest = &text[at + old.len()..];
+    if rest.contains(&old) {
+        return None;
+    }
+    Some(format!("{}{new}{rest}", &text[..at]))
 }
 
 fn tool_context(dir: &Path) -> ToolContext {

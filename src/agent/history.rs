@@ -6,7 +6,8 @@
 use super::{Agent, Event};
 use crate::context::{self, Report, SummarySource, Tier};
 use crate::llm;
-use crate::message::Message;
+use crate::message::{self, Message};
+use serde_json::json;
 
 impl Agent {
     /// Shrink the history at `tier` (the summary is a model call of its own, counted in the
@@ -71,6 +72,18 @@ impl Agent {
             self.log = None;
         }
         self.history.push(message);
+    }
+
+    /// A repair means a step lost a tool result (Ctrl+C, a crash, or a bug): the user and the
+    /// trace hear of it, so a loop that drops results cannot hide behind the repair.
+    pub(super) fn report_repairs(&self, changed: usize, on_event: &mut dyn FnMut(Event)) {
+        if let Some(trace) = self.llm.trace() {
+            trace.record("repair", json!({"changed": changed, "at": "request"}));
+        }
+        on_event(Event::Notice(&message::repair_notice(
+            changed,
+            "before a request",
+        )));
     }
 
     /// The history was rewritten (repair, compaction, reset): the log records it whole.

@@ -53,7 +53,10 @@ impl Calls {
         if let Some(id) = id {
             call.id = id;
         }
-        let Some(function) = fragment.function else {
+        // An announced call may already be running (read-only calls start early): it is final,
+        // so what the caller started is what the reply holds.
+        let judged = self.announced.get(slot).is_some_and(|a| *a);
+        let Some(function) = fragment.function.filter(|_| !judged) else {
             return added;
         };
         if let Some(name) = function.name.filter(|name| !name.is_empty()) {

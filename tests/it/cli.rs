@@ -217,6 +217,17 @@ fn demo_runs_offline() {
     let sandbox = Sandbox::new("demo");
     let out = run_with(&["--demo"], &[], &sandbox);
     assert_eq!(out.code, 0, "{out:?}");
+    // The tools' own results, not only the scripted answer: the test failed, the edit landed,
+    // and the test run after it passed.
+    let shown = format!("{}{}", out.stdout, out.stderr);
+    let results = [
+        "> bash(sh test_calc.sh)\n  FAIL: add 2 3 = -1, expected 5\n",
+        "\n  +    echo $(( $1 + $2 ))\n",
+        "> bash(sh test_calc.sh)\n  ok: add 2 3 = 5\n",
+    ];
+    for result in results {
+        assert!(shown.contains(result), "{result:?} not shown: {out:?}");
+    }
     let left = std::fs::read_dir(&sandbox.dir).map_or(0, |entries| entries.count());
     assert_eq!(left, 0, "the demo wrote into the working directory");
 }

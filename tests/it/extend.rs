@@ -116,6 +116,10 @@ fn trace_file_shows_the_raw_protocol() {
         "{kinds:?}"
     );
     assert!(kinds.contains(&"sse"), "{kinds:?}");
+    assert!(
+        !kinds.contains(&"repair"),
+        "nothing needed repair: {kinds:?}"
+    );
     let tool = lines
         .iter()
         .find(|l| l["kind"] == "tool")

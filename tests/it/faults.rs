@@ -59,20 +59,40 @@ fn drop_after_finish_reason_gives_one_answer() {
     assert!(requests.len() <= 2);
 }
 
-/// A tool call cut after its finish_reason is not run twice.
+/// A tool call cut after its finish_reason is not run twice. The call writes a mark each time
+/// it runs (an MCP tool marked read-only, so it may even start while the reply streams), and
+/// its one result is the tool's own answer.
 #[test]
 fn drop_after_tool_call_finish_runs_it_once() {
-    let call = sse::call_deltas(&[("call_1", "read_file", r#"{"file_path":"notes.txt"}"#)]);
+    let sandbox = Sandbox::new("faults_drop_after_call_finish");
+    crate::mcp::configure_fixture(&sandbox, "readonly");
+    let mark = sandbox.path("started");
+    let args = json!({"text": "looked up", "mark": mark.display().to_string()}).to_string();
+    let call = sse::call_deltas(&[("call_1", "mcp__mis__slow", &args)]);
     let cut = sse::role() + &call + &sse::finish("tool_calls");
     let script = vec![
         Reply::SseThenDrop(cut.clone()),
         Reply::Sse(cut + &sse::done()),
         Reply::Sse(sse::text("done")),
     ];
-    let (out, requests) = check("drop_after_call_finish", &[], script);
-    assert_eq!(out.code, 0, "{out:?}");
+    let server = Server::start(script);
+    let out = run(&["-p", "go", "--yes"], &server, &sandbox);
+    assert_eq!((out.code, answer(&out)), (0, "done"), "{out:?}");
+    let requests = server.requests();
+    requests.iter().for_each(|r| r.assert_valid_history());
     let last = requests.last().expect("a request");
-    assert_eq!(last.tool_results().len(), 1, "{:#?}", last.messages());
+    let results = last.tool_results();
+    assert_eq!(
+        results,
+        [("call_1".to_string(), "looked up".to_string())],
+        "{:#?}",
+        last.messages()
+    );
+    assert_eq!(
+        sandbox.read("started"),
+        "started\n",
+        "the call ran more than once"
+    );
 }
 
 /// A chunk that is not JSON loses a piece of the reply: the whole request is sent again.
@@ -119,7 +139,7 @@ fn data_lines_split_at_every_byte_offset() {
 }
 
 /// A tool call to read `f{n}` (a missing file), then the end of the stream.
-fn split_reply(n: usize) -> String {
+pub fn split_reply(n: usize) -> String {
     let args = format!("{{\"file_path\":\"f{n}\"}}");
     let call = json!({"index": 0, "id": format!("call_{n}"), "type": "function",
                       "function": {"name": "read_file", "arguments": args}});
@@ -170,14 +190,32 @@ fn odd_tool_call_indices_still_pair_every_call() {
         start(Value::Null, "call_a", "notes.txt") + &start(Value::Null, "call_b", "x.txt"),
         start(json!(1), "call_b", "x.txt") + &start(json!(0), "call_a", "notes.txt"),
     ];
+    // Each call's id with its own file's content: the notes, or the missing-file error.
+    let expected = [
+        [("call_a", "notes.txt"), ("call_b", "notes.txt")],
+        [("call_a", "notes.txt"), ("call_b", "x.txt")],
+        [("call_a", "notes.txt"), ("call_b", "x.txt")],
+    ];
     for (n, calls) in streams.into_iter().enumerate() {
         let body = sse::role() + &calls + &sse::finish("tool_calls") + &sse::done();
         let script = vec![Reply::Sse(body), Reply::Sse(sse::text("paired"))];
         let (out, requests) = check(&format!("indices_{n}"), &[], script);
         assert_eq!(out.code, 0, "case {n}: {out:?}");
         assert_eq!(requests.len(), 2, "case {n}: {out:?}");
-        let results = requests[1].tool_results();
-        assert!(!results.is_empty(), "case {n}: no results");
+        let mut results = requests[1].tool_results();
+        results.sort();
+        let ids: Vec<&str> = results.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(ids, ["call_a", "call_b"], "case {n}: {results:?}");
+        for ((_, text), (_, file)) in results.iter().zip(expected[n]) {
+            let is_notes = text.contains("some notes");
+            let is_missing = !is_notes && text.contains("x.txt");
+            let right = if file == "notes.txt" {
+                is_notes
+            } else {
+                is_missing
+            };
+            assert!(right, "case {n}: {file} answered with {text:?}");
+        }
     }
 }
 

@@ -3,7 +3,10 @@
 //! consent question, and during `/compact`'s summary request. After each, another message is
 //! sent: its request must carry a valid history and that message last; at the end the session
 //! file must resume (`corecoder -r ID`). Each phase blocks (a stalled stream, `sleep`, a
-//! question), so the random delay moves the key within the phase, never out of it.
+//! question), so the random delay moves the key within the phase, never out of it; and each is
+//! confirmed reached before the key (the partial text shown, the stalled request carrying the
+//! tool result, the `sleep` process running, the question shown, the summary request sent).
+//! Every request of a cycle must be valid, and no repair may be reported.
 //! The default suite sends 10; `CORECODER_SOAK=1` sends 200 (`CORECODER_SOAK_SEED` seeds).
 
 use crate::driver::{Repl, WAIT};
@@ -77,15 +80,22 @@ fn session(name: &str, rng: &mut Rng, count: usize) -> (usize, [usize; 5]) {
     let mut repl = Repl::start_with(&sandbox, &[], server);
     for (n, phase) in phases.iter().enumerate() {
         let delay = Duration::from_millis(rng.below(300) as u64);
+        let before = repl.server.requests().len();
         if repl.interrupt(n, *phase, delay) {
             landed[*phase as usize] += 1;
         }
         repl.enter(&format!("next {n}"));
         repl.expect(&format!("after {n}"));
         repl.idle();
+        // Every request of the cycle, the interrupted ones too, and no repair was needed:
+        // each Ctrl+C path answers the calls it stops.
         let requests = repl.server.requests();
+        requests[before..]
+            .iter()
+            .for_each(|r| r.assert_valid_history());
+        let screen = repl.pty.screen();
+        assert!(!screen.contains("history repaired"), "{phase:?}: {screen}");
         let last = requests.last().expect("a request");
-        last.assert_valid_history();
         let messages = last.messages();
         let user = messages.last().expect("a message");
         assert_eq!(
@@ -148,12 +158,21 @@ impl Repl {
             Phase::BetweenRounds => {
                 self.enter(&format!("read {n}"));
                 self.wait_requests(before + 2);
+                // The stalled request is the one after the tool round: it carries the result.
+                let messages = self.server.requests()[before + 1].messages();
+                let last = messages.last().expect("a message");
+                assert_eq!(last["tool_call_id"], format!("call_{n}"), "{messages:#?}");
             }
             Phase::ToolRunning => {
                 self.enter(&format!("sleep {n}"));
                 self.expect(&format!("Allow bash(sleep 30.{n})?"));
                 self.pty.send("y\r");
                 self.expect("deny: y");
+                let started = Instant::now();
+                while !sleep_is_running(&format!("30.{n}")) {
+                    assert!(started.elapsed() < WAIT, "sleep 30.{n} never started");
+                    std::thread::sleep(Duration::from_millis(10));
+                }
             }
             Phase::Consent => {
                 self.enter(&format!("write {n}"));
@@ -198,6 +217,16 @@ impl Repl {
     }
 }
 
+/// A `sleep SECONDS` process exists (run by `bash`, directly or under `bash -c`).
+fn sleep_is_running(seconds: &str) -> bool {
+    let processes = std::fs::read_dir("/proc").into_iter().flatten().flatten();
+    processes.into_iter().any(|entry| {
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+        args.len() >= 2 && args[0].ends_with(b"sleep") && args[1] == seconds.as_bytes()
+    })
+}
+
 /// The session file after all those interrupts resumes, and its history is valid.
 fn resume(name: &str, sandbox: &Sandbox) {
     let sessions = sandbox.home.join(".corecoder/sessions");
@@ -214,7 +243,12 @@ fn resume(name: &str, sandbox: &Sandbox) {
         .into_owned();
     let server = Server::answering_summaries(vec![Reply::Sse(sse::text("resumed"))], "summary");
     let out = run(&["-r", &id, "-p", "still fine?"], &server, sandbox);
-    assert_eq!(out.code, 0, "{name}: {out:?}");
+    assert_eq!(
+        (out.code, out.stdout.trim()),
+        (0, "resumed"),
+        "{name}: {out:?}"
+    );
+    assert!(!out.stderr.contains("history repaired"), "{name}: {out:?}");
     for request in server.requests() {
         request.assert_valid_history();
     }

@@ -8,7 +8,7 @@
 //! what it sent and what it did to the files; `fuse` mounts the hung file system `bounds` reads
 //! from.
 //! Nothing of corecoder's own code is called or mocked here: only the binary is exercised
-//! (and, in `docs`, the README, the docs and the built examples).
+//! (and, in `docs` and `figures`, the README, the docs and the built examples).
 
 mod bounds;
 mod cli;
@@ -21,6 +21,7 @@ mod early;
 mod engine;
 mod extend;
 mod faults;
+mod figures;
 mod fuse;
 mod hooks;
 mod hostile;

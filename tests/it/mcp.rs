@@ -108,7 +108,7 @@ fn filesystem_server() -> PathBuf {
 }
 
 /// The fixture server in `mode` as the user's MCP server `mis`.
-fn configure_fixture(sandbox: &Sandbox, mode: &str) {
+pub fn configure_fixture(sandbox: &Sandbox, mode: &str) {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/mcp/misbehaving_server.py");
     let fixture = fixture.display().to_string();
     configure(

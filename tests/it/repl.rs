@@ -193,20 +193,42 @@ fn plan_mode_refuses_then_approve_runs() {
     assert!(!requests[3].last_tool_result().starts_with("Refused"));
 }
 
-/// `/model` and `/tokens` too are answered locally.
+/// `/model` and `/tokens` too are answered locally. Each is judged by what it printed itself
+/// (the banner names the model too, and the turn's own footer counts its tokens).
 #[test]
 fn model_switch_applies_to_next_request() {
     let sandbox = Sandbox::new("repl_model");
     let mut repl = start(&sandbox, vec![answer("hello there"), answer("again")]);
-    repl.turn("/model", MODEL);
-    repl.turn("/model other-model", "Model: other-model");
+    let command = |repl: &mut Repl, line: &str| {
+        repl.enter(line);
+        repl.idle();
+        printed_by(repl, line).trim().to_string()
+    };
+    assert_eq!(command(&mut repl, "/model"), format!("Model: {MODEL}"));
+    let switched = command(&mut repl, "/model other-model");
+    assert_eq!(switched, "Model: other-model");
     repl.turn("hi", "hello there");
     // The stream reported 100 prompt and 20 completion tokens.
-    repl.turn("/tokens", "100");
-    assert_shown_after(&repl, "> /tokens", "20");
-    repl.turn("/model", "other-model");
+    let tokens = command(&mut repl, "/tokens");
+    assert!(
+        tokens.contains("100") && tokens.contains("20"),
+        "{tokens:?}"
+    );
+    assert_eq!(command(&mut repl, "/model"), "Model: other-model");
     let requests = repl.requests(1);
     assert_eq!(requests[0].body["model"], "other-model");
+}
+
+/// What the last `line` typed printed: the screen between its echo and the next prompt.
+fn printed_by(repl: &Repl, line: &str) -> String {
+    let screen = repl.pty.screen();
+    let below = screen
+        .rsplit_once(&format!("> {line}\n"))
+        .map_or("", |(_, below)| below);
+    below
+        .rsplit_once("> ")
+        .map_or(below, |(printed, _)| printed)
+        .to_string()
 }
 
 /// `/help` too: it lists the commands, and sends nothing.

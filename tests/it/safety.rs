@@ -1,11 +1,12 @@
 //! Shell safety through the binary: bash never sees secret-looking variables, and
 //! `--sandbox` (Landlock) keeps its writes inside the working and temp directories, or off
-//! the disk altogether. The sandbox tests skip, saying so, where the kernel has no Landlock.
+//! the disk altogether. The sandbox tests skip, saying so on the terminal, where the kernel has no Landlock.
 
 use crate::run::{Output, Sandbox, run_with};
 use crate::server::{Recorded, Reply, Server};
 use crate::sse;
 use serde_json::json;
+use std::io::Write;
 
 /// Run `-p go --yes` plus `flags` with `env` (and the server's URL); the model makes one
 /// bash call, then answers. Returns the output and the bash result the model read.
@@ -28,13 +29,21 @@ fn bash_once(sandbox: &Sandbox, flags: &[&str], env: &[(&str, &str)], command: &
     requests[1].last_tool_result()
 }
 
-/// Does this kernel offer Landlock? Asked the way the binary asks: the ABI version call.
-fn landlock_available() -> bool {
+/// Does this kernel offer Landlock? Asked the way the binary asks: the ABI version call. If
+/// not, `test` is skipped and says so straight on stderr: libtest captures `eprintln!` of a
+/// passing test, and a skip reported as a plain `ok` must not pass for a sandbox that works.
+/// `CORECODER_REQUIRE_LANDLOCK=1` (for machines that must have it) fails the test instead.
+fn landlock_available(test: &str) -> bool {
     let null = std::ptr::null::<u64>();
     // SAFETY: with the VERSION flag (1) the kernel reads no memory and returns a number.
     let version = unsafe { libc::syscall(libc::SYS_landlock_create_ruleset, null, 0usize, 1u32) };
     if version <= 0 {
-        eprintln!("SKIPPED: this kernel has no Landlock, so --sandbox cannot be tested here");
+        let why = "this kernel has no Landlock, so --sandbox cannot be tested here";
+        assert!(
+            std::env::var("CORECODER_REQUIRE_LANDLOCK").as_deref() != Ok("1"),
+            "{test}: {why}"
+        );
+        let _ = writeln!(std::io::stderr(), "SKIPPED safety::{test}: {why}");
     }
     version > 0
 }
@@ -76,7 +85,7 @@ fn env_allow_lets_a_named_variable_through() {
 
 #[test]
 fn workspace_write_sandbox_refuses_a_write_outside() {
-    if !landlock_available() {
+    if !landlock_available("workspace_write_sandbox_refuses_a_write_outside") {
         return;
     }
     let (sandbox, tmp, outside) = with_outside("safety_workspace");
@@ -95,7 +104,7 @@ fn workspace_write_sandbox_refuses_a_write_outside() {
 
 #[test]
 fn read_only_sandbox_refuses_any_write() {
-    if !landlock_available() {
+    if !landlock_available("read_only_sandbox_refuses_any_write") {
         return;
     }
     let (sandbox, tmp, _) = with_outside("safety_read_only");

@@ -85,6 +85,49 @@ fn resume_by_id_sends_the_conversation_in_its_model() {
     );
 }
 
+/// A crash between a tool call and its result: the resume repairs the history and says so,
+/// on stderr and in the trace, and a clean resume says nothing.
+#[test]
+fn a_call_left_unanswered_is_repaired_on_resume_and_reported() {
+    let sandbox = Sandbox::new("long_repair");
+    sandbox.write("notes.txt", "remember the milk\n");
+    let script = vec![read_call("call_1", "notes.txt"), answer("all read")];
+    let (first, _) = check(&sandbox, &["-p", "read notes"], script);
+    assert_eq!(first.code, 0, "{first:?}");
+    assert!(!first.stderr.contains("history repaired"), "{first:?}");
+    let id = only_session_id(&sandbox);
+    let path = sessions_dir(&sandbox).join(format!("{id}.jsonl"));
+    let text = std::fs::read_to_string(&path).expect("session");
+    // Header, task, the assistant's call: the result and the answer are lost.
+    let kept: String = text.split_inclusive('\n').take(3).collect();
+    std::fs::write(&path, kept).expect("cut");
+
+    let trace = sandbox.path("trace.jsonl").to_string_lossy().to_string();
+    let args = ["-r", &id, "-p", "go on", "--trace", &trace];
+    let (out, requests) = check(&sandbox, &args, vec![answer("ok")]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("history repaired on resume: 1 tool messages"),
+        "{out:?}"
+    );
+    let result = &conversation(&requests[0])[2];
+    assert_eq!(
+        (&result["tool_call_id"], &result["content"]),
+        (&json!("call_1"), &json!("[interrupted]"))
+    );
+    let traced = std::fs::read_to_string(&trace).expect("trace");
+    let repairs: Vec<Value> = (traced.lines())
+        .map(|l| serde_json::from_str::<Value>(l).expect("a JSON line"))
+        .filter(|l| l["kind"] == "repair")
+        .collect();
+    assert_eq!(repairs.len(), 1, "{traced}");
+    assert_eq!(
+        (&repairs[0]["changed"], &repairs[0]["at"]),
+        (&json!(1), &json!("resume"))
+    );
+}
+
 #[test]
 fn continue_takes_the_latest_session_started_here() {
     let sandbox = Sandbox::new("long_continue");

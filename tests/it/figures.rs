@@ -1,0 +1,130 @@
+//! The figures README.md and RELIABILITY.md state that a test can recompute: counts of test
+//! cases, of byte offsets, of fuzz targets, the default kill and interrupt counts, and the
+//! line counts in "How it compares". A figure measured by a run (timings, memory, soak
+//! tallies) cannot be checked here; `bench/` and the ignored tests produce those.
+
+use regex::Regex;
+use std::path::Path;
+
+fn read(relative: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The number the first match of `pattern` captures in `text` (commas allowed, as in 9,200).
+fn stated(text: &str, pattern: &str) -> usize {
+    let found = Regex::new(pattern).expect("a pattern").captures(text);
+    let number = found.unwrap_or_else(|| panic!("no {pattern:?} in the text"));
+    number[1].replace(',', "").parse().expect("a number")
+}
+
+#[test]
+fn reliability_counts_match_the_tests() {
+    let reliability = read("RELIABILITY.md");
+    let offsets = crate::faults::split_reply(100).len() - 1;
+    let split = stated(&reliability, r"split at each of its (\d+) byte offsets");
+    assert_eq!(split, offsets, "RELIABILITY.md: byte offsets");
+    let faults = read("tests/it/faults.rs").matches("#[test]").count();
+    let stated_faults = stated(&reliability, r"`tests/it/faults.rs` \((\d+) tests");
+    assert_eq!(stated_faults, faults, "RELIABILITY.md: tests in faults.rs");
+
+    let danger = read("src/tools/danger.rs");
+    let cases = |list: &str| {
+        let start = danger.find(&format!("let {list} = [")).expect("the list");
+        let body = &danger[start..start + danger[start..].find("];").expect("its end")];
+        body.lines()
+            .filter(|l| l.trim_start().starts_with('"'))
+            .count()
+    };
+    let (block, allow) = (cases("must_block"), cases("must_allow"));
+    let stated_block = stated(&reliability, r"(\d+) commands that must be refused");
+    let stated_allow = stated(&reliability, r"(\d+) that must run");
+    assert_eq!(
+        (stated_block, stated_allow),
+        (block, allow),
+        "danger matrix"
+    );
+    assert_eq!(
+        stated(&reliability, r"(\d+) cases: \d+ commands"),
+        block + allow
+    );
+
+    let fuzz = read("fuzz/Cargo.toml")
+        .matches("required-features = [\"afl\"]")
+        .count();
+    assert_eq!(
+        stated(&reliability, r"(\d+) targets ×"),
+        fuzz,
+        "fuzz targets"
+    );
+
+    let kills = stated(
+        &read("tests/it/crash.rs"),
+        r"if soak \{ 100 \} else \{ (\d+) \}",
+    );
+    let interrupts = stated(&read("tests/it/interrupts.rs"), r"else \{ \(1, (\d+)\) \}");
+    let short = r"runs short versions: (\d+) kills and (\d+) interrupts";
+    let stated_kills = stated(&reliability, short);
+    let stated_interrupts = stated(&reliability, r"runs short versions: \d+ kills and (\d+) ");
+    assert_eq!((stated_kills, stated_interrupts), (kills, interrupts));
+}
+
+/// "≈ N above the unit tests (≈ M with them)" in "How it compares", within 10 %.
+#[test]
+fn readme_line_counts_match_the_source() {
+    let (mut above, mut total) = (0, 0);
+    let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("src")];
+    while let Some(dir) = dirs.pop() {
+        for path in std::fs::read_dir(&dir)
+            .expect("src/")
+            .flatten()
+            .map(|e| e.path())
+        {
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("a source file");
+            let lines: Vec<&str> = text.lines().collect();
+            total += lines.len();
+            above += (lines.iter())
+                .position(|l| l.trim() == "#[cfg(test)]")
+                .unwrap_or(lines.len());
+        }
+    }
+    let readme = read("README.md");
+    let stated_above = stated(&readme, r"≈ ([\d,]+) above the unit tests");
+    let stated_total = stated(&readme, r"above the unit tests \(≈ ([\d,]+) with them\)");
+    let near = |stated: usize, real: usize| stated.abs_diff(real) * 10 <= real;
+    assert!(
+        near(stated_above, above),
+        "README says ≈ {stated_above}, src has {above}"
+    );
+    assert!(
+        near(stated_total, total),
+        "README says ≈ {stated_total}, src has {total}"
+    );
+}
+
+/// The README promises `cargo test` runs every test: each ignored one must be named there with
+/// the command that runs it.
+#[test]
+fn every_ignored_test_is_named_in_the_readme() {
+    let readme = read("README.md");
+    let ignore = Regex::new(r#"#\[ignore = "[^"]*?: ([^"]+)"\]"#).expect("a pattern");
+    let mut seen = 0;
+    for file in
+        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it")).expect("tests/it")
+    {
+        let text = std::fs::read_to_string(file.expect("an entry").path()).unwrap_or_default();
+        for command in ignore.captures_iter(&text) {
+            seen += 1;
+            assert!(
+                readme.contains(&command[1]),
+                "README.md does not name `{}`",
+                &command[1]
+            );
+        }
+    }
+    assert!(seen > 0, "no ignored test found: the pattern is stale");
+}
