@@ -85,8 +85,12 @@ Usage: corecoder [OPTIONS]
       --trace FILE      write every request, stream line and tool call to FILE as JSON lines
   -r, --resume ID       continue a saved session (see /sessions)
   -c, --continue        continue the most recent session started in this directory
-      --sandbox MODE    where bash may write: off, read-only, workspace-write (Linux
-                        Landlock; cwd and temp dir only)  [env CORECODER_SANDBOX, default off]
+      --sandbox MODE    where bash, write_file and edit_file may write: off, read-only,
+                        workspace-write (Linux Landlock: the launch and temp directories,
+                        fixed for the session; chmod/chown/touch outside them still work)
+                        [env CORECODER_SANDBOX, default off]
+      --add-dir DIR     with workspace-write, also allow writes beneath DIR (repeatable;
+                        no variable, so a project's .env cannot widen the sandbox)
       --demo            run the offline demo (also the default when no API key is set)
   -v, --version         print the version
   -h, --help            print this help
@@ -95,8 +99,11 @@ Environment: CORECODER_MAX_TOKENS (4096), CORECODER_TEMPERATURE (0), CORECODER_M
 (128000), CORECODER_IDLE_TIMEOUT (seconds, 300), CORECODER_FALLBACK_MODELS (m1,m2: models to
 switch to when the current one keeps failing). A .env file in the current directory or the
 nearest parent (not $HOME or above) is read without overriding the environment.
-bash never sees variables named like *KEY*, *SECRET*, *TOKEN* or *PASSWORD*, except those
-listed in CORECODER_ENV_ALLOW=NAME1,NAME2.
+No child of corecoder (bash, hooks, MCP servers) sees variables named like *KEY*, *SECRET*,
+*TOKEN*, *PASSWORD*, *PASSWD*, *CREDENTIAL*, *WEBHOOK*, *_PASS, *_PWD, *_AUTH, *_DSN,
+*DATABASE_URL or *_DB_URL, nor any whose value is a URL with user:password@ or a webhook,
+except those listed in CORECODER_ENV_ALLOW=NAME1,NAME2; nor can it read them, or --api-key,
+from corecoder's /proc files.
 
 Exit codes: 0 done, 1 API failure, 2 usage error, 3 round cap reached, 4 budget spent,
 5 stopped for repeating the same call, 130 interrupted.
@@ -217,6 +224,10 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
                 let text = text_value(&mut parser, "--sandbox")?;
                 run.shell.sandbox = sandbox_mode("--sandbox", &text)?;
             }
+            Long("add-dir") => {
+                let dir = text_value(&mut parser, "--add-dir")?;
+                run.shell.added_dirs.push(PathBuf::from(dir));
+            }
             Long("demo") => run.demo = true,
             Long("trace") => run.trace = Some(PathBuf::from(text_value(&mut parser, "--trace")?)),
             Long("max-cost") => {
@@ -299,6 +310,7 @@ fn shell_from(env: &HashMap<String, String>) -> Result<ShellSafety, Error> {
     Ok(ShellSafety {
         sandbox: sandbox_mode("CORECODER_SANDBOX", mode)?,
         env_allow: sandbox::parse_env_allow(allow),
+        ..ShellSafety::default()
     })
 }
 

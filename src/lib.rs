@@ -27,6 +27,7 @@ pub mod output;
 pub mod prompt;
 pub mod repl;
 pub mod sandbox;
+pub mod secrets;
 pub mod session;
 pub mod setup;
 pub mod sse;

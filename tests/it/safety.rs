@@ -1,20 +1,41 @@
 //! Shell safety through the binary: bash never sees secret-looking variables, and
 //! `--sandbox` (Landlock) keeps its writes inside the working and temp directories, or off
 //! the disk altogether. The sandbox tests skip, saying so, where the kernel has no Landlock.
+//! The escapes a prompt-injected model would try (moving the sandbox with `cd`, writing with
+//! `write_file` instead, symlinks, metadata changes) are in `escape.rs`.
 
 use crate::run::{Output, Sandbox, run_with};
 use crate::server::{Recorded, Reply, Server};
 use crate::sse;
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// Run `-p go --yes` plus `flags` with `env` (and the server's URL); the model makes one
-/// bash call, then answers. Returns the output and the bash result the model read.
-fn bash_once(sandbox: &Sandbox, flags: &[&str], env: &[(&str, &str)], command: &str) -> String {
-    let call = [("call_1", "bash", json!({"command": command}))];
-    let script = vec![
-        Reply::Sse(sse::tool_calls(&call)),
-        Reply::Sse(sse::text("done")),
-    ];
+/// bash call, then answers. Returns the bash result the model read.
+pub fn bash_once(sandbox: &Sandbox, flags: &[&str], env: &[(&str, &str)], command: &str) -> String {
+    let results = calls_in_turn(
+        sandbox,
+        flags,
+        env,
+        &[("bash", json!({"command": command}))],
+    );
+    results[0].clone()
+}
+
+/// Like `bash_once`, with one tool call per round, in order (so each `cd` has taken effect
+/// before the next call). Returns the result of each call, as the model read it.
+pub fn calls_in_turn(
+    sandbox: &Sandbox,
+    flags: &[&str],
+    env: &[(&str, &str)],
+    calls: &[(&str, Value)],
+) -> Vec<String> {
+    let mut script: Vec<Reply> = (calls.iter().enumerate())
+        .map(|(i, (name, args))| {
+            let id = format!("call_{i}");
+            Reply::Sse(sse::tool_calls(&[(id.as_str(), *name, args.clone())]))
+        })
+        .collect();
+    script.push(Reply::Sse(sse::text("done")));
     let server = Server::start(script);
     let url = server.url();
     let mut full_env = vec![("OPENAI_BASE_URL", url.as_str())];
@@ -24,12 +45,13 @@ fn bash_once(sandbox: &Sandbox, flags: &[&str], env: &[(&str, &str)], command: &
     let output: Output = run_with(&args, &full_env, sandbox);
     let requests: Vec<Recorded> = server.requests();
     assert_eq!(output.code, 0, "{output:?}");
-    assert_eq!(requests.len(), 2, "{output:?}");
-    requests[1].last_tool_result()
+    assert_eq!(requests.len(), calls.len() + 1, "{output:?}");
+    let results = requests[calls.len()].tool_results();
+    results.into_iter().map(|(_, text)| text).collect()
 }
 
 /// Does this kernel offer Landlock? Asked the way the binary asks: the ABI version call.
-fn landlock_available() -> bool {
+pub fn landlock_available() -> bool {
     let null = std::ptr::null::<u64>();
     // SAFETY: with the VERSION flag (1) the kernel reads no memory and returns a number.
     let version = unsafe { libc::syscall(libc::SYS_landlock_create_ruleset, null, 0usize, 1u32) };
@@ -41,7 +63,7 @@ fn landlock_available() -> bool {
 
 /// A sandbox with its own temp dir (`TMPDIR`) and a directory outside both it and the
 /// working directory (the usual temp dir holds the sandbox, so it cannot be the outside).
-fn with_outside(name: &str) -> (Sandbox, String, String) {
+pub fn with_outside(name: &str) -> (Sandbox, String, String) {
     let sandbox = Sandbox::new(name);
     let root = sandbox.home.clone();
     let (tmp, outside) = (root.join("tmp"), root.join("outside"));

@@ -1,0 +1,223 @@
+//! Escaping `--sandbox` the way a prompt-injected model would, through the binary: each test
+//! tries an attack and shows it fail (or, for the one gap we document, succeed as documented).
+//!
+//! Layout (from `safety::with_outside`): HOME is the sandbox root, the working directory is
+//! `HOME/work`, TMPDIR is `HOME/tmp`, and `HOME/outside` is outside every writable root. The
+//! tests run as whoever runs `cargo test` (root on the build machine: Landlock binds root too).
+//! They skip, saying so, where the kernel has no Landlock.
+
+use crate::run::run_with;
+use crate::safety::{bash_once, calls_in_turn, landlock_available, with_outside};
+use serde_json::{Value, json};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+const WORKSPACE: [&str; 2] = ["--sandbox", "workspace-write"];
+
+fn bash(command: &str) -> (&'static str, Value) {
+    ("bash", json!({"command": command}))
+}
+
+fn write(path: &str) -> (&'static str, Value) {
+    (
+        "write_file",
+        json!({"file_path": path, "content": "export PWNED=1\n"}),
+    )
+}
+
+/// `cd /`, `cd ~`, `cd ..` and `cd /abs` move bash, never the sandbox: every write after them
+/// is refused, and a write back in the working directory still works.
+#[test]
+fn cd_does_not_move_the_writable_roots() {
+    if !landlock_available() {
+        return;
+    }
+    let (sandbox, tmp, outside) = with_outside("escape_cd");
+    let env = [("OPENAI_API_KEY", "sk-test"), ("TMPDIR", tmp.as_str())];
+    let work = sandbox.dir.display().to_string();
+    let calls = [
+        bash(&format!("cd {outside}")),
+        bash("touch by-abs-cd"),
+        bash("cd /"),
+        bash(&format!("touch {outside}/by-root-cd")),
+        bash("cd ~"),
+        bash("touch by-home-cd"),
+        bash(&format!("cd {work} && cd ..")),
+        bash("touch by-dotdot-cd; mkdir by-dotdot-dir"),
+        bash(&format!("cd {work} && touch back-inside")),
+    ];
+    let results = calls_in_turn(&sandbox, &WORKSPACE, &env, &calls);
+    for at in [1, 3, 5, 7] {
+        assert!(results[at].contains("Permission denied"), "{results:?}");
+    }
+    let home = &sandbox.home;
+    for escaped in ["outside/by-abs-cd", "outside/by-root-cd", "by-home-cd"] {
+        assert!(!home.join(escaped).exists(), "{escaped}: {results:?}");
+    }
+    assert!(!home.join("by-dotdot-cd").exists(), "{results:?}");
+    assert!(!home.join("by-dotdot-dir").exists(), "{results:?}");
+    assert!(sandbox.path("back-inside").exists(), "{results:?}");
+}
+
+/// `write_file` under `--yes` obeys the same roots as bash: `~/.bashrc`, `../x`, an absolute
+/// path, a symlink out of the workspace and a write after `cd /` are refused; the working and
+/// temp directories are not. `edit_file` outside is refused and leaves the file alone.
+#[test]
+fn write_and_edit_file_obey_the_roots_under_yes() {
+    if !landlock_available() {
+        return;
+    }
+    let (sandbox, tmp, outside) = with_outside("escape_write");
+    std::os::unix::fs::symlink(&outside, sandbox.path("link")).expect("symlink");
+    std::fs::write(Path::new(&outside).join("kept.txt"), "original\n").expect("write");
+    let env = [("OPENAI_API_KEY", "sk-test"), ("TMPDIR", tmp.as_str())];
+    let calls = [
+        write("~/.bashrc"),
+        write("../escape.txt"),
+        write(&format!("{outside}/abs.txt")),
+        write("link/through-link.txt"),
+        write("sub/../../dotdot.txt"),
+        (
+            "edit_file",
+            json!({"file_path": format!("{outside}/kept.txt"),
+                   "old_string": "original", "new_string": "changed"}),
+        ),
+        write("sub/inside.txt"),
+        write(&format!("{tmp}/in-tmp.txt")),
+        bash("cd /"),
+        write("after-cd-root.txt"),
+    ];
+    let results = calls_in_turn(&sandbox, &WORKSPACE, &env, &calls);
+    for at in [0, 1, 2, 3, 4, 5, 9] {
+        assert!(
+            results[at].contains("refused by --sandbox workspace-write"),
+            "{at}: {results:?}"
+        );
+    }
+    let home = &sandbox.home;
+    for escaped in [".bashrc", "escape.txt", "dotdot.txt", "outside/abs.txt"] {
+        assert!(!home.join(escaped).exists(), "{escaped}: {results:?}");
+    }
+    assert!(
+        !home.join("outside/through-link.txt").exists(),
+        "{results:?}"
+    );
+    assert!(!Path::new("/after-cd-root.txt").exists(), "{results:?}");
+    let kept = std::fs::read_to_string(home.join("outside/kept.txt")).expect("kept");
+    assert_eq!(kept, "original\n");
+    assert!(sandbox.path("sub/inside.txt").exists(), "{results:?}");
+    assert!(Path::new(&tmp).join("in-tmp.txt").exists(), "{results:?}");
+}
+
+/// `--add-dir DIR` is the one way to widen the roots: bash and write_file may then write there.
+#[test]
+fn add_dir_widens_the_roots_for_bash_and_write_file() {
+    if !landlock_available() {
+        return;
+    }
+    let (sandbox, tmp, outside) = with_outside("escape_add_dir");
+    let env = [("OPENAI_API_KEY", "sk-test"), ("TMPDIR", tmp.as_str())];
+    let flags = ["--sandbox", "workspace-write", "--add-dir", "../outside"];
+    let calls = [
+        bash(&format!("touch {outside}/by-bash")),
+        write(&format!("{outside}/by-tool.txt")),
+    ];
+    let results = calls_in_turn(&sandbox, &flags, &env, &calls);
+    assert!(Path::new(&outside).join("by-bash").exists(), "{results:?}");
+    assert!(
+        Path::new(&outside).join("by-tool.txt").exists(),
+        "{results:?}"
+    );
+    let missing = run_with(&["--add-dir", "nowhere", "-p", "x"], &env, &sandbox);
+    assert_eq!(missing.code, 2, "{missing:?}");
+    assert!(missing.stderr.contains("--add-dir"), "{missing:?}");
+}
+
+/// In read-only mode `chmod`, `chown`, `touch` (utimensat) and `setxattr` fail everywhere, so
+/// `chmod -R 000 ~` cannot happen: Landlock cannot see them, the seccomp filter does.
+#[test]
+fn read_only_refuses_metadata_changes() {
+    if !landlock_available() {
+        return;
+    }
+    let (sandbox, tmp, outside) = with_outside("escape_chmod_ro");
+    let target = Path::new(&outside).join("f");
+    std::fs::write(&target, "x").expect("write");
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let before = std::fs::metadata(&target).expect("meta");
+    let env = [("OPENAI_API_KEY", "sk-test"), ("TMPDIR", tmp.as_str())];
+    let f = target.display();
+    let command = format!(
+        "chmod 000 {f}; chmod -R 000 {outside}; chown 65534 {f}; touch -d 2001-01-01 {f}; \
+         python3 -c 'import os; os.setxattr(\"{f}\", \"user.x\", b\"1\")' 2>&1 | tail -1; \
+         echo end"
+    );
+    let result = bash_once(&sandbox, &["--sandbox", "read-only"], &env, &command);
+    assert!(result.contains("Operation not permitted"), "{result}");
+    assert!(result.contains("end"), "{result}");
+    let after = std::fs::metadata(&target).expect("meta");
+    assert_eq!(after.permissions().mode() & 0o777, 0o644, "{result}");
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!((after.uid(), after.mtime()), (before.uid(), before.mtime()));
+    let xattr = std::process::Command::new("getfattr").arg(&target).output();
+    if let Ok(listed) = xattr {
+        assert!(!String::from_utf8_lossy(&listed.stdout).contains("user.x"));
+    }
+}
+
+/// Read-only mode has no writable root at all: `write_file` and `edit_file` are refused even
+/// in the working directory, under `--yes`, and the file stays as it was.
+#[test]
+fn read_only_refuses_write_and_edit_file_everywhere() {
+    if !landlock_available() {
+        return;
+    }
+    let (sandbox, tmp, _) = with_outside("escape_write_ro");
+    sandbox.write("kept.txt", "original\n");
+    let env = [("OPENAI_API_KEY", "sk-test"), ("TMPDIR", tmp.as_str())];
+    let edit = json!({"file_path": "kept.txt", "old_string": "original", "new_string": "x"});
+    let calls = [
+        write("new.txt"),
+        ("edit_file", edit),
+        write(&format!("{tmp}/t.txt")),
+    ];
+    let results = calls_in_turn(&sandbox, &["--sandbox", "read-only"], &env, &calls);
+    for result in &results {
+        assert!(
+            result.contains("refused by --sandbox read-only"),
+            "{results:?}"
+        );
+    }
+    assert!(!sandbox.path("new.txt").exists(), "{results:?}");
+    assert!(!Path::new(&tmp).join("t.txt").exists(), "{results:?}");
+    assert_eq!(sandbox.read("kept.txt"), "original\n");
+}
+
+/// The documented gap: in workspace-write mode a seccomp filter cannot tell a path inside the
+/// roots from one outside, so `chmod` outside still succeeds. This test keeps the README,
+/// the banner and SECURITY.md honest: if it ever fails, the gap is closed and they must change.
+#[test]
+fn workspace_write_does_not_stop_chmod_outside_as_documented() {
+    if !landlock_available() {
+        return;
+    }
+    let (sandbox, tmp, outside) = with_outside("escape_chmod_ww");
+    let target = Path::new(&outside).join("f");
+    std::fs::write(&target, "x").expect("write");
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let env = [("OPENAI_API_KEY", "sk-test"), ("TMPDIR", tmp.as_str())];
+    let command = format!(
+        "chmod 600 {} && chmod +x inside.sh; echo end",
+        target.display()
+    );
+    sandbox.write("inside.sh", "#!/bin/sh\n");
+    let result = bash_once(&sandbox, &WORKSPACE, &env, &command);
+    assert!(result.contains("end"), "{result}");
+    let mode = std::fs::metadata(&target)
+        .expect("meta")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "{result}");
+    let inside = std::fs::metadata(sandbox.path("inside.sh")).expect("meta");
+    assert_eq!(inside.permissions().mode() & 0o100, 0o100, "{result}");
+}
