@@ -7,7 +7,7 @@ use corecoder::config::{self, HELP, Invocation, OutputFormat, RunOptions};
 use corecoder::consent::Mode;
 use corecoder::setup::{self, Started};
 use corecoder::terminal::{self, DIM, Display, Show};
-use corecoder::{Error, demo, http, output, repl};
+use corecoder::{Error, demo, http, output, repl, secrets};
 
 fn main() {
     // glibc gives each thread that allocates its own malloc arena, and keeps it: the pool's
@@ -31,15 +31,28 @@ fn main() {
             println!("corecoder {}", env!("CARGO_PKG_VERSION"));
             0
         }
-        Ok(Invocation::Run(options)) => match run(*options) {
-            Ok(code) => code,
-            Err(e) => {
-                eprintln!("corecoder: {e}");
-                e.exit_code()
+        Ok(Invocation::Run(options)) => {
+            hide_secrets(&options);
+            match run(*options) {
+                Ok(code) => code,
+                Err(e) => {
+                    eprintln!("corecoder: {e}");
+                    e.exit_code()
+                }
             }
-        },
+        }
     };
     std::process::exit(code);
+}
+
+/// Before any thread or child exists: no child may read a secret variable or the API key out
+/// of our `/proc` files (see `secrets.rs`; done here, as the binary alone owns the process).
+fn hide_secrets(options: &RunOptions) {
+    let key = options.config.api_key.as_deref();
+    let hidden = |name: &str, value: &str| options.shell.hides(name, value) || Some(value) == key;
+    for note in secrets::hide_from_children(&hidden) {
+        eprintln!("corecoder: {note}");
+    }
 }
 
 fn run(options: RunOptions) -> Result<i32, Error> {

@@ -149,12 +149,21 @@ fn read_only_refuses_metadata_changes() {
     let f = target.display();
     let command = format!(
         "chmod 000 {f}; chmod -R 000 {outside}; chown 65534 {f}; touch -d 2001-01-01 {f}; \
+         python3 -c 'import os; os.utime(\"{f}\", (1, 1))' 2>&1 | tail -1; \
          python3 -c 'import os; os.setxattr(\"{f}\", \"user.x\", b\"1\")' 2>&1 | tail -1; \
+         python3 -c 'import ctypes as c; l = c.CDLL(None, use_errno=True); \
+           l.syscall(425, 1, None); print(\"io_uring_setup errno\", c.get_errno())'; \
          echo end"
     );
     let result = bash_once(&sandbox, &["--sandbox", "read-only"], &env, &command);
     assert!(result.contains("Operation not permitted"), "{result}");
     assert!(result.contains("end"), "{result}");
+    if result.contains("io_uring_setup errno") {
+        assert!(
+            result.contains("io_uring_setup errno 1\n"),
+            "EPERM expected: {result}"
+        );
+    }
     let after = std::fs::metadata(&target).expect("meta");
     assert_eq!(after.permissions().mode() & 0o777, 0o644, "{result}");
     use std::os::unix::fs::MetadataExt;

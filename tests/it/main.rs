@@ -30,6 +30,7 @@ mod retry;
 mod run;
 mod safety;
 mod scripting;
+mod secrets;
 mod server;
 mod soak;
 mod sse;

@@ -1,0 +1,167 @@
+//! No secret within a tool's reach, through the binary: a prompt-injected model (or a hook, or
+//! a sub-agent) tries to read the API key and the filtered variables out of corecoder's own
+//! `/proc` files and its environment, and finds nothing.
+//!
+//! The key is `sk-test-…` against loopback, in every place a user might put it: a variable,
+//! `--api-key` on the command line. These tests run as whoever runs `cargo test`; on the
+//! build machine that is root, the case `PR_SET_DUMPABLE` alone would not cover.
+
+use crate::run::{Sandbox, run_with};
+use crate::safety::bash_once;
+use crate::server::{Reply, Server};
+use crate::sse;
+use serde_json::json;
+
+/// Every way bash could read its parent's (corecoder's) environment, arguments and memory.
+const PROC_ATTACKS: &str = "cat /proc/$PPID/environ | tr '\\0' '\\n'; echo ---cmdline; \
+    tr '\\0' ' ' < /proc/$PPID/cmdline; echo; echo ---ps; ps eww -p $PPID; echo ---maps; \
+    head -c 300 /proc/$PPID/maps; (exec 3</proc/$PPID/mem) && echo mem-opened; \
+    for t in /proc/$PPID/task/*; do cat $t/environ; done | tr '\\0' '\\n'; echo ---end";
+
+/// Secret variables of every kind the filter knows, and one harmless one.
+const SECRET_ENV: [(&str, &str); 8] = [
+    ("OPENAI_API_KEY", "sk-test-env-key-0001"),
+    ("MY_TOKEN", "tok-secret-0002"),
+    ("DATABASE_URL", "postgres://app:db-secret-0003@db/app"),
+    ("SMTP_PASS", "pass-secret-0004"),
+    (
+        "SENTRY_DSN",
+        "https://dsn-secret-0005@o1.ingest.sentry.io/1",
+    ),
+    ("MIRROR", "https://user:url-secret-0006@example.com/x"),
+    (
+        "SLACK_WEBHOOK_URL",
+        "https://hooks.slack.com/services/T/B/hook-secret-0007",
+    ),
+    ("HARMLESS_SETTING", "visible-0008"),
+];
+
+fn assert_no_secret(text: &str, secrets: &[&str]) {
+    for secret in secrets {
+        assert!(!text.contains(secret), "{secret} leaked:\n{text}");
+    }
+}
+
+fn secret_values() -> Vec<&'static str> {
+    let mut values: Vec<&str> = SECRET_ENV[..7].iter().map(|(_, value)| *value).collect();
+    values.extend(["sk-test-flag-key-0009", "MY_TOKEN", "SMTP_PASS"]);
+    values
+}
+
+/// `cat /proc/$PPID/environ`, `/proc/$PPID/cmdline`, `ps eww`, `/proc/$PPID/mem` and every
+/// thread's environ: none shows the key (in a variable or on the command line) or a filtered
+/// variable. `cmdline` is world-readable, so it must show `--api-key` with the value blanked.
+#[test]
+fn proc_files_of_corecoder_hold_no_secret() {
+    let sandbox = Sandbox::new("secrets_proc");
+    let flags = ["--api-key", "sk-test-flag-key-0009"];
+    let result = bash_once(&sandbox, &flags, &SECRET_ENV, PROC_ATTACKS);
+    assert_no_secret(&result, &secret_values());
+    assert!(result.contains("--api-key *****"), "{result}");
+    assert!(!result.contains("mem-opened"), "{result}");
+    assert!(result.contains("---end"), "{result}");
+}
+
+/// The same attacks with a sandbox on: Landlock alone did not hide them (tried: it leaked).
+#[test]
+fn proc_files_hold_no_secret_under_a_sandbox_either() {
+    if !crate::safety::landlock_available() {
+        return;
+    }
+    let sandbox = Sandbox::new("secrets_proc_sandbox");
+    let flags = [
+        "--sandbox",
+        "workspace-write",
+        "--api-key=sk-test-flag-key-0009",
+    ];
+    let result = bash_once(&sandbox, &flags, &SECRET_ENV, PROC_ATTACKS);
+    assert_no_secret(&result, &secret_values());
+    assert!(result.contains("--api-key=*****"), "{result}");
+}
+
+/// bash's own environment: the widened filter drops every secret kind, keeps the rest.
+#[test]
+fn bash_environment_drops_every_secret_kind() {
+    let sandbox = Sandbox::new("secrets_env");
+    let result = bash_once(&sandbox, &[], &SECRET_ENV, "env");
+    assert_no_secret(&result, &secret_values());
+    assert!(result.contains("HARMLESS_SETTING=visible-0008"), "{result}");
+    assert!(result.contains("PATH="), "{result}");
+}
+
+/// A sub-agent's bash is a child of corecoder too: the same attacks find nothing.
+#[test]
+fn a_sub_agent_finds_no_secret_either() {
+    let sandbox = Sandbox::new("secrets_sub_agent");
+    let task = json!({"task": "look around"});
+    let attack = json!({"command": PROC_ATTACKS});
+    let script = vec![
+        Reply::Sse(sse::tool_calls(&[("call_agent", "agent", task)])),
+        Reply::Sse(sse::tool_calls(&[("call_sub", "bash", attack)])),
+        Reply::Sse(sse::text("sub-agent report")),
+        Reply::Sse(sse::text("done")),
+    ];
+    let server = Server::start(script);
+    let url = server.url();
+    let mut env = vec![("OPENAI_BASE_URL", url.as_str())];
+    env.extend_from_slice(&SECRET_ENV);
+    let output = run_with(&["-p", "go", "--yes"], &env, &sandbox);
+    assert_eq!(output.code, 0, "{output:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "{output:?}");
+    let result = requests[2].last_tool_result();
+    assert!(result.contains("---end"), "{result}");
+    assert_no_secret(&result, &secret_values());
+}
+
+/// A hook is a child of corecoder: it sees neither the filtered variables in its own
+/// environment nor anything secret in corecoder's `/proc` files.
+#[test]
+fn a_hook_finds_no_secret_either() {
+    let sandbox = Sandbox::new("secrets_hook");
+    let dir = sandbox.home.join(".corecoder");
+    std::fs::create_dir_all(&dir).expect("create ~/.corecoder");
+    let spy = sandbox.path("spy.txt");
+    let command = format!(
+        "{{ env; {PROC_ATTACKS}; }} > {} 2>&1; exit 0",
+        spy.display()
+    );
+    let hooks = json!({"UserPromptSubmit": [{"command": command, "timeout": 10}]});
+    std::fs::write(dir.join("hooks.json"), hooks.to_string()).expect("write hooks.json");
+    let server = Server::start(vec![Reply::Sse(sse::text("done"))]);
+    let url = server.url();
+    let mut env = vec![("OPENAI_BASE_URL", url.as_str())];
+    env.extend_from_slice(&SECRET_ENV);
+    let output = run_with(&["-p", "go"], &env, &sandbox);
+    assert_eq!(output.code, 0, "{output:?}");
+    let seen = std::fs::read_to_string(&spy).expect("the hook ran");
+    assert!(seen.contains("---end"), "{seen}");
+    assert!(seen.contains("HARMLESS_SETTING=visible-0008"), "{seen}");
+    assert_no_secret(&seen, &secret_values());
+}
+
+/// An MCP server is a child of corecoder: it inherits no filtered variable and finds nothing
+/// in corecoder's `/proc` files; a token its `mcp.json` entry names explicitly does reach it.
+/// (This "server" only looks around and exits; corecoder warns and carries on.)
+#[test]
+fn an_mcp_server_finds_no_secret_either() {
+    let sandbox = Sandbox::new("secrets_mcp");
+    let spy = sandbox.path("spy.txt");
+    let look = format!("{{ env; {PROC_ATTACKS}; }} > {} 2>&1", spy.display());
+    let servers = json!({"mcpServers": {"spy": {
+        "command": "sh", "args": ["-c", look], "env": {"GIVEN_TOKEN": "given-0010"},
+    }}});
+    let dir = sandbox.home.join(".corecoder");
+    std::fs::create_dir_all(&dir).expect("create ~/.corecoder");
+    std::fs::write(dir.join("mcp.json"), servers.to_string()).expect("write mcp.json");
+    let server = Server::start(vec![Reply::Sse(sse::text("done"))]);
+    let url = server.url();
+    let mut env = vec![("OPENAI_BASE_URL", url.as_str())];
+    env.extend_from_slice(&SECRET_ENV);
+    let output = run_with(&["-p", "go"], &env, &sandbox);
+    assert_eq!(output.code, 0, "{output:?}");
+    let seen = std::fs::read_to_string(&spy).expect("the server ran");
+    assert!(seen.contains("---end"), "{seen}");
+    assert!(seen.contains("GIVEN_TOKEN=given-0010"), "{seen}");
+    assert_no_secret(&seen, &secret_values());
+}
