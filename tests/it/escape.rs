@@ -25,6 +25,14 @@ fn write(path: &str) -> (&'static str, Value) {
     )
 }
 
+/// A file `f` in `dir` with mode 0644, for the metadata tests to try to change.
+fn file_with_mode_644(dir: &str) -> std::path::PathBuf {
+    let target = Path::new(dir).join("f");
+    std::fs::write(&target, "x").expect("write");
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    target
+}
+
 /// `cd /`, `cd ~`, `cd ..` and `cd /abs` move bash, never the sandbox: every write after them
 /// is refused, and a write back in the working directory still works.
 #[test]
@@ -71,6 +79,7 @@ fn write_and_edit_file_obey_the_roots_under_yes() {
     std::os::unix::fs::symlink(&outside, sandbox.path("link")).expect("symlink");
     std::fs::write(Path::new(&outside).join("kept.txt"), "original\n").expect("write");
     let env = [("OPENAI_API_KEY", "sk-test"), ("TMPDIR", tmp.as_str())];
+    let after_cd_root = format!("{}-after-cd-root.txt", sandbox.home.display());
     let calls = [
         write("~/.bashrc"),
         write("../escape.txt"),
@@ -85,7 +94,8 @@ fn write_and_edit_file_obey_the_roots_under_yes() {
         write("sub/inside.txt"),
         write(&format!("{tmp}/in-tmp.txt")),
         bash("cd /"),
-        write("after-cd-root.txt"),
+        // Relative to `/` now, and landing in the real temp dir (not TMPDIR): outside.
+        write(&after_cd_root[1..]),
     ];
     let results = calls_in_turn(&sandbox, &WORKSPACE, &env, &calls);
     for at in [0, 1, 2, 3, 4, 5, 9] {
@@ -102,7 +112,7 @@ fn write_and_edit_file_obey_the_roots_under_yes() {
         !home.join("outside/through-link.txt").exists(),
         "{results:?}"
     );
-    assert!(!Path::new("/after-cd-root.txt").exists(), "{results:?}");
+    assert!(!Path::new(&after_cd_root).exists(), "{results:?}");
     let kept = std::fs::read_to_string(home.join("outside/kept.txt")).expect("kept");
     assert_eq!(kept, "original\n");
     assert!(sandbox.path("sub/inside.txt").exists(), "{results:?}");
@@ -141,9 +151,7 @@ fn read_only_refuses_metadata_changes() {
         return;
     }
     let (sandbox, tmp, outside) = with_outside("escape_chmod_ro");
-    let target = Path::new(&outside).join("f");
-    std::fs::write(&target, "x").expect("write");
-    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let target = file_with_mode_644(&outside);
     let before = std::fs::metadata(&target).expect("meta");
     let env = [("OPENAI_API_KEY", "sk-test"), ("TMPDIR", tmp.as_str())];
     let f = target.display();
@@ -211,9 +219,7 @@ fn workspace_write_does_not_stop_chmod_outside_as_documented() {
         return;
     }
     let (sandbox, tmp, outside) = with_outside("escape_chmod_ww");
-    let target = Path::new(&outside).join("f");
-    std::fs::write(&target, "x").expect("write");
-    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let target = file_with_mode_644(&outside);
     let env = [("OPENAI_API_KEY", "sk-test"), ("TMPDIR", tmp.as_str())];
     let command = format!(
         "chmod 600 {} && chmod +x inside.sh; echo end",

@@ -42,6 +42,18 @@ fn assert_no_secret(text: &str, secrets: &[&str]) {
     }
 }
 
+/// `-p go` with the secret variables; the model just answers. Returns what the spy (a hook or
+/// an MCP server, set up by the test) wrote to `spy`.
+fn run_and_read_spy(sandbox: &Sandbox, spy: &std::path::Path) -> String {
+    let server = Server::start(vec![Reply::Sse(sse::text("done"))]);
+    let url = server.url();
+    let mut env = vec![("OPENAI_BASE_URL", url.as_str())];
+    env.extend_from_slice(&SECRET_ENV);
+    let output = run_with(&["-p", "go"], &env, sandbox);
+    assert_eq!(output.code, 0, "{output:?}");
+    std::fs::read_to_string(spy).unwrap_or_else(|e| panic!("the spy wrote nothing ({e})"))
+}
+
 fn secret_values() -> Vec<&'static str> {
     let mut values: Vec<&str> = SECRET_ENV[..7].iter().map(|(_, value)| *value).collect();
     values.extend(["sk-test-flag-key-0009", "MY_TOKEN", "SMTP_PASS"]);
@@ -128,13 +140,7 @@ fn a_hook_finds_no_secret_either() {
     );
     let hooks = json!({"UserPromptSubmit": [{"command": command, "timeout": 10}]});
     std::fs::write(dir.join("hooks.json"), hooks.to_string()).expect("write hooks.json");
-    let server = Server::start(vec![Reply::Sse(sse::text("done"))]);
-    let url = server.url();
-    let mut env = vec![("OPENAI_BASE_URL", url.as_str())];
-    env.extend_from_slice(&SECRET_ENV);
-    let output = run_with(&["-p", "go"], &env, &sandbox);
-    assert_eq!(output.code, 0, "{output:?}");
-    let seen = std::fs::read_to_string(&spy).expect("the hook ran");
+    let seen = run_and_read_spy(&sandbox, &spy);
     assert!(seen.contains("---end"), "{seen}");
     assert!(seen.contains("HARMLESS_SETTING=visible-0008"), "{seen}");
     assert_no_secret(&seen, &secret_values());
@@ -154,13 +160,7 @@ fn an_mcp_server_finds_no_secret_either() {
     let dir = sandbox.home.join(".corecoder");
     std::fs::create_dir_all(&dir).expect("create ~/.corecoder");
     std::fs::write(dir.join("mcp.json"), servers.to_string()).expect("write mcp.json");
-    let server = Server::start(vec![Reply::Sse(sse::text("done"))]);
-    let url = server.url();
-    let mut env = vec![("OPENAI_BASE_URL", url.as_str())];
-    env.extend_from_slice(&SECRET_ENV);
-    let output = run_with(&["-p", "go"], &env, &sandbox);
-    assert_eq!(output.code, 0, "{output:?}");
-    let seen = std::fs::read_to_string(&spy).expect("the server ran");
+    let seen = run_and_read_spy(&sandbox, &spy);
     assert!(seen.contains("---end"), "{seen}");
     assert!(seen.contains("GIVEN_TOKEN=given-0010"), "{seen}");
     assert_no_secret(&seen, &secret_values());
