@@ -10,8 +10,9 @@
 //! - **Writable roots**, with `--sandbox read-only|workspace-write`: fixed when the session
 //!   starts (`for_session`: the launch directory, the temp directory, each `--add-dir`), never
 //!   moved by the `cd`s the model makes. bash enters a Landlock ruleset (Linux 5.13+, in
-//!   `sandbox/landlock.rs`) that allows writes only beneath them, and `write_file`/`edit_file`
-//!   ask `check_write` first. Read-only mode has no roots at all.
+//!   `sandbox/landlock.rs`) that allows writes only beneath them. `write_file`/`edit_file` ask
+//!   `check_write` first (for a clear refusal), then write on a thread that has entered the
+//!   same ruleset (`write_confined`, so no race with the check). Read-only mode has no roots.
 //! - **Metadata changes**: in read-only mode a seccomp filter (`sandbox/seccomp.rs`) refuses
 //!   `chmod`, `chown`, `utimes` and `setxattr`, which Landlock cannot see. In workspace-write
 //!   mode they are *not* stopped outside the roots (a filter cannot see paths; see there).
@@ -174,6 +175,35 @@ impl ShellSafety {
     }
 }
 
+impl ShellSafety {
+    /// Run `write` (a `write_file` or `edit_file` write, already past `check_write`) on a thread
+    /// of its own that has entered the same Landlock ruleset as bash. The path check gives the
+    /// clear message; the kernel has the last word, so a symlink swapped in between the check
+    /// and the write (by a process that outlived its bash call) cannot lead it outside. Landlock
+    /// binds a thread, not the process, and this thread ends with the write.
+    pub fn write_confined(
+        &self,
+        write: &(dyn Fn() -> Result<(), String> + Sync),
+    ) -> Result<(), String> {
+        let Some(confinement) = self.confinement()? else {
+            return write();
+        };
+        let fd = {
+            use std::os::fd::AsRawFd;
+            confinement.ruleset.as_raw_fd()
+        };
+        std::thread::scope(|scope| {
+            let writer = scope.spawn(|| {
+                landlock::restrict_self(fd).map_err(|e| format!("sandbox: {e}"))?;
+                write()
+            });
+            writer
+                .join()
+                .unwrap_or_else(|_| Err("the write panicked".to_string()))
+        })
+    }
+}
+
 impl Confinement {
     /// The closure for `Command::pre_exec`: it owns copies of what it needs (the ruleset's fd
     /// number stays valid while `self` lives, which is past the `spawn`).
@@ -328,6 +358,15 @@ mod tests {
         assert!(safety.check_write(&root.join("sub/x")).is_ok());
         assert!(safety.check_write(&root.join("out/x")).is_err());
         assert!(safety.check_write(&root.join("../root2/x")).is_err());
+        if landlock::abi().is_some() {
+            // Past the check (as after a swapped symlink), the kernel still refuses.
+            let write_to =
+                |path: PathBuf| move || std::fs::write(&path, "x").map_err(|e| e.to_string());
+            assert!(safety.write_confined(&write_to(root.join("sub/y"))).is_ok());
+            let outside_write = safety.write_confined(&write_to(root.join("out/y")));
+            assert!(outside_write.is_err_and(|e| e.contains("ermission denied")));
+            assert!(!outside.join("y").exists());
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -68,7 +68,10 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
         }
     }
     let updated = text.replacen(old.as_str(), &new, 1);
-    write_atomic(&path, updated.as_bytes()).map_err(|e| format!("cannot write {shown}: {e}"))?;
+    let write = || {
+        write_atomic(&path, updated.as_bytes()).map_err(|e| format!("cannot write {shown}: {e}"))
+    };
+    ctx.shell.write_confined(&write)?;
     Ok(Outcome::text(format!(
         "Edited {shown}\n{}",
         diff(&text, &updated, &shown)

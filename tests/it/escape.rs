@@ -8,6 +8,8 @@
 
 use crate::run::run_with;
 use crate::safety::{bash_once, calls_in_turn, landlock_available, with_outside};
+use crate::server::{Reply, Server};
+use crate::sse;
 use serde_json::{Value, json};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -235,4 +237,70 @@ fn workspace_write_does_not_stop_chmod_outside_as_documented() {
     assert_eq!(mode & 0o777, 0o600, "{result}");
     let inside = std::fs::metadata(sandbox.path("inside.sh")).expect("meta");
     assert_eq!(inside.permissions().mode() & 0o100, 0o100, "{result}");
+}
+
+/// The race against `write_file`'s check: a process that outlived its bash call (`setsid`)
+/// keeps swapping `d` between a real directory and a symlink out of the workspace while the
+/// model writes `d/pwned-N` a hundred times. The check may pass while `d` is real and the
+/// write happen while it is a symlink; the write runs under Landlock too, so it still cannot
+/// land outside. (Whether a given write is refused, fails or lands inside varies; that
+/// nothing lands outside does not.)
+#[test]
+fn a_symlink_swapped_in_after_the_check_cannot_lead_a_write_outside() {
+    if !landlock_available() {
+        return;
+    }
+    let (sandbox, tmp, outside) = with_outside("escape_race");
+    let swapper = format!(
+        "import os, time\n\
+         os.mkdir('real'); os.symlink('{outside}', 'link')\n\
+         end = time.time() + 20\n\
+         while not os.path.exists('stop') and time.time() < end:\n    \
+             for a, b in (('real', 'd'), ('d', 'real'), ('link', 'd'), ('d', 'link')):\n        \
+                 try: os.rename(a, b)\n        \
+                 except OSError: pass\n"
+    );
+    sandbox.write("swap.py", &swapper);
+    let start = "setsid python3 swap.py > /dev/null 2>&1 < /dev/null & sleep 0.3; echo started";
+    let writes: Vec<(String, String, Value)> = (0..100)
+        .map(|i| {
+            let args = json!({"file_path": format!("d/pwned-{i}"), "content": "x"});
+            (format!("w{i}"), "write_file".to_string(), args)
+        })
+        .collect();
+    let batch: Vec<(&str, &str, Value)> = (writes.iter())
+        .map(|(id, name, args)| (id.as_str(), name.as_str(), args.clone()))
+        .collect();
+    let script = vec![
+        Reply::Sse(sse::tool_calls(&[(
+            "call_0",
+            "bash",
+            json!({"command": start}),
+        )])),
+        Reply::Sse(sse::tool_calls(&batch)),
+        Reply::Sse(sse::text("done")),
+    ];
+    let server = Server::start(script);
+    let url = server.url();
+    let env = [
+        ("OPENAI_API_KEY", "sk-test"),
+        ("TMPDIR", tmp.as_str()),
+        ("OPENAI_BASE_URL", url.as_str()),
+    ];
+    let output = run_with(
+        &["-p", "go", "--yes", "--sandbox", "workspace-write"],
+        &env,
+        &sandbox,
+    );
+    sandbox.write("stop", "");
+    assert_eq!(output.code, 0, "{output:?}");
+    // The swapper did run (else the test proves nothing): its symlink is there, as `link` or `d`.
+    let swapped = ["link", "d"]
+        .iter()
+        .any(|name| sandbox.path(name).is_symlink());
+    assert!(swapped, "the swapper never started: {output:?}");
+    let landed: Vec<String> = (std::fs::read_dir(&outside).expect("outside").flatten())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(landed.is_empty(), "written outside: {landed:?}");
 }
