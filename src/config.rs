@@ -412,6 +412,18 @@ mod tests {
     }
 
     #[test]
+    fn add_dir_repeats_and_has_no_variable() {
+        let run = run_options(&["--add-dir", "a", "--add-dir", "../b"], &[]);
+        let want = [PathBuf::from("a"), PathBuf::from("../b")];
+        assert_eq!(run.shell.added_dirs, want);
+        let run = run_options(
+            &[],
+            &[("CORECODER_ADD_DIR", "/"), ("CORECODER_ADD_DIRS", "/")],
+        );
+        assert!(run.shell.added_dirs.is_empty());
+    }
+
+    #[test]
     fn dotenv_lines() {
         let text = "# c\nexport A=1\nB = \"two words\"\nC='3'\n\nnot a pair\n";
         let pairs = parse_dotenv(text);

@@ -49,7 +49,8 @@ pub struct ShellSafety {
     /// `--add-dir DIR`, as the user typed them (relative to the launch directory).
     pub added_dirs: Vec<PathBuf>,
     /// Where writes are allowed in workspace-write mode, resolved (no symlinks, no `..`).
-    /// Set once by `for_session`; nothing the model does changes it.
+    /// Set once by `for_session`; nothing the model does changes it. Empty (nowhere
+    /// writable) until then, so a library user who skips it fails closed.
     pub roots: Vec<PathBuf>,
 }
 
@@ -118,14 +119,21 @@ impl ShellSafety {
     /// At start-up: fix the writable roots for the whole session (the launch directory, the
     /// temp directory, each `--add-dir`), resolved so a symlink cannot move them later.
     pub fn for_session(&self, launch_dir: &Path) -> Result<ShellSafety, String> {
-        let mut wanted = vec![launch_dir.to_path_buf(), std::env::temp_dir()];
-        wanted.extend(self.added_dirs.iter().map(|dir| launch_dir.join(dir)));
+        let mut wanted = vec![
+            ("the launch directory", launch_dir.to_path_buf()),
+            ("the temp directory (TMPDIR)", std::env::temp_dir()),
+        ];
+        wanted.extend(
+            self.added_dirs
+                .iter()
+                .map(|dir| ("--add-dir", launch_dir.join(dir))),
+        );
         let mut roots = Vec::new();
-        for dir in wanted {
+        for (what, dir) in wanted {
             match std::fs::canonicalize(&dir) {
                 Ok(real) if real.is_dir() => roots.push(real),
-                Ok(_) => return Err(format!("--add-dir: {} is not a directory", dir.display())),
-                Err(e) => return Err(format!("--add-dir: {}: {e}", dir.display())),
+                Ok(_) => return Err(format!("{what} {} is not a directory", dir.display())),
+                Err(e) => return Err(format!("{what} {}: {e}", dir.display())),
             }
         }
         Ok(ShellSafety {

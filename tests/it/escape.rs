@@ -304,3 +304,16 @@ fn a_symlink_swapped_in_after_the_check_cannot_lead_a_write_outside() {
         .collect();
     assert!(landed.is_empty(), "written outside: {landed:?}");
 }
+
+/// The gap is said where the user looks: the interactive banner in workspace-write mode.
+#[test]
+fn the_banner_states_the_workspace_write_gap() {
+    if !landlock_available() {
+        return;
+    }
+    let sandbox = crate::run::Sandbox::new("escape_banner");
+    let repl = crate::driver::Repl::start(&sandbox, &WORKSPACE, Vec::new());
+    let screen = repl.pty.screen();
+    assert!(screen.contains("sandbox workspace-write"), "{screen}");
+    assert!(screen.contains("can still chmod, chown"), "{screen}");
+}
