@@ -74,6 +74,32 @@ fn proc_files_of_corecoder_hold_no_secret() {
     assert!(result.contains("---end"), "{result}");
 }
 
+/// Reading corecoder's memory directly (`process_vm_readv` over every mapping, as root here)
+/// finds no region readable, so no copy of the key (which the heap must hold to send it).
+#[test]
+fn memory_of_corecoder_cannot_be_read() {
+    let sandbox = Sandbox::new("secrets_memory");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/attacks/read_memory.py"
+    );
+    let flags = ["--api-key", "sk-test-flag-key-0009"];
+    let result = bash_once(
+        &sandbox,
+        &flags,
+        &SECRET_ENV,
+        &format!("python3 {script} $PPID"),
+    );
+    if result.contains("python3: command not found") {
+        eprintln!("SKIPPED: no python3 to run the memory reader");
+        return;
+    }
+    assert!(
+        result.contains("regions read: 0, key copies: 0"),
+        "{result}"
+    );
+}
+
 /// The same attacks with a sandbox on: Landlock alone did not hide them (tried: it leaked).
 #[test]
 fn proc_files_hold_no_secret_under_a_sandbox_either() {
