@@ -87,7 +87,7 @@ Usage: corecoder [OPTIONS]
   -c, --continue        continue the most recent session started in this directory
       --sandbox MODE    where bash, write_file and edit_file may write: off, read-only,
                         workspace-write (Linux Landlock: the launch and temp directories,
-                        fixed for the session; chmod/chown/touch outside them still work)
+                        fixed for the session; bash can still chmod/chown/touch outside)
                         [env CORECODER_SANDBOX, default off]
       --add-dir DIR     with workspace-write, also allow writes beneath DIR (repeatable;
                         no variable, so a project's .env cannot widen the sandbox)
