@@ -4,7 +4,7 @@
 //! creates no file. Every bad value becomes `Error::Usage` naming the flag or variable.
 
 use crate::error::Error;
-use crate::sandbox::{self, Sandbox, ShellSafety};
+use crate::sandbox::{Sandbox, ShellSafety};
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -19,12 +19,38 @@ pub struct Config {
     pub max_tokens: u32,
     pub temperature: f64,
     pub max_context: u32,
-    /// How long a stream may stay silent before it counts as broken (and is retried).
+    /// How long a stream may go without a `data:` event before it counts as broken (and is
+    /// retried); comments such as `: ping` do not count.
     pub idle_timeout: Duration,
+    /// How long one reply may take in all, however steadily it trickles; then the run fails.
+    pub request_timeout: Duration,
     /// Models to switch to, in order, when the current one keeps failing.
     pub fallback_models: Vec<String>,
     /// Dollars the session may spend; checked before every request.
     pub max_cost: Option<f64>,
+    /// `tool_choice` sent with every request that offers tools; `None` sends nothing.
+    pub tool_choice: Option<ToolChoice>,
+}
+
+/// `CORECODER_TOOL_CHOICE`: some servers (llama-cpp-python's function-calling handler) call
+/// no tool unless asked to with `auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolChoice {
+    Auto,
+    /// Every reply must call a tool: the model can never answer, so a task ends at the round cap.
+    Required,
+    /// The model may not call tools.
+    NoCalls,
+}
+
+impl ToolChoice {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolChoice::Auto => "auto",
+            ToolChoice::Required => "required",
+            ToolChoice::NoCalls => "none",
+        }
+    }
 }
 
 /// What the user asked the binary to do.
@@ -74,7 +100,8 @@ corecoder - a minimal AI coding agent for any OpenAI-compatible model
 
 Usage: corecoder [OPTIONS]
 
-  -p, --prompt TEXT     run one task non-interactively; the answer goes to stdout
+  -p, --prompt TEXT     run one task non-interactively; the answer goes to stdout. -p - reads
+                        the task from stdin; with -p TEXT, piped stdin is added after TEXT
   -y, --yes             allow mutating tools (bash, write_file, edit_file, agent) without asking
   -m, --model NAME      model name                     [env CORECODER_MODEL, default gpt-5.5]
       --base-url URL    OpenAI-compatible base URL     [env OPENAI_BASE_URL or CORECODER_BASE_URL]
@@ -85,28 +112,28 @@ Usage: corecoder [OPTIONS]
       --trace FILE      write every request, stream line and tool call to FILE as JSON lines
   -r, --resume ID       continue a saved session (see /sessions)
   -c, --continue        continue the most recent session started in this directory
-      --sandbox MODE    where bash, write_file and edit_file may write: off, read-only,
-                        workspace-write (Linux Landlock: the launch and temp directories,
-                        fixed for the session; bash can still chmod/chown/touch outside)
-                        [env CORECODER_SANDBOX, default off]
-      --add-dir DIR     with workspace-write, also allow writes beneath DIR (repeatable;
-                        no variable, so a project's .env cannot widen the sandbox)
+      --sandbox MODE    where bash, write_file and edit_file may write: off (default),
+                        read-only or workspace-write (Landlock; the launch and temp dirs,
+                        fixed for the session; bash can still chmod/touch outside them)
+                        [env CORECODER_SANDBOX]
+      --add-dir DIR     also writable in workspace-write (repeatable; no env variable)
       --demo            run the offline demo (also the default when no API key is set)
   -v, --version         print the version
   -h, --help            print this help
 
 Environment: CORECODER_MAX_TOKENS (4096), CORECODER_TEMPERATURE (0), CORECODER_MAX_CONTEXT
-(128000), CORECODER_IDLE_TIMEOUT (seconds, 300), CORECODER_FALLBACK_MODELS (m1,m2: models to
-switch to when the current one keeps failing). A .env file in the current directory or the
+(128000), CORECODER_IDLE_TIMEOUT (seconds without a data event before a retry, 300),
+CORECODER_REQUEST_TIMEOUT (seconds one reply may take in all, 1800), CORECODER_FALLBACK_MODELS (m1,m2: models to
+switch to when the current one keeps failing), CORECODER_TOOL_CHOICE (auto, required or none;
+not sent when unset; llama-cpp-python's function calling needs auto). A .env file in the current directory or the
 nearest parent (not $HOME or above) is read without overriding the environment.
-No child of corecoder (bash, hooks, MCP servers) sees variables named like *KEY*, *SECRET*,
-*TOKEN*, *PASSWORD*, *PASSWD*, *CREDENTIAL*, *WEBHOOK*, *_PASS, *_PWD, *_AUTH, *_DSN,
-*DATABASE_URL or *_DB_URL, nor any whose value is a URL with user:password@ or a webhook,
-except those listed in CORECODER_ENV_ALLOW=NAME1,NAME2; nor can it read them, or --api-key,
-from corecoder's /proc files.
+No child of corecoder (bash, hooks, MCP servers) sees secret-looking variables (*KEY*, *TOKEN*,
+*PASSWORD*, *_DSN, DATABASE_URL, URLs with user:password@, ...: README), except those in
+CORECODER_ENV_ALLOW=NAME1,NAME2, nor can it read them or --api-key from corecoder's /proc.
 
 Exit codes: 0 done, 1 API failure, 2 usage error, 3 round cap reached, 4 budget spent,
-5 stopped for repeating the same call, 130 interrupted.
+5 stopped for repeating the same call, 6 answer cut off at the output token limit,
+130 interrupted, 141 the output was closed (e.g. piped into head).
 ";
 
 /// The documented defaults, with no key: a starting point for embedding programs.
@@ -120,8 +147,10 @@ impl Default for Config {
             temperature: 0.0,
             max_context: 128_000,
             idle_timeout: Duration::from_secs(300),
+            request_timeout: Duration::from_secs(1800),
             fallback_models: Vec::new(),
             max_cost: None,
+            tool_choice: None,
         }
     }
 }
@@ -201,7 +230,7 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
         model_from_flag: false,
         output: OutputFormat::Text,
         trace: None,
-        shell: shell_from(env)?,
+        shell: ShellSafety::from_env(env).map_err(Error::Usage)?,
     };
     let mut parser = lexopt::Parser::from_args(args);
     while let Some(arg) = parser.next().map_err(usage)? {
@@ -222,7 +251,8 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
             }
             Long("sandbox") => {
                 let text = text_value(&mut parser, "--sandbox")?;
-                run.shell.sandbox = sandbox_mode("--sandbox", &text)?;
+                let why = |why| Error::Usage(format!("--sandbox: {why}"));
+                run.shell.sandbox = Sandbox::parse(&text).map_err(why)?;
             }
             Long("add-dir") => {
                 let dir = text_value(&mut parser, "--add-dir")?;
@@ -259,7 +289,22 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
         }
     }
     run.config = config;
+    check_run(&run)?;
     Ok(Invocation::Run(Box::new(run)))
+}
+
+/// Combinations of flags that would do nothing useful, or spend money on nothing.
+fn check_run(run: &RunOptions) -> Result<(), Error> {
+    let why = if run.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
+        "-p: the task is empty (give it as -p \"TEXT\", or -p - to read it from stdin)"
+    } else if run.max_rounds == 0 {
+        "--max-rounds: must be at least 1"
+    } else if run.output != OutputFormat::Text && run.prompt.is_none() {
+        "--output-format works only with -p (the interactive session prints for a person)"
+    } else {
+        return Ok(());
+    };
+    Err(Error::Usage(why.to_string()))
 }
 
 fn config_from(env: &HashMap<String, String>) -> Result<Config, Error> {
@@ -269,6 +314,7 @@ fn config_from(env: &HashMap<String, String>) -> Result<Config, Error> {
             .find_map(|name| env.get(*name).filter(|v| !v.trim().is_empty()).cloned())
     };
     let idle_secs: u64 = env_number(env, "CORECODER_IDLE_TIMEOUT", "300")?;
+    let request_secs: u64 = env_number(env, "CORECODER_REQUEST_TIMEOUT", "1800")?;
     Ok(Config {
         api_key: first(&["CORECODER_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY"]),
         base_url: first(&["OPENAI_BASE_URL", "CORECODER_BASE_URL"])
@@ -278,6 +324,7 @@ fn config_from(env: &HashMap<String, String>) -> Result<Config, Error> {
         temperature: env_number(env, "CORECODER_TEMPERATURE", "0")?,
         max_context: env_number(env, "CORECODER_MAX_CONTEXT", "128000")?,
         idle_timeout: Duration::from_secs(idle_secs.max(1)),
+        request_timeout: Duration::from_secs(request_secs.max(1)),
         fallback_models: first(&["CORECODER_FALLBACK_MODELS"])
             .map(|list| {
                 list.split(',')
@@ -288,6 +335,10 @@ fn config_from(env: &HashMap<String, String>) -> Result<Config, Error> {
             .unwrap_or_default(),
         max_cost: match first(&["CORECODER_MAX_COST"]) {
             Some(text) => Some(dollars("CORECODER_MAX_COST", &text)?),
+            None => None,
+        },
+        tool_choice: match first(&["CORECODER_TOOL_CHOICE"]) {
+            Some(text) => Some(tool_choice(&text)?),
             None => None,
         },
     })
@@ -304,18 +355,15 @@ fn dollars(name: &str, text: &str) -> Result<f64, Error> {
     }
 }
 
-fn shell_from(env: &HashMap<String, String>) -> Result<ShellSafety, Error> {
-    let mode = env.get("CORECODER_SANDBOX").map_or("off", String::as_str);
-    let allow = env.get("CORECODER_ENV_ALLOW").map_or("", String::as_str);
-    Ok(ShellSafety {
-        sandbox: sandbox_mode("CORECODER_SANDBOX", mode)?,
-        env_allow: sandbox::parse_env_allow(allow),
-        ..ShellSafety::default()
-    })
-}
-
-fn sandbox_mode(name: &str, text: &str) -> Result<Sandbox, Error> {
-    Sandbox::parse(text).map_err(|why| Error::Usage(format!("{name}: {why}")))
+fn tool_choice(text: &str) -> Result<ToolChoice, Error> {
+    match text.trim() {
+        "auto" => Ok(ToolChoice::Auto),
+        "required" => Ok(ToolChoice::Required),
+        "none" => Ok(ToolChoice::NoCalls),
+        other => Err(Error::Usage(format!(
+            "CORECODER_TOOL_CHOICE: '{other}' is not auto, required or none"
+        ))),
+    }
 }
 
 fn env_number<T: std::str::FromStr>(
@@ -409,6 +457,13 @@ mod tests {
                 .contains("--max-rounds")
         );
         assert!(check(&["stray"], &[]).unwrap_err().contains("stray"));
+        let err = check(&[], &[("CORECODER_TOOL_CHOICE", "always")]).unwrap_err();
+        assert!(
+            err.contains("CORECODER_TOOL_CHOICE") && err.contains("always"),
+            "{err}"
+        );
+        let run = run_options(&[], &[("CORECODER_TOOL_CHOICE", "auto")]);
+        assert_eq!(run.config.tool_choice, Some(ToolChoice::Auto));
     }
 
     #[test]

@@ -30,6 +30,7 @@ pub mod sandbox;
 pub mod secrets;
 pub mod session;
 pub mod setup;
+pub mod spinner;
 pub mod sse;
 pub mod terminal;
 pub mod tools;

@@ -27,15 +27,25 @@ pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
         let cwd = agent.cwd().display().to_string();
         let init = json!({"type": "system", "subtype": "init", "session_id": session_id,
             "model": model, "cwd": cwd});
-        print_line(&init);
+        let _ = print_line(&init);
     }
+    // A reader that went away (`| head -1`) has no use for the rest: the run stops.
+    let cancel = agent.cancel_flag();
+    let mut closed = false;
     let result = agent.run(task, &mut |event| {
-        if let (true, Some(line)) = (streaming, event_json(&event)) {
-            print_line(&line);
+        if let (true, false, Some(line)) = (streaming, closed, event_json(&event))
+            && !print_line(&line)
+        {
+            closed = true;
+            cancel.store(true, std::sync::atomic::Ordering::Relaxed);
         }
     });
+    if closed {
+        return 141;
+    }
     let (subtype, text, code) = match &result {
         Ok(Finish::Answer(text)) => ("success", text.clone(), 0),
+        Ok(Finish::CutOff(text)) => ("error_max_tokens", text.clone(), 6),
         Ok(Finish::RoundCap) => (
             "error_max_rounds",
             "reached maximum tool-call rounds".into(),
@@ -47,7 +57,7 @@ pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
         Err(e) => ("error_api", e.to_string(), e.exit_code()),
     };
     let usage = agent.llm().usage();
-    print_line(&json!({
+    let _ = print_line(&json!({
         "type": "result",
         "subtype": subtype,
         "is_error": code != 0,
@@ -90,9 +100,11 @@ fn usage_json(usage: &Usage) -> Value {
         "cached_input_tokens": usage.cached_tokens})
 }
 
-/// A whole line at once, flushed, so a reader never sees half an event.
-fn print_line(value: &Value) {
+/// A whole line at once, flushed, so a reader never sees half an event. False if stdout is
+/// closed.
+fn print_line(value: &Value) -> bool {
     let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "{value}");
-    let _ = stdout.flush();
+    writeln!(stdout, "{value}")
+        .and_then(|()| stdout.flush())
+        .is_ok()
 }

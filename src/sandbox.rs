@@ -23,8 +23,12 @@
 
 #[cfg(target_os = "linux")]
 mod landlock;
+#[cfg(not(target_os = "linux"))]
+#[path = "sandbox/no_landlock.rs"]
+mod landlock;
 mod seccomp;
 
+use std::collections::HashMap;
 use std::fmt;
 use std::io;
 use std::os::fd::{OwnedFd, RawFd};
@@ -114,6 +118,17 @@ impl ShellSafety {
     pub fn hides(&self, name: &str, value: &str) -> bool {
         crate::secrets::looks_secret(name, value)
             && !self.env_allow.iter().any(|allowed| allowed == name)
+    }
+
+    /// From `CORECODER_SANDBOX` and `CORECODER_ENV_ALLOW`; `config.rs` puts the flags on top.
+    pub fn from_env(env: &HashMap<String, String>) -> Result<ShellSafety, String> {
+        let mode = env.get("CORECODER_SANDBOX").map_or("off", String::as_str);
+        let allow = env.get("CORECODER_ENV_ALLOW").map_or("", String::as_str);
+        Ok(ShellSafety {
+            sandbox: Sandbox::parse(mode).map_err(|why| format!("CORECODER_SANDBOX: {why}"))?,
+            env_allow: parse_env_allow(allow),
+            ..ShellSafety::default()
+        })
     }
 
     /// At start-up: fix the writable roots for the whole session (the launch directory, the
@@ -270,26 +285,6 @@ fn restrict_self(ruleset: RawFd, filter: &[seccomp::Instruction]) -> io::Result<
         seccomp::install(filter)?;
     }
     Ok(())
-}
-
-/// Elsewhere there is no Landlock: `check_supported` refuses every mode but `off`.
-#[cfg(not(target_os = "linux"))]
-mod landlock {
-    use std::io;
-    use std::os::fd::{OwnedFd, RawFd};
-    use std::path::PathBuf;
-
-    pub fn abi() -> Option<u32> {
-        None
-    }
-
-    pub fn ruleset(_abi: u32, _writable: &[PathBuf]) -> Result<OwnedFd, String> {
-        Err("Landlock exists only on Linux".to_string())
-    }
-
-    pub fn restrict_self(_ruleset: RawFd) -> io::Result<()> {
-        Ok(())
-    }
 }
 
 #[cfg(test)]

@@ -89,9 +89,7 @@ pub fn hide_from_children(hidden: &dyn Fn(&str, &str) -> bool) -> Vec<String> {
     if let Err(e) = overwrite_exec_memory(hidden) {
         notes.push(format!("secrets may still show in /proc of corecoder: {e}"));
     }
-    // SAFETY: prctl with integer arguments touches no memory of ours.
-    unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0 as libc::c_ulong, 0, 0, 0) };
-    drop_ptrace_capability();
+    close_memory_to_children();
     notes
 }
 
@@ -177,11 +175,12 @@ fn blank_entries(bytes: &mut [u8], hidden: &dyn Fn(&str, &str) -> bool) {
     }
 }
 
-/// Give up `CAP_SYS_PTRACE` for us and every child: out of the bounding set (so no `exec`,
-/// not even of a setuid program, brings it back) and out of our own sets. Without it a root
-/// child cannot get past `PR_SET_DUMPABLE 0`. Not being root, there is nothing to give up.
+/// Steps 3 and 4: become non-dumpable, then give up `CAP_SYS_PTRACE` for us and every child:
+/// out of the bounding set (so no `exec`, not even of a setuid program, brings it back) and
+/// out of our own sets. Without it a root child cannot get past `PR_SET_DUMPABLE 0`. Not being
+/// root, there is nothing to give up.
 #[cfg(target_os = "linux")]
-fn drop_ptrace_capability() {
+fn close_memory_to_children() {
     const CAP_SYS_PTRACE: u32 = 19;
     const VERSION_3: u32 = 0x2008_0522;
     #[repr(C)]
@@ -196,6 +195,8 @@ fn drop_ptrace_capability() {
         permitted: u32,
         inheritable: u32,
     }
+    // SAFETY: prctl with integer arguments touches no memory of ours.
+    unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0 as libc::c_ulong, 0, 0, 0) };
     // SAFETY: integer arguments only. It fails (harmlessly) without CAP_SETPCAP.
     unsafe {
         libc::prctl(
@@ -224,7 +225,7 @@ fn drop_ptrace_capability() {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn drop_ptrace_capability() {}
+fn close_memory_to_children() {}
 
 #[cfg(test)]
 mod tests {

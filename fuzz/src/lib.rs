@@ -75,7 +75,7 @@ pub fn sse_stream(data: &[u8]) {
             announced.push(call.clone());
         }
     };
-    let Ok(reply) = sse::read_stream(&mut &data[..], &cancel, &mut on_delta) else {
+    let Ok(reply) = sse::read_stream(&mut &data[..], &cancel, &sse::Limits::NONE, &mut on_delta) else {
         return;
     };
     // The history we send back needs an id on every call, and each call is announced once.

@@ -43,9 +43,9 @@ const ARCH_OFFSET: u32 = 4;
 const ALLOW: u32 = 0x7fff_0000;
 const REFUSE: u32 = 0x0005_0000 | libc::EPERM as u32;
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 const ARCH: u32 = 0xC000_003E; // AUDIT_ARCH_X86_64
-#[cfg(target_arch = "aarch64")]
+#[cfg(all(target_os = "linux", target_arch = "aarch64"))]
 const ARCH: u32 = 0xC000_00B7; // AUDIT_ARCH_AARCH64
 
 /// Numbers from Linux 6.6 and later, the same on every architecture; libc may not name them.
@@ -55,7 +55,10 @@ const REMOVEXATTRAT: i64 = 466;
 
 /// The syscalls read-only mode refuses. `io_uring` is among them because it can set
 /// extended attributes without any of the calls above.
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 fn refused() -> Vec<i64> {
     let mut numbers = vec![
         libc::SYS_fchmod,
@@ -88,7 +91,10 @@ fn refused() -> Vec<i64> {
 
 /// The filter: calls of another calling convention (32-bit `int 0x80`, x32), which have other
 /// numbers, are refused whole; then each refused number; everything else is allowed.
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 pub fn read_only_filter() -> Option<Vec<Instruction>> {
     let numbers = refused();
     let n = numbers.len() as u8;
@@ -118,13 +124,17 @@ pub fn read_only_filter() -> Option<Vec<Instruction>> {
     Some(program)
 }
 
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+#[cfg(not(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+)))]
 pub fn read_only_filter() -> Option<Vec<Instruction>> {
     None
 }
 
 /// In the forked child: install `filter` for good. Needs `PR_SET_NO_NEW_PRIVS`, which
 /// entering Landlock has already set. One syscall, no allocation.
+#[cfg(target_os = "linux")]
 pub fn install(filter: &[Instruction]) -> io::Result<()> {
     let program = Program {
         len: filter.len() as u16,
@@ -144,11 +154,20 @@ pub fn install(filter: &[Instruction]) -> io::Result<()> {
     }
 }
 
+/// Elsewhere there is no filter to install (and no sandbox mode starts: no Landlock).
+#[cfg(not(target_os = "linux"))]
+pub fn install(_filter: &[Instruction]) -> io::Result<()> {
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    #[cfg(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    ))]
     #[test]
     fn every_jump_lands_on_a_return() {
         let program = read_only_filter().expect("a filter");

@@ -10,6 +10,7 @@
 //! (and, in `docs`, the README, the docs and the built examples).
 
 mod cli;
+mod closed_output;
 mod crash;
 mod docs;
 mod driver;
@@ -19,10 +20,12 @@ mod escape;
 mod extend;
 mod faults;
 mod hooks;
+mod hostile;
 mod http;
 mod interrupts;
 mod long;
 mod mcp;
+mod newcomer;
 mod pty;
 mod repl;
 mod replay;
@@ -32,6 +35,7 @@ mod safety;
 mod scripting;
 mod secrets;
 mod server;
+mod servers;
 mod soak;
 mod sse;
 mod tools;
