@@ -317,3 +317,50 @@ fn the_banner_states_the_workspace_write_gap() {
     assert!(screen.contains("sandbox workspace-write"), "{screen}");
     assert!(screen.contains("can still chmod, chown"), "{screen}");
 }
+
+/// A sub-agent gets the same roots, not new ones from where it happens to be: its bash after
+/// `cd /` and its `write_file` outside are refused like the parent's.
+#[test]
+fn a_sub_agent_is_held_by_the_same_roots() {
+    if !landlock_available() {
+        return;
+    }
+    let (sandbox, tmp, _) = with_outside("escape_sub_agent");
+    let task = json!({"task": "look around"});
+    let (bash_args, write_args) = (
+        bash("cd / && touch $OLDPWD/../escaped-bash").1,
+        write("~/.bashrc").1,
+    );
+    let script = vec![
+        Reply::Sse(sse::tool_calls(&[("call_agent", "agent", task)])),
+        Reply::Sse(sse::tool_calls(&[("sub_1", "bash", bash_args)])),
+        Reply::Sse(sse::tool_calls(&[("sub_2", "write_file", write_args)])),
+        Reply::Sse(sse::text("sub-agent report")),
+        Reply::Sse(sse::text("done")),
+    ];
+    let server = Server::start(script);
+    let url = server.url();
+    let env = [
+        ("OPENAI_API_KEY", "sk-test"),
+        ("TMPDIR", tmp.as_str()),
+        ("OPENAI_BASE_URL", url.as_str()),
+    ];
+    let output = run_with(
+        &["-p", "go", "--yes", "--sandbox", "workspace-write"],
+        &env,
+        &sandbox,
+    );
+    assert_eq!(output.code, 0, "{output:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5, "{output:?}");
+    let results: Vec<String> = (requests[3].tool_results().into_iter())
+        .map(|(_, text)| text)
+        .collect();
+    assert!(results[0].contains("Permission denied"), "{results:?}");
+    assert!(
+        results[1].contains("refused by --sandbox workspace-write"),
+        "{results:?}"
+    );
+    assert!(!sandbox.home.join("escaped-bash").exists(), "{results:?}");
+    assert!(!sandbox.home.join(".bashrc").exists(), "{results:?}");
+}
