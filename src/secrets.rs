@@ -1,20 +1,21 @@
 //! Secrets out of every child's reach: which variables count as secret, and hiding them (and
 //! the API key) from corecoder's own `/proc` files.
 //!
-//! `looks_secret` is the filter `ShellSafety::hides` applies to bash's environment. `hide_from_children`
-//! runs once, at the top of `main`, after the command line is parsed and before any thread or
-//! child exists. It does four things, each closing one way a child (bash, a hook, an MCP
-//! server, a sub-agent's bash) could read a secret out of its parent:
+//! `looks_secret` is the filter `ShellSafety::hides` applies to bash's environment.
+//! `hide_from_children` runs once, at the top of `main`, after the command line is parsed and
+//! before any thread or child exists. It does four things, each closing one way a child (bash,
+//! a hook, an MCP server, a sub-agent's bash) could read a secret out of its parent:
 //!
 //! 1. Secret variables leave our environment (`remove_var`), so no child inherits them.
 //! 2. Their bytes are overwritten where the kernel keeps the environment it gave us at `exec`,
 //!    and the `--api-key` value where it keeps our arguments: `/proc/PID/environ` and
-//!    `/proc/PID/cmdline` read exactly that memory. `cmdline` is readable by everyone, so this
-//!    is the only defence there.
+//!    `/proc/PID/cmdline` read exactly that memory. `cmdline` is readable by everyone, and a
+//!    root child still opens `environ` (`CAP_SYS_ADMIN` suffices), so this is what holds there.
 //! 3. `PR_SET_DUMPABLE 0`: only a process with `CAP_SYS_PTRACE` may now read our memory
-//!    (`/proc/PID/mem`, `environ`, `maps`), where the key still lives in the heap.
+//!    (`/proc/PID/mem`, `process_vm_readv`), where the key must live to be sent. For a child
+//!    that is not root, `environ` and `maps` close too.
 //! 4. We give up `CAP_SYS_PTRACE` (when running as root), so no child has it either: as root,
-//!    step 3 alone would not stop anything.
+//!    step 3 alone would not stop anything (tried: a root child read the key from our memory).
 //!
 //! Why overwrite in place rather than re-exec with a clean environment and the secrets on a
 //! pipe: the result in `/proc` is the same, but a re-exec doubles start-up, changes the pid a
@@ -22,9 +23,10 @@
 //! while we are the only thread, and leaves `main` a straight line.
 //!
 //! What it does not do: hide secrets from processes that are not our children (they could read
-//! the user's files anyway), from a root child using kernel means (`bpf`, `/dev/mem`, modules),
-//! or from a debugger the user attaches (`gdb -p` needs `CAP_SYS_PTRACE` now; starting
-//! corecoder under the debugger still works).
+//! the user's files anyway), from a root child using kernel means (`bpf`, `/dev/mem`, modules)
+//! or a privileged helper (`sudo`, `systemd-run`), or from a debugger the user attaches as
+//! root. (`gdb -p` as the same ordinary user no longer attaches; starting corecoder under the
+//! debugger still works.)
 
 use std::ffi::OsString;
 
