@@ -132,8 +132,12 @@ impl ShellSafety {
     }
 
     /// At start-up: fix the writable roots for the whole session (the launch directory, the
-    /// temp directory, each `--add-dir`), resolved so a symlink cannot move them later.
+    /// temp directory, each `--add-dir`), resolved so a symlink cannot move them later. Only
+    /// workspace-write has roots; the other modes do not look at them (or at `--add-dir`).
     pub fn for_session(&self, launch_dir: &Path) -> Result<ShellSafety, String> {
+        if self.sandbox != Sandbox::WorkspaceWrite {
+            return Ok(self.clone());
+        }
         let mut wanted = vec![
             ("the launch directory", launch_dir.to_path_buf()),
             ("the temp directory (TMPDIR)", std::env::temp_dir()),

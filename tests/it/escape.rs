@@ -140,7 +140,15 @@ fn add_dir_widens_the_roots_for_bash_and_write_file() {
         Path::new(&outside).join("by-tool.txt").exists(),
         "{results:?}"
     );
-    let missing = run_with(&["--add-dir", "nowhere", "-p", "x"], &env, &sandbox);
+    let missing = [
+        "--sandbox",
+        "workspace-write",
+        "--add-dir",
+        "nowhere",
+        "-p",
+        "x",
+    ];
+    let missing = run_with(&missing, &env, &sandbox);
     assert_eq!(missing.code, 2, "{missing:?}");
     assert!(missing.stderr.contains("--add-dir"), "{missing:?}");
 }
