@@ -8,7 +8,7 @@
 //!
 //! 1. Secret variables leave our environment (`remove_var`), so no child inherits them.
 //! 2. Their bytes are overwritten where the kernel keeps the environment it gave us at `exec`,
-//!    and the `--api-key` value where it keeps our arguments: `/proc/PID/environ` and
+//!    and the `--api-key` value (and any URL password) where it keeps our arguments: `/proc/PID/environ` and
 //!    `/proc/PID/cmdline` read exactly that memory. `cmdline` is readable by everyone, and a
 //!    root child still opens `environ` (`CAP_SYS_ADMIN` suffices), so this is what holds there.
 //! 3. `PR_SET_DUMPABLE 0`: only a process with `CAP_SYS_PTRACE` may now read our memory
@@ -74,7 +74,7 @@ fn is_webhook_url(value: &str) -> bool {
     lower.contains("://hooks.slack.com/") || lower.contains("/api/webhooks/")
 }
 
-/// Hide every variable `hidden` picks, and the `--api-key` argument, from our children (the
+/// Hide every variable `hidden` picks, and the secret arguments, from our children (the
 /// four steps in the file's header). Call it while this is the only thread; notes what could
 /// not be done, for the user to read.
 pub fn hide_from_children(hidden: &dyn Fn(&str, &str) -> bool) -> Vec<String> {
@@ -117,7 +117,7 @@ fn overwrite_exec_memory(hidden: &dyn Fn(&str, &str) -> bool) -> Result<(), Stri
         // thread exists to read through them while we write.
         let bytes = unsafe { std::slice::from_raw_parts_mut(start as *mut u8, end - start) };
         match index {
-            0 => blank_api_key_arguments(bytes),
+            0 => blank_secret_arguments(bytes),
             _ => blank_entries(bytes, hidden),
         }
     }
@@ -129,14 +129,16 @@ fn overwrite_exec_memory(_hidden: &dyn Fn(&str, &str) -> bool) -> Result<(), Str
     Err("only Linux is handled".to_string())
 }
 
-/// In NUL-separated arguments: `--api-key VALUE` and `--api-key=VALUE` lose VALUE (as `*`s,
-/// so the argument count and the final NUL the kernel looks at stay as they were).
-fn blank_api_key_arguments(bytes: &mut [u8]) {
+/// In NUL-separated arguments: the value of `--api-key VALUE` and `--api-key=VALUE`, and what
+/// follows `://` in an argument with a URL password (`--base-url https://u:p@host`), become
+/// `*`s, so the argument count and the final NUL the kernel looks at stay as they were.
+fn blank_secret_arguments(bytes: &mut [u8]) {
     let mut blank_next = false;
     let mut start = 0;
     while start < bytes.len() {
         let end = (bytes[start..].iter().position(|&b| b == 0)).map_or(bytes.len(), |n| start + n);
         let argument = &bytes[start..end];
+        let url_at = argument.windows(3).position(|w| w == b"://");
         let value_from = match argument {
             _ if blank_next => Some(start),
             [
@@ -152,6 +154,9 @@ fn blank_api_key_arguments(bytes: &mut [u8]) {
                 b'=',
                 ..,
             ] => Some(start + 10),
+            _ if has_url_password(&String::from_utf8_lossy(argument)) => {
+                url_at.map(|at| start + at + 3)
+            }
             _ => None,
         };
         blank_next = argument == b"--api-key";
@@ -268,13 +273,17 @@ mod tests {
     }
 
     #[test]
-    fn api_key_arguments_are_blanked_in_place() {
+    fn secret_arguments_are_blanked_in_place() {
         let mut bytes = b"corecoder\0--api-key\0sk-1\0-p\0hi\0--api-key=sk-22\0".to_vec();
-        blank_api_key_arguments(&mut bytes);
+        blank_secret_arguments(&mut bytes);
         assert_eq!(
             bytes,
             b"corecoder\0--api-key\0****\0-p\0hi\0--api-key=*****\0".to_vec()
         );
+        let mut bytes = b"cc\0--base-url\0http://u:p@h/v1\0--base-url=https://h/v1\0".to_vec();
+        blank_secret_arguments(&mut bytes);
+        let want = b"cc\0--base-url\0http://********\0--base-url=https://h/v1\0";
+        assert_eq!(bytes, want.to_vec());
     }
 
     #[test]

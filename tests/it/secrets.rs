@@ -117,6 +117,32 @@ fn proc_files_hold_no_secret_under_a_sandbox_either() {
     assert!(result.contains("--api-key=*****"), "{result}");
 }
 
+/// A password in a URL on the command line (`--base-url http://user:pw@…`) is a secret in
+/// world-readable `/proc/PID/cmdline` too: it is blanked there, the request still goes out.
+#[test]
+fn a_url_password_on_the_command_line_is_blanked() {
+    let sandbox = Sandbox::new("secrets_url_argument");
+    let call = [("call_1", "bash", json!({"command": PROC_ATTACKS}))];
+    let script = vec![
+        Reply::Sse(sse::tool_calls(&call)),
+        Reply::Sse(sse::text("done")),
+    ];
+    let server = Server::start(script);
+    let url = server
+        .url()
+        .replace("http://", "http://user:url-arg-secret-0011@");
+    let args = ["-p", "go", "--yes", "--base-url", url.as_str()];
+    let output = run_with(
+        &args,
+        &[("CORECODER_API_KEY", "sk-test-env-key-0001")],
+        &sandbox,
+    );
+    assert_eq!(output.code, 0, "{output:?}");
+    let result = server.requests()[1].last_tool_result();
+    assert!(result.contains("--base-url http://****"), "{result}");
+    assert_no_secret(&result, &["url-arg-secret-0011", "sk-test-env-key-0001"]);
+}
+
 /// bash's own environment: the widened filter drops every secret kind, keeps the rest.
 #[test]
 fn bash_environment_drops_every_secret_kind() {
