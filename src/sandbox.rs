@@ -31,7 +31,7 @@ mod seccomp;
 use std::collections::HashMap;
 use std::fmt;
 use std::io;
-use std::os::fd::{OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Component, Path, PathBuf};
 
 /// Where a bash command may write.
@@ -200,9 +200,7 @@ impl ShellSafety {
             }
         }
     }
-}
 
-impl ShellSafety {
     /// Run `write` (a `write_file` or `edit_file` write, already past `check_write`) on a thread
     /// of its own that has entered the same Landlock ruleset as bash. The path check gives the
     /// clear message; the kernel has the last word, so a symlink swapped in between the check
@@ -215,10 +213,7 @@ impl ShellSafety {
         let Some(confinement) = self.confinement()? else {
             return write();
         };
-        let fd = {
-            use std::os::fd::AsRawFd;
-            confinement.ruleset.as_raw_fd()
-        };
+        let fd = confinement.ruleset.as_raw_fd();
         std::thread::scope(|scope| {
             let writer = scope.spawn(|| {
                 landlock::restrict_self(fd).map_err(|e| format!("sandbox: {e}"))?;
@@ -235,7 +230,6 @@ impl Confinement {
     /// The closure for `Command::pre_exec`: it owns copies of what it needs (the ruleset's fd
     /// number stays valid while `self` lives, which is past the `spawn`).
     pub fn entry(&self) -> impl FnMut() -> io::Result<()> + Send + Sync + 'static {
-        use std::os::fd::AsRawFd;
         let (ruleset, filter) = (self.ruleset.as_raw_fd(), self.filter.clone());
         move || restrict_self(ruleset, &filter)
     }
