@@ -56,6 +56,7 @@ pub enum Event<'a> {
     ToolResult {
         name: &'a str,
         text: &'a str,
+        kind: ResultKind,
     },
     /// A reply arrived; the session's token totals so far.
     Replied {
@@ -63,6 +64,16 @@ pub enum Event<'a> {
     },
     /// Something the user should know that is not part of the conversation.
     Notice(&'a str),
+}
+
+/// How a call ended, for whoever shows its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResultKind {
+    Ran,
+    /// Not run: the loop guard, a hook, consent or plan mode said no.
+    Refused,
+    /// Run, and it failed (the tool's result starts with `Error`).
+    Failed,
 }
 
 pub const ROUND_CAP_MESSAGE: &str = "(reached maximum tool-call rounds)";

@@ -1,14 +1,20 @@
 //! Configuration: command-line flags over environment variables over a `.env` file.
 //!
-//! Runs once, before the first turn. It only reads and validates; it opens no connection and
-//! creates no file. Every bad value becomes `Error::Usage` naming the flag or variable.
+//! Runs once, before the first turn. It only reads and validates; it opens no connection, and
+//! the only file it writes is the trust record when `--trust-project` asks for it. Every bad
+//! value becomes `Error::Usage` naming the flag or variable. Where the variables come from (the
+//! environment, and as much of `.env` as the project's trust allows) is `config/resolve.rs`.
 
 use crate::error::Error;
 use crate::sandbox::{Sandbox, ShellSafety};
+use crate::trust::{Project, Trust};
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
+
+mod resolve;
+pub use resolve::{Launch, from_command_line, read_again};
 
 /// Where the model is and how to ask it. Shared by every request of a session.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,6 +82,12 @@ pub struct RunOptions {
     pub trace: Option<PathBuf>,
     /// `--sandbox` and `CORECODER_ENV_ALLOW`, for the bash tool.
     pub shell: ShellSafety,
+    /// `--trust-project`: trust the project's files as they are, and remember it.
+    pub trust_project: bool,
+    /// The project's hooks, MCP and `.env` files, and whether they are trusted.
+    pub project: Project,
+    /// The arguments and environment the process started with, to read them again.
+    pub launch: Launch,
 }
 
 /// How `-p` reports: plain text, one JSON object at the end, or one JSON event per line.
@@ -117,6 +129,8 @@ Usage: corecoder [OPTIONS]
                         fixed for the session; bash can still chmod/touch outside them)
                         [env CORECODER_SANDBOX]
       --add-dir DIR     also writable in workspace-write (repeatable; no env variable)
+      --trust-project   trust this folder's .corecoder/hooks.json, .mcp.json and .env as they
+                        are now, and remember it (in ~/.corecoder/trusted.json)
       --demo            run the offline demo (also the default when no API key is set)
   -v, --version         print the version
   -h, --help            print this help
@@ -130,6 +144,10 @@ nearest parent (not $HOME or above) is read without overriding the environment.
 No child of corecoder (bash, hooks, MCP servers) sees secret-looking variables (*KEY*, *TOKEN*,
 *PASSWORD*, *_DSN, DATABASE_URL, URLs with user:password@, ...: README), except those in
 CORECODER_ENV_ALLOW=NAME1,NAME2, nor can it read them or --api-key from corecoder's /proc.
+
+Untrusted projects (see --trust-project, /trust; a changed file is untrusted again): their hooks
+and MCP servers do not run (a session asks first), their .env may not send your key to its own
+server, and .env settings that widen what tools may do (CORECODER_ENV_ALLOW, ...) are ignored.
 
 Exit codes: 0 done, 1 API failure, 2 usage error, 3 round cap reached, 4 budget spent,
 5 stopped for repeating the same call, 6 answer cut off at the output token limit,
@@ -156,64 +174,14 @@ impl Default for Config {
 }
 
 impl Config {
-    /// Read the configuration from variables only (the library entry point; no flags).
+    /// Read the configuration from variables only (the library entry point; no flags), by
+    /// the same rules as the binary: an untrusted `.env` cannot redirect the key.
     pub fn from_env() -> Result<Config, Error> {
-        config_from(&environment())
-    }
-}
-
-/// The binary's entry point: the real environment plus `.env`, then the flags.
-pub fn from_command_line() -> Result<Invocation, Error> {
-    parse(std::env::args_os().skip(1).collect(), &environment())
-}
-
-/// The process environment, completed (never overridden) by the nearest `.env` file.
-fn environment() -> HashMap<String, String> {
-    let mut env: HashMap<String, String> = std::env::vars().collect();
-    let home = env.get("HOME").cloned().unwrap_or_default();
-    if let Ok(cwd) = std::env::current_dir()
-        && let Some(text) = find_dotenv(&cwd, Path::new(&home))
-    {
-        for (key, value) in parse_dotenv(&text) {
-            env.entry(key).or_insert(value);
+        match resolve::resolve(Launch::variables_only(), Trust::Untrusted)? {
+            Invocation::Run(run) => Ok(run.config),
+            _ => Err(Error::Usage("no configuration".to_string())),
         }
     }
-    env
-}
-
-/// The nearest `.env` at or above `start`, stopping before `home` (a `.env` in the home
-/// directory is usually some other tool's).
-fn find_dotenv(start: &Path, home: &Path) -> Option<String> {
-    for dir in start.ancestors() {
-        if !home.as_os_str().is_empty() && dir == home {
-            return None;
-        }
-        if let Ok(text) = std::fs::read_to_string(dir.join(".env")) {
-            return Some(text);
-        }
-    }
-    None
-}
-
-/// `KEY=VALUE` lines; `export ` prefixes, `#` comments and surrounding quotes allowed.
-pub fn parse_dotenv(text: &str) -> Vec<(String, String)> {
-    let mut pairs = Vec::new();
-    for line in text.lines() {
-        let line = line.trim();
-        let line = line.strip_prefix("export ").unwrap_or(line);
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        if let Some((key, value)) = line.split_once('=') {
-            let value = value.trim();
-            let unquoted = [('"', '"'), ('\'', '\'')]
-                .iter()
-                .find_map(|(open, close)| value.strip_prefix(*open)?.strip_suffix(*close))
-                .unwrap_or(value);
-            pairs.push((key.trim().to_string(), unquoted.to_string()));
-        }
-    }
-    pairs
 }
 
 /// Flags override variables: build the config from `env`, then apply the flags on top.
@@ -231,6 +199,9 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
         output: OutputFormat::Text,
         trace: None,
         shell: ShellSafety::from_env(env).map_err(Error::Usage)?,
+        trust_project: false,
+        project: Project::default(),
+        launch: Launch::default(),
     };
     let mut parser = lexopt::Parser::from_args(args);
     while let Some(arg) = parser.next().map_err(usage)? {
@@ -259,6 +230,7 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
                 run.shell.added_dirs.push(PathBuf::from(dir));
             }
             Long("demo") => run.demo = true,
+            Long("trust-project") => run.trust_project = true,
             Long("trace") => run.trace = Some(PathBuf::from(text_value(&mut parser, "--trace")?)),
             Long("max-cost") => {
                 let text = text_value(&mut parser, "--max-cost")?;
@@ -476,17 +448,5 @@ mod tests {
             &[("CORECODER_ADD_DIR", "/"), ("CORECODER_ADD_DIRS", "/")],
         );
         assert!(run.shell.added_dirs.is_empty());
-    }
-
-    #[test]
-    fn dotenv_lines() {
-        let text = "# c\nexport A=1\nB = \"two words\"\nC='3'\n\nnot a pair\n";
-        let pairs = parse_dotenv(text);
-        let want = [("A", "1"), ("B", "two words"), ("C", "3")];
-        let want: Vec<(String, String)> = want
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        assert_eq!(pairs, want);
     }
 }

@@ -164,21 +164,37 @@ pub fn sleep_unless_cancelled(wait: Duration, cancel: &AtomicBool) -> Result<(),
 }
 
 pub fn is_loopback(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let host_port = rest.split('/').next().unwrap_or("");
-    let host = match host_port.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or(""),
-        None => host_port.split(':').next().unwrap_or(""),
-    };
+    let host = host(url);
     host == "localhost"
         || host
             .parse::<std::net::IpAddr>()
             .is_ok_and(|ip| ip.is_loopback())
 }
 
+/// The host part of a URL (`https://openrouter.ai/api/v1` → `openrouter.ai`, `[::1]` → `::1`).
+pub fn host(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let host_port = rest.split(['/', '?', '#']).next().unwrap_or("");
+    // userinfo (`user:pass@host`) is not the host.
+    let host_port = host_port.rsplit('@').next().unwrap_or(host_port);
+    match host_port.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host_port.split(':').next().unwrap_or(""),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_host_of_a_url() {
+        assert_eq!(host("https://openrouter.ai/api/v1"), "openrouter.ai");
+        assert_eq!(host("http://user:pw@127.0.0.1:8080/v1"), "127.0.0.1");
+        assert_eq!(host("http://[::1]:8000"), "::1");
+        assert_eq!(host("https://example.com?x=1"), "example.com");
+        assert_eq!(host("openrouter.ai/api"), "openrouter.ai");
+    }
 
     #[test]
     fn loopback_hosts() {

@@ -34,8 +34,9 @@ pub struct Llm {
     /// Learnt from 400 answers; shared by every request (and sub-agent) of the session.
     adaptations: Mutex<Adaptations>,
     prices: Arc<PriceTable>,
-    /// Every request of the session, priced at the model it used.
-    ledger: Mutex<Ledger>,
+    /// Every request of the session, priced at the model it used; one ledger for the whole
+    /// session, shared with the `Llm` a `/model` switch makes.
+    ledger: Arc<Mutex<Ledger>>,
     /// The model in use: `config.model` until a fallback takes over.
     model: Mutex<String>,
     fallbacks_used: AtomicUsize,
@@ -99,7 +100,7 @@ impl Llm {
             http: Mutex::new(http),
             adaptations: Mutex::new(Adaptations::default()),
             prices: Arc::new(PriceTable::builtin()),
-            ledger: Mutex::new(Ledger::default()),
+            ledger: Arc::new(Mutex::new(Ledger::default())),
             estimated: AtomicBool::new(false),
             trace: None,
             fallbacks_used: AtomicUsize::new(0),

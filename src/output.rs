@@ -5,10 +5,10 @@
 //! object last. Only stdout carries JSON. It runs the task like the text mode; it decides
 //! nothing about the conversation.
 
-use crate::agent::{Agent, Event, Finish};
+use crate::agent::{Agent, Event, Finish, ResultKind};
 use crate::config::OutputFormat;
 use crate::error::Error;
-use crate::llm;
+use crate::llm::{self, Llm};
 use crate::sse::Usage;
 use serde_json::{Value, json};
 use std::io::Write;
@@ -57,6 +57,7 @@ pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
         Err(e) => ("error_api", e.to_string(), e.exit_code()),
     };
     let usage = agent.llm().usage();
+    let (cost, cost_unknown_reason) = cost_json(agent.llm());
     let _ = print_line(&json!({
         "type": "result",
         "subtype": subtype,
@@ -66,7 +67,8 @@ pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
         "num_rounds": agent.rounds_used(),
         "duration_ms": started.elapsed().as_millis() as u64,
         "usage": usage_json(&usage),
-        "total_cost_usd": agent.llm().dollars(),
+        "total_cost_usd": cost,
+        "cost_unknown_reason": cost_unknown_reason,
     }));
     code
 }
@@ -85,14 +87,32 @@ fn event_json(event: &Event) -> Option<Value> {
         Event::ToolCall { name, summary } => {
             json!({"type": "tool_call", "name": name, "summary": summary})
         }
-        Event::ToolResult { name, text } => {
-            json!({"type": "tool_result", "name": name, "content": text})
+        Event::ToolResult { name, text, kind } => {
+            let is_error = *kind != ResultKind::Ran;
+            json!({"type": "tool_result", "name": name, "content": text, "is_error": is_error})
         }
         Event::Replied { usage } => json!({"type": "usage", "usage": usage_json(usage)}),
         Event::Notice(text) => json!({"type": "notice", "text": text}),
         Event::Requesting { .. } | Event::Llm(llm::Event::CallReady(_)) => return None,
     };
     Some(line)
+}
+
+/// `total_cost_usd` and `cost_unknown_reason`: a number and `null`, or `null` and why. An
+/// unknown cost is never reported as 0.0, which a script would read as "free".
+fn cost_json(llm: &Llm) -> (Value, Value) {
+    match llm.total_dollars() {
+        Some(dollars) => (json!(dollars), Value::Null),
+        None => {
+            let why = format!(
+                "price unknown for {} (add it to ~/.corecoder/pricing.json); the requests that \
+                 were priced cost ${:.4}",
+                llm.unpriced_models().join(", "),
+                llm.dollars()
+            );
+            (Value::Null, json!(why))
+        }
+    }
 }
 
 fn usage_json(usage: &Usage) -> Value {

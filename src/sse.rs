@@ -37,6 +37,8 @@ pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub cached_tokens: u64,
+    /// US$ the provider says the request cost (OpenRouter's `usage.cost`); it wins over the table.
+    pub cost: Option<f64>,
 }
 
 /// One tool call as reassembled from the stream; `arguments` is raw JSON text, NOT parsed here.
@@ -284,6 +286,7 @@ impl Parser {
                     .prompt_tokens_details
                     .and_then(|d| d.cached_tokens)
                     .unwrap_or(0),
+                cost: usage.cost.and_then(|cost| cost.as_f64()),
             });
         }
         if let Some(FirstChoice(Some(choice))) = chunk.choices {
@@ -404,6 +407,7 @@ mod tests {
             prompt_tokens,
             completion_tokens,
             cached_tokens,
+            cost: None,
         })
     }
 

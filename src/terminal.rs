@@ -5,12 +5,13 @@
 //! rest to stderr. Colour only on a terminal and never with `NO_COLOR`. It makes no decision
 //! about the conversation; it only prints.
 
-use crate::agent::{CUT_OFF_MESSAGE, Event, Finish, ROUND_CAP_MESSAGE};
+use crate::agent::{CUT_OFF_MESSAGE, Event, Finish, ROUND_CAP_MESSAGE, ResultKind};
 use crate::error::Error;
 use crate::http;
 use crate::llm;
 use crate::spinner::Spinner;
 use std::cell::{Cell, OnceCell, RefCell};
+use std::collections::VecDeque;
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,6 +37,11 @@ pub struct Display {
     /// Something was printed without its newline yet (stdout text or stderr reasoning).
     open_line: Cell<Open>,
     pub spinner: Spinner,
+    /// Call lines shown whose results have not come yet, oldest first: a batch shows all its
+    /// calls, then all its results, so a result names its call unless it follows it directly.
+    calls: RefCell<VecDeque<String>>,
+    /// Results shown since the last call line.
+    results_since_call: Cell<usize>,
     /// The answer so far when it is printed at the end: shown if the run is interrupted.
     partial: RefCell<String>,
     /// stdout or stderr was closed (`corecoder -p … | head -1`): nothing more is printed.
@@ -73,6 +79,8 @@ impl Display {
             color: stderr_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
             open_line: Cell::new(Open::Nothing),
             spinner: Spinner::new(stderr_tty),
+            calls: RefCell::new(VecDeque::new()),
+            results_since_call: Cell::new(0),
             partial: RefCell::new(String::new()),
             closed: Cell::new(false),
             stop: OnceCell::new(),
@@ -147,19 +155,48 @@ impl Display {
                 self.spinner.start("retrying");
             }
             Event::ToolCall { name, summary } => {
+                if self.results_since_call.replace(0) > 0 {
+                    self.calls.borrow_mut().clear();
+                }
+                self.calls
+                    .borrow_mut()
+                    .push_back(format!("{name}({summary})"));
                 self.close_line_unless(Open::Nothing);
                 self.line(&self.paint(CYAN, &format!("> {name}({summary})")));
                 self.spinner.start(name);
             }
-            Event::ToolResult { name, text } if self.show == Show::CallsAndResults => {
-                self.preview(name, text);
-            }
-            Event::ToolResult { .. } | Event::Replied { .. } => {}
+            Event::ToolResult { name, text, kind } => self.result(name, text, kind),
+            Event::Replied { .. } => {}
             Event::Llm(llm::Event::CallReady(_)) => {}
             Event::Notice(text) => {
                 self.close_line_unless(Open::Nothing);
                 self.line(&self.paint(YELLOW, text));
             }
+        }
+    }
+
+    /// A call's result: previewed (interactive, demo), or in `-p` one line if the call did not
+    /// run or failed, so it does not look like one that ran. Named after its call unless it
+    /// comes right under that call's line.
+    fn result(&self, name: &str, text: &str, kind: ResultKind) {
+        let label = self.calls.borrow_mut().pop_front().unwrap_or_default();
+        let shown_since = self.results_since_call.get();
+        let directly_under = shown_since == 0 && self.calls.borrow().is_empty();
+        self.results_since_call.set(shown_since + 1);
+        let name_it = |prefix: &str| match directly_under {
+            true => prefix.to_string(),
+            false => format!("{prefix}{label}: "),
+        };
+        if self.show == Show::CallsAndResults {
+            if !directly_under {
+                self.line(&self.paint(DIM, name_it("  ").trim_end()));
+            }
+            return self.preview(name, text);
+        }
+        if kind != ResultKind::Ran {
+            let first = http::cut_at_word(text.lines().next().unwrap_or(""), 160);
+            let line = format!("{}{first}", name_it("  ↳ "));
+            self.line(&self.paint(YELLOW, &line));
         }
     }
 

@@ -125,6 +125,7 @@ fn completion_reply(json: &Value, on_event: &mut dyn FnMut(Event)) -> Reply {
         cached_tokens: json["usage"]["prompt_tokens_details"]["cached_tokens"]
             .as_u64()
             .unwrap_or(0),
+        cost: json["usage"]["cost"].as_f64(),
     });
     Reply {
         text,

@@ -119,3 +119,41 @@ fn reasoning_without_colour_is_marked() {
     assert!(out.stderr.contains("[reasoning] let me think"), "{out:?}");
     assert_eq!(out.stdout, "42\n");
 }
+
+/// In `-p`, a refused call and a failed one each get one short line under their call line,
+/// and `stream-json` marks them `is_error`.
+#[test]
+fn refused_and_failed_calls_say_so_in_one_line() {
+    let sandbox = Sandbox::new("newcomer_refused");
+    let calls = sse::tool_calls(&[
+        (
+            "c1",
+            "edit_file",
+            serde_json::json!({"file_path": "calc.py", "old_string": "a", "new_string": "b"}),
+        ),
+        (
+            "c2",
+            "read_file",
+            serde_json::json!({"file_path": "missing.txt"}),
+        ),
+    ]);
+    let script = || vec![Reply::Sse(calls.clone()), Reply::Sse(sse::text("stopped"))];
+    let server = Server::start(script());
+    let out = run(&["-p", "go"], &server, &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    let said = |start: &str| out.stderr.lines().any(|line| line.starts_with(start));
+    assert!(said("  ↳ edit_file(calc.py): Refused:"), "{out:?}");
+    assert!(said("  ↳ read_file(missing.txt): Error"), "{out:?}");
+    let server = Server::start(script());
+    let out = run(
+        &["-p", "go", "--output-format", "stream-json"],
+        &server,
+        &sandbox,
+    );
+    let results: Vec<serde_json::Value> = (out.stdout.lines())
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter(|v: &serde_json::Value| v["type"] == "tool_result")
+        .collect();
+    assert_eq!(results.len(), 2, "{out:?}");
+    assert!(results.iter().all(|r| r["is_error"] == true), "{results:?}");
+}

@@ -217,3 +217,44 @@ fn an_mcp_server_finds_no_secret_either() {
     assert!(seen.contains("GIVEN_TOKEN=given-0010"), "{seen}");
     assert_no_secret(&seen, &secret_values());
 }
+
+/// Hiding the key from `/proc` must not hide it from corecoder itself: when the interactive
+/// session reads its configuration again (the user trusted the project at the question), the
+/// key still comes from where the user put it, an exported variable or `--api-key`.
+#[test]
+fn the_key_survives_trusting_the_project_at_the_question() {
+    let env_key = [("CORECODER_API_KEY", "sk-test-env-key-0001")];
+    let sent = key_sent_after_trusting("secrets_trust_env", &[], &env_key);
+    assert_eq!(sent, "Bearer sk-test-env-key-0001");
+    let flag = ["--api-key", "sk-test-flag-key-0009"];
+    let sent = key_sent_after_trusting("secrets_trust_flag", &flag, &[]);
+    assert_eq!(sent, "Bearer sk-test-flag-key-0009");
+}
+
+/// The REPL in a project with a hook, "y" at the trust question, one turn: the
+/// `Authorization` header of the request that turn sent.
+fn key_sent_after_trusting(name: &str, args: &[&str], key_env: &[(&str, &str)]) -> String {
+    let sandbox = Sandbox::new(name);
+    let hooks = json!({"SessionStart": [{"command": "true"}]});
+    sandbox.write(".corecoder/hooks.json", &hooks.to_string());
+    let server = Server::start(vec![Reply::Sse(sse::text("hello"))]);
+    let url = server.url();
+    let mut env = vec![("CORECODER_BASE_URL", url.as_str())];
+    env.extend_from_slice(key_env);
+    let pty = crate::pty::Pty::spawn(args, &env, &sandbox);
+    let mut repl = crate::driver::Repl {
+        pty,
+        server,
+        mark: 0,
+    };
+    repl.expect("Trust this folder? [y] yes, and remember it");
+    repl.enter("y");
+    repl.expect("corecoder 0.1.0");
+    repl.idle();
+    repl.turn("hi", "hello");
+    let requests = repl.requests(1);
+    requests[0]
+        .header("authorization")
+        .unwrap_or_default()
+        .to_string()
+}
