@@ -6,7 +6,9 @@
 //! before any thread or child exists. It does four things, each closing one way a child (bash,
 //! a hook, an MCP server, a sub-agent's bash) could read a secret out of its parent:
 //!
-//! 1. Secret variables leave our environment (`remove_var`), so no child inherits them.
+//! 1. Secret variables leave our environment (`remove_var`), so no child inherits them. (A
+//!    proxy URL with a password comes back as a heap copy for our own requests, and every
+//!    spawn leaves it out: `keep_from_child`.)
 //! 2. Their bytes are overwritten where the kernel keeps the environment it gave us at `exec`,
 //!    and the `--api-key` value (and any URL password) where it keeps our arguments: `/proc/PID/environ` and
 //!    `/proc/PID/cmdline` read exactly that memory. `cmdline` is readable by everyone, and a
@@ -79,11 +81,10 @@ fn is_webhook_url(value: &str) -> bool {
 /// not be done, for the user to read.
 pub fn hide_from_children(hidden: &dyn Fn(&str, &str) -> bool) -> Vec<String> {
     let mut notes = Vec::new();
-    let names: Vec<OsString> = std::env::vars_os()
+    let secret: Vec<(OsString, OsString)> = std::env::vars_os()
         .filter(|(name, value)| hidden(&name.to_string_lossy(), &value.to_string_lossy()))
-        .map(|(name, _)| name)
         .collect();
-    for name in &names {
+    for (name, _) in &secret {
         // SAFETY: the caller guarantees no other thread exists, so nothing reads the
         // environment while it changes.
         unsafe { std::env::remove_var(name) };
@@ -91,8 +92,40 @@ pub fn hide_from_children(hidden: &dyn Fn(&str, &str) -> bool) -> Vec<String> {
     if let Err(e) = overwrite_exec_memory(hidden) {
         notes.push(format!("secrets may still show in /proc of corecoder: {e}"));
     }
+    // A proxy with a password is one our own HTTP client must still find: back it goes, as a
+    // copy on the heap (not in the memory `/proc/PID/environ` shows), kept from every child
+    // by `keep_from_child`.
+    for (name, value) in secret.iter().filter(|(name, _)| is_proxy_variable(name)) {
+        // SAFETY: as above, no other thread exists.
+        unsafe { std::env::set_var(name, value) };
+    }
     close_memory_to_children();
     notes
+}
+
+/// The variables `ureq::Proxy::try_from_env` reads for corecoder's own requests.
+fn is_proxy_variable(name: &std::ffi::OsStr) -> bool {
+    let names = [
+        "ALL_PROXY",
+        "all_proxy",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "HTTP_PROXY",
+        "http_proxy",
+    ];
+    names.iter().any(|proxy| name == *proxy)
+}
+
+/// For every child corecoder starts (bash, hooks, MCP servers): leave out the secret proxy
+/// variables `hide_from_children` put back for our own HTTP client.
+pub fn keep_from_child(command: &mut std::process::Command) {
+    for (name, value) in std::env::vars_os() {
+        if is_proxy_variable(&name)
+            && looks_secret(&name.to_string_lossy(), &value.to_string_lossy())
+        {
+            command.env_remove(name);
+        }
+    }
 }
 
 /// Overwrite, in the memory `/proc/self/cmdline` and `/proc/self/environ` read, the value of

@@ -11,6 +11,9 @@ use crate::safety::bash_once;
 use crate::server::{Reply, Server};
 use crate::sse;
 use serde_json::json;
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::time::{Duration, Instant};
 
 /// Every way bash could read its parent's (corecoder's) environment, arguments and memory.
 const PROC_ATTACKS: &str = "cat /proc/$PPID/environ | tr '\\0' '\\n'; echo ---cmdline; \
@@ -257,4 +260,97 @@ fn key_sent_after_trusting(name: &str, args: &[&str], key_env: &[(&str, &str)]) 
         .header("authorization")
         .unwrap_or_default()
         .to_string()
+}
+
+/// A proxy with a password (`HTTP_PROXY=http://user:pw@…`) is a secret like any other: no
+/// child sees it, in its environment or in corecoder's `/proc` files. Yet corecoder's own
+/// requests still go through it, credentials included (a loopback CONNECT proxy, below).
+#[test]
+fn a_proxy_password_reaches_the_proxy_and_no_child() {
+    let sandbox = Sandbox::new("secrets_proxy");
+    let spy = sandbox.path("spy.txt");
+    let dir = sandbox.home.join(".corecoder");
+    std::fs::create_dir_all(&dir).expect("create ~/.corecoder");
+    let look = format!("env > {}; exit 0", spy.display());
+    let hooks = json!({"UserPromptSubmit": [{"command": look, "timeout": 10}]});
+    std::fs::write(dir.join("hooks.json"), hooks.to_string()).expect("write hooks.json");
+    let call = [(
+        "call_1",
+        "bash",
+        json!({"command": format!("env; {PROC_ATTACKS}")}),
+    )];
+    let script = vec![
+        Reply::Sse(sse::tool_calls(&call)),
+        Reply::Sse(sse::text("done")),
+    ];
+    let server = Server::start(script);
+    let target = server.url().replace("http://", "").replace("/v1", "");
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind the proxy");
+    let proxy = format!(
+        "http://pu:proxy-secret-0012@{}",
+        listener.local_addr().expect("addr")
+    );
+    let env = [
+        ("CORECODER_API_KEY", "sk-test-env-key-0001"),
+        ("CORECODER_BASE_URL", "http://model.invalid/v1"),
+        ("HTTP_PROXY", proxy.as_str()),
+    ];
+    let (output, heads) = std::thread::scope(|scope| {
+        let tunnels = scope.spawn(|| tunnel(&listener, &target, 2));
+        let output = run_with(&["-p", "go", "--yes"], &env, &sandbox);
+        (output, tunnels.join().expect("the proxy"))
+    });
+    assert_eq!(output.code, 0, "{output:?}");
+    assert_eq!(heads.len(), 2, "{output:?}");
+    for head in &heads {
+        // "pu:proxy-secret-0012" in base64.
+        let credentials = "proxy-authorization: basic chu6chjvehktc2vjcmv0ltawmti=";
+        assert!(head.to_ascii_lowercase().contains(credentials), "{head}");
+    }
+    let result = server.requests()[1].last_tool_result();
+    assert!(result.contains("---end"), "{result}");
+    let seen = std::fs::read_to_string(&spy).expect("the hook ran");
+    for text in [result.as_str(), seen.as_str()] {
+        assert_no_secret(text, &["proxy-secret-0012", "sk-test-env-key-0001"]);
+    }
+}
+
+/// A CONNECT proxy for `count` connections (or until 30 s pass): each request head is kept,
+/// then the connection is tunnelled to `target` until both sides have closed.
+fn tunnel(listener: &TcpListener, target: &str, count: usize) -> Vec<String> {
+    listener.set_nonblocking(true).expect("nonblocking");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut heads = Vec::new();
+    while heads.len() < count && Instant::now() < deadline {
+        let Ok((client, _)) = listener.accept() else {
+            std::thread::sleep(Duration::from_millis(10));
+            continue;
+        };
+        client.set_nonblocking(false).expect("blocking");
+        heads.push(tunnel_one(client, target));
+    }
+    heads
+}
+
+fn tunnel_one(mut client: TcpStream, target: &str) -> String {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") && client.read_exact(&mut byte).is_ok() {
+        head.push(byte[0]);
+    }
+    let mut upstream = TcpStream::connect(target).expect("reach the server");
+    let _ = client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n");
+    let (mut client_back, mut upstream_back) = (
+        client.try_clone().expect("clone"),
+        upstream.try_clone().expect("clone"),
+    );
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            let _ = std::io::copy(&mut client, &mut upstream);
+            let _ = upstream.shutdown(Shutdown::Write);
+        });
+        let _ = std::io::copy(&mut upstream_back, &mut client_back);
+        let _ = client_back.shutdown(Shutdown::Write);
+    });
+    String::from_utf8_lossy(&head).into_owned()
 }
