@@ -20,6 +20,9 @@ pub use resolve::{Launch, from_command_line, read_again};
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     pub api_key: Option<String>,
+    /// Where the key came from (`OPENAI_API_KEY`, `--api-key`, `CORECODER_API_KEY in ./.env`),
+    /// so a rejected key names what to check. Empty when unknown (the library).
+    pub api_key_from: String,
     pub base_url: String,
     pub model: String,
     pub max_tokens: u32,
@@ -159,6 +162,7 @@ impl Default for Config {
     fn default() -> Config {
         Config {
             api_key: None,
+            api_key_from: String::new(),
             base_url: "https://api.openai.com/v1".to_string(),
             model: "gpt-5.5".to_string(),
             max_tokens: 4096,
@@ -203,6 +207,10 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
         project: Project::default(),
         launch: Launch::default(),
     };
+    // Which name the base URL came from, so a bad one is reported under it.
+    let mut url_from = (["OPENAI_BASE_URL", "CORECODER_BASE_URL"].iter())
+        .find(|name| env.get(**name).is_some_and(|v| !v.trim().is_empty()))
+        .map_or("the default base URL", |name| *name);
     let mut parser = lexopt::Parser::from_args(args);
     while let Some(arg) = parser.next().map_err(usage)? {
         match arg {
@@ -214,7 +222,10 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
                 config.model = text_value(&mut parser, "--model")?;
                 run.model_from_flag = true;
             }
-            Long("base-url") => config.base_url = text_value(&mut parser, "--base-url")?,
+            Long("base-url") => {
+                config.base_url = text_value(&mut parser, "--base-url")?;
+                url_from = "--base-url";
+            }
             Long("api-key") => config.api_key = Some(text_value(&mut parser, "--api-key")?),
             Long("max-rounds") => {
                 let text = text_value(&mut parser, "--max-rounds")?;
@@ -260,9 +271,24 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
             _ => return Err(usage(arg.unexpected())),
         }
     }
+    check_base_url(&config.base_url, url_from)?;
     run.config = config;
     check_run(&run)?;
     Ok(Invocation::Run(Box::new(run)))
+}
+
+/// A base URL the HTTP client can use: `http://` or `https://` and a host. (Without this a
+/// typo surfaced as "API error: http: invalid format" after a zero-token summary.)
+fn check_base_url(url: &str, from: &str) -> Result<(), Error> {
+    let rest = (url.strip_prefix("https://"))
+        .or_else(|| url.strip_prefix("http://"))
+        .filter(|rest| !rest.is_empty() && !rest.starts_with('/'));
+    match rest {
+        Some(_) => Ok(()),
+        None => Err(Error::Usage(format!(
+            "{from}: '{url}' is not an http:// or https:// URL (e.g. https://api.openai.com/v1)"
+        ))),
+    }
 }
 
 /// Combinations of flags that would do nothing useful, or spend money on nothing.
@@ -289,6 +315,7 @@ fn config_from(env: &HashMap<String, String>) -> Result<Config, Error> {
     let request_secs: u64 = env_number(env, "CORECODER_REQUEST_TIMEOUT", "1800")?;
     Ok(Config {
         api_key: first(&["CORECODER_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY"]),
+        api_key_from: String::new(),
         base_url: first(&["OPENAI_BASE_URL", "CORECODER_BASE_URL"])
             .unwrap_or_else(|| "https://api.openai.com/v1".to_string()),
         model: first(&["CORECODER_MODEL"]).unwrap_or_else(|| "gpt-5.5".to_string()),
@@ -429,6 +456,13 @@ mod tests {
                 .contains("--max-rounds")
         );
         assert!(check(&["stray"], &[]).unwrap_err().contains("stray"));
+        let err = check(&[], &[("OPENAI_BASE_URL", "api.deepseek.com")]).unwrap_err();
+        assert!(
+            err.starts_with("OPENAI_BASE_URL: 'api.deepseek.com'"),
+            "{err}"
+        );
+        let err = check(&["--base-url", "ftp://x/v1"], &[]).unwrap_err();
+        assert!(err.starts_with("--base-url: 'ftp://x/v1'"), "{err}");
         let err = check(&[], &[("CORECODER_TOOL_CHOICE", "always")]).unwrap_err();
         assert!(
             err.contains("CORECODER_TOOL_CHOICE") && err.contains("always"),

@@ -79,6 +79,8 @@ pub fn run(options: RunOptions) -> Result<i32, Error> {
         cancel.store(false, Ordering::Relaxed);
     }
     save_history(&mut editor, &history);
+    // What the session spent, as `-p` says it at its end.
+    display.note(&display.paint(DIM, &agent.llm().cost_summary()));
     Ok(0)
 }
 
@@ -200,7 +202,14 @@ fn command(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
             display.note("Conversation cleared.");
         }
         "/undo" => match agent.checkpoints_mut().map(|c| c.undo()) {
-            Some(Ok(done)) | Some(Err(done)) => display.note(&done),
+            Some(Ok(done)) => {
+                display.note(&done);
+                // A file was put back ("Restored …", "Removed …"): the model must know.
+                if done.starts_with("Restored") || done.starts_with("Removed") {
+                    agent.tell_model(&format!("The user ran /undo: {done}"));
+                }
+            }
+            Some(Err(done)) => display.note(&done),
             None => display.note("/undo is off in this session (see the note at start)."),
         },
         "/diff" => match agent.checkpoints_mut() {
@@ -210,11 +219,14 @@ fn command(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
         "/save" => save(agent, display, arg),
         "/sessions" => sessions(display),
         "/compact" => {
+            // A compaction that changed something says so itself (a notice); only say when not.
             let report = agent.compact(Tier::Summarise, &mut |event| display.show(event));
-            display.note(&format!(
-                "Compacted: {} → {} tokens.",
-                report.before, report.after
-            ));
+            if report.after >= report.before {
+                display.note(&format!(
+                    "Nothing to compact yet ({} tokens).",
+                    report.before
+                ));
+            }
         }
         "/mcp" => mcp(agent, display, arg),
         "/trust" => repl_trust::trust_now(agent, display),
@@ -268,7 +280,11 @@ fn sessions(display: &Display) {
         return display.note("No saved sessions yet.");
     }
     for summary in list {
-        display.note(&format!("{:<24} {}", summary.id, summary.preview));
+        let when = session::utc_minute(summary.modified);
+        let cwd = summary.cwd.map(|cwd| cwd.display().to_string());
+        let cwd = cwd.unwrap_or_default();
+        display.note(&format!("{:<24} {when}  {cwd}", summary.id));
+        display.note(&display.paint(DIM, &format!("    {}", summary.preview)));
     }
     display.note("Resume one with corecoder -r ID.");
 }

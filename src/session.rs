@@ -17,6 +17,7 @@ use crate::message::{self, Message, Role};
 use serde::{Deserialize, Serialize};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -34,7 +35,13 @@ pub struct Header {
 #[serde(tag = "type", rename_all = "lowercase")]
 enum Record {
     Header(Header),
-    Replace { messages: Vec<Message> },
+    Replace {
+        messages: Vec<Message>,
+    },
+    /// `/model NAME`: from here on the session talks to this model (a resume does too).
+    Model {
+        model: String,
+    },
 }
 
 /// What one line of a session file can be. A message is tried first: it is the common case and
@@ -114,6 +121,12 @@ impl SessionLog {
         self.write_record(&Record::Replace { messages })
     }
 
+    /// The session switched to `model` (`/model`): a resume picks it up from here.
+    pub fn record_model(&mut self, model: &str) -> io::Result<()> {
+        let model = model.to_string();
+        self.write_record(&Record::Model { model })
+    }
+
     /// `/save NAME`: rename ID.jsonl to NAME.jsonl and keep appending there. Refuses to overwrite
     /// another session. Returns the new id.
     pub fn rename(&mut self, name: &str) -> Result<String, String> {
@@ -125,7 +138,7 @@ impl SessionLog {
         let new_path = path_for(&self.dir, &new_id)?;
         // Checked, then renamed: a race is possible only with another corecoder saving the same
         // name in the same instant, which a single user's directory does not see.
-        if new_path.exists() {
+        if fs::symlink_metadata(&new_path).is_ok() {
             return Err(format!("a session named {new_id} already exists"));
         }
         fs::rename(&old_path, &new_path)
@@ -149,7 +162,7 @@ impl SessionLog {
 }
 
 fn ends_with_newline(path: &Path) -> io::Result<bool> {
-    let mut file = File::open(path)?;
+    let mut file = open_own(path, OpenOptions::new().read(true))?;
     let length = file.metadata()?.len();
     if length == 0 {
         return Ok(true);
@@ -162,10 +175,40 @@ fn ends_with_newline(path: &Path) -> io::Result<bool> {
 
 /// Appending to an existing file only: a session that vanished is an error, not a new file.
 fn open_append(path: &Path) -> io::Result<File> {
-    OpenOptions::new().append(true).open(path)
+    open_own(path, OpenOptions::new().append(true))
+}
+
+/// Open a session file, refusing anything but a plain file with no other name: `-r NAME` on
+/// a symlink (or hard link) planted in the sessions directory would append to what it points
+/// at (`~/.bashrc`). `O_NONBLOCK` so that a FIFO planted there is refused, not waited on.
+fn open_own(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
+    let flags = libc::O_NOFOLLOW | libc::O_NONBLOCK;
+    let file = options
+        .custom_flags(flags)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => io::Error::other("it is a symbolic link, which is not followed"),
+            _ => e,
+        })?;
+    let meta = file.metadata()?;
+    if !meta.is_file() || meta.nlink() != 1 {
+        return Err(io::Error::other(
+            "it is not a plain file of its own (a hard link?)",
+        ));
+    }
+    Ok(file)
 }
 
 /// `YYYYMMDD-HHMMSS` in UTC, computed here to avoid a date dependency.
+/// `2026-11-29 23:15 UTC`, for `/sessions`.
+pub fn utc_minute(time: SystemTime) -> String {
+    let secs = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let stamp = utc_stamp(secs);
+    let (date, clock) = (&stamp[..8], &stamp[9..13]);
+    let (year, month, day) = (&date[..4], &date[4..6], &date[6..]);
+    format!("{year}-{month}-{day} {}:{} UTC", &clock[..2], &clock[2..])
+}
+
 fn utc_stamp(unix_secs: u64) -> String {
     let (year, month, day) = crate::prompt::civil_from_days((unix_secs / 86_400) as i64);
     let secs = unix_secs % 86_400;
@@ -177,6 +220,8 @@ fn utc_stamp(unix_secs: u64) -> String {
 #[derive(Debug, Default)]
 pub struct Loaded {
     pub header: Option<Header>,
+    /// The model the session last talked to: the header's, or a later `/model` switch.
+    pub model: Option<String>,
     pub messages: Vec<Message>,
     /// Lines that were not valid JSON of a known shape (e.g. one cut by a crash).
     pub skipped: usize,
@@ -206,7 +251,7 @@ enum Until {
 
 /// Read a session line by line, applying each line to the history as it comes.
 fn replay(path: &Path, until: Until) -> io::Result<Loaded> {
-    let mut reader = BufReader::new(File::open(path)?);
+    let mut reader = BufReader::new(open_own(path, OpenOptions::new().read(true))?);
     let mut loaded = Loaded::default();
     // Bytes, not `String`: a line cut inside a UTF-8 character must be skipped, not fail the read.
     let mut line = Vec::new();
@@ -221,8 +266,10 @@ fn replay(path: &Path, until: Until) -> io::Result<Loaded> {
         match serde_json::from_slice(&line) {
             Ok(Line::Message(message)) => loaded.messages.push(message),
             Ok(Line::Record(Record::Header(header))) => {
+                loaded.model.get_or_insert(header.model.clone());
                 loaded.header.get_or_insert(header);
             }
+            Ok(Line::Record(Record::Model { model })) => loaded.model = Some(model),
             Ok(Line::Record(Record::Replace { messages })) => loaded.messages = messages,
             Err(_) => loaded.skipped += 1,
         }
@@ -306,15 +353,22 @@ fn one_line(text: &str, max: usize) -> String {
     cut
 }
 
-/// A session id as a safe file stem: only the last path component of `raw` (either slash),
-/// a trailing `.jsonl` dropped, then `[A-Za-z0-9._-]`, 1 to 100 characters, not `.` or `..`.
+/// A session id as a safe file stem: a trailing `.jsonl` dropped, then `[A-Za-z0-9._-]`, 1 to
+/// 100 characters, not `.` or `..`. A path (`../../x`, `a/b`) is refused, not cut to its last
+/// part: `-r ../../x` resuming some other `x` would be a surprise.
 pub fn sanitize_id(raw: &str) -> Result<String, String> {
-    let last = raw.rsplit(['/', '\\']).next().unwrap_or(raw);
-    let id = last.strip_suffix(".jsonl").unwrap_or(last);
+    if raw.contains(['/', '\\']) {
+        let raw = crate::tools::echo(raw);
+        return Err(format!(
+            "{raw:?} is a path; a session is named by its id alone (see /sessions)"
+        ));
+    }
+    let id = raw.strip_suffix(".jsonl").unwrap_or(raw);
     let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
     // All-ASCII once `allowed` holds, so `len` counts characters.
     if id.is_empty() || id == "." || id == ".." || id.len() > 100 || !id.chars().all(allowed) {
         let rule = "1 to 100 letters, digits, '.', '_' or '-', and not . or ..";
+        let raw = crate::tools::echo(raw);
         return Err(format!("{raw:?} is not a valid session name: use {rule}"));
     }
     Ok(id.to_string())
@@ -556,10 +610,10 @@ mod tests {
         let dir = std::env::temp_dir().join("corecoder-sessions-table");
         let long = "a".repeat(101);
         let table: [(&str, Option<&str>); 13] = [
-            ("../../etc/passwd", Some("passwd")),
-            ("/etc/passwd", Some("passwd")),
-            ("..\\..\\x", Some("x")),
-            ("a/../../b", Some("b")),
+            ("../../etc/passwd", None),
+            ("/etc/passwd", None),
+            ("..\\..\\x", None),
+            ("a/../../b", None),
             ("a/..", None),
             ("dir/", None),
             (".", None),
@@ -578,5 +632,21 @@ mod tests {
             }
         }
         assert_eq!(sanitize_id(&"a".repeat(100)).unwrap().len(), 100);
+    }
+
+    #[test]
+    fn a_linked_session_file_is_neither_read_nor_appended_to() {
+        let dir = scratch("links");
+        fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("target.txt");
+        std::fs::write(&target, "keep\n").unwrap();
+        std::os::unix::fs::symlink(&target, dir.join("soft.jsonl")).unwrap();
+        std::fs::hard_link(&target, dir.join("hard.jsonl")).unwrap();
+        for id in ["soft", "hard"] {
+            let err = SessionLog::reopen(&dir, id).unwrap_err();
+            assert!(err.contains("link"), "{id}: {err}");
+            assert!(load(&dir, id).unwrap_err().contains("link"), "{id}");
+        }
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep\n");
     }
 }

@@ -56,14 +56,16 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
     let mut history = Vec::new();
     if let Some(id) = &resumed {
         let loaded = session::load(&sessions, id).map_err(Error::Usage)?;
-        // The model of the session comes back with it, unless -m chose another.
-        if let (false, Some(header)) = (options.model_from_flag, &loaded.header) {
-            config.model = header.model.clone();
+        // The model the session last used comes back with it, unless -m chose another.
+        if let (false, Some(model)) = (options.model_from_flag, &loaded.model) {
+            config.model = model.clone();
         }
         notes.push(format!(
-            "Resumed session {id}: {} messages.",
-            loaded.messages.len()
+            "Resumed session {id}: {} messages, model {}.",
+            loaded.messages.len(),
+            config.model
         ));
+        notes.extend(last_exchange(&loaded.messages));
         if loaded.skipped > 0 {
             notes.push(format!(
                 "{} unreadable lines of the session file were skipped.",
@@ -115,6 +117,30 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
     }
     notes.extend(agent.start_hooks());
     Ok(Started { agent, notes })
+}
+
+/// Where a resumed conversation left off: its last user message and the answer after it, a
+/// line each.
+fn last_exchange(messages: &[crate::message::Message]) -> Vec<String> {
+    use crate::message::Role;
+    let text = |role: Role| {
+        let last = messages
+            .iter()
+            .rev()
+            .find(|m| m.role == role && m.tool_call_id.is_none());
+        let content = last.and_then(|m| m.content.as_deref()).unwrap_or("");
+        let line = content.split_whitespace().collect::<Vec<_>>().join(" ");
+        crate::http::cut_at_word(&line, 160)
+    };
+    let (you, answer) = (text(Role::User), text(Role::Assistant));
+    let mut lines = Vec::new();
+    if !you.is_empty() {
+        lines.push(format!("  you: {you}"));
+    }
+    if !answer.is_empty() {
+        lines.push(format!("  answer: {answer}"));
+    }
+    lines
 }
 
 /// Hooks and MCP servers: the user's own, and the project's where it is trusted (`trust.rs`).
