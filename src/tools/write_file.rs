@@ -4,8 +4,8 @@
 //! Runs when the model calls it (after consent: it mutates). It creates missing parent
 //! directories and replaces the file in one rename, so a crash or a concurrent reader never sees
 //! half a file. With a sandbox on, a path outside its writable roots is refused before anything
-//! is created (`ShellSafety::check_write`), and the write itself runs confined like bash. It does not merge, append or back up: the model's
-//! `content` is the new file.
+//! is created (`ShellSafety::check_write`), and the write itself runs confined like bash. It
+//! does not merge, append or back up: the model's `content` is the new file.
 
 use super::{Outcome, ToolContext, resolve};
 use serde::Deserialize;
