@@ -11,8 +11,9 @@
 //!    spawn leaves it out: `keep_from_child`.)
 //! 2. Their bytes are overwritten where the kernel keeps the environment it gave us at `exec`,
 //!    and the `--api-key` value (and any URL password) where it keeps our arguments:
-//!    `/proc/PID/environ` and `/proc/PID/cmdline` read exactly that memory. `cmdline` is readable by everyone, and a
-//!    root child still opens `environ` (`CAP_SYS_ADMIN` suffices), so this is what holds there.
+//!    `/proc/PID/environ` and `/proc/PID/cmdline` read exactly that memory. `cmdline` is
+//!    readable by everyone, and a root child still opens `environ` (`CAP_SYS_ADMIN`
+//!    suffices), so this is what holds there.
 //! 3. `PR_SET_DUMPABLE 0`: only a process with `CAP_SYS_PTRACE` may now read our memory
 //!    (`/proc/PID/mem`, `process_vm_readv`), where the key must live to be sent. For a child
 //!    that is not root, `environ` and `maps` close too.
