@@ -35,6 +35,28 @@ fn file_with_mode_644(dir: &str) -> std::path::PathBuf {
     target
 }
 
+/// `-p go --yes --sandbox workspace-write` against `script`, TMPDIR `tmp`: what it printed and
+/// the requests the server saw.
+fn run_in_workspace(
+    sandbox: &crate::run::Sandbox,
+    tmp: &str,
+    script: Vec<Reply>,
+) -> (crate::run::Output, Vec<crate::server::Recorded>) {
+    let server = Server::start(script);
+    let url = server.url();
+    let env = [
+        ("OPENAI_API_KEY", "sk-test"),
+        ("TMPDIR", tmp),
+        ("OPENAI_BASE_URL", url.as_str()),
+    ];
+    let output = run_with(
+        &["-p", "go", "--yes", "--sandbox", "workspace-write"],
+        &env,
+        sandbox,
+    );
+    (output, server.requests())
+}
+
 /// `cd /`, `cd ~`, `cd ..` and `cd /abs` move bash, never the sandbox: every write after them
 /// is refused, and a write back in the working directory still works.
 #[test]
@@ -288,18 +310,7 @@ fn a_symlink_swapped_in_after_the_check_cannot_lead_a_write_outside() {
         Reply::Sse(sse::tool_calls(&batch)),
         Reply::Sse(sse::text("done")),
     ];
-    let server = Server::start(script);
-    let url = server.url();
-    let env = [
-        ("OPENAI_API_KEY", "sk-test"),
-        ("TMPDIR", tmp.as_str()),
-        ("OPENAI_BASE_URL", url.as_str()),
-    ];
-    let output = run_with(
-        &["-p", "go", "--yes", "--sandbox", "workspace-write"],
-        &env,
-        &sandbox,
-    );
+    let (output, _) = run_in_workspace(&sandbox, &tmp, script);
     sandbox.write("stop", "");
     assert_eq!(output.code, 0, "{output:?}");
     // The swapper did run (else the test proves nothing): its symlink is there, as `link` or `d`.
@@ -346,20 +357,8 @@ fn a_sub_agent_is_held_by_the_same_roots() {
         Reply::Sse(sse::text("sub-agent report")),
         Reply::Sse(sse::text("done")),
     ];
-    let server = Server::start(script);
-    let url = server.url();
-    let env = [
-        ("OPENAI_API_KEY", "sk-test"),
-        ("TMPDIR", tmp.as_str()),
-        ("OPENAI_BASE_URL", url.as_str()),
-    ];
-    let output = run_with(
-        &["-p", "go", "--yes", "--sandbox", "workspace-write"],
-        &env,
-        &sandbox,
-    );
+    let (output, requests) = run_in_workspace(&sandbox, &tmp, script);
     assert_eq!(output.code, 0, "{output:?}");
-    let requests = server.requests();
     assert_eq!(requests.len(), 5, "{output:?}");
     let results: Vec<String> = (requests[3].tool_results().into_iter())
         .map(|(_, text)| text)
