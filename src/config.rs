@@ -6,7 +6,7 @@
 //! environment, and as much of `.env` as the project's trust allows) is `config/resolve.rs`.
 
 use crate::error::Error;
-use crate::sandbox::{self, Sandbox, ShellSafety};
+use crate::sandbox::{Sandbox, ShellSafety};
 use crate::trust::{Project, Trust};
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -16,7 +16,7 @@ use std::time::Duration;
 mod help;
 mod resolve;
 pub use help::HELP;
-pub use resolve::{from_command_line, from_command_line_trusting};
+pub use resolve::{Launch, from_command_line, read_again};
 
 /// Where the model is and how to ask it. Shared by every request of a session.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,6 +91,8 @@ pub struct RunOptions {
     pub trust_project: bool,
     /// The project's hooks, MCP and `.env` files, and whether they are trusted.
     pub project: Project,
+    /// The arguments and environment the process started with, to read them again.
+    pub launch: Launch,
 }
 
 /// How `-p` reports: plain text, one JSON object at the end, or one JSON event per line.
@@ -109,7 +111,6 @@ pub enum Resume {
     /// `-c`: the most recent session started in this directory.
     LatestHere,
 }
-
 
 /// The documented defaults, with no key: a starting point for embedding programs.
 impl Default for Config {
@@ -135,7 +136,7 @@ impl Config {
     /// Read the configuration from variables only (the library entry point; no flags), by
     /// the same rules as the binary: an untrusted `.env` cannot redirect the key.
     pub fn from_env() -> Result<Config, Error> {
-        match resolve::resolve(Vec::new(), Trust::Untrusted)? {
+        match resolve::resolve(Launch::variables_only(), Trust::Untrusted)? {
             Invocation::Run(run) => Ok(run.config),
             _ => Err(Error::Usage("no configuration".to_string())),
         }
@@ -156,9 +157,10 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
         model_from_flag: false,
         output: OutputFormat::Text,
         trace: None,
-        shell: shell_from(env)?,
+        shell: ShellSafety::from_env(env).map_err(Error::Usage)?,
         trust_project: false,
         project: Project::default(),
+        launch: Launch::default(),
     };
     // Which name the base URL came from, so a bad one is reported under it.
     let mut url_from = (["OPENAI_BASE_URL", "CORECODER_BASE_URL"].iter())
@@ -186,7 +188,12 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
             }
             Long("sandbox") => {
                 let text = text_value(&mut parser, "--sandbox")?;
-                run.shell.sandbox = sandbox_mode("--sandbox", &text)?;
+                let why = |why| Error::Usage(format!("--sandbox: {why}"));
+                run.shell.sandbox = Sandbox::parse(&text).map_err(why)?;
+            }
+            Long("add-dir") => {
+                let dir = text_value(&mut parser, "--add-dir")?;
+                run.shell.added_dirs.push(PathBuf::from(dir));
             }
             Long("demo") => run.demo = true,
             Long("trust-project") => run.trust_project = true,
@@ -313,19 +320,6 @@ fn tool_choice(text: &str) -> Result<ToolChoice, Error> {
     }
 }
 
-fn shell_from(env: &HashMap<String, String>) -> Result<ShellSafety, Error> {
-    let mode = env.get("CORECODER_SANDBOX").map_or("off", String::as_str);
-    let allow = env.get("CORECODER_ENV_ALLOW").map_or("", String::as_str);
-    Ok(ShellSafety {
-        sandbox: sandbox_mode("CORECODER_SANDBOX", mode)?,
-        env_allow: sandbox::parse_env_allow(allow),
-    })
-}
-
-fn sandbox_mode(name: &str, text: &str) -> Result<Sandbox, Error> {
-    Sandbox::parse(text).map_err(|why| Error::Usage(format!("{name}: {why}")))
-}
-
 fn env_number<T: std::str::FromStr>(
     env: &HashMap<String, String>,
     name: &str,
@@ -431,5 +425,17 @@ mod tests {
         );
         let run = run_options(&[], &[("CORECODER_TOOL_CHOICE", "auto")]);
         assert_eq!(run.config.tool_choice, Some(ToolChoice::Auto));
+    }
+
+    #[test]
+    fn add_dir_repeats_and_has_no_variable() {
+        let run = run_options(&["--add-dir", "a", "--add-dir", "../b"], &[]);
+        let want = [PathBuf::from("a"), PathBuf::from("../b")];
+        assert_eq!(run.shell.added_dirs, want);
+        let run = run_options(
+            &[],
+            &[("CORECODER_ADD_DIR", "/"), ("CORECODER_ADD_DIRS", "/")],
+        );
+        assert!(run.shell.added_dirs.is_empty());
     }
 }

@@ -309,7 +309,10 @@ fn run_command(
     input: &[u8],
     timeout: Duration,
 ) -> Result<Finished, String> {
-    let mut child = Command::new("sh")
+    let mut shell = Command::new("sh");
+    // The secret proxy variables kept for our own requests stay ours (`secrets.rs`).
+    crate::secrets::keep_from_child(&mut shell);
+    let mut child = shell
         .args(["-c", command])
         .current_dir(cwd)
         // Claude Code's hook scripts find the project through this variable.

@@ -29,6 +29,7 @@ pub mod prompt;
 pub mod repl;
 pub mod repl_trust;
 pub mod sandbox;
+pub mod secrets;
 pub mod session;
 pub mod setup;
 pub mod sha256;

@@ -7,7 +7,7 @@ use corecoder::config::{self, HELP, Invocation, OutputFormat, RunOptions};
 use corecoder::consent::Mode;
 use corecoder::setup::{self, Started};
 use corecoder::terminal::{self, DIM, Display, Show};
-use corecoder::{Error, demo, http, output, repl};
+use corecoder::{Error, demo, http, output, repl, secrets};
 use std::io::Write;
 
 fn main() {
@@ -33,15 +33,28 @@ fn main() {
             let _ = writeln!(std::io::stdout(), "corecoder {}", env!("CARGO_PKG_VERSION"));
             0
         }
-        Ok(Invocation::Run(options)) => match run(*options) {
-            Ok(code) => code,
-            Err(e) => {
-                say(&format!("corecoder: {e}"));
-                e.exit_code()
+        Ok(Invocation::Run(options)) => {
+            hide_secrets(&options);
+            match run(*options) {
+                Ok(code) => code,
+                Err(e) => {
+                    say(&format!("corecoder: {e}"));
+                    e.exit_code()
+                }
             }
-        },
+        }
     };
     std::process::exit(code);
+}
+
+/// Before any thread or child exists: no child may read a secret variable or the API key out
+/// of our `/proc` files (see `secrets.rs`; done here, as the binary alone owns the process).
+fn hide_secrets(options: &RunOptions) {
+    let key = options.config.api_key.as_deref();
+    let hidden = |name: &str, value: &str| options.shell.hides(name, value) || Some(value) == key;
+    for note in secrets::hide_from_children(&hidden) {
+        say(&format!("corecoder: {note}"));
+    }
 }
 
 fn run(options: RunOptions) -> Result<i32, Error> {

@@ -43,7 +43,11 @@ type Reply = Result<Value, String>;
 
 impl Link {
     pub fn spawn(config: &ServerConfig) -> Result<Link, String> {
-        let mut child = Command::new(&config.command)
+        let mut server = Command::new(&config.command);
+        // The secret proxy variables kept for our own requests stay ours (`secrets.rs`);
+        // an `env` entry in the config may still give one.
+        crate::secrets::keep_from_child(&mut server);
+        let mut child = server
             .args(&config.args)
             .envs(config.env.iter().cloned())
             .stdin(Stdio::piped())

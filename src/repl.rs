@@ -128,6 +128,10 @@ fn banner(display: &Display, agent: &Agent, mode: Mode, sandbox: Sandbox) {
     }
     details.push_str(" · /help for commands");
     display.note(&display.paint(DIM, &details));
+    // What workspace-write cannot stop is said where the user looks: here.
+    if sandbox == Sandbox::WorkspaceWrite {
+        display.note(&display.paint(DIM, sandbox.describe()));
+    }
 }
 
 /// One line, or several joined when each but the last ends in `\`.

@@ -40,11 +40,13 @@ pub fn ask(
     }
     // Trusted exactly as shown: a file that changed while the question waited is not.
     let mut shown = options.project.clone();
+    // From what the process started with: its own environment and arguments no longer hold
+    // the secrets (`secrets::hide_from_children`).
     let read_again = match shown.remember(&trust::store_path(&setup::corecoder_home())) {
-        Ok(()) => config::from_command_line(),
+        Ok(()) => config::read_again(&options.launch, Trust::Untrusted),
         Err(e) => {
             display.note(&format!("{e}: trusted for this session only."));
-            config::from_command_line_trusting()
+            config::read_again(&options.launch, Trust::Trusted)
         }
     };
     match read_again? {

@@ -101,9 +101,11 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
         llm = llm.with_trace(trace);
     }
     let llm = Arc::new(llm);
-    let mut agent = Agent::new(llm, cwd, consent);
+    let mut agent = Agent::new(llm, cwd.clone(), consent);
     agent.set_max_rounds(options.max_rounds);
-    agent.set_shell_safety(options.shell.clone());
+    // The writable roots are fixed here, from the launch directory, for the whole session.
+    let shell = options.shell.for_session(&cwd).map_err(Error::Usage)?;
+    agent.set_shell_safety(shell);
     agent.set_instructions(Instructions::new(&home));
     notes.extend(options.project.notes.iter().cloned());
     notes.extend(options.project.skipped_line());

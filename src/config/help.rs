@@ -20,8 +20,11 @@ Usage: corecoder [OPTIONS]
       --trace FILE      write every request, stream line and tool call to FILE as JSON lines
   -r, --resume ID       continue a saved session (see /sessions)
   -c, --continue        continue the most recent session started in this directory
-      --sandbox MODE    where bash may write: off, read-only, workspace-write (Linux
-                        Landlock; cwd and temp dir only)  [env CORECODER_SANDBOX, default off]
+      --sandbox MODE    where bash, write_file and edit_file may write: off (default),
+                        read-only or workspace-write (Landlock; the launch and temp dirs,
+                        fixed for the session; bash can still chmod/touch outside them)
+                        [env CORECODER_SANDBOX]
+      --add-dir DIR     also writable in workspace-write (repeatable; no env variable)
       --trust-project   trust this folder's .corecoder/hooks.json, .mcp.json and .env as they
                         are now, and remember it (in ~/.corecoder/trusted.json)
       --demo            run the offline demo (also the default when no API key is set)
@@ -35,8 +38,9 @@ CORECODER_FALLBACK_MODELS (m1,m2: models to switch to when the current one keeps
 CORECODER_TOOL_CHOICE (auto, required or none; not sent when unset; llama-cpp-python's
 function calling needs auto). A .env file in the current directory or the nearest parent
 (not $HOME or above) is read without overriding the environment.
-bash never sees variables named like *KEY*, *SECRET*, *TOKEN* or *PASSWORD*, except those
-listed in CORECODER_ENV_ALLOW=NAME1,NAME2.
+No child of corecoder (bash, hooks, MCP servers) sees secret-looking variables (*KEY*, *TOKEN*,
+*PASSWORD*, *_DSN, DATABASE_URL, URLs with user:password@, ...: README), except those in
+CORECODER_ENV_ALLOW=NAME1,NAME2, nor can it read them or --api-key from corecoder's /proc.
 
 Untrusted projects (see --trust-project, /trust; a changed file is untrusted again): their hooks
 and MCP servers do not run (a session asks first), their .env may not send your key to its own

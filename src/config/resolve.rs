@@ -1,7 +1,8 @@
 //! Where the configuration comes from: the real environment first, then the project's `.env`
 //! (as much of it as the project's trust allows), then the flags, which `parse` applies.
 //!
-//! Runs once at start-up (and again after the interactive session's trust question). It reads
+//! Runs once at start-up (and again after the interactive session's trust question, from the
+//! `Launch` kept in `RunOptions`). It reads
 //! the trust record and writes it only for `--trust-project`; the rules for `.env` are in
 //! `dotenv.rs`, the record in `trust.rs`.
 
@@ -12,24 +13,59 @@ use crate::setup;
 use crate::trust::{self, Project, Trust};
 use std::collections::HashMap;
 use std::ffi::OsString;
+use std::fmt;
 use std::path::Path;
+
+/// What the process was started with: its arguments and environment, read once. Kept because
+/// `secrets::hide_from_children` then wipes their secret parts from the process itself, and
+/// the trust question reads the configuration again. `Debug` shows no values: they hold keys.
+#[derive(Clone, PartialEq, Default)]
+pub struct Launch {
+    args: Vec<OsString>,
+    env: HashMap<String, String>,
+}
+
+impl Launch {
+    /// The process's arguments and environment, now.
+    fn capture() -> Launch {
+        Launch {
+            args: std::env::args_os().skip(1).collect(),
+            ..Launch::variables_only()
+        }
+    }
+
+    /// The environment alone, for `Config::from_env` (no flags).
+    pub(super) fn variables_only() -> Launch {
+        Launch {
+            args: Vec::new(),
+            env: std::env::vars().collect(),
+        }
+    }
+}
+
+impl fmt::Debug for Launch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (args, vars) = (self.args.len(), self.env.len());
+        write!(f, "Launch {{ {args} arguments, {vars} variables }}")
+    }
+}
 
 /// The binary's entry point: the real environment, then `.env`, then the flags.
 pub fn from_command_line() -> Result<Invocation, Error> {
-    resolve(std::env::args_os().skip(1).collect(), Trust::Untrusted)
+    resolve(Launch::capture(), Trust::Untrusted)
 }
 
-/// The same, once the user has said to trust the project (the interactive session's question):
-/// as if `--trust-project` had been given.
-pub fn from_command_line_trusting() -> Result<Invocation, Error> {
-    resolve(std::env::args_os().skip(1).collect(), Trust::Trusted)
+/// The same again from what the process was started with, once the user has answered the
+/// interactive session's trust question (`Trusted`: as if `--trust-project` had been given).
+pub fn read_again(launch: &Launch, granted: Trust) -> Result<Invocation, Error> {
+    resolve(launch.clone(), granted)
 }
 
 /// Read the flags against the real environment completed by `.env`. The flags are read first
 /// with only what an untrusted `.env` may set; once the project turns out trusted (remembered,
 /// or `--trust-project`, or `granted`), again with all of it.
-pub(super) fn resolve(args: Vec<OsString>, granted: Trust) -> Result<Invocation, Error> {
-    let real: HashMap<String, String> = std::env::vars().collect();
+pub(super) fn resolve(launch: Launch, granted: Trust) -> Result<Invocation, Error> {
+    let (args, real) = (launch.args.clone(), launch.env.clone());
     let home = real.get("HOME").cloned().unwrap_or_default();
     let cwd = std::env::current_dir().unwrap_or_default();
     let file = DotEnv::find(&cwd, Path::new(&home));
@@ -63,6 +99,7 @@ pub(super) fn resolve(args: Vec<OsString>, granted: Trust) -> Result<Invocation,
     }
     run.config.api_key_from = key_source(&run.config, &real, file.as_ref());
     run.project = project;
+    run.launch = launch;
     Ok(Invocation::Run(run))
 }
 

@@ -3,7 +3,8 @@
 //! Runs when the model calls it (after consent: it mutates). Requiring `old_string` to occur
 //! exactly once makes the edit unambiguous; the reply carries a unified diff so the model sees
 //! what changed. The write is atomic and happens only after every check passed, so a failed edit
-//! leaves the file untouched. It does not edit non-UTF-8 files, fuzzy-match, or replace all.
+//! leaves the file untouched; with a sandbox on, so does a path outside its writable roots
+//! (`ShellSafety::check_write`). It does not edit non-UTF-8 files, fuzzy-match, or replace all.
 
 use super::write_file::write_atomic;
 use super::{Outcome, ToolContext, resolve, truncate_middle};
@@ -39,6 +40,7 @@ pub fn schema() -> Value {
 
 pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
     let path = resolve(&ctx.cwd, &args.file_path);
+    ctx.shell.check_write(&path)?;
     let shown = path.display().to_string();
     if args.old_string.is_empty() {
         return Err("old_string is empty; to create or overwrite a file use write_file".into());
@@ -66,7 +68,10 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
         }
     }
     let updated = text.replacen(old.as_str(), &new, 1);
-    write_atomic(&path, updated.as_bytes()).map_err(|e| format!("cannot write {shown}: {e}"))?;
+    let write = || {
+        write_atomic(&path, updated.as_bytes()).map_err(|e| format!("cannot write {shown}: {e}"))
+    };
+    ctx.shell.write_confined(&write)?;
     Ok(Outcome::text(format!(
         "Edited {shown}\n{}",
         diff(&text, &updated, &shown)

@@ -4,10 +4,10 @@
 //! present the result). This file starts `bash -c` (or `sh -c`), reads stdout and stderr with
 //! `poll(2)` until they close, and kills the whole process group on timeout or Ctrl+C.
 //! It applies the session's `ShellSafety` to the child (secret-looking variables removed, the
-//! Landlock sandbox entered just before `exec`; see `sandbox.rs`) but does not choose it.
+//! sandbox entered just before `exec`; see `sandbox.rs`) but does not choose it.
 //! It knows nothing of the danger gate, `cd` tracking or output formatting.
 
-use crate::sandbox::{self, ShellSafety};
+use crate::sandbox::ShellSafety;
 use std::fs::File;
 use std::io::{ErrorKind, Read};
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -40,7 +40,7 @@ pub fn run(
 
 fn spawn(command: &str, cwd: &Path, safety: &ShellSafety) -> Result<Child, String> {
     // Built here, before the fork; the child only enters it. Closed when this returns.
-    let ruleset = safety.sandbox.ruleset(cwd)?;
+    let confinement = safety.confinement()?;
     let shell = |program: &str| {
         let mut shell = Command::new(program);
         shell
@@ -52,16 +52,15 @@ fn spawn(command: &str, cwd: &Path, safety: &ShellSafety) -> Result<Child, Strin
             .stderr(Stdio::piped())
             // Its own process group, so a timeout can kill everything the command started.
             .process_group(0);
-        for (name, _) in std::env::vars_os() {
-            if safety.hides(&name.to_string_lossy()) {
+        for (name, value) in std::env::vars_os() {
+            if safety.hides(&name.to_string_lossy(), &value.to_string_lossy()) {
                 shell.env_remove(name);
             }
         }
-        if let Some(ruleset) = &ruleset {
-            let fd = ruleset.as_raw_fd();
-            // SAFETY: `restrict_self` makes two syscalls and allocates nothing, which is what
+        if let Some(confinement) = &confinement {
+            // SAFETY: the closure makes a few syscalls and allocates nothing, which is what
             // may run between fork and exec.
-            unsafe { shell.pre_exec(move || sandbox::restrict_self(fd)) };
+            unsafe { shell.pre_exec(confinement.entry()) };
         }
         shell.spawn()
     };

@@ -3,7 +3,9 @@
 //!
 //! Runs when the model calls it (after consent: it mutates). It creates missing parent
 //! directories and replaces the file in one rename, so a crash or a concurrent reader never sees
-//! half a file. It does not merge, append or back up: the model's `content` is the new file.
+//! half a file. With a sandbox on, a path outside its writable roots is refused before anything
+//! is created (`ShellSafety::check_write`), and the write itself runs confined like bash. It
+//! does not merge, append or back up: the model's `content` is the new file.
 
 use super::{Outcome, ToolContext, resolve};
 use serde::Deserialize;
@@ -33,15 +35,19 @@ pub fn schema() -> Value {
 
 pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
     let path = resolve(&ctx.cwd, &args.file_path);
+    ctx.shell.check_write(&path)?;
     if path.is_dir() {
         return Err(format!("{} is a directory", path.display()));
     }
-    if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent)
-            .map_err(|e| format!("cannot create directory {}: {e}", parent.display()))?;
-    }
-    write_atomic(&path, args.content.as_bytes())
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    // With a sandbox on, the kernel confines the write too (`write_confined`).
+    ctx.shell.write_confined(&|| {
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot create directory {}: {e}", parent.display()))?;
+        }
+        write_atomic(&path, args.content.as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    })?;
     let lines = args.content.lines().count();
     Ok(Outcome::text(format!(
         "Wrote {lines} lines to {}",

@@ -1,21 +1,42 @@
 //! Shell safety through the binary: bash never sees secret-looking variables, and
 //! `--sandbox` (Landlock) keeps its writes inside the working and temp directories, or off
 //! the disk altogether. The sandbox tests skip, saying so on the terminal, where the kernel has no Landlock.
+//! The escapes a prompt-injected model would try (moving the sandbox with `cd`, writing with
+//! `write_file` instead, symlinks, metadata changes) are in `escape.rs`.
 
 use crate::run::{Output, Sandbox, run_with};
 use crate::server::{Recorded, Reply, Server};
 use crate::sse;
-use serde_json::json;
+use serde_json::{Value, json};
 use std::io::Write;
 
 /// Run `-p go --yes` plus `flags` with `env` (and the server's URL); the model makes one
-/// bash call, then answers. Returns the output and the bash result the model read.
-fn bash_once(sandbox: &Sandbox, flags: &[&str], env: &[(&str, &str)], command: &str) -> String {
-    let call = [("call_1", "bash", json!({"command": command}))];
-    let script = vec![
-        Reply::Sse(sse::tool_calls(&call)),
-        Reply::Sse(sse::text("done")),
-    ];
+/// bash call, then answers. Returns the bash result the model read.
+pub fn bash_once(sandbox: &Sandbox, flags: &[&str], env: &[(&str, &str)], command: &str) -> String {
+    let results = calls_in_turn(
+        sandbox,
+        flags,
+        env,
+        &[("bash", json!({"command": command}))],
+    );
+    results[0].clone()
+}
+
+/// Like `bash_once`, with one tool call per round, in order (so each `cd` has taken effect
+/// before the next call). Returns the result of each call, as the model read it.
+pub fn calls_in_turn(
+    sandbox: &Sandbox,
+    flags: &[&str],
+    env: &[(&str, &str)],
+    calls: &[(&str, Value)],
+) -> Vec<String> {
+    let mut script: Vec<Reply> = (calls.iter().enumerate())
+        .map(|(i, (name, args))| {
+            let id = format!("call_{i}");
+            Reply::Sse(sse::tool_calls(&[(id.as_str(), *name, args.clone())]))
+        })
+        .collect();
+    script.push(Reply::Sse(sse::text("done")));
     let server = Server::start(script);
     let url = server.url();
     let mut full_env = vec![("OPENAI_BASE_URL", url.as_str())];
@@ -25,15 +46,16 @@ fn bash_once(sandbox: &Sandbox, flags: &[&str], env: &[(&str, &str)], command: &
     let output: Output = run_with(&args, &full_env, sandbox);
     let requests: Vec<Recorded> = server.requests();
     assert_eq!(output.code, 0, "{output:?}");
-    assert_eq!(requests.len(), 2, "{output:?}");
-    requests[1].last_tool_result()
+    assert_eq!(requests.len(), calls.len() + 1, "{output:?}");
+    let results = requests[calls.len()].tool_results();
+    results.into_iter().map(|(_, text)| text).collect()
 }
 
 /// Does this kernel offer Landlock? Asked the way the binary asks: the ABI version call. If
 /// not, `test` is skipped and says so straight on stderr: libtest captures `eprintln!` of a
 /// passing test, and a skip reported as a plain `ok` must not pass for a sandbox that works.
 /// `CORECODER_REQUIRE_LANDLOCK=1` (for machines that must have it) fails the test instead.
-fn landlock_available(test: &str) -> bool {
+pub fn landlock_available(test: &str) -> bool {
     let null = std::ptr::null::<u64>();
     // SAFETY: with the VERSION flag (1) the kernel reads no memory and returns a number.
     let version = unsafe { libc::syscall(libc::SYS_landlock_create_ruleset, null, 0usize, 1u32) };
@@ -43,14 +65,14 @@ fn landlock_available(test: &str) -> bool {
             std::env::var("CORECODER_REQUIRE_LANDLOCK").as_deref() != Ok("1"),
             "{test}: {why}"
         );
-        let _ = writeln!(std::io::stderr(), "SKIPPED safety::{test}: {why}");
+        let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
     }
     version > 0
 }
 
 /// A sandbox with its own temp dir (`TMPDIR`) and a directory outside both it and the
 /// working directory (the usual temp dir holds the sandbox, so it cannot be the outside).
-fn with_outside(name: &str) -> (Sandbox, String, String) {
+pub fn with_outside(name: &str) -> (Sandbox, String, String) {
     let sandbox = Sandbox::new(name);
     let root = sandbox.home.clone();
     let (tmp, outside) = (root.join("tmp"), root.join("outside"));
@@ -85,7 +107,7 @@ fn env_allow_lets_a_named_variable_through() {
 
 #[test]
 fn workspace_write_sandbox_refuses_a_write_outside() {
-    if !landlock_available("workspace_write_sandbox_refuses_a_write_outside") {
+    if !landlock_available("safety::workspace_write_sandbox_refuses_a_write_outside") {
         return;
     }
     let (sandbox, tmp, outside) = with_outside("safety_workspace");
@@ -104,7 +126,7 @@ fn workspace_write_sandbox_refuses_a_write_outside() {
 
 #[test]
 fn read_only_sandbox_refuses_any_write() {
-    if !landlock_available("read_only_sandbox_refuses_any_write") {
+    if !landlock_available("safety::read_only_sandbox_refuses_any_write") {
         return;
     }
     let (sandbox, tmp, _) = with_outside("safety_read_only");
