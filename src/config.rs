@@ -50,6 +50,8 @@ pub struct RunOptions {
     pub trace: Option<PathBuf>,
     /// `--sandbox` and `CORECODER_ENV_ALLOW`, for the bash tool.
     pub shell: ShellSafety,
+    /// Destructive commands `--yes` may run, by name (`--allow-destructive`).
+    pub allow_destructive: Vec<String>,
 }
 
 /// How `-p` reports: plain text, one JSON object at the end, or one JSON event per line.
@@ -87,6 +89,11 @@ Usage: corecoder [OPTIONS]
   -c, --continue        continue the most recent session started in this directory
       --sandbox MODE    where bash may write: off, read-only, workspace-write (Linux
                         Landlock; cwd and temp dir only)  [env CORECODER_SANDBOX, default off]
+      --allow-destructive NAMES  let --yes run these destructive commands, comma-separated:
+                        git-push-force, git-reset-hard, git-clean, git-discard,
+                        git-branch-delete, git-stash-clear, rm-git-dir, find-delete
+                        [env CORECODER_ALLOW_DESTRUCTIVE]. Interactive sessions ask instead;
+                        catastrophic ones (rm -rf ~, mkfs, curl | sh, ...) never run.
       --demo            run the offline demo (also the default when no API key is set)
   -v, --version         print the version
   -h, --help            print this help
@@ -195,6 +202,7 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
         output: OutputFormat::Text,
         trace: None,
         shell: shell_from(env)?,
+        allow_destructive: destructive_names("CORECODER_ALLOW_DESTRUCTIVE", env)?,
     };
     let mut parser = lexopt::Parser::from_args(args);
     while let Some(arg) = parser.next().map_err(usage)? {
@@ -216,6 +224,11 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
             Long("sandbox") => {
                 let text = text_value(&mut parser, "--sandbox")?;
                 run.shell.sandbox = sandbox_mode("--sandbox", &text)?;
+            }
+            Long("allow-destructive") => {
+                let text = text_value(&mut parser, "--allow-destructive")?;
+                let names = [("--allow-destructive".to_string(), text)].into();
+                run.allow_destructive = destructive_names("--allow-destructive", &names)?;
             }
             Long("demo") => run.demo = true,
             Long("trace") => run.trace = Some(PathBuf::from(text_value(&mut parser, "--trace")?)),
@@ -300,6 +313,23 @@ fn shell_from(env: &HashMap<String, String>) -> Result<ShellSafety, Error> {
         sandbox: sandbox_mode("CORECODER_SANDBOX", mode)?,
         env_allow: sandbox::parse_env_allow(allow),
     })
+}
+
+/// The comma-separated list in `env[name]`, each a name `danger::destructive_names` knows.
+fn destructive_names(name: &str, env: &HashMap<String, String>) -> Result<Vec<String>, Error> {
+    let known = crate::tools::danger::destructive_names();
+    let text = env.get(name).map_or("", String::as_str);
+    let names: Vec<String> = (text.split(','))
+        .map(|n| n.trim().to_string())
+        .filter(|n| !n.is_empty())
+        .collect();
+    match names.iter().find(|n| !known.contains(&n.as_str())) {
+        Some(unknown) => Err(Error::Usage(format!(
+            "{name}: '{unknown}' is not one of {}",
+            known.join(", ")
+        ))),
+        None => Ok(names),
+    }
 }
 
 fn sandbox_mode(name: &str, text: &str) -> Result<Sandbox, Error> {
@@ -397,6 +427,16 @@ mod tests {
                 .contains("--max-rounds")
         );
         assert!(check(&["stray"], &[]).unwrap_err().contains("stray"));
+    }
+
+    #[test]
+    fn destructive_opt_in_by_name() {
+        let run = run_options(&[], &[("CORECODER_ALLOW_DESTRUCTIVE", "git-reset-hard, git-clean")]);
+        assert_eq!(run.allow_destructive, ["git-reset-hard", "git-clean"]);
+        let run = run_options(&["--allow-destructive", "rm-git-dir"], &[]);
+        assert_eq!(run.allow_destructive, ["rm-git-dir"]);
+        let err = check(&["--allow-destructive", "rm-rf-root"], &[]).unwrap_err();
+        assert!(err.contains("rm-rf-root") && err.contains("git-push-force"), "{err}");
     }
 
     #[test]

@@ -32,7 +32,8 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
     sandbox.check_supported().map_err(Error::Usage)?;
     let home = corecoder_home();
     let mut notes = Vec::new();
-    let (consent, warning) = Consent::with_file(mode, home.join("permissions.json"));
+    let (mut consent, warning) = Consent::with_file(mode, home.join("permissions.json"));
+    consent.allow_destructive(&options.allow_destructive);
     notes.extend(warning);
     let (prices, warning) = PriceTable::with_overrides(&home.join("pricing.json"));
     notes.extend(warning);

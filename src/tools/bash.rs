@@ -47,8 +47,10 @@ pub fn schema() -> Value {
 }
 
 pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
-    if let Some(reason) = danger::check(&args.command) {
-        return Ok(Outcome::text(format!("Blocked: {reason}; not run.")));
+    // Consent already settled destructive commands (asked, or opted in); this is the last
+    // look before the spawn, for callers that skip consent.
+    if let Some(danger::Danger::Catastrophic(reason)) = danger::check(&args.command) {
+        return Ok(Outcome::text(danger::blocked(reason)));
     }
     if !ctx.cwd.is_dir() {
         let cwd = ctx.cwd.display();

@@ -9,6 +9,8 @@
 pub mod agent;
 pub mod bash;
 pub mod danger;
+mod danger_rules;
+mod danger_words;
 pub mod edit_file;
 pub mod glob;
 pub mod grep;

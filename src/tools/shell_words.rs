@@ -6,9 +6,14 @@
 //! can follow them. Both need words, not raw text, so `echo "rm -rf /"` is an echo.
 //!
 //! This is *not* a shell parser. It knows quotes, backslashes, comments, the operators
-//! `; && || | & newline`, redirections, `( … )`, `$( … )`, backticks and here-documents, which
-//! is enough to tell commands apart. It does not expand variables, globs, aliases or `~`, and
-//! keywords (`if`, `for`, `{`) are plain words.
+//! `; && || | & newline`, redirections, `( … )`, `$( … )`, `<( … )`, backticks, here-documents
+//! and function definitions, which is enough to tell commands apart. It does not expand
+//! variables, globs, aliases or `~`, and keywords (`if`, `for`, `{`) are plain words.
+//!
+//! One pass over the text, so the time is linear in its length (the danger gate relies on it:
+//! a model may send a command of any size).
+
+use std::ops::Range;
 
 /// The operator that ends a simple command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +33,8 @@ pub enum Separator {
 pub struct Redirect {
     pub op: String,
     pub target: String,
+    /// A here-document's text (`<<EOF` … `EOF`); empty for every other redirection.
+    pub body: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,20 +42,25 @@ pub struct SimpleCommand {
     /// Program and arguments, quotes removed. Redirections are not among them.
     pub words: Vec<String>,
     pub redirects: Vec<Redirect>,
-    /// 0 for the shell itself, +1 inside each `( … )`, `$( … )` or backticks.
+    /// 0 for the shell itself, +1 inside each `( … )`, `$( … )`, `<( … )` or backticks.
     pub depth: usize,
     pub ends_with: Separator,
+    /// Where, in what `split` returns, the commands inside this one's `$( … )`, backticks and
+    /// `<( … )` are (at every depth below; they come just before it). Empty when it has none.
+    pub inner: Range<usize>,
 }
 
 /// Split a command line into its simple commands. A subshell's commands come out before the
 /// command that contains them (`echo $(pwd)` gives `pwd`, then `echo`); at one depth, the
-/// order is the order of the text.
+/// order is the order of the text. A function definition `f() {` comes out as the words
+/// `function f` (its other spelling), and its body as the commands that follow.
 pub fn split(line: &str) -> Vec<SimpleCommand> {
     let mut splitter = Splitter {
         chars: line.chars().collect(),
         pos: 0,
         frames: vec![Frame::default()],
         heredoc_ends: Vec::new(),
+        line_start: 0,
         done: Vec::new(),
     };
     splitter.run();
@@ -102,6 +114,8 @@ struct Frame {
     in_word: bool,
     /// A redirection operator waiting for its target word.
     pending_redirect: Option<String>,
+    /// Where in `done` the commands of this command's first substitution start.
+    inner_start: Option<usize>,
 }
 
 struct Splitter {
@@ -110,6 +124,8 @@ struct Splitter {
     frames: Vec<Frame>,
     /// Here-document delimiters whose bodies start after the next newline.
     heredoc_ends: Vec<String>,
+    /// The first command in `done` that ended on the current line (here-documents attach there).
+    line_start: usize,
     done: Vec<SimpleCommand>,
 }
 
@@ -124,7 +140,7 @@ impl Splitter {
                 ' ' | '\t' => self.end_word(),
                 '\n' => {
                     self.end_command(Separator::Newline);
-                    self.skip_heredoc_bodies();
+                    self.read_heredoc_bodies();
                 }
                 ';' => self.end_command(Separator::Semicolon),
                 '&' if self.eat('&') => self.end_command(Separator::And),
@@ -137,6 +153,7 @@ impl Splitter {
                     self.end_command(Separator::Pipe);
                 }
                 '>' | '<' => self.redirect(c),
+                '(' if self.at_function_definition() => self.function_definition(),
                 '(' => {
                     self.end_word();
                     self.open(Opener::Paren);
@@ -194,6 +211,11 @@ impl Splitter {
 
     /// Start reading a redirection whose first character is `first`; its target is the next word.
     fn redirect(&mut self, first: char) {
+        // `<( … )` and `>( … )` are process substitutions: a word, like `$( … )`.
+        if self.eat('(') {
+            self.open(Opener::Dollar);
+            return;
+        }
         // A number right before the operator (`2>`) is a file descriptor, not an argument.
         let frame = self.frame_mut();
         if frame.in_word && !frame.word.is_empty() && frame.word.chars().all(|d| d.is_ascii_digit())
@@ -220,7 +242,10 @@ impl Splitter {
     fn open(&mut self, opener: Opener) {
         // `$( … )` and backticks are part of the word around them: `"$(pwd)"` is still a word.
         if opener != Opener::Paren {
-            self.frame_mut().in_word = true;
+            let at = self.done.len();
+            let frame = self.frame_mut();
+            frame.in_word = true;
+            frame.inner_start.get_or_insert(at);
         }
         self.frames.push(Frame {
             opener,
@@ -247,12 +272,15 @@ impl Splitter {
         let word = std::mem::take(&mut frame.word);
         match frame.pending_redirect.take() {
             Some(op) => {
-                if op == "<<" || op == "<<-" {
+                if is_heredoc(&op) {
                     self.heredoc_ends.push(word.clone());
                 }
-                self.frame_mut()
-                    .redirects
-                    .push(Redirect { op, target: word });
+                let redirect = Redirect {
+                    op,
+                    target: word,
+                    body: String::new(),
+                };
+                self.frame_mut().redirects.push(redirect);
             }
             None => frame.words.push(word),
         }
@@ -260,9 +288,10 @@ impl Splitter {
 
     fn end_command(&mut self, ends_with: Separator) {
         self.end_word();
-        let depth = self.frames.len() - 1;
+        let (depth, end) = (self.frames.len() - 1, self.done.len());
         let frame = self.frame_mut();
         frame.pending_redirect = None;
+        let inner = frame.inner_start.take().unwrap_or(end)..end;
         let words = std::mem::take(&mut frame.words);
         let redirects = std::mem::take(&mut frame.redirects);
         // An empty command is kept only when later commands depend on its operator:
@@ -277,21 +306,73 @@ impl Splitter {
             redirects,
             depth,
             ends_with,
+            inner,
         });
     }
 
-    /// Here-document bodies are data, not commands: skip lines up to each delimiter.
-    fn skip_heredoc_bodies(&mut self) {
-        for end in std::mem::take(&mut self.heredoc_ends) {
-            while self.pos < self.chars.len() {
-                let start = self.pos;
-                while self.next().is_some_and(|c| c != '\n') {}
-                let line: String = self.chars[start..self.pos].iter().collect();
-                if line.trim() == end {
-                    break;
-                }
+    /// `f() {` or `function f() {`: a word that is a name, then `()`.
+    fn at_function_definition(&self) -> bool {
+        let frame = self.frame();
+        if frame.words.len() > 2 {
+            return false;
+        }
+        let mut words: Vec<&str> = frame.words.iter().map(String::as_str).collect();
+        if frame.in_word {
+            words.push(&frame.word);
+        }
+        let name = match words.as_slice() {
+            [name] | ["function", name] => *name,
+            _ => return false,
+        };
+        let rest = self.chars[self.pos..].iter().find(|c| **c != ' ');
+        !name.is_empty() && !name.contains('=') && rest == Some(&')')
+    }
+
+    /// Read `()` and end the definition as the command `function NAME`; the body follows.
+    fn function_definition(&mut self) {
+        while self.next().is_some_and(|c| c != ')') {}
+        self.end_word();
+        let frame = self.frame_mut();
+        let name = frame.words.pop().unwrap_or_default();
+        frame.words = vec!["function".to_string(), name];
+        self.end_command(Separator::Semicolon);
+    }
+
+    /// Here-document bodies are data, not commands: read the lines up to each delimiter and
+    /// give them, in order, to the here-documents of the commands that ended on this line.
+    fn read_heredoc_bodies(&mut self) {
+        let line_start = std::mem::replace(&mut self.line_start, self.done.len());
+        let ends = std::mem::take(&mut self.heredoc_ends);
+        if ends.is_empty() {
+            return;
+        }
+        let mut slots = Vec::new();
+        for (i, command) in self.done[line_start..].iter().enumerate() {
+            let heredocs = command.redirects.iter().enumerate();
+            let here = heredocs.filter(|(_, r)| is_heredoc(&r.op));
+            slots.extend(here.map(|(j, _)| (line_start + i, j)));
+        }
+        for (at, end) in ends.iter().enumerate() {
+            let body = self.read_heredoc_body(end);
+            if let Some(&(i, j)) = slots.get(at) {
+                self.done[i].redirects[j].body = body;
             }
         }
+        self.line_start = self.done.len();
+    }
+
+    fn read_heredoc_body(&mut self, end: &str) -> String {
+        let mut body = String::new();
+        while self.pos < self.chars.len() {
+            let start = self.pos;
+            while self.next().is_some_and(|c| c != '\n') {}
+            let line: String = self.chars[start..self.pos].iter().collect();
+            if line.trim() == end {
+                break;
+            }
+            body.push_str(&line);
+        }
+        body
     }
 
     fn frame(&self) -> &Frame {
@@ -324,6 +405,10 @@ impl Splitter {
         self.pos += usize::from(found);
         found
     }
+}
+
+fn is_heredoc(op: &str) -> bool {
+    op == "<<" || op == "<<-"
 }
 
 #[cfg(test)]
