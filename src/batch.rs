@@ -185,7 +185,10 @@ impl Batch<'_> {
         ask: &mut dyn FnMut(&str, &str) -> Answer,
     ) -> Option<Outcome> {
         let name = call.function.name.as_str();
-        match self.consent.verdict_for_call(name, &call.function.arguments) {
+        match self
+            .consent
+            .verdict_for_call(name, &call.function.arguments)
+        {
             Verdict::Run => None,
             Verdict::Refuse(text) => Some(Outcome::text(text)),
             // The warning rides in the summary so the question shows it; "always" is not

@@ -431,12 +431,18 @@ mod tests {
 
     #[test]
     fn destructive_opt_in_by_name() {
-        let run = run_options(&[], &[("CORECODER_ALLOW_DESTRUCTIVE", "git-reset-hard, git-clean")]);
+        let run = run_options(
+            &[],
+            &[("CORECODER_ALLOW_DESTRUCTIVE", "git-reset-hard, git-clean")],
+        );
         assert_eq!(run.allow_destructive, ["git-reset-hard", "git-clean"]);
         let run = run_options(&["--allow-destructive", "rm-git-dir"], &[]);
         assert_eq!(run.allow_destructive, ["rm-git-dir"]);
         let err = check(&["--allow-destructive", "rm-rf-root"], &[]).unwrap_err();
-        assert!(err.contains("rm-rf-root") && err.contains("git-push-force"), "{err}");
+        assert!(
+            err.contains("rm-rf-root") && err.contains("git-push-force"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -9,6 +9,8 @@
 pub mod agent;
 pub mod bash;
 pub mod danger;
+mod danger_match;
+mod danger_places;
 mod danger_rules;
 mod danger_words;
 pub mod edit_file;

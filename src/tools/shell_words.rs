@@ -6,12 +6,13 @@
 //! can follow them. Both need words, not raw text, so `echo "rm -rf /"` is an echo.
 //!
 //! This is *not* a shell parser. It knows quotes, backslashes, comments, the operators
-//! `; && || | & newline`, redirections, `( … )`, `$( … )`, `<( … )`, backticks, here-documents
-//! and function definitions, which is enough to tell commands apart. It does not expand
+//! `; && || | & newline`, redirections, `( … )`, `$( … )`, `<( … )`, backticks,
+//! here-documents and function definitions, which is enough to tell commands apart. It does not expand
 //! variables, globs, aliases or `~`, and keywords (`if`, `for`, `{`) are plain words.
 //!
 //! One pass over the text, so the time is linear in its length (the danger gate relies on it:
-//! a model may send a command of any size).
+//! a model may send a command of any size). Over 300 lines: the splitter is one state
+//! machine, easier to follow in one file than spread over two.
 
 use std::ops::Range;
 
@@ -272,7 +273,7 @@ impl Splitter {
         let word = std::mem::take(&mut frame.word);
         match frame.pending_redirect.take() {
             Some(op) => {
-                if is_heredoc(&op) {
+                if matches!(op.as_str(), "<<" | "<<-") {
                     self.heredoc_ends.push(word.clone());
                 }
                 let redirect = Redirect {
@@ -310,18 +311,13 @@ impl Splitter {
         });
     }
 
-    /// `f() {` or `function f() {`: a word that is a name, then `()`.
+    /// `f() {` or `function f() {`: one name (after `function`, if there), then `()`.
     fn at_function_definition(&self) -> bool {
         let frame = self.frame();
-        if frame.words.len() > 2 {
-            return false;
-        }
-        let mut words: Vec<&str> = frame.words.iter().map(String::as_str).collect();
-        if frame.in_word {
-            words.push(&frame.word);
-        }
-        let name = match words.as_slice() {
-            [name] | ["function", name] => *name,
+        let current = frame.in_word.then_some(&frame.word);
+        let mut words = frame.words.iter().chain(current).map(String::as_str);
+        let name = match (words.next(), words.next(), words.next()) {
+            (Some("function"), Some(name), None) | (Some(name), None, None) => name,
             _ => return false,
         };
         let rest = self.chars[self.pos..].iter().find(|c| **c != ' ');
@@ -332,9 +328,8 @@ impl Splitter {
     fn function_definition(&mut self) {
         while self.next().is_some_and(|c| c != ')') {}
         self.end_word();
-        let frame = self.frame_mut();
-        let name = frame.words.pop().unwrap_or_default();
-        frame.words = vec!["function".to_string(), name];
+        let name = self.frame_mut().words.pop().unwrap_or_default();
+        self.frame_mut().words = vec!["function".to_string(), name];
         self.end_command(Separator::Semicolon);
     }
 
@@ -342,23 +337,18 @@ impl Splitter {
     /// give them, in order, to the here-documents of the commands that ended on this line.
     fn read_heredoc_bodies(&mut self) {
         let line_start = std::mem::replace(&mut self.line_start, self.done.len());
-        let ends = std::mem::take(&mut self.heredoc_ends);
-        if ends.is_empty() {
-            return;
-        }
         let mut slots = Vec::new();
         for (i, command) in self.done[line_start..].iter().enumerate() {
             let heredocs = command.redirects.iter().enumerate();
-            let here = heredocs.filter(|(_, r)| is_heredoc(&r.op));
+            let here = heredocs.filter(|(_, r)| matches!(r.op.as_str(), "<<" | "<<-"));
             slots.extend(here.map(|(j, _)| (line_start + i, j)));
         }
-        for (at, end) in ends.iter().enumerate() {
+        for (at, end) in std::mem::take(&mut self.heredoc_ends).iter().enumerate() {
             let body = self.read_heredoc_body(end);
             if let Some(&(i, j)) = slots.get(at) {
                 self.done[i].redirects[j].body = body;
             }
         }
-        self.line_start = self.done.len();
     }
 
     fn read_heredoc_body(&mut self, end: &str) -> String {
@@ -405,10 +395,6 @@ impl Splitter {
         self.pos += usize::from(found);
         found
     }
-}
-
-fn is_heredoc(op: &str) -> bool {
-    op == "<<" || op == "<<-"
 }
 
 #[cfg(test)]
@@ -503,6 +489,57 @@ mod tests {
         assert_eq!(
             words("cat > f <<'EOF'\ncd /\nrm -rf /\nEOF\nls"),
             vec![(w(&["cat"]), 0, Newline), (w(&["ls"]), 0, End)]
+        );
+    }
+
+    #[test]
+    fn heredoc_bodies_are_kept_with_their_command() {
+        let commands = split("sh <<EOF\nrm -rf /\nEOF\ncat <<-A <<B\na\nA\nb\nB\nls");
+        let bodies: Vec<Vec<&str>> = (commands.iter())
+            .map(|c| c.redirects.iter().map(|r| r.body.as_str()).collect())
+            .collect();
+        assert_eq!(bodies, vec![vec!["rm -rf /\n"], vec!["a\n", "b\n"], vec![]]);
+        assert_eq!(split("bash <<< 'ls'")[0].redirects[0].target, "ls");
+    }
+
+    #[test]
+    fn substitutions_know_their_inner_commands() {
+        let commands = split("sh <(curl x) && echo $(a | b) `c`; (d)");
+        let shown: Vec<(&str, usize, std::ops::Range<usize>)> = (commands.iter())
+            .map(|c| (c.words[0].as_str(), c.depth, c.inner.clone()))
+            .collect();
+        assert_eq!(
+            shown,
+            vec![
+                ("curl", 1, 0..0),
+                ("sh", 0, 0..1),
+                ("a", 1, 2..2),
+                ("b", 1, 3..3),
+                ("c", 1, 4..4),
+                ("echo", 0, 2..5),
+                ("d", 1, 6..6),
+            ]
+        );
+    }
+
+    #[test]
+    fn function_definitions_read_as_function_name() {
+        assert_eq!(
+            words(":(){ :|:& };:"),
+            vec![
+                (w(&["function", ":"]), 0, Semicolon),
+                (w(&["{", ":"]), 0, Pipe),
+                (w(&[":"]), 0, Background),
+                (w(&["}"]), 0, Semicolon),
+                (w(&[":"]), 0, End),
+            ]
+        );
+        assert_eq!(words("function f () { ls; }")[0].0, w(&["function", "f"]));
+        // An array assignment is not a definition.
+        assert!(
+            split("a=()")
+                .iter()
+                .all(|c| c.words.first().is_none_or(|f| f != "function"))
         );
     }
 
