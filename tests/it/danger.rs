@@ -178,25 +178,72 @@ fn the_repl_asks_about_destructive_commands_even_when_bash_is_always_allowed() {
     let script = vec![
         bash("call_1", "touch plain.txt"),
         Reply::Sse(sse::text("plain done")),
-        bash("call_2", "git stash clear"),
-        Reply::Sse(sse::text("stash done")),
-        bash("call_3", "touch ran.txt; mkfs.corecoder-test"),
+        bash("call_2", "git stash clear; touch stash1.txt"),
+        Reply::Sse(sse::text("first stash done")),
+        bash("call_3", "git stash clear; touch stash2.txt"),
+        Reply::Sse(sse::text("second stash done")),
+        bash("call_4", "touch ran.txt; mkfs.corecoder-test"),
         Reply::Sse(sse::text("mkfs done")),
     ];
+    let question = |file: &str| {
+        format!(
+            "Allow bash(git stash clear; touch {file} -- destructive: git stash clear/drop \
+             throws stashed work away [git-stash-clear]; asked every time)? [y] allow once"
+        )
+    };
     let mut repl = Repl::start(&sandbox, &[], script);
     repl.turn("plain", "plain done");
     assert!(sandbox.path("plain.txt").exists(), "{}", repl.pty.screen());
-    repl.enter("stash");
-    repl.expect("Allow bash(git stash clear -- destructive: git stash clear/drop");
-    repl.expect("asked every time)? [y] allow once");
-    repl.pty.send("n\r");
-    repl.expect("stash done");
+    // "always" at a destructive question allows that call only...
+    repl.enter("stash one");
+    repl.expect(&question("stash1.txt"));
+    repl.pty.send("a\r");
+    repl.expect("first stash done");
     repl.idle();
+    assert!(sandbox.path("stash1.txt").exists(), "{}", repl.pty.screen());
+    // ...so the next one is asked about again.
+    repl.enter("stash two");
+    repl.expect(&question("stash2.txt"));
+    repl.pty.send("n\r");
+    repl.expect("second stash done");
+    repl.idle();
+    // Catastrophic: no question, refused.
     repl.turn("mkfs", "mkfs done");
-    let requests = repl.requests(6);
-    assert!(requests[3].last_tool_result().starts_with("Denied"));
-    let blocked = requests[5].last_tool_result();
+    let requests = repl.requests(8);
+    assert!(requests[5].last_tool_result().starts_with("Denied"));
+    assert!(!sandbox.path("stash2.txt").exists());
+    let blocked = requests[7].last_tool_result();
     assert!(blocked.starts_with("Blocked: mkfs"), "{blocked}");
     assert!(!sandbox.path("ran.txt").exists());
     assert!(!repl.pty.screen().contains("Allow bash(touch ran.txt"));
+    let saved = std::fs::read_to_string(&permissions).unwrap();
+    assert!(!saved.contains("stash"), "{saved}");
+}
+
+/// The names a user can opt in to are the same in the binary, its `--help` and the README.
+#[test]
+fn the_destructive_names_agree_in_the_binary_help_and_readme() {
+    let sandbox = Sandbox::new("danger_names");
+    let output = run_with(&["--allow-destructive", "?"], &[], &sandbox);
+    let known = output
+        .stderr
+        .split("is not one of ")
+        .nth(1)
+        .unwrap_or_default();
+    let mut known: Vec<&str> = known.trim().split(", ").collect();
+    known.sort();
+    assert!(known.len() >= 8, "{output:?}");
+    let help = run_with(&["--help"], &[], &sandbox).stdout;
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    let mut rows: Vec<&str> = (readme.lines())
+        .filter_map(|line| line.trim().strip_prefix("| `"))
+        .filter_map(|row| row.split_once("` | ").map(|(name, _)| name))
+        .filter(|name| known.contains(name) || name.starts_with("git-"))
+        .collect();
+    rows.sort();
+    assert_eq!(rows, known, "the README's table of destructive names");
+    for name in &known {
+        assert!(help.contains(name), "--help does not name {name}");
+    }
 }
