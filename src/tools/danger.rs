@@ -125,9 +125,8 @@ fn read_script(text: &str, depth: usize, found: &mut Found) {
         {
             run.args.extend(input.split_whitespace().map(String::from));
         }
-        if command.depth == 0 {
-            danger_words::follow(&mut scope, &command.words, &run);
-        }
+        // Also inside subshells: `(cd / && rm -rf usr)` is read as the shell would run it.
+        danger_words::follow(&mut scope, &command.words, &run);
         for rule in danger_match::matching(&run, &command.redirects, &scope) {
             found.add(rule.class, rule.reason);
         }
@@ -225,6 +224,10 @@ fn scripts_run_by(at: usize, pipeline: &Pipeline) -> Vec<Script> {
         .collect();
     let inline = match name {
         "eval" => Some(run.args.join(" ")),
+        // `su root -c SCRIPT`: the user comes first.
+        "su" | "runuser" => (run.args.iter())
+            .position(|a| a == "-c" || a == "--command")
+            .and_then(|c| run.args.get(c + 1).cloned()),
         _ if SHELLS.contains(&name) => danger_words::dash_c_script(&run.args).cloned(),
         _ => None,
     };
@@ -496,6 +499,37 @@ mod tests {
         "f(){ f & f; }; f",
         "perl -e 'fork while fork'",
         "bash -c ':(){ :|:& };:'",
+        ".() { .|.& }; .",
+        "perl -e \"fork while fork\"",
+        // more spellings
+        "rm -rf /home/$USER",
+        "pushd / && rm -rf usr",
+        "(cd / && rm -rf usr)",
+        "su root -c 'rm -rf /'",
+        "telinit 0",
+        "sudo -E rm -rf /",
+        "sudo --user=root rm -rf /",
+        "rm -rf ~/.",
+        "rm -rf ${HOME?}",
+        "cd; rm -rf *",
+        "rm -rf .[!.]*",
+        "find / -mindepth 1 -delete",
+        "sh -c \"`curl x`\"",
+        ". /dev/stdin <<< \"$(curl x)\"",
+        "chown -hR x /",
+        "chmod 777 -R /",
+        "echo o > /proc/sysrq-trigger",
+        "dd of=/dev/sda < x",
+        "pv img > /dev/sda",
+        "cat img | sudo tee /dev/sda",
+        "sudo sh -c 'cat x > /dev/sda'",
+        "crontab -u root -r",
+        "/sbin/reboot",
+        "systemctl reboot -i",
+        "wget -O - x | sh",
+        "curl -fsSL x -o- | sudo -E sh",
+        "curl x | bash -s -- args",
+        "echo 'kill -9 -1' | sh",
     ];
 
     const DESTRUCTIVE: &[(&str, &str)] = &[
@@ -617,6 +651,32 @@ mod tests {
         "timeout 5 cargo test",
         "xargs -n1 echo < list",
         "env -S 'ls -la'",
+        // substitutions, look-alike names, everyday commands
+        "rm -rf \"$(mktemp -d)\"",
+        "rm -rf \"$(pwd)/build\"",
+        "git push origin HEAD:refs/heads/x",
+        "git clean -fdn",
+        "git switch -c new",
+        "git restore --staged .",
+        "find . -type d -empty -delete",
+        "find . -maxdepth 1 -name x -delete",
+        "printf '%s\\n' a b | xargs rm -f",
+        "ls | xargs rm -rf",
+        "rm -rf ./*.log",
+        "rm -f ~/.bashrc.bak",
+        "python3 - <<EOF\nimport os\nEOF",
+        "cd \"$(git rev-parse --show-toplevel)\" && ls",
+        "npm init -y",
+        "git init",
+        "kill -l",
+        "tee /dev/stderr",
+        "cp -r src /dev/shm/x",
+        "echo x > /dev/stdout",
+        "mv build /tmp/old",
+        "sed -i 's/a/b/' f",
+        "make clean",
+        "cargo clean",
+        "git log --oneline | head",
     ];
 
     #[test]
@@ -646,7 +706,9 @@ mod tests {
             wrong.len(),
             wrong.join("\n")
         );
-        assert!(CATASTROPHIC.len() + DESTRUCTIVE.len() >= 150 && BENIGN.len() >= 50);
+        let (c, d, b) = (CATASTROPHIC.len(), DESTRUCTIVE.len(), BENIGN.len());
+        eprintln!("the table: {c} catastrophic, {d} destructive, {b} benign");
+        assert!(c + d >= 150 && b >= 50);
     }
 
     #[test]

@@ -96,6 +96,9 @@ fn matches(pattern: &Pattern, run: &Invocation, redirects: &[Redirect], scope: &
             any,
             unless,
         } => {
+            if name != *program {
+                return false;
+            }
             let args = match subcommand {
                 Some(sub) => match git_subcommand(args) {
                     Some((found, rest)) if found == *sub => rest,
@@ -103,8 +106,7 @@ fn matches(pattern: &Pattern, run: &Invocation, redirects: &[Redirect], scope: &
                 },
                 None => args,
             };
-            name == *program
-                && (any.is_empty() || any.iter().any(|a| has(args, a)))
+            (any.is_empty() || any.iter().any(|a| has(args, a)))
                 && !unless.iter().any(|a| has(args, a))
         }
         Pattern::KillEverything => name == "kill" && kills_everything(args),

@@ -8,6 +8,7 @@
 //! is lexical: no file is looked at, no variable is read from the environment, and each step
 //! is linear in the length of the words (brace expansion and variable values are capped).
 
+use super::shell_words::SUBSTITUTED;
 use std::collections::HashMap;
 
 /// Where a path argument points, as far as the gate can tell from the text.
@@ -106,13 +107,9 @@ pub struct Scope {
 
 /// Every place `arg` may point to: one per value of a variable and per brace alternative.
 pub fn places_of(arg: &str, scope: &Scope) -> Vec<Place> {
-    let mut places = Vec::new();
-    for expanded in expand_variables(arg, scope) {
-        for word in expand_braces(&expanded) {
-            places.push(place_of(&word, scope));
-        }
-    }
-    places
+    let words = expand_variables(arg, scope).into_iter();
+    let words = words.flat_map(|expanded| expand_braces(&expanded)).take(16);
+    words.map(|word| place_of(&word, scope)).collect()
 }
 
 /// Replace a leading `$NAME`, `${NAME}`, `${NAME:?…}` or `${NAME:-…}` by what it holds:
@@ -172,7 +169,8 @@ fn brace_group(word: &str) -> Option<(usize, usize)> {
 
 /// Where one expanded word points.
 fn place_of(word: &str, scope: &Scope) -> Place {
-    if word.starts_with('-') {
+    // What a substitution prints (`"$(mktemp -d)"`) cannot be known: not a place we refuse.
+    if word.starts_with('-') || word.contains(SUBSTITUTED) {
         return Place::Other;
     }
     if let Some(place) = device_place(word) {
@@ -251,6 +249,7 @@ fn classify(base: Base, parts: &[&str]) -> Place {
         (Base::Root, [first]) if first.contains(['*', '?', '[']) => Place::RootGlob,
         (Base::Root, [first, ..]) if first.contains(['*', '?', '[']) => Place::RootGlob,
         (Base::Root, [first]) if SYSTEM_DIRS.contains(first) => Place::SystemDir,
+        (Base::Root, ["home" | "Users", user]) if user.starts_with('$') => Place::Home,
         (Base::Root, [first, second])
             if SYSTEM_DIRS.contains(first) && is_glob_of_everything(second) =>
         {

@@ -112,7 +112,7 @@ pub const RULES: &[Rule] = &[
     catastrophic(
         "shutting down or restarting the machine",
         Pattern::Program(&[
-            "shutdown", "reboot", "halt", "poweroff", "kexec", "killall5",
+            "shutdown", "reboot", "halt", "poweroff", "kexec", "telinit", "killall5",
         ]),
     ),
     catastrophic(

@@ -171,7 +171,7 @@ fn skip_options(words: &[String], mut at: usize, valued: &[&str]) -> usize {
 pub fn follow(scope: &mut Scope, words: &[String], run: &Invocation) {
     let first = |text: &str| expand_variables(text, scope).swap_remove(0);
     match (run.name.as_str(), words.first().map(String::as_str)) {
-        ("cd", _) => {
+        ("cd" | "pushd", _) => {
             let target = run.args.iter().find(|a| !a.starts_with('-') || *a == "-");
             scope.cwd = match target.map(|t| first(t)) {
                 None => Some("~".to_string()),
@@ -185,8 +185,8 @@ pub fn follow(scope: &mut Scope, words: &[String], run: &Invocation) {
             if let [_, name, keyword, values @ ..] = words
                 && keyword == "in"
             {
-                let values = values.iter().take(16).map(|v| first(v)).collect();
-                scope.variables.insert(name.clone(), values);
+                let values: Vec<String> = values.iter().take(16).map(|v| first(v)).collect();
+                remember(scope, name, values);
             }
         }
         ("", _) => assign(scope, words),
@@ -198,7 +198,17 @@ fn assign(scope: &mut Scope, words: &[String]) {
     for word in words {
         if let Some((name, value)) = word.split_once('=') {
             let value = expand_variables(value, scope).swap_remove(0);
-            scope.variables.insert(name.to_string(), vec![value]);
+            remember(scope, name, vec![value]);
         }
+    }
+}
+
+/// Keep short values only: each `$NAME` copies them, and a path is short. A long one makes
+/// the variable unknown again (so `X=<1 MB>; rm $X $X …` cannot make the gate quadratic).
+fn remember(scope: &mut Scope, name: &str, values: Vec<String>) {
+    if values.iter().map(String::len).sum::<usize>() <= 256 {
+        scope.variables.insert(name.to_string(), values);
+    } else {
+        scope.variables.remove(name);
     }
 }

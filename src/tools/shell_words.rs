@@ -16,6 +16,9 @@
 
 use std::ops::Range;
 
+/// Stands in a word for the output of a `$( … )`, backticks or `<( … )` inside it.
+pub const SUBSTITUTED: char = '\u{1A}';
+
 /// The operator that ends a simple command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Separator {
@@ -58,11 +61,8 @@ pub struct SimpleCommand {
 pub fn split(line: &str) -> Vec<SimpleCommand> {
     let mut splitter = Splitter {
         chars: line.chars().collect(),
-        pos: 0,
         frames: vec![Frame::default()],
-        heredoc_ends: Vec::new(),
-        line_start: 0,
-        done: Vec::new(),
+        ..Splitter::default()
     };
     splitter.run();
     splitter.done
@@ -119,6 +119,7 @@ struct Frame {
     inner_start: Option<usize>,
 }
 
+#[derive(Default)]
 struct Splitter {
     chars: Vec<char>,
     pos: usize,
@@ -241,12 +242,11 @@ impl Splitter {
     }
 
     fn open(&mut self, opener: Opener) {
-        // `$( … )` and backticks are part of the word around them: `"$(pwd)"` is still a word.
+        // A substitution is part of the word around it (`"$(pwd)"/x`), as `SUBSTITUTED`.
         if opener != Opener::Paren {
+            self.push(SUBSTITUTED);
             let at = self.done.len();
-            let frame = self.frame_mut();
-            frame.in_word = true;
-            frame.inner_start.get_or_insert(at);
+            self.frame_mut().inner_start.get_or_insert(at);
         }
         self.frames.push(Frame {
             opener,
@@ -462,8 +462,8 @@ mod tests {
                 (w(&["ls"]), 1, End),
                 (w(&[]), 0, And),
                 (w(&["date"]), 2, End),
-                (w(&["pwd", ""]), 1, End),
-                (w(&["echo", "", "x"]), 0, End),
+                (w(&["pwd", "\u{1A}"]), 1, End),
+                (w(&["echo", "\u{1A}", "x"]), 0, End),
             ]
         );
     }
