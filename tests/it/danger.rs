@@ -135,10 +135,13 @@ fn an_unknown_opt_in_name_is_a_usage_error() {
 #[test]
 fn look_alikes_of_dangerous_commands_run() {
     let sandbox = Sandbox::new("danger_benign");
-    sandbox.write("mkfs-helper.sh", "echo helper ran\n");
+    sandbox.write("mkfs-helper.sh", "#!/bin/sh\necho helper ran\n");
+    let helper = sandbox.path("mkfs-helper.sh");
+    std::fs::set_permissions(&helper, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
     let commands = [
         "echo ':(){ :|:& };:'",
-        "sh ./mkfs-helper.sh && echo 'guard against :(){ :|:& };: fork bombs' > msg.txt",
+        "./mkfs-helper.sh && echo 'guard against :(){ :|:& };: fork bombs' > msg.txt",
         "echo 'rm -rf /' | cat",
     ];
     let (output, results) = bash_calls(&sandbox, &[], &[], &commands);
