@@ -145,8 +145,8 @@ impl Consent {
         }
     }
 
-    /// Asked about where someone can be asked; under `--yes`, run only when every name found
-    /// was opted in to.
+    /// Asked about in an interactive session; with `--yes` (interactive too: it asks nothing)
+    /// run only when every name found was opted in to.
     fn destructive(&self, found: &[(&str, &str)]) -> Verdict {
         let why: Vec<String> = (found.iter())
             .map(|(name, reason)| format!("{reason} [{name}]"))
@@ -160,10 +160,9 @@ impl Consent {
             Mode::Ask => Verdict::AskEachTime(format!("destructive: {why}")),
             Mode::AllowAll if missing.is_empty() => Verdict::Run,
             _ => Verdict::Refuse(format!(
-                "Refused: {why}. This is destructive; without someone to ask it runs only when \
-                 the user opts in by name (CORECODER_ALLOW_DESTRUCTIVE={names} or \
-                 --allow-destructive {names}). Do it another way, or say what you would run so \
-                 the user can decide.",
+                "Refused: {why}. This is destructive: with --yes it runs only when the user opted \
+                 in to it by name (CORECODER_ALLOW_DESTRUCTIVE={names} or --allow-destructive \
+                 {names}). Do it another way, or say what you would run so the user can decide.",
                 names = missing.join(",")
             )),
         }
