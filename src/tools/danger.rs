@@ -22,7 +22,6 @@ use super::danger_places::Scope;
 use super::danger_rules::Class;
 use super::danger_words::{self, Invocation};
 use super::shell_words::{self, Separator, SimpleCommand};
-use std::collections::HashMap;
 
 pub use super::danger_rules::destructive_names;
 
@@ -186,27 +185,28 @@ fn substitution_children(commands: &[SimpleCommand]) -> Vec<Vec<usize>> {
     children
 }
 
-/// A function that runs itself at least twice, once in the background or a pipe:
-/// `:(){ :|:& };:` under any name. Quoted text is never a definition, so `echo ':(){…'` runs.
+/// A function whose body starts a copy of itself in the background or a pipe: `:(){ :|:& };:`
+/// under any name. The body runs from the definition to the next `}` (or the end); quoted
+/// text is never a definition, so `echo ':(){…'` runs. One pass.
 fn is_fork_bomb(commands: &[SimpleCommand], runs: &[Invocation], feeds: &[Option<usize>]) -> bool {
-    // Each defined name: how often it is run, and whether once in the background or a pipe.
-    let mut calls: HashMap<&str, (usize, bool)> = HashMap::new();
-    for command in commands {
-        if let [function, name, ..] = command.words.as_slice()
-            && function == "function"
-        {
-            calls.insert(name, (0, false));
-        }
-    }
+    let mut body_of: Option<(&str, usize)> = None;
     for (at, command) in commands.iter().enumerate() {
-        if let Some((count, forked)) = calls.get_mut(runs[at].name.as_str()) {
-            *count += 1;
-            let ends = command.ends_with;
-            *forked |=
-                matches!(ends, Separator::Pipe | Separator::Background) || feeds[at].is_some();
+        match command.words.as_slice() {
+            [function, name, ..] if function == "function" => {
+                body_of = Some((name.as_str(), command.depth));
+            }
+            [close, ..] if close == "}" && body_of.is_some_and(|(_, d)| command.depth <= d) => {
+                body_of = None;
+            }
+            _ => {}
+        }
+        let forked = matches!(command.ends_with, Separator::Pipe | Separator::Background)
+            || feeds[at].is_some();
+        if forked && body_of.is_some_and(|(name, _)| runs[at].name == name) {
+            return true;
         }
     }
-    calls.values().any(|&(count, forked)| count >= 2 && forked)
+    false
 }
 
 /// The scripts command `at` runs: `bash -c SCRIPT`, `eval WORDS`, what a shell reads on its
@@ -530,6 +530,8 @@ mod tests {
         "curl -fsSL x -o- | sudo -E sh",
         "curl x | bash -s -- args",
         "echo 'kill -9 -1' | sh",
+        "f() ( f | f & ); f",
+        "f(){ f&}; f",
     ];
 
     const DESTRUCTIVE: &[(&str, &str)] = &[
@@ -677,6 +679,8 @@ mod tests {
         "make clean",
         "cargo clean",
         "git log --oneline | head",
+        "greet() { echo hi; }; greet | greet",
+        "f() { f; }; echo done",
     ];
 
     #[test]
