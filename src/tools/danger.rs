@@ -532,6 +532,9 @@ mod tests {
         "echo 'kill -9 -1' | sh",
         "f() ( f | f & ); f",
         "f(){ f&}; f",
+        "env --split-string='rm -rf /'",
+        "env --split-string 'sudo rm -rf ~'",
+        "env -i -S'rm -rf /'",
     ];
 
     const DESTRUCTIVE: &[(&str, &str)] = &[
@@ -732,6 +735,17 @@ mod tests {
     fn a_huge_command_is_read_in_linear_time() {
         let shapes = [
             format!("echo {}", "$(".repeat(200_000)),
+            format!("{}ls", "env -S 'env' ".repeat(30_000)),
+            format!(
+                "cd /{}; rm -rf {}",
+                "a".repeat(200_000),
+                "x ".repeat(100_000)
+            ),
+            format!(
+                "X=/{}; rm -rf {}",
+                "a".repeat(200_000),
+                "$X ".repeat(60_000)
+            ),
             format!("echo {}", "a | ".repeat(100_000)),
             format!("rm -rf {}", "x ".repeat(200_000)),
             format!("{}ls", "bash -c \"$(".repeat(36_000)),

@@ -2,9 +2,9 @@
 //! `sudo`, `timeout 5`, `xargs`, `env -S`, `{`, `if`, `do`, `!` and `VAR=value`.
 //!
 //! `danger.rs` calls `invocation` for every command `shell_words` found (the rules then look
-//! at the program and its arguments), `dash_c_script` for shells, and `follow` after each top-level one, to remember
-//! what the next command's paths mean (a `cd /`, `D=/`). It does not judge anything, and each
-//! step is linear in the number of words.
+//! at the program and its arguments), `dash_c_script` for shells, and `follow` after each
+//! command, to remember what the next one's paths mean (a `cd /`, `D=/`). It does not judge
+//! anything, and each step is linear in the number of words.
 
 use super::danger_places::{Scope, expand_variables};
 
@@ -66,33 +66,34 @@ const KEYWORDS: &[&str] = &[
 /// The program `words` run and its arguments. A function definition, a `for`/`case` head
 /// and a line of assignments run nothing (an empty name).
 pub fn invocation(words: &[String]) -> Invocation {
-    let mut words: Vec<String> = words.to_vec();
-    let (mut at, mut via_xargs) = (0, false);
+    let mut words = Words {
+        front: Vec::new(),
+        rest: words.iter(),
+    };
+    let mut via_xargs = false;
     loop {
-        let Some(first) = words.get(at) else {
+        let Some(first) = words.next() else {
             return Invocation::default();
         };
         let is_assignment = first.contains('=') && !first.starts_with('=');
         if is_assignment || KEYWORDS.contains(&first.as_str()) {
-            at += 1;
             continue;
         }
         // `function f` (or `function f()`) defines a function; its body may follow on the
         // same line (`function f { rm …; }`), so read on after the name.
         if first == "function" {
-            at += 2;
-            at += usize::from(words.get(at).is_some_and(|w| w == "()"));
+            words.next();
+            if words.peek() == Some("()") {
+                words.next();
+            }
             continue;
         }
         if matches!(first.as_str(), "for" | "case" | "select") {
             return Invocation::default();
         }
-        let name = first.rsplit('/').next().unwrap_or(first).to_string();
-        if name == "env" {
-            split_env_s(&mut words, at + 1);
-        }
+        let name = first.rsplit('/').next().unwrap_or(&first).to_string();
         let Some((_, valued, positional)) = WRAPPERS.iter().find(|(w, _, _)| *w == name) else {
-            let args = words.split_off(at + 1);
+            let args = words.remaining();
             return Invocation {
                 name,
                 args,
@@ -100,7 +101,60 @@ pub fn invocation(words: &[String]) -> Invocation {
             };
         };
         via_xargs |= name == "xargs";
-        at = skip_options(&words, at + 1, valued) + positional;
+        skip_options(&mut words, valued, &name);
+        for _ in 0..*positional {
+            words.next();
+        }
+    }
+}
+
+/// A command's words, read front to back; `env -S` puts the words of its value in front.
+/// Every word is copied once, so reading is linear however many wrappers there are.
+struct Words<'a> {
+    /// Words put in front, the next one last.
+    front: Vec<String>,
+    rest: std::slice::Iter<'a, String>,
+}
+
+impl Words<'_> {
+    fn peek(&self) -> Option<&str> {
+        let next = self.front.last().or_else(|| self.rest.as_slice().first());
+        next.map(String::as_str)
+    }
+
+    fn next(&mut self) -> Option<String> {
+        self.front.pop().or_else(|| self.rest.next().cloned())
+    }
+
+    fn remaining(self) -> Vec<String> {
+        self.front
+            .into_iter()
+            .rev()
+            .chain(self.rest.cloned())
+            .collect()
+    }
+}
+
+/// Drop a wrapper's options (and the values of those in `valued`); `--` ends them. `env -S
+/// 'rm -rf /'` splits its value into words, which are read next.
+fn skip_options(words: &mut Words, valued: &[&str], wrapper: &str) {
+    while let Some(word) = words.peek().filter(|w| w.starts_with('-') && *w != "-") {
+        let word = word.to_string();
+        words.next();
+        let split = match word.as_str() {
+            _ if wrapper != "env" => None,
+            "-S" | "--split-string" => Some(words.next().unwrap_or_default()),
+            w => (w.strip_prefix("--split-string=").or(w.strip_prefix("-S"))).map(String::from),
+        };
+        if let Some(value) = split {
+            let split = super::shell_words::split(&value).into_iter().next();
+            let split_words = split.map(|c| c.words).unwrap_or_default();
+            words.front.extend(split_words.into_iter().rev());
+        } else if word == "--" {
+            return;
+        } else if valued.contains(&word.as_str()) {
+            words.next();
+        }
     }
 }
 
@@ -128,44 +182,6 @@ pub fn dash_c_script(args: &[String]) -> Option<&String> {
     None
 }
 
-/// `env -S 'rm -rf /'` splits its value into words: put them in its place.
-fn split_env_s(words: &mut Vec<String>, from: usize) {
-    let Some(s) = (from..words.len()).find(|&i| words[i] == "-S" || words[i] == "--split-string")
-    else {
-        return;
-    };
-    if s + 1 >= words.len() {
-        return;
-    }
-    let value = words.remove(s + 1);
-    words.remove(s);
-    let split = super::shell_words::split(&value);
-    let inner = split
-        .into_iter()
-        .next()
-        .map(|c| c.words)
-        .unwrap_or_default();
-    words.splice(s..s, inner);
-}
-
-/// The index of the first word after `from` that is not an option (or the value of one of
-/// `valued`); `--` ends the options.
-fn skip_options(words: &[String], mut at: usize, valued: &[&str]) -> usize {
-    while let Some(word) = words.get(at) {
-        if !word.starts_with('-') || word == "-" {
-            break;
-        }
-        at += 1;
-        if word == "--" {
-            break;
-        }
-        if valued.contains(&word.as_str()) {
-            at += 1;
-        }
-    }
-    at
-}
-
 /// What the shell remembers between the commands of one script: where a top-level `cd`
 /// went, and variables set by `NAME=value`, `export` or `for NAME in …`.
 pub fn follow(scope: &mut Scope, words: &[String], run: &Invocation) {
@@ -179,6 +195,8 @@ pub fn follow(scope: &mut Scope, words: &[String], run: &Invocation) {
                 Some(t) if t != "-" => scope.cwd.as_ref().map(|cwd| format!("{cwd}/{t}")),
                 Some(_) => None,
             };
+            // Each relative path is joined to it: a long one would make the gate quadratic.
+            scope.cwd = scope.cwd.take().filter(|cwd| cwd.len() <= 256);
         }
         ("export" | "local" | "declare" | "readonly", _) => assign(scope, &run.args),
         ("", Some("for")) => {
