@@ -765,6 +765,65 @@ mod tests {
         }
     }
 
+    /// Shell-shaped noise (a fixed pseudo-random sequence): the gate answers, never panics.
+    #[test]
+    fn shell_noise_never_panics() {
+        let pieces = [
+            "rm",
+            " -rf",
+            " /",
+            " ~",
+            "$HOME",
+            "${HOME:?}",
+            "{",
+            "}",
+            "(",
+            ")",
+            "$(",
+            "`",
+            "<(",
+            "'",
+            "\"",
+            "\\",
+            ";",
+            "&",
+            "|",
+            "\n",
+            "<<EOF\n",
+            "EOF",
+            "<<<",
+            ">",
+            "/dev/sda",
+            "f()",
+            "function",
+            "sh -c",
+            "eval",
+            "env -S",
+            "xargs",
+            "cd ..",
+            "..",
+            "*",
+            "=",
+            "é",
+            "git push -f",
+            "find . -delete",
+            "kill -9 -1",
+            ":",
+            "#",
+        ];
+        let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = move || {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) as usize
+        };
+        for _ in 0..3_000 {
+            let command: String = (0..next() % 24)
+                .map(|_| pieces[next() % pieces.len()])
+                .collect();
+            let _ = check(&command);
+        }
+    }
+
     #[test]
     fn reasons_and_names() {
         assert_eq!(
