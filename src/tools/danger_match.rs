@@ -32,11 +32,10 @@ pub enum Pattern {
     },
     /// `kill` aimed at every process (`-1`) or at init (`1`).
     KillEverything,
-    /// `find PATHS … -delete` (or `-exec rm`) at one of `places`; with `targeted: false`,
-    /// only when no test (`-name`, `-mtime`, …) narrows what it deletes.
+    /// `find PATHS … -delete` (or `-exec rm`) at one of `places`.
     FindDelete {
         places: &'static [Place],
-        targeted: bool,
+        narrowed: Narrowed,
     },
     /// Output redirected (`>`, `>>`, `&>`) onto one of `places`.
     RedirectOnto(&'static [Place]),
@@ -52,6 +51,15 @@ pub enum Arg {
     Word(&'static str),
     /// A word (not an option) starting with this: `+main` in `git push origin +main`.
     Starts(&'static str),
+}
+
+/// Does a test such as `-name` or `-mtime` make a `find … -delete` acceptable?
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Narrowed {
+    /// No: it is refused however narrow.
+    StillRefused,
+    /// Yes: only a delete of everything under the path is caught.
+    Allowed,
 }
 
 /// Which arguments of a `Targets` rule are looked at.
@@ -110,8 +118,8 @@ fn matches(pattern: &Pattern, run: &Invocation, redirects: &[Redirect], scope: &
                 && !unless.iter().any(|a| has(args, a))
         }
         Pattern::KillEverything => name == "kill" && kills_everything(args),
-        Pattern::FindDelete { places, targeted } => {
-            name == "find" && find_deletes(args, scope, places, *targeted)
+        Pattern::FindDelete { places, narrowed } => {
+            name == "find" && find_deletes(args, scope, places, *narrowed)
         }
         Pattern::RedirectOnto(places) => redirects.iter().any(|r| {
             r.op.contains('>')
@@ -205,7 +213,7 @@ const FIND_TESTS: &[&str] = &[
     "-lname",
 ];
 
-fn find_deletes(args: &[String], scope: &Scope, places: &[Place], targeted: bool) -> bool {
+fn find_deletes(args: &[String], scope: &Scope, places: &[Place], narrowed: Narrowed) -> bool {
     let paths_end = args
         .iter()
         .position(|a| a.starts_with(['-', '(', '!']))
@@ -214,7 +222,7 @@ fn find_deletes(args: &[String], scope: &Scope, places: &[Place], targeted: bool
     let deletes = expression.windows(2).any(|w| {
         w[0] == "-delete" || (w[0].starts_with("-exec") || w[0] == "-ok") && w[1].ends_with("rm")
     }) || expression.last().is_some_and(|a| a == "-delete");
-    let narrowed = expression.iter().any(|a| FIND_TESTS.contains(&a.as_str()));
+    let has_test = expression.iter().any(|a| FIND_TESTS.contains(&a.as_str()));
     let here = [".".to_string()];
     let paths = if paths.is_empty() { &here[..] } else { paths };
     let at_place = paths.iter().any(|p| {
@@ -222,5 +230,5 @@ fn find_deletes(args: &[String], scope: &Scope, places: &[Place], targeted: bool
             .iter()
             .any(|place| places.contains(place))
     });
-    deletes && at_place && (targeted || !narrowed)
+    deletes && at_place && !(narrowed == Narrowed::Allowed && has_test)
 }

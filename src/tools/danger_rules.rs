@@ -6,7 +6,7 @@
 //! shells, downloads run as scripts and fork bombs need more than one command to see, so
 //! `danger.rs` finds those itself. To add a rule, add it here and a command to the tests.
 
-use super::danger_match::{Arg, Operands, Pattern};
+use super::danger_match::{Arg, Narrowed, Operands, Pattern};
 use super::danger_places::Place;
 
 /// How bad a match is, which decides what consent does with it.
@@ -72,7 +72,7 @@ pub const RULES: &[Rule] = &[
         "find deleting under /, a system directory or the home directory",
         Pattern::FindDelete {
             places: SYSTEM_OR_HOME,
-            targeted: true,
+            narrowed: Narrowed::StillRefused,
         },
     ),
     catastrophic(
@@ -153,7 +153,7 @@ pub const RULES: &[Rule] = &[
         "find deleting everything under a directory",
         Pattern::FindDelete {
             places: &[Place::Here, Place::Everything],
-            targeted: false,
+            narrowed: Narrowed::Allowed,
         },
     ),
     destructive(
