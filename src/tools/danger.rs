@@ -46,7 +46,7 @@ const SHELLS: &[&str] = &[
 const INTERPRETERS: &[&str] = &["python", "python3", "perl", "ruby", "node", "php", "lua"];
 const DOWNLOADERS: &[&str] = &["curl", "wget", "fetch", "aria2c", "http", "https"];
 
-const DOWNLOAD_AND_RUN: &str = "a downloaded script run by a shell or interpreter (curl | sh, sh <(curl), bash -c \"$(curl)\")";
+const DOWNLOAD_AND_RUN: &str = "a downloaded script run by a shell (curl | sh, sh <(curl …))";
 const FORK_BOMB: &str = "a fork bomb (a function that starts copies of itself)";
 const TOO_DEEP: &str = "scripts nested more than 8 deep (sh -c, eval) cannot be checked";
 

@@ -1,12 +1,12 @@
 //! Where a path argument of a dangerous command points, as far as the text tells: `/`, a
 //! system directory, the home directory, a disk, … once `$HOME`, `${HOME:?}`, `..`, braces
-//! (`{/,}`), globs (`/[a-z]*`), variables set in the same command and a top-level `cd` to an
-//! absolute path are accounted for.
+//! (`{/,}`), globs (`/[a-z]*`), variables set in the same command and a `cd` to an absolute
+//! path are accounted for.
 //!
 //! The rules ask `places_of` about arguments (`danger_match.rs`), in the `Scope` that
-//! `danger_words::follow` keeps up to date from one top-level command to the next. Everything here
-//! is lexical: no file is looked at, no variable is read from the environment, and each step
-//! is linear in the length of the words (brace expansion and variable values are capped).
+//! `danger_words::follow` keeps up to date from one command to the next. Everything here is
+//! lexical: no file is looked at, no variable is read from the environment, and each step is
+//! linear in the length of the words (brace expansion and variable values are capped).
 
 use super::shell_words::SUBSTITUTED;
 use std::collections::HashMap;
@@ -97,7 +97,7 @@ const SYSTEM_DIRS: &[&str] = &[
 ];
 
 /// What the gate knows of the shell it reads: variables set in the same command (`D=/`,
-/// `for d in / ~`) and the directory a top-level `cd` to an absolute path moved to.
+/// `for d in / ~`) and the directory a `cd` to an absolute path (or home) moved to.
 #[derive(Debug, Default)]
 pub struct Scope {
     pub variables: HashMap<String, Vec<String>>,
