@@ -219,9 +219,11 @@ fn find_deletes(args: &[String], scope: &Scope, places: &[Place], narrowed: Narr
         .position(|a| a.starts_with(['-', '(', '!']))
         .unwrap_or(args.len());
     let (paths, expression) = args.split_at(paths_end);
-    let deletes = expression.windows(2).any(|w| {
-        w[0] == "-delete" || (w[0].starts_with("-exec") || w[0] == "-ok") && w[1].ends_with("rm")
-    }) || expression.last().is_some_and(|a| a == "-delete");
+    let runs_rm = |w: &[String]| {
+        (w[0].starts_with("-exec") || w[0].starts_with("-ok"))
+            && w[1].rsplit('/').next() == Some("rm")
+    };
+    let deletes = expression.iter().any(|a| a == "-delete") || expression.windows(2).any(runs_rm);
     let has_test = expression.iter().any(|a| FIND_TESTS.contains(&a.as_str()));
     let here = [".".to_string()];
     let paths = if paths.is_empty() { &here[..] } else { paths };
