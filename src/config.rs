@@ -92,8 +92,9 @@ Usage: corecoder [OPTIONS]
       --allow-destructive NAMES  let --yes run these destructive commands, comma-separated:
                         git-push-force, git-reset-hard, git-clean, git-discard,
                         git-branch-delete, git-stash-clear, rm-git-dir, find-delete
-                        [env CORECODER_ALLOW_DESTRUCTIVE]. Interactive sessions ask instead;
-                        catastrophic ones (rm -rf ~, mkfs, curl | sh, ...) never run.
+                        [env CORECODER_ALLOW_DESTRUCTIVE, never from .env]. Interactive
+                        sessions ask instead; catastrophic commands (rm -rf ~, mkfs,
+                        curl | sh, ...) never run.
       --demo            run the offline demo (also the default when no API key is set)
   -v, --version         print the version
   -h, --help            print this help
@@ -145,7 +146,10 @@ fn environment() -> HashMap<String, String> {
     if let Ok(cwd) = std::env::current_dir()
         && let Some(text) = find_dotenv(&cwd, Path::new(&home))
     {
-        for (key, value) in parse_dotenv(&text) {
+        // A repository's `.env` must not widen what tools may do: opting in to destructive
+        // commands is the user's own word (flag or real environment).
+        let pairs = parse_dotenv(&text).into_iter();
+        for (key, value) in pairs.filter(|(key, _)| key != "CORECODER_ALLOW_DESTRUCTIVE") {
             env.entry(key).or_insert(value);
         }
     }

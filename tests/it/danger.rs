@@ -123,6 +123,17 @@ fn destructive_git_under_yes_runs_when_opted_in_by_name() {
     assert_eq!(sandbox.read("kept.txt"), "uncommitted work\n");
 }
 
+/// A hostile repository cannot opt in for the user: its `.env` is not read for this.
+#[test]
+fn a_project_env_file_cannot_opt_in() {
+    let sandbox = repo_with_a_change("danger_git_dotenv");
+    sandbox.write(".env", "CORECODER_ALLOW_DESTRUCTIVE=git-reset-hard\n");
+    let (output, results) = bash_calls(&sandbox, &[], &[], &["git reset --hard"]);
+    assert_eq!(output.code, 0, "{output:?}");
+    assert!(results[0].starts_with("Refused"), "{}", results[0]);
+    assert_eq!(sandbox.read("kept.txt"), "uncommitted work\n");
+}
+
 #[test]
 fn an_unknown_opt_in_name_is_a_usage_error() {
     let sandbox = Sandbox::new("danger_bad_name");
