@@ -220,8 +220,8 @@ fn find_deletes(args: &[String], scope: &Scope, places: &[Place], narrowed: Narr
         .unwrap_or(args.len());
     let (paths, expression) = args.split_at(paths_end);
     let runs_rm = |w: &[String]| {
-        (w[0].starts_with("-exec") || w[0].starts_with("-ok"))
-            && w[1].rsplit('/').next() == Some("rm")
+        let program = w[1].rsplit('/').next().unwrap_or_default();
+        (w[0].starts_with("-exec") || w[0].starts_with("-ok")) && matches!(program, "rm" | "shred")
     };
     let deletes = expression.iter().any(|a| a == "-delete") || expression.windows(2).any(runs_rm);
     let has_test = expression.iter().any(|a| FIND_TESTS.contains(&a.as_str()));

@@ -54,6 +54,18 @@ const SYSTEM_OR_HOME: &[Place] = &[
     Place::Above,
 ];
 const DISK_OR_KERNEL: &[Place] = &[Place::Disk, Place::KernelControl];
+const PERMISSION_CHANGERS: &[&str] = &["chmod", "chown", "chgrp", "setfacl", "chattr"];
+/// Programs that write (or erase) whatever device they are given.
+const DISK_WRITERS: &[&str] = &[
+    "shred",
+    "tee",
+    "fdisk",
+    "sfdisk",
+    "parted",
+    "truncate",
+    "cryptsetup",
+    "badblocks",
+];
 
 pub const RULES: &[Rule] = &[
     catastrophic(
@@ -62,11 +74,7 @@ pub const RULES: &[Rule] = &[
     ),
     catastrophic(
         "recursive chmod, chown or chgrp of /, a system directory or the home directory",
-        targets(
-            &["chmod", "chown", "chgrp", "setfacl"],
-            RECURSIVE,
-            SYSTEM_OR_HOME,
-        ),
+        targets(PERMISSION_CHANGERS, RECURSIVE, SYSTEM_OR_HOME),
     ),
     catastrophic(
         "find deleting under /, a system directory or the home directory",
@@ -81,11 +89,7 @@ pub const RULES: &[Rule] = &[
     ),
     catastrophic(
         "writing onto a disk device",
-        targets(
-            &["shred", "tee", "fdisk", "sfdisk", "parted", "truncate"],
-            &[],
-            DISK_OR_KERNEL,
-        ),
+        targets(DISK_WRITERS, &[], DISK_OR_KERNEL),
     ),
     catastrophic(
         "copying onto a disk device",
@@ -119,12 +123,7 @@ pub const RULES: &[Rule] = &[
         "shutting down or restarting the machine",
         command(
             "systemctl",
-            &[
-                word("poweroff"),
-                word("reboot"),
-                word("halt"),
-                word("kexec"),
-            ],
+            &[word("poweroff"), word("reboot"), word("halt")],
         ),
     ),
     catastrophic(
@@ -137,7 +136,7 @@ pub const RULES: &[Rule] = &[
     ),
     catastrophic(
         "crontab -r removes every cron job of the user",
-        command("crontab", &[short('r'), long("remove")]),
+        command("crontab", &[short('r'), long("remove"), word("/dev/null")]),
     ),
     catastrophic(
         "a fork bomb written in perl",
@@ -168,6 +167,7 @@ pub const RULES: &[Rule] = &[
                 long("mirror"),
                 long("delete"),
                 short('d'),
+                long("prune"),
                 Arg::Starts("+"),
                 Arg::Starts(":"),
             ],

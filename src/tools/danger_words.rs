@@ -2,11 +2,14 @@
 //! `sudo`, `timeout 5`, `xargs`, `env -S`, `{`, `if`, `do`, `!` and `VAR=value`.
 //!
 //! `danger.rs` calls `invocation` for every command `shell_words` found (the rules then look
-//! at the program and its arguments), `dash_c_script` for shells, and `follow` after each
+//! at the program and its arguments), `pipe_sources` and `substitution_children` to see how
+//! the commands feed each other, the script finders (`dash_c_script`, `watch_script`,
+//! `find_exec_commands`) for programs that run other commands, and `follow` after each
 //! command, to remember what the next one's paths mean (a `cd /`, `D=/`). It does not judge
 //! anything, and each step is linear in the number of words.
 
 use super::danger_places::{Scope, expand_variables};
+use super::shell_words::{Separator, SimpleCommand};
 
 /// A program and its arguments, with every wrapper and keyword before it removed.
 #[derive(Debug, Default, Clone)]
@@ -42,7 +45,6 @@ const WRAPPERS: &[(&str, &[&str], usize)] = &[
     ("setsid", &[], 0),
     ("stdbuf", &["-i", "-o", "-e"], 0),
     ("unbuffer", &[], 0),
-    ("watch", &["-n", "-d", "--interval"], 0),
     ("chroot", &["--userspec", "--groups"], 1),
     ("busybox", &[], 0),
     (
@@ -61,6 +63,7 @@ const WRAPPERS: &[(&str, &[&str], usize)] = &[
 /// Shell keywords that may stand before a command: `if rm …`, `do rm …`, `! rm …`, `{ rm …`.
 const KEYWORDS: &[&str] = &[
     "!", "{", "}", "if", "then", "elif", "else", "fi", "do", "done", "while", "until", "time",
+    "coproc",
 ];
 
 /// The program `words` run and its arguments. A function definition, a `for`/`case` head
@@ -156,6 +159,69 @@ fn skip_options(words: &mut Words, valued: &[&str], wrapper: &str) {
             words.next();
         }
     }
+}
+
+/// For each command, the one piped into it: the previous command at the same depth, when
+/// that one ended with `|`. One pass, remembering the last command seen at each depth.
+pub fn pipe_sources(commands: &[SimpleCommand]) -> Vec<Option<usize>> {
+    let mut last_at_depth: Vec<Option<usize>> = Vec::new();
+    let mut feeds = Vec::with_capacity(commands.len());
+    for (at, command) in commands.iter().enumerate() {
+        if last_at_depth.len() <= command.depth {
+            last_at_depth.resize(command.depth + 1, None);
+        }
+        let previous = last_at_depth[command.depth];
+        feeds.push(previous.filter(|&p| commands[p].ends_with == Separator::Pipe));
+        last_at_depth[command.depth] = Some(at);
+    }
+    feeds
+}
+
+/// For each command, the commands one level inside its substitutions. A command's inner
+/// commands come right before it, so a stack per depth hands each one to its parent once.
+pub fn substitution_children(commands: &[SimpleCommand]) -> Vec<Vec<usize>> {
+    let mut waiting: Vec<Vec<usize>> = Vec::new();
+    let mut children = Vec::with_capacity(commands.len());
+    for (at, command) in commands.iter().enumerate() {
+        if waiting.len() <= command.depth + 1 {
+            waiting.resize(command.depth + 2, Vec::new());
+        }
+        let below = &mut waiting[command.depth + 1];
+        let mut mine = Vec::new();
+        while below.last().is_some_and(|&c| c >= command.inner.start) {
+            mine.extend(below.pop());
+        }
+        mine.reverse();
+        children.push(mine);
+        waiting[command.depth].push(at);
+    }
+    children
+}
+
+/// What `watch` runs: its arguments after its options, joined, as `watch` hands them to `sh -c`.
+pub fn watch_script(args: &[String]) -> String {
+    let mut at = 0;
+    while let Some(arg) = args.get(at).filter(|a| a.starts_with('-')) {
+        at += 1 + usize::from(matches!(arg.as_str(), "-n" | "--interval" | "-q"));
+    }
+    args[at.min(args.len())..].join(" ")
+}
+
+/// The commands `find … -exec CMD … ;` (or `-execdir`, `-ok`, ending in `;` or `+`) runs, as
+/// text to read again (each word quoted, since find passes them as they are).
+pub fn find_exec_commands(args: &[String]) -> Vec<String> {
+    let mut commands = Vec::new();
+    let mut words = args.iter();
+    while let Some(arg) = words.next() {
+        if arg.starts_with("-exec") || arg.starts_with("-ok") {
+            let command = words.by_ref().take_while(|w| *w != ";" && *w != "+");
+            let quoted: Vec<String> = command
+                .map(|w| format!("'{}'", w.replace('\'', "'\\''")))
+                .collect();
+            commands.push(quoted.join(" "));
+        }
+    }
+    commands
 }
 
 /// The script after a shell's `-c` (also in `-lc`, `-ec`; a `--` after it is skipped).

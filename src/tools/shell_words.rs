@@ -164,6 +164,7 @@ impl Splitter {
                 '`' if self.frame().opener == Opener::Backtick => self.close(),
                 '`' => self.open(Opener::Backtick),
                 '$' if self.eat('(') => self.open(Opener::Dollar),
+                '$' if self.peek() == Some('\'') => {} // `$'…'` is read as `'…'`
                 '\'' => {
                     self.frame_mut().in_word = true;
                     while let Some(q) = self.next().filter(|&q| q != '\'') {
@@ -255,10 +256,9 @@ impl Splitter {
     }
 
     fn close(&mut self) {
+        // A stray `)` ends a `case` pattern (`a) rm …;;`): the branch's command stands alone.
         if self.frames.len() == 1 {
-            // A stray `)`, as in `case` patterns: only a word break.
-            self.end_word();
-            return;
+            return self.end_command(Separator::Semicolon);
         }
         self.end_command(Separator::End);
         self.frames.pop();
