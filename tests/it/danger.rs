@@ -163,10 +163,11 @@ fn look_alikes_of_dangerous_commands_run() {
     assert!(sandbox.read("msg.txt").contains("fork bombs"));
 }
 
-/// 400 KB of nested `$(` took 49 s in the gate before it was linear: now bash gets it at
-/// once (and rejects it). The harness's 60 s cap is the bound; the margin is wide.
+/// 400 KB of nested `$(` took 49 s in the gate before it was linear; now the gate answers at
+/// once and the command goes on to be spawned (where the kernel refuses an argument that long,
+/// which the model is told). The harness's 60 s cap is the bound; the margin is wide.
 #[test]
-fn a_huge_command_reaches_bash_quickly() {
+fn a_huge_command_is_judged_quickly() {
     let sandbox = Sandbox::new("danger_huge");
     let command = format!("echo {}", "$(".repeat(200_000));
     let started = std::time::Instant::now();
@@ -175,11 +176,13 @@ fn a_huge_command_reaches_bash_quickly() {
     assert_eq!(output.code, 0, "{output:?}");
     let start: String = results[0].chars().take(200).collect();
     assert!(!results[0].starts_with("Blocked"), "{start}");
+    eprintln!("the model read: {start}");
 }
 
 #[test]
 fn the_repl_asks_about_destructive_commands_even_when_bash_is_always_allowed() {
-    let sandbox = Sandbox::new("danger_repl");
+    // A throwaway repository, so the `git stash clear` allowed below touches nothing else.
+    let sandbox = repo_with_a_change("danger_repl");
     let permissions = sandbox.home.join(".corecoder/permissions.json");
     std::fs::create_dir_all(permissions.parent().unwrap()).unwrap();
     std::fs::write(&permissions, r#"{"always": ["bash"]}"#).unwrap();
