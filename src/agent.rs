@@ -35,6 +35,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 #[derive(Debug, Clone, PartialEq)]
 pub enum Finish {
     Answer(String),
+    /// The answer as far as it came before the provider's output limit (`max_tokens`) cut it.
+    CutOff(String),
     RoundCap,
 }
 
@@ -54,6 +56,7 @@ pub enum Event<'a> {
     ToolResult {
         name: &'a str,
         text: &'a str,
+        kind: ResultKind,
     },
     /// A reply arrived; the session's token totals so far.
     Replied {
@@ -63,7 +66,19 @@ pub enum Event<'a> {
     Notice(&'a str),
 }
 
+/// How a call ended, for whoever shows its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResultKind {
+    Ran,
+    /// Not run: the loop guard, a hook, consent or plan mode said no.
+    Refused,
+    /// Run, and it failed (the tool's result starts with `Error`).
+    Failed,
+}
+
 pub const ROUND_CAP_MESSAGE: &str = "(reached maximum tool-call rounds)";
+pub const CUT_OFF_MESSAGE: &str =
+    "(the answer was cut off at the output token limit; raise CORECODER_MAX_TOKENS)";
 
 pub struct Agent {
     llm: Arc<Llm>,
@@ -207,17 +222,24 @@ impl Agent {
                 usage: &self.llm.usage(),
             });
 
-            // 5. No tool calls: this is the answer.
+            // 5. No tool calls: this is the answer (unless there is none, or it was cut off).
+            let cut_off = reply.finish_reason.as_deref() == Some("length");
             if reply.tool_calls.is_empty() {
+                if reply.text.trim().is_empty() && !cut_off {
+                    return Err(Error::Api("the model returned an empty reply".to_string()));
+                }
                 self.push(Message::assistant(&reply.text));
-                return Ok(Finish::Answer(reply.text));
+                return Ok(match cut_off {
+                    true => Finish::CutOff(reply.text),
+                    false => Finish::Answer(reply.text),
+                });
             }
 
             // 6. Record the calls, run them, and answer each one, in call order.
             let assistant = Message::from_reply(&reply);
             let calls = assistant.tool_calls.clone();
             self.push(assistant);
-            let guarded = match self.guard_calls(&calls) {
+            let guarded = match self.guard_calls(&calls, cut_off, on_event) {
                 Ok(guarded) => guarded,
                 Err(why) => {
                     // Still answer every call, so the history stays valid for a later turn.
@@ -303,11 +325,11 @@ impl Agent {
                     }
                     return Ok(reply);
                 }
-                Err(Error::ContextTooLong(_)) if !squeezed => {
+                Err(Error::ContextTooLong(message)) if !squeezed => {
                     squeezed = true;
-                    let tokens = self.estimator.estimate(&self.history);
-                    let tier = context::harder(context::tier_for(tokens, self.max_context()));
-                    self.compact(tier, on_event);
+                    if !self.compact_to_fit(&message, on_event) {
+                        return Err(Error::ContextTooLong(message));
+                    }
                 }
                 Err(Error::Interrupted) if !partial.is_empty() => {
                     self.push(Message::assistant(&format!("{partial}\n[interrupted]")));

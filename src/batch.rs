@@ -7,7 +7,7 @@
 //! PostToolUse hooks see each result, and every call gets exactly one outcome, in call order.
 //! It never touches the history: the loop appends the results.
 
-use crate::agent::Event;
+use crate::agent::{Event, ResultKind};
 use crate::checkpoint::Checkpoints;
 use crate::consent::{Answer, Consent, Verdict};
 use crate::hooks::{HookContext, PreToolDecision};
@@ -67,19 +67,30 @@ impl Batch<'_> {
             let _ = checkpoints.forget_unchanged(mark);
         }
         let mut outcomes: Vec<Outcome> = Vec::with_capacity(calls.len());
+        let mut kinds = Vec::with_capacity(calls.len());
         for (call, refused) in calls.iter().zip(refusals) {
-            let outcome = match refused {
-                Some(refused) => refused,
+            let (outcome, kind) = match refused {
+                Some(refused) => (refused, ResultKind::Refused),
                 None => {
                     let ran = ran.next().unwrap_or_else(|| Outcome::text("[interrupted]"));
-                    self.post_tool_hooks(call, ran, on_event)
+                    let outcome = self.post_tool_hooks(call, ran, on_event);
+                    let failed = outcome.text.starts_with("Error");
+                    (
+                        outcome,
+                        if failed {
+                            ResultKind::Failed
+                        } else {
+                            ResultKind::Ran
+                        },
+                    )
                 }
             };
             outcomes.push(outcome);
+            kinds.push(kind);
         }
-        for (call, outcome) in calls.iter().zip(&outcomes) {
+        for ((call, outcome), kind) in calls.iter().zip(&outcomes).zip(kinds) {
             let (name, text) = (&call.function.name, &outcome.text);
-            on_event(Event::ToolResult { name, text });
+            on_event(Event::ToolResult { name, text, kind });
         }
         outcomes
     }

@@ -1,14 +1,20 @@
 //! Configuration: command-line flags over environment variables over a `.env` file.
 //!
-//! Runs once, before the first turn. It only reads and validates; it opens no connection and
-//! creates no file. Every bad value becomes `Error::Usage` naming the flag or variable.
+//! Runs once, before the first turn. It only reads and validates; it opens no connection, and
+//! the only file it writes is the trust record when `--trust-project` asks for it. Every bad
+//! value becomes `Error::Usage` naming the flag or variable. Where the variables come from (the
+//! environment, and as much of `.env` as the project's trust allows) is `config/resolve.rs`.
 
 use crate::error::Error;
 use crate::sandbox::{self, Sandbox, ShellSafety};
+use crate::trust::{Project, Trust};
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
+
+mod resolve;
+pub use resolve::{from_command_line, from_command_line_trusting};
 
 /// Where the model is and how to ask it. Shared by every request of a session.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,12 +25,38 @@ pub struct Config {
     pub max_tokens: u32,
     pub temperature: f64,
     pub max_context: u32,
-    /// How long a stream may stay silent before it counts as broken (and is retried).
+    /// How long a stream may go without a `data:` event before it counts as broken (and is
+    /// retried); comments such as `: ping` do not count.
     pub idle_timeout: Duration,
+    /// How long one reply may take in all, however steadily it trickles; then the run fails.
+    pub request_timeout: Duration,
     /// Models to switch to, in order, when the current one keeps failing.
     pub fallback_models: Vec<String>,
     /// Dollars the session may spend; checked before every request.
     pub max_cost: Option<f64>,
+    /// `tool_choice` sent with every request that offers tools; `None` sends nothing.
+    pub tool_choice: Option<ToolChoice>,
+}
+
+/// `CORECODER_TOOL_CHOICE`: some servers (llama-cpp-python's function-calling handler) call
+/// no tool unless asked to with `auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolChoice {
+    Auto,
+    /// Every reply must call a tool: the model can never answer, so a task ends at the round cap.
+    Required,
+    /// The model may not call tools.
+    NoCalls,
+}
+
+impl ToolChoice {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolChoice::Auto => "auto",
+            ToolChoice::Required => "required",
+            ToolChoice::NoCalls => "none",
+        }
+    }
 }
 
 /// What the user asked the binary to do.
@@ -52,6 +84,10 @@ pub struct RunOptions {
     pub shell: ShellSafety,
     /// Destructive commands `--yes` may run, by name (`--allow-destructive`).
     pub allow_destructive: Vec<String>,
+    /// `--trust-project`: trust the project's files as they are, and remember it.
+    pub trust_project: bool,
+    /// The project's hooks, MCP and `.env` files, and whether they are trusted.
+    pub project: Project,
 }
 
 /// How `-p` reports: plain text, one JSON object at the end, or one JSON event per line.
@@ -76,7 +112,8 @@ corecoder - a minimal AI coding agent for any OpenAI-compatible model
 
 Usage: corecoder [OPTIONS]
 
-  -p, --prompt TEXT     run one task non-interactively; the answer goes to stdout
+  -p, --prompt TEXT     run one task non-interactively; the answer goes to stdout. -p - reads
+                        the task from stdin; with -p TEXT, piped stdin is added after TEXT
   -y, --yes             allow mutating tools (bash, write_file, edit_file, agent) without asking
   -m, --model NAME      model name                     [env CORECODER_MODEL, default gpt-5.5]
       --base-url URL    OpenAI-compatible base URL     [env OPENAI_BASE_URL or CORECODER_BASE_URL]
@@ -92,22 +129,31 @@ Usage: corecoder [OPTIONS]
       --allow-destructive NAMES  let --yes run these destructive commands, comma-separated:
                         git-push-force, git-reset-hard, git-clean, git-discard,
                         git-branch-delete, git-stash-clear, rm-git-dir, find-delete
-                        [env CORECODER_ALLOW_DESTRUCTIVE, never from .env]. Interactive
-                        sessions ask instead; catastrophic commands (rm -rf ~, mkfs,
-                        curl | sh, ...) never run.
+                        [env CORECODER_ALLOW_DESTRUCTIVE; not from an untrusted .env].
+                        Interactive sessions ask instead; catastrophic commands
+                        (rm -rf ~, mkfs, curl | sh, ...) never run.
+      --trust-project   trust this folder's .corecoder/hooks.json, .mcp.json and .env as they
+                        are now, and remember it (in ~/.corecoder/trusted.json)
       --demo            run the offline demo (also the default when no API key is set)
   -v, --version         print the version
   -h, --help            print this help
 
 Environment: CORECODER_MAX_TOKENS (4096), CORECODER_TEMPERATURE (0), CORECODER_MAX_CONTEXT
-(128000), CORECODER_IDLE_TIMEOUT (seconds, 300), CORECODER_FALLBACK_MODELS (m1,m2: models to
-switch to when the current one keeps failing). A .env file in the current directory or the
+(128000), CORECODER_IDLE_TIMEOUT (seconds without a data event before a retry, 300),
+CORECODER_REQUEST_TIMEOUT (seconds one reply may take in all, 1800), CORECODER_FALLBACK_MODELS (m1,m2: models to
+switch to when the current one keeps failing), CORECODER_TOOL_CHOICE (auto, required or none;
+not sent when unset; llama-cpp-python's function calling needs auto). A .env file in the current directory or the
 nearest parent (not $HOME or above) is read without overriding the environment.
 bash never sees variables named like *KEY*, *SECRET*, *TOKEN* or *PASSWORD*, except those
 listed in CORECODER_ENV_ALLOW=NAME1,NAME2.
 
+Untrusted projects (see --trust-project, /trust; a changed file is untrusted again): their hooks
+and MCP servers do not run (a session asks first), their .env may not send your key to its own
+server, and .env settings that widen what tools may do (CORECODER_ENV_ALLOW, ...) are ignored.
+
 Exit codes: 0 done, 1 API failure, 2 usage error, 3 round cap reached, 4 budget spent,
-5 stopped for repeating the same call, 130 interrupted.
+5 stopped for repeating the same call, 6 answer cut off at the output token limit,
+130 interrupted, 141 the output was closed (e.g. piped into head).
 ";
 
 /// The documented defaults, with no key: a starting point for embedding programs.
@@ -121,74 +167,23 @@ impl Default for Config {
             temperature: 0.0,
             max_context: 128_000,
             idle_timeout: Duration::from_secs(300),
+            request_timeout: Duration::from_secs(1800),
             fallback_models: Vec::new(),
             max_cost: None,
+            tool_choice: None,
         }
     }
 }
 
 impl Config {
-    /// Read the configuration from variables only (the library entry point; no flags).
+    /// Read the configuration from variables only (the library entry point; no flags), by
+    /// the same rules as the binary: an untrusted `.env` cannot redirect the key.
     pub fn from_env() -> Result<Config, Error> {
-        config_from(&environment())
-    }
-}
-
-/// The binary's entry point: the real environment plus `.env`, then the flags.
-pub fn from_command_line() -> Result<Invocation, Error> {
-    parse(std::env::args_os().skip(1).collect(), &environment())
-}
-
-/// The process environment, completed (never overridden) by the nearest `.env` file.
-fn environment() -> HashMap<String, String> {
-    let mut env: HashMap<String, String> = std::env::vars().collect();
-    let home = env.get("HOME").cloned().unwrap_or_default();
-    if let Ok(cwd) = std::env::current_dir()
-        && let Some(text) = find_dotenv(&cwd, Path::new(&home))
-    {
-        // A repository's `.env` must not widen what tools may do: opting in to destructive
-        // commands is the user's own word (flag or real environment).
-        let pairs = parse_dotenv(&text).into_iter();
-        for (key, value) in pairs.filter(|(key, _)| key != "CORECODER_ALLOW_DESTRUCTIVE") {
-            env.entry(key).or_insert(value);
+        match resolve::resolve(Vec::new(), Trust::Untrusted)? {
+            Invocation::Run(run) => Ok(run.config),
+            _ => Err(Error::Usage("no configuration".to_string())),
         }
     }
-    env
-}
-
-/// The nearest `.env` at or above `start`, stopping before `home` (a `.env` in the home
-/// directory is usually some other tool's).
-fn find_dotenv(start: &Path, home: &Path) -> Option<String> {
-    for dir in start.ancestors() {
-        if !home.as_os_str().is_empty() && dir == home {
-            return None;
-        }
-        if let Ok(text) = std::fs::read_to_string(dir.join(".env")) {
-            return Some(text);
-        }
-    }
-    None
-}
-
-/// `KEY=VALUE` lines; `export ` prefixes, `#` comments and surrounding quotes allowed.
-pub fn parse_dotenv(text: &str) -> Vec<(String, String)> {
-    let mut pairs = Vec::new();
-    for line in text.lines() {
-        let line = line.trim();
-        let line = line.strip_prefix("export ").unwrap_or(line);
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        if let Some((key, value)) = line.split_once('=') {
-            let value = value.trim();
-            let unquoted = [('"', '"'), ('\'', '\'')]
-                .iter()
-                .find_map(|(open, close)| value.strip_prefix(*open)?.strip_suffix(*close))
-                .unwrap_or(value);
-            pairs.push((key.trim().to_string(), unquoted.to_string()));
-        }
-    }
-    pairs
 }
 
 /// Flags override variables: build the config from `env`, then apply the flags on top.
@@ -207,6 +202,8 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
         trace: None,
         shell: shell_from(env)?,
         allow_destructive: destructive_names("CORECODER_ALLOW_DESTRUCTIVE", env)?,
+        trust_project: false,
+        project: Project::default(),
     };
     let mut parser = lexopt::Parser::from_args(args);
     while let Some(arg) = parser.next().map_err(usage)? {
@@ -235,6 +232,7 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
                 run.allow_destructive = destructive_names("--allow-destructive", &names)?;
             }
             Long("demo") => run.demo = true,
+            Long("trust-project") => run.trust_project = true,
             Long("trace") => run.trace = Some(PathBuf::from(text_value(&mut parser, "--trace")?)),
             Long("max-cost") => {
                 let text = text_value(&mut parser, "--max-cost")?;
@@ -265,7 +263,22 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
         }
     }
     run.config = config;
+    check_run(&run)?;
     Ok(Invocation::Run(Box::new(run)))
+}
+
+/// Combinations of flags that would do nothing useful, or spend money on nothing.
+fn check_run(run: &RunOptions) -> Result<(), Error> {
+    let why = if run.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
+        "-p: the task is empty (give it as -p \"TEXT\", or -p - to read it from stdin)"
+    } else if run.max_rounds == 0 {
+        "--max-rounds: must be at least 1"
+    } else if run.output != OutputFormat::Text && run.prompt.is_none() {
+        "--output-format works only with -p (the interactive session prints for a person)"
+    } else {
+        return Ok(());
+    };
+    Err(Error::Usage(why.to_string()))
 }
 
 fn config_from(env: &HashMap<String, String>) -> Result<Config, Error> {
@@ -275,6 +288,7 @@ fn config_from(env: &HashMap<String, String>) -> Result<Config, Error> {
             .find_map(|name| env.get(*name).filter(|v| !v.trim().is_empty()).cloned())
     };
     let idle_secs: u64 = env_number(env, "CORECODER_IDLE_TIMEOUT", "300")?;
+    let request_secs: u64 = env_number(env, "CORECODER_REQUEST_TIMEOUT", "1800")?;
     Ok(Config {
         api_key: first(&["CORECODER_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY"]),
         base_url: first(&["OPENAI_BASE_URL", "CORECODER_BASE_URL"])
@@ -284,6 +298,7 @@ fn config_from(env: &HashMap<String, String>) -> Result<Config, Error> {
         temperature: env_number(env, "CORECODER_TEMPERATURE", "0")?,
         max_context: env_number(env, "CORECODER_MAX_CONTEXT", "128000")?,
         idle_timeout: Duration::from_secs(idle_secs.max(1)),
+        request_timeout: Duration::from_secs(request_secs.max(1)),
         fallback_models: first(&["CORECODER_FALLBACK_MODELS"])
             .map(|list| {
                 list.split(',')
@@ -296,6 +311,10 @@ fn config_from(env: &HashMap<String, String>) -> Result<Config, Error> {
             Some(text) => Some(dollars("CORECODER_MAX_COST", &text)?),
             None => None,
         },
+        tool_choice: match first(&["CORECODER_TOOL_CHOICE"]) {
+            Some(text) => Some(tool_choice(&text)?),
+            None => None,
+        },
     })
 }
 
@@ -306,6 +325,17 @@ fn dollars(name: &str, text: &str) -> Result<f64, Error> {
         true => Ok(value),
         false => Err(Error::Usage(format!(
             "{name}: '{text}' is not an amount of dollars"
+        ))),
+    }
+}
+
+fn tool_choice(text: &str) -> Result<ToolChoice, Error> {
+    match text.trim() {
+        "auto" => Ok(ToolChoice::Auto),
+        "required" => Ok(ToolChoice::Required),
+        "none" => Ok(ToolChoice::NoCalls),
+        other => Err(Error::Usage(format!(
+            "CORECODER_TOOL_CHOICE: '{other}' is not auto, required or none"
         ))),
     }
 }
@@ -431,6 +461,13 @@ mod tests {
                 .contains("--max-rounds")
         );
         assert!(check(&["stray"], &[]).unwrap_err().contains("stray"));
+        let err = check(&[], &[("CORECODER_TOOL_CHOICE", "always")]).unwrap_err();
+        assert!(
+            err.contains("CORECODER_TOOL_CHOICE") && err.contains("always"),
+            "{err}"
+        );
+        let run = run_options(&[], &[("CORECODER_TOOL_CHOICE", "auto")]);
+        assert_eq!(run.config.tool_choice, Some(ToolChoice::Auto));
     }
 
     #[test]
@@ -447,17 +484,5 @@ mod tests {
             err.contains("rm-rf-root") && err.contains("git-push-force"),
             "{err}"
         );
-    }
-
-    #[test]
-    fn dotenv_lines() {
-        let text = "# c\nexport A=1\nB = \"two words\"\nC='3'\n\nnot a pair\n";
-        let pairs = parse_dotenv(text);
-        let want = [("A", "1"), ("B", "two words"), ("C", "3")];
-        let want: Vec<(String, String)> = want
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        assert_eq!(pairs, want);
     }
 }

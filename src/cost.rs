@@ -1,12 +1,18 @@
-//! Honest cost: what the session's requests cost in US dollars, and what it cannot know.
+//! Honest cost: what one request costs in US dollars, and what cannot be known.
 //!
-//! After every completed request the LLM client calls `Ledger::record` with the model that
-//! request used and its `Usage`; `/tokens` and the end of a `-p` run print `Ledger::summary`.
-//! Prices come from a built-in table, overridden or extended by `~/.corecoder/pricing.json`.
+//! `Ledger::record` (in `cost/ledger.rs`) asks `dollars_for` after every completed request:
+//! the provider's own figure if the reply carried one (OpenRouter's `usage.cost`), else the
+//! price of the request's model from the built-in table (`cost/prices.rs`, each row naming its
+//! source), overridden or extended by `~/.corecoder/pricing.json`.
 //!
 //! What it does *not* do: fetch prices from the network, model tiers that depend on prompt
 //! length, batch or peak/off-peak discounts, cache-write surcharges, or guess a price for a model
 //! it does not know. An unknown model is reported as "price unknown", never as free.
+
+mod ledger;
+mod prices;
+
+pub use ledger::Ledger;
 
 use crate::sse::Usage;
 use serde::Deserialize;
@@ -30,60 +36,6 @@ impl Price {
     }
 }
 
-// Built-in prices, (model, input, output, cached input) in US$ per million tokens, standard tier,
-// shortest-context band. Taken on 2026-11-29 from the stored copies of these pages (the date
-// after a source is when that copy, or the page quoting it, says it was read):
-// - OpenAI: developers.openai.com/api/docs/models/<model> (gpt-6.2-sol, gpt-6-luna,
-//   gpt-5.6-luna) and /api/docs/pricing as quoted by the LiteLLM GPT-6 Astra and GPT-6.1 Sol
-//   posts (2026-09/10) and TokenMix/morphllm (2026-06) for the GPT-5.5 and GPT-5.4 rows.
-// - Anthropic: platform.claude.com/docs/en/about-claude/pricing and the model overview pages;
-//   Sonnet 5.5's cache-read cut to $0.10 (2026-10-07) as reported by claudit v1.9.2.
-// - DeepSeek: api-docs.deepseek.com/quick_start/pricing (2026-10-27), PEAK rates; off-peak is
-//   half, so these are an upper bound.
-// - Moonshot: platform.kimi.ai/docs/pricing/chat-k3 (2026-07); kimi-k3.1-pro as relayed by
-//   docs.apiyi.com, which states it matches the official price (2026-10-25).
-// - Zhipu: Z.AI pay-per-use rates as quoted by docs.wolffi.sh and Codeep v2.20.0 (2026-08).
-// - MiniMax: platform.minimax.io/docs/guides/pricing-paygo (first band, up to 512K, 2026-09-11).
-// - Qwen: qwen3.7-plus as quoted by apidog.com (2026-06); no cache-hit price was found, so its
-//   cached tokens are billed at the full input price.
-// Prices change often: `~/.corecoder/pricing.json` overrides any row and adds new models.
-const BUILTIN_PRICES: &[(&str, f64, f64, Option<f64>)] = &[
-    ("gpt-6.2-sol", 2.00, 10.00, Some(0.10)),
-    ("gpt-6.1-sol", 2.00, 10.00, Some(0.10)),
-    ("gpt-6-sol", 2.00, 10.00, Some(0.20)),
-    ("gpt-6-astra", 10.00, 50.00, Some(1.00)),
-    ("gpt-6-luna", 0.10, 0.50, Some(0.01)),
-    ("gpt-5.6-terra", 2.00, 12.00, Some(0.20)),
-    ("gpt-5.6-luna", 0.20, 1.20, Some(0.02)),
-    ("gpt-5.5", 5.00, 30.00, Some(0.50)),
-    ("gpt-5.5-pro", 30.00, 180.00, None),
-    ("gpt-5.4", 2.50, 15.00, Some(0.25)),
-    ("gpt-5.4-pro", 30.00, 180.00, None),
-    ("gpt-5.4-mini", 0.75, 4.50, Some(0.075)),
-    ("gpt-5.4-nano", 0.20, 1.25, Some(0.02)),
-    ("claude-fable-5-1", 10.00, 50.00, Some(0.25)),
-    ("claude-opus-5-5", 4.00, 20.00, Some(0.20)),
-    ("claude-opus-5", 5.00, 25.00, Some(0.50)),
-    ("claude-sonnet-5-5", 2.00, 10.00, Some(0.10)),
-    ("claude-sonnet-5", 2.00, 10.00, Some(0.20)),
-    ("claude-haiku-5-5", 0.10, 0.50, Some(0.01)),
-    ("claude-haiku-4-5", 1.00, 5.00, Some(0.10)),
-    ("deepseek-flash", 0.30, 1.20, Some(0.006)),
-    ("deepseek-v4-flash", 0.30, 1.20, Some(0.006)),
-    ("deepseek-v4-pro", 1.32, 3.96, Some(0.044)),
-    ("kimi-k3", 3.00, 15.00, Some(0.30)),
-    ("kimi-k3.1-pro", 2.00, 10.00, Some(0.20)),
-    ("glm-5.3", 1.40, 4.40, Some(0.26)),
-    ("glm-5.2", 1.40, 4.40, Some(0.26)),
-    ("glm-5.1", 1.40, 4.40, Some(0.26)),
-    ("glm-5", 1.00, 3.20, Some(0.20)),
-    ("glm-5-turbo", 1.20, 4.00, Some(0.24)),
-    ("minimax-m3", 0.30, 1.20, Some(0.06)),
-    ("minimax-m2.7", 0.30, 1.20, Some(0.06)),
-    ("minimax-m2.7-highspeed", 0.60, 2.40, Some(0.06)),
-    ("qwen3.7-plus", 0.40, 1.60, None),
-];
-
 /// Model names (lower case) and their prices.
 #[derive(Debug, Clone)]
 pub struct PriceTable {
@@ -92,11 +44,12 @@ pub struct PriceTable {
 
 impl PriceTable {
     pub fn builtin() -> PriceTable {
-        let entries = BUILTIN_PRICES
-            .iter()
-            .map(|&(name, input, output, cached_input)| {
-                (name.to_string(), Price::new(input, output, cached_input))
-            });
+        let entries =
+            prices::BUILTIN_PRICES
+                .iter()
+                .map(|&(name, input, output, cached_input, _source)| {
+                    (name.to_string(), Price::new(input, output, cached_input))
+                });
         PriceTable {
             entries: entries.collect(),
         }
@@ -144,17 +97,27 @@ impl PriceTable {
         (table, warning)
     }
 
-    /// Lookup: strip a `provider/` prefix (everything up to the last '/', e.g. `openrouter/openai/gpt-4o` → `gpt-4o`),
-    /// case-insensitive; exact name first, then the longest table key that the model name starts with
-    /// followed by '-' or ':' or '@' (so `gpt-4o-2024-08-06` → `gpt-4o`, but `gpt-4o-mini` must match its own entry `gpt-4o-mini` first).
+    /// Lookup by the model part of the name: everything up to the last '/' is a provider
+    /// (`openrouter/openai/gpt-4o` and OpenRouter's `openai/gpt-4o` → `gpt-4o`), case-insensitive;
+    /// exact name first, then the longest table key that the name starts with followed by '-',
+    /// ':' or '@' (`gpt-4o-2024-08-06` → `gpt-4o`; OpenRouter's `:free` and `:nitro` variants get
+    /// the paid row, an upper bound). Last, dots as dashes: OpenRouter writes
+    /// `anthropic/claude-sonnet-4.6` for Anthropic's `claude-sonnet-4-6`.
     pub fn price(&self, model: &str) -> Option<Price> {
         let bare = model.rsplit('/').next().unwrap_or(model).to_lowercase();
-        if let Some((_, price)) = self.entries.iter().find(|(name, _)| *name == bare) {
+        self.lookup(&bare).or_else(|| match bare.contains('.') {
+            true => self.lookup(&bare.replace('.', "-")),
+            false => None,
+        })
+    }
+
+    fn lookup(&self, bare: &str) -> Option<Price> {
+        if let Some((_, price)) = self.entries.iter().find(|(name, _)| name == bare) {
             return Some(*price);
         }
         self.entries
             .iter()
-            .filter(|(name, _)| is_variant_of(&bare, name))
+            .filter(|(name, _)| is_variant_of(bare, name))
             .max_by_key(|(name, _)| name.len())
             .map(|(_, price)| *price)
     }
@@ -220,101 +183,32 @@ pub fn request_cost(price: &Price, usage: &Usage) -> f64 {
         / 1e6
 }
 
-/// Running totals for a session (shared by sub-agents and summary calls: the caller wraps it in a Mutex).
-#[derive(Debug, Clone, Default)]
-pub struct Ledger {
-    usage: Usage,
-    dollars: f64,
-    priced_requests: u64,
-    unpriced_models: Vec<String>,
-}
-
-impl Ledger {
-    /// Account one request at the model it used. Unknown model: tokens count, dollars don't, and the model is remembered as unpriced.
-    pub fn record(&mut self, table: &PriceTable, model: &str, usage: &Usage) {
-        self.usage.prompt_tokens += usage.prompt_tokens;
-        self.usage.completion_tokens += usage.completion_tokens;
-        self.usage.cached_tokens += usage.cached_tokens;
-        // Priced now, at this request's model: a later model switch never re-prices it.
-        match table.price(model) {
-            Some(price) => {
-                self.dollars += request_cost(&price, usage);
-                self.priced_requests += 1;
-            }
-            None if !self.unpriced_models.iter().any(|known| known == model) => {
-                self.unpriced_models.push(model.to_string());
-            }
-            None => {}
-        }
-    }
-
-    pub fn usage(&self) -> Usage {
-        self.usage.clone()
-    }
-
-    pub fn dollars(&self) -> f64 {
-        self.dollars
-    }
-
-    pub fn unpriced_models(&self) -> Vec<String> {
-        self.unpriced_models.clone()
-    }
-
-    /// One line for `/tokens` and the end of a `-p` run, e.g.
-    /// `tokens: 12,345 prompt (2,000 cached) + 678 completion · $0.0421` and, when some requests were
-    /// for unknown models, `· price unknown for foo-model` (if ALL were unknown: no dollar figure, only the note).
-    pub fn summary(&self) -> String {
-        let mut line = format!("tokens: {} prompt", thousands(self.usage.prompt_tokens));
-        if self.usage.cached_tokens > 0 {
-            line += &format!(" ({} cached)", thousands(self.usage.cached_tokens));
-        }
-        line += &format!(" + {} completion", thousands(self.usage.completion_tokens));
-        if self.priced_requests > 0 || self.unpriced_models.is_empty() {
-            line += &format!(" · {}", format_dollars(self.dollars));
-        }
-        if !self.unpriced_models.is_empty() {
-            line += &format!(" · price unknown for {}", self.unpriced_models.join(", "));
-        }
-        line
-    }
-}
-
-/// `12345` → `12,345`.
-fn thousands(count: u64) -> String {
-    let digits = count.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
-
-/// Cents hide what a short session costs, so small sums keep four decimals.
-fn format_dollars(dollars: f64) -> String {
-    let decimals = if dollars < 1.0 { 4 } else { 2 };
-    format!("${dollars:.decimals$}")
+/// The dollars of one request: the provider's own figure when it reports a sane one
+/// (OpenRouter's `usage.cost`), else the table's price, else `None` (unknown).
+pub fn dollars_for(table: &PriceTable, model: &str, usage: &Usage) -> Option<f64> {
+    // A negative or infinite figure is not a bill: fall back to the table.
+    let reported = usage.cost.filter(|cost| cost.is_finite() && *cost >= 0.0);
+    reported.or_else(|| Some(request_cost(&table.price(model)?, usage)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn price(input: f64, output: f64, cached_input: Option<f64>) -> Price {
+    pub(super) fn price(input: f64, output: f64, cached_input: Option<f64>) -> Price {
         Price::new(input, output, cached_input)
     }
 
-    fn usage(prompt_tokens: u64, cached_tokens: u64, completion_tokens: u64) -> Usage {
+    pub(super) fn usage(prompt_tokens: u64, cached_tokens: u64, completion_tokens: u64) -> Usage {
         Usage {
             prompt_tokens,
             completion_tokens,
             cached_tokens,
+            cost: None,
         }
     }
 
-    fn table_with(rows: &[(&str, Price)]) -> PriceTable {
+    pub(super) fn table_with(rows: &[(&str, Price)]) -> PriceTable {
         let mut table = PriceTable {
             entries: Vec::new(),
         };
@@ -324,7 +218,7 @@ mod tests {
         table
     }
 
-    fn close(a: f64, b: f64) -> bool {
+    pub(super) fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-12
     }
 
@@ -383,6 +277,118 @@ mod tests {
         assert_eq!(table.price("no-such-model"), None);
     }
 
+    /// Every model CoreCoder 0.8.0 prices (corecoder/llm.py `_PRICING`), and the names a
+    /// CoreCoder user brings (issue 17), have a row.
+    #[test]
+    fn builtin_table_prices_every_model_corecoder_prices() {
+        let corecoder = [
+            "gpt-5.5",
+            "gpt-5.4",
+            "gpt-5.4-mini",
+            "gpt-5.4-nano",
+            "o4-mini",
+            "gpt-4.1",
+            "gpt-4.1-mini",
+            "gpt-4.1-nano",
+            "gpt-4o",
+            "gpt-4o-mini",
+            "deepseek-chat",
+            "deepseek-reasoner",
+            "claude-opus-4-6",
+            "claude-sonnet-4-6",
+            "claude-haiku-4-5",
+            "qwen3-max",
+            "qwen3-plus",
+            "qwen-max",
+            "kimi-k3",
+            "kimi-k2.5",
+        ];
+        let table = PriceTable::builtin();
+        let missing: Vec<&str> = corecoder
+            .into_iter()
+            .filter(|model| table.price(model).is_none())
+            .collect();
+        assert!(missing.is_empty(), "no price for {missing:?}");
+        assert_eq!(table.price("gpt-4o"), Some(price(2.5, 10.0, Some(1.25))));
+        assert_eq!(
+            table.price("claude-sonnet-4-6").map(|p| p.output),
+            Some(15.0)
+        );
+        // DeepSeek's documented aliases cost what the model they name costs.
+        assert_eq!(table.price("deepseek-chat"), table.price("deepseek-flash"));
+        assert_eq!(
+            table.price("deepseek-reasoner"),
+            table.price("deepseek-flash")
+        );
+    }
+
+    /// The families the issue names, current and previous, each have rows.
+    #[test]
+    fn builtin_table_covers_the_models_still_widely_served() {
+        let table = PriceTable::builtin();
+        for model in [
+            "o1",
+            "o3",
+            "o3-mini",
+            "gpt-5",
+            "gpt-5-mini",
+            "claude-opus-4-5",
+            "claude-sonnet-4-5",
+            "gemini-2.5-pro",
+            "gemini-2.5-flash",
+            "gemini-3.1-pro-preview",
+            "kimi-k2.6",
+            "glm-4.6",
+            "glm-4.7",
+            "glm-5",
+            "qwen3.5-plus",
+            "qwen-plus",
+            "qwen3-coder-plus",
+        ] {
+            assert!(table.price(model).is_some(), "{model}");
+        }
+    }
+
+    /// Each row: one name, lower case (lookup lowercases), finite non-negative rates, a source
+    /// that says when it was read, and a cached rate no dearer than the input rate.
+    #[test]
+    fn builtin_rows_are_unique_sane_and_sourced() {
+        let rows = prices::BUILTIN_PRICES;
+        for (n, &(name, input, output, cached, source)) in rows.iter().enumerate() {
+            assert_eq!(name, name.to_lowercase(), "{name}");
+            assert!(rows[..n].iter().all(|row| row.0 != name), "{name} twice");
+            let rates = [input, output, cached.unwrap_or(0.0)];
+            assert!(rates.iter().all(|r| r.is_finite() && *r >= 0.0), "{name}");
+            assert!(cached.unwrap_or(input) <= input, "{name}");
+            assert!(source.contains("20"), "{name}: {source} has no date");
+        }
+        assert!(rows.len() >= 100, "{} rows", rows.len());
+    }
+
+    /// OpenRouter's `vendor/model` names match by their model part; its dotted Claude
+    /// versions match Anthropic's dashed ones.
+    #[test]
+    fn openrouter_names_match_by_their_model_part() {
+        let table = PriceTable::builtin();
+        let pairs = [
+            ("openai/gpt-4o", "gpt-4o"),
+            ("openai/gpt-4o-mini", "gpt-4o-mini"),
+            ("anthropic/claude-sonnet-4.6", "claude-sonnet-4-6"),
+            ("anthropic/claude-opus-4.5", "claude-opus-4-5"),
+            ("google/gemini-2.5-pro", "gemini-2.5-pro"),
+            ("deepseek/deepseek-chat", "deepseek-chat"),
+            ("qwen/qwen3-max", "qwen3-max"),
+            ("moonshotai/kimi-k2.5", "kimi-k2.5"),
+            ("z-ai/glm-4.6", "glm-4.6"),
+            ("openai/gpt-4.1:free", "gpt-4.1"),
+        ];
+        for (openrouter, ours) in pairs {
+            assert_eq!(table.price(openrouter), table.price(ours), "{openrouter}");
+            assert!(table.price(ours).is_some(), "{ours}");
+        }
+        assert_eq!(table.price("vendor/unknown-9.9"), None);
+    }
+
     #[test]
     fn request_cost_bills_cached_tokens_at_the_cached_rate() {
         let with_cache = price(2.0, 10.0, Some(0.2));
@@ -398,60 +404,6 @@ mod tests {
         ));
         // More cached than prompt tokens (a confused provider) never goes negative.
         assert!(request_cost(&with_cache, &usage(10, 50, 0)) >= 0.0);
-    }
-
-    #[test]
-    fn ledger_prices_each_request_at_its_own_model() {
-        let cheap = price(1.0, 2.0, None);
-        let dear = price(10.0, 20.0, None);
-        let table = table_with(&[("cheap", cheap), ("dear", dear)]);
-        let first = usage(1_000, 0, 100);
-        let second = usage(2_000, 500, 300);
-        let mut ledger = Ledger::default();
-        ledger.record(&table, "cheap", &first);
-        ledger.record(&table, "openrouter/dear", &second);
-        let expected = request_cost(&cheap, &first) + request_cost(&dear, &second);
-        assert!(close(ledger.dollars(), expected));
-        assert_eq!(ledger.usage(), usage(3_000, 500, 400));
-        assert!(ledger.unpriced_models().is_empty());
-    }
-
-    #[test]
-    fn unknown_models_count_tokens_but_not_dollars() {
-        let table = table_with(&[("known", price(1.0, 2.0, None))]);
-        let mut ledger = Ledger::default();
-        ledger.record(&table, "foo-model", &usage(1_000, 0, 10));
-        ledger.record(&table, "foo-model", &usage(1_000, 0, 10));
-        assert_eq!(ledger.dollars(), 0.0);
-        assert_eq!(ledger.unpriced_models(), vec!["foo-model".to_string()]);
-        assert_eq!(
-            ledger.summary(),
-            "tokens: 2,000 prompt + 20 completion · price unknown for foo-model"
-        );
-        ledger.record(&table, "known", &usage(1_000_000, 0, 0));
-        assert_eq!(
-            ledger.summary(),
-            "tokens: 1,002,000 prompt + 20 completion · $1.00 · price unknown for foo-model"
-        );
-    }
-
-    #[test]
-    fn summary_uses_thousands_separators() {
-        let table = table_with(&[("m", price(2.5, 10.0, Some(0.25)))]);
-        let mut ledger = Ledger::default();
-        ledger.record(&table, "m", &usage(12_345, 2_000, 678));
-        // 10,345 * 2.5 + 2,000 * 0.25 + 678 * 10 = 33,142.5 millionths of a dollar.
-        assert_eq!(
-            ledger.summary(),
-            "tokens: 12,345 prompt (2,000 cached) + 678 completion · $0.0331"
-        );
-        assert_eq!(
-            Ledger::default().summary(),
-            "tokens: 0 prompt + 0 completion · $0.0000"
-        );
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1_000), "1,000");
-        assert_eq!(thousands(1_234_567_890), "1,234,567,890");
     }
 
     #[test]

@@ -31,7 +31,8 @@ pub fn run(on_event: &mut dyn FnMut(Event)) -> Result<Finish, Error> {
     let script: Vec<Turn> = script().into_iter().map(Turn::next).collect();
     let rounds = script.len() as u32;
     let model = start_scripted_model(script)?;
-    eprintln!(
+    let _ = writeln!(
+        std::io::stderr(),
         "Demo: a scripted model at {} drives the real agent in {}\n",
         model.url,
         project.display()

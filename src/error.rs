@@ -11,8 +11,9 @@ pub enum Error {
     Usage(String),
     /// The provider failed for good (after retries, or a non-retryable status). Exit code 1.
     Api(String),
-    /// The provider said the prompt does not fit the model's context window. The agent
-    /// compacts harder and retries once before letting this through. Exit code 1.
+    /// The provider said the prompt does not fit the model's context window (its whole message,
+    /// which may give the numbers). The agent compacts harder and retries once before letting
+    /// this through. Exit code 1.
     ContextTooLong(String),
     /// `--max-cost` was reached before a request. Exit code 4.
     Budget(String),
@@ -44,7 +45,10 @@ impl fmt::Display for Error {
         match self {
             Error::Usage(msg) => write!(f, "{msg}"),
             Error::Api(msg) => write!(f, "API error: {msg}"),
-            Error::ContextTooLong(msg) => write!(f, "the prompt is too long for the model: {msg}"),
+            Error::ContextTooLong(msg) => {
+                let said = crate::http::one_line(msg);
+                write!(f, "the prompt is too long for the model: {said}")
+            }
             Error::Budget(why) => write!(f, "budget spent: {why}"),
             Error::Looping(why) => write!(f, "stopped: {why}"),
             Error::Refused(why) => write!(f, "a hook refused the prompt: {why}"),

@@ -71,12 +71,14 @@ enum Reply {
 }
 
 impl Hooks {
-    /// Read both files; a broken one is a warning and brings no hooks.
-    pub fn load(user_file: &Path, project_file: &Path) -> (Hooks, Vec<String>) {
+    /// Read both files (the project's only if given: `setup.rs` leaves out an untrusted one);
+    /// a broken one is a warning and brings no hooks.
+    pub fn load(user_file: &Path, project_file: Option<&Path>) -> (Hooks, Vec<String>) {
         let mut hooks = Hooks::default();
         let mut warnings = Vec::new();
         // A missing file is simply no hooks; only files that exist can be broken.
-        for file in [user_file, project_file].into_iter().filter(|f| f.exists()) {
+        let files = std::iter::once(user_file).chain(project_file);
+        for file in files.filter(|f| f.exists()) {
             let mut found = Vec::new();
             let parsed = std::fs::read_to_string(file)
                 .map_err(|e| e.to_string())
@@ -416,7 +418,7 @@ mod tests {
                     {"type": "command", "command": "c.sh"}]}],
                 "Notification": [{"hooks": [{"type": "command", "command": "d.sh"}]}]}}"#,
         );
-        let (loaded, warnings) = Hooks::load(&user, &project);
+        let (loaded, warnings) = Hooks::load(&user, Some(&project));
         assert_eq!(loaded.count(), 3);
         let commands: Vec<_> = loaded.hooks.iter().map(|h| h.command.as_str()).collect();
         assert_eq!(commands, ["a.sh", "b.sh", "c.sh"]);
@@ -428,7 +430,7 @@ mod tests {
         assert!(warnings[0].contains("Notification"));
 
         let broken = dir.write("broken.json", "{not json");
-        let (loaded, warnings) = Hooks::load(&broken, &dir.0.join("missing.json"));
+        let (loaded, warnings) = Hooks::load(&broken, Some(&dir.0.join("missing.json")));
         assert_eq!(loaded.count(), 0);
         assert_eq!(
             warnings.len(),
@@ -436,7 +438,7 @@ mod tests {
             "a missing file is no warning: {warnings:?}"
         );
         let no_command = dir.write("no-command.json", r#"{"Stop": [{"timeout": 1}]}"#);
-        let (loaded, warnings) = Hooks::load(&user, &no_command);
+        let (loaded, warnings) = Hooks::load(&user, Some(&no_command));
         assert_eq!((loaded.count(), warnings.len()), (1, 1));
         assert_eq!(Hooks::default().count(), 0);
     }

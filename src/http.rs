@@ -71,22 +71,29 @@ fn root_certs() -> RootCerts {
     }
 }
 
+/// `Retry-After` in seconds, if it is a number that means something (`nan`, `inf` or a date
+/// are ignored: the usual backoff applies). Capped at 30 s.
 pub fn retry_after(headers: &ureq::http::HeaderMap) -> Option<Duration> {
     let text = headers.get("retry-after")?.to_str().ok()?;
-    let secs: f64 = text.trim().parse().ok()?;
+    let secs: f64 = text
+        .trim()
+        .parse()
+        .ok()
+        .filter(|secs: &f64| secs.is_finite())?;
     Some(Duration::from_secs_f64(secs.clamp(0.0, 30.0)))
 }
 
-/// The server's own words from an error answer: `{"error": {"message": …}}`, `{"error": "…"}`,
-/// `{"message": …}`, or the raw body. Only the first 64 KiB are read: enough for any real
-/// message, and no memory hazard.
-pub fn error_message(reader: impl Read) -> String {
+/// The body of an error answer, as text. Only the first 64 KiB are read: enough for any real
+/// message, and no memory hazard. The whole of it goes to `--trace`; the user sees `one_line`.
+pub fn error_body(reader: impl Read) -> String {
     let mut bytes = Vec::new();
     let _ = reader.take(64 * 1024).read_to_end(&mut bytes);
-    message_in(&String::from_utf8_lossy(&bytes))
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
-fn message_in(body: &str) -> String {
+/// The server's own words in an error body: `{"error": {"message": …}}`, `{"error": "…"}`,
+/// `{"message": …}`, or the body itself. Whole, so the 400 adaptations can match any of it.
+pub fn message_in(body: &str) -> String {
     let parsed: Option<Value> = serde_json::from_str(body).ok();
     let found = parsed.as_ref().and_then(|v| {
         let error = v.get("error").unwrap_or(v);
@@ -95,8 +102,41 @@ fn message_in(body: &str) -> String {
     match found {
         Some(text) => text.to_string(),
         None if body.trim().is_empty() => "(empty response body)".to_string(),
-        None => body.trim().chars().take(2000).collect(),
+        None => body.to_string(),
     }
+}
+
+/// A message as one short line for a notice: an HTML page's title, or else the first line
+/// that says something, cut at a word near `ONE_LINE` characters.
+pub fn one_line(message: &str) -> String {
+    const ONE_LINE: usize = 200;
+    let line = match html_title(message) {
+        Some(title) => title,
+        None => (message.lines().map(str::trim))
+            .find(|line| !line.is_empty())
+            .unwrap_or(""),
+    };
+    cut_at_word(line, ONE_LINE)
+}
+
+/// At most `width` characters of `line`, cut at the last space before that (then " …").
+pub fn cut_at_word(line: &str, width: usize) -> String {
+    if line.chars().count() <= width {
+        return line.to_string();
+    }
+    let cut: String = line.chars().take(width).collect();
+    match cut.rsplit_once(' ') {
+        Some((head, _)) if head.len() > width / 2 => format!("{head} …"),
+        _ => format!("{cut}…"),
+    }
+}
+
+/// The `<title>` of an HTML page, if `text` is one.
+pub fn html_title(text: &str) -> Option<&str> {
+    let lower = text.to_ascii_lowercase();
+    let start = lower.find("<title>")? + "<title>".len();
+    let end = start + lower[start..].find("</title>")?;
+    Some(text[start..end].trim()).filter(|title| !title.is_empty())
 }
 
 /// Wakes a request blocked on a silent server: shutting the agent down fails its reads.
@@ -124,21 +164,37 @@ pub fn sleep_unless_cancelled(wait: Duration, cancel: &AtomicBool) -> Result<(),
 }
 
 pub fn is_loopback(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let host_port = rest.split('/').next().unwrap_or("");
-    let host = match host_port.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or(""),
-        None => host_port.split(':').next().unwrap_or(""),
-    };
+    let host = host(url);
     host == "localhost"
         || host
             .parse::<std::net::IpAddr>()
             .is_ok_and(|ip| ip.is_loopback())
 }
 
+/// The host part of a URL (`https://openrouter.ai/api/v1` → `openrouter.ai`, `[::1]` → `::1`).
+pub fn host(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let host_port = rest.split(['/', '?', '#']).next().unwrap_or("");
+    // userinfo (`user:pass@host`) is not the host.
+    let host_port = host_port.rsplit('@').next().unwrap_or(host_port);
+    match host_port.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host_port.split(':').next().unwrap_or(""),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_host_of_a_url() {
+        assert_eq!(host("https://openrouter.ai/api/v1"), "openrouter.ai");
+        assert_eq!(host("http://user:pw@127.0.0.1:8080/v1"), "127.0.0.1");
+        assert_eq!(host("http://[::1]:8000"), "::1");
+        assert_eq!(host("https://example.com?x=1"), "example.com");
+        assert_eq!(host("openrouter.ai/api"), "openrouter.ai");
+    }
 
     #[test]
     fn loopback_hosts() {
@@ -156,5 +212,20 @@ mod tests {
         assert_eq!(message_in(r#"{"error":"overloaded"}"#), "overloaded");
         assert_eq!(message_in("Bad Gateway"), "Bad Gateway");
         assert_eq!(message_in(""), "(empty response body)");
+    }
+
+    #[test]
+    fn one_line_is_short_and_says_something() {
+        let page =
+            "<html>\n<head><title>502 Bad Gateway</title></head>\n<body>nginx</body>\n</html>";
+        assert_eq!(one_line(page), "502 Bad Gateway");
+        assert_eq!(one_line("\n\n  first words\nsecond line"), "first words");
+        let long = "word ".repeat(2000);
+        let line = one_line(&long);
+        assert!(line.len() <= 205 && line.ends_with(" …"), "{line}");
+        assert_eq!(cut_at_word("one two three four", 12), "one two …");
+        assert_eq!(cut_at_word("abcdefghijklmnop", 8), "abcdefgh…");
+        let unicode = one_line(&"Ünïcode ".repeat(100));
+        assert!(unicode.chars().count() <= 202, "{unicode}");
     }
 }

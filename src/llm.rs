@@ -7,6 +7,7 @@
 
 mod account;
 mod answers;
+mod body;
 
 use crate::config::Config;
 use crate::cost::{Ledger, PriceTable};
@@ -16,11 +17,12 @@ use crate::message::Message;
 use crate::sse::{self, Delta, Reply, StreamError, StreamedCall};
 use crate::trace::{Tee, Trace};
 use answers::transport_failure;
+pub use answers::{Overflow, overflow_numbers};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Cursor, Read};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const MAX_RETRIES: u32 = 4;
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
@@ -32,8 +34,9 @@ pub struct Llm {
     /// Learnt from 400 answers; shared by every request (and sub-agent) of the session.
     adaptations: Mutex<Adaptations>,
     prices: Arc<PriceTable>,
-    /// Every request of the session, priced at the model it used.
-    ledger: Mutex<Ledger>,
+    /// Every request of the session, priced at the model it used; one ledger for the whole
+    /// session, shared with the `Llm` a `/model` switch makes.
+    ledger: Arc<Mutex<Ledger>>,
     /// The model in use: `config.model` until a fallback takes over.
     model: Mutex<String>,
     fallbacks_used: AtomicUsize,
@@ -48,6 +51,10 @@ struct Adaptations {
     max_completion_tokens: bool,
     omit_temperature: bool,
     omit_stream_options: bool,
+    /// Send `""` rather than `null` as an assistant message's missing content.
+    empty_content: bool,
+    /// The provider's context window, once it said so; smaller than the configured one.
+    context_limit: Option<u64>,
 }
 
 /// What the caller sees while a request is under way.
@@ -93,7 +100,7 @@ impl Llm {
             http: Mutex::new(http),
             adaptations: Mutex::new(Adaptations::default()),
             prices: Arc::new(PriceTable::builtin()),
-            ledger: Mutex::new(Ledger::default()),
+            ledger: Arc::new(Mutex::new(Ledger::default())),
             estimated: AtomicBool::new(false),
             trace: None,
             fallbacks_used: AtomicUsize::new(0),
@@ -209,6 +216,10 @@ impl Llm {
         cancel: &AtomicBool,
         on_event: &mut dyn FnMut(Event),
     ) -> Result<Reply, Failure> {
+        let limits = sse::Limits {
+            idle: self.config.idle_timeout,
+            deadline: Some(Instant::now() + self.config.request_timeout),
+        };
         let body = self.request_body(messages, tools);
         let url = format!(
             "{}/chat/completions",
@@ -233,13 +244,34 @@ impl Llm {
         let status = response.status().as_u16();
         if status != 200 {
             let retry_after = http::retry_after(response.headers());
-            let message = http::error_message(response.into_body().into_reader());
+            let body = http::error_body(response.into_body().into_reader());
             if let Some(trace) = &self.trace {
-                trace.record("http_error", json!({"status": status, "message": message}));
+                trace.record("http_error", json!({"status": status, "body": body}));
             }
-            return Err(self.status_failure(status, &message, retry_after));
+            let message = http::message_in(&body);
+            return Err(self.status_failure(status, &message, retry_after, messages));
         }
+        let content_type = (response.headers().get("content-type"))
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
         let mut body = BufReader::new(response.into_body().into_reader());
+        let start = body::first_line(&mut body).map_err(|e| Failure::Retryable {
+            why: format!("the stream broke: {e}"),
+            wait: None,
+        })?;
+        if !body::is_event_stream(&content_type, &start) {
+            let text = body::read_whole(&start, &mut body);
+            if let Some(trace) = &self.trace {
+                trace.record(
+                    "not_a_stream",
+                    json!({"content_type": content_type, "body": text}),
+                );
+            }
+            return body::whole_answer(&content_type, &text, on_event);
+        }
+        // The line already read goes first, as if it had never been taken out.
+        let mut body = Cursor::new(start).chain(body);
         let mut traced;
         let reader: &mut dyn BufRead = match &self.trace {
             Some(trace) => {
@@ -253,17 +285,33 @@ impl Llm {
             Delta::Reasoning(text) => on_event(Event::Reasoning(text)),
             Delta::CallReady(call) => on_event(Event::CallReady(call)),
         };
-        sse::read_stream(reader, cancel, &mut on_delta).map_err(|e| match e {
-            StreamError::Interrupted => Failure::Fatal(Error::Interrupted),
-            StreamError::Provider(message) => Failure::Retryable {
-                why: format!("the provider sent an error mid-stream: {message}"),
-                wait: None,
-            },
-            other => Failure::Retryable {
-                why: format!("the stream broke: {other}"),
-                wait: None,
-            },
-        })
+        let read = sse::read_stream(reader, cancel, &limits, &mut on_delta);
+        read.map_err(|e| self.stream_failure(e))
+    }
+
+    /// A stream that broke is retried; one that broke a limit would only break it again.
+    fn stream_failure(&self, error: StreamError) -> Failure {
+        let limit = match error {
+            StreamError::Interrupted => return Failure::Fatal(Error::Interrupted),
+            StreamError::Provider(message) => {
+                let why = format!("the provider sent an error mid-stream: {message}");
+                return Failure::Retryable { why, wait: None };
+            }
+            StreamError::Deadline => format!(
+                "{error} (CORECODER_REQUEST_TIMEOUT, {} s)",
+                self.config.request_timeout.as_secs()
+            ),
+            StreamError::TooLarge(_) => format!(
+                "{error}: past {} MiB, or a line past {} MiB; stopped reading",
+                sse::MAX_REPLY >> 20,
+                sse::MAX_LINE >> 20
+            ),
+            other => {
+                let why = format!("the stream broke: {other}");
+                return Failure::Retryable { why, wait: None };
+            }
+        };
+        Failure::Fatal(Error::Api(limit))
     }
 
     fn request_body(&self, messages: &[Message], tools: &[Value]) -> Value {
@@ -273,8 +321,14 @@ impl Llm {
             "messages": messages,
             "stream": true,
         });
+        if adapt.empty_content {
+            empty_for_null_content(&mut body["messages"]);
+        }
         if !tools.is_empty() {
             body["tools"] = json!(tools);
+            if let Some(choice) = &self.config.tool_choice {
+                body["tool_choice"] = json!(choice.as_str());
+            }
         }
         if !adapt.omit_stream_options {
             body["stream_options"] = json!({"include_usage": true});
@@ -288,6 +342,15 @@ impl Llm {
         };
         body[limit_key] = json!(self.config.max_tokens);
         body
+    }
+}
+
+/// `content: null` becomes `""` (see `adapt_null_content`).
+fn empty_for_null_content(messages: &mut Value) {
+    for message in messages.as_array_mut().into_iter().flatten() {
+        if message["content"].is_null() {
+            message["content"] = json!("");
+        }
     }
 }
 

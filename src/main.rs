@@ -8,6 +8,7 @@ use corecoder::consent::Mode;
 use corecoder::setup::{self, Started};
 use corecoder::terminal::{self, DIM, Display, Show};
 use corecoder::{Error, demo, http, output, repl};
+use std::io::Write;
 
 fn main() {
     // glibc gives each thread that allocates its own malloc arena, and keeps it: the pool's
@@ -20,21 +21,22 @@ fn main() {
     }
     let code = match config::from_command_line() {
         Err(e) => {
-            eprintln!("corecoder: {e}");
+            say(&format!("corecoder: {e}"));
             2
         }
+        // `corecoder --help | head` closes stdout early: nothing to report.
         Ok(Invocation::Help) => {
-            print!("{HELP}");
+            let _ = std::io::stdout().write_all(HELP.as_bytes());
             0
         }
         Ok(Invocation::Version) => {
-            println!("corecoder {}", env!("CARGO_PKG_VERSION"));
+            let _ = writeln!(std::io::stdout(), "corecoder {}", env!("CARGO_PKG_VERSION"));
             0
         }
         Ok(Invocation::Run(options)) => match run(*options) {
             Ok(code) => code,
             Err(e) => {
-                eprintln!("corecoder: {e}");
+                say(&format!("corecoder: {e}"));
                 e.exit_code()
             }
         },
@@ -46,13 +48,13 @@ fn run(options: RunOptions) -> Result<i32, Error> {
     // Local servers (Ollama, llama.cpp, vLLM on this machine) usually need no key.
     let keyless = options.config.api_key.is_none() && !http::is_loopback(&options.config.base_url);
     if options.demo || (keyless && options.prompt.is_none()) {
+        let display = Display::new(Show::CallsAndResults);
         if !options.demo {
-            eprintln!(
+            display.note(
                 "No API key set (CORECODER_API_KEY, OPENAI_API_KEY or DEEPSEEK_API_KEY), \
-                 so here is the offline demo. See corecoder --help to use a real model."
+                 so here is the offline demo. See corecoder --help to use a real model.",
             );
         }
-        let display = Display::new(Show::CallsAndResults);
         let finish = demo::run(&mut |event| display.show(event))?;
         return Ok(display.finish(&finish));
     }
@@ -64,9 +66,42 @@ fn run(options: RunOptions) -> Result<i32, Error> {
         ));
     }
     match options.prompt.clone() {
-        Some(task) => one_shot(options, &task),
+        Some(prompt) => one_shot(options, &task_with_stdin(&prompt)?),
         None => repl::run(options),
     }
+}
+
+/// What stdin adds to `-p`: the whole task for `-p -`, or context after the task when stdin is
+/// a pipe or a file (`git diff | corecoder -p "review this"`); a terminal or /dev/null adds
+/// nothing. At most `MAX_STDIN` bytes are read.
+fn task_with_stdin(prompt: &str) -> Result<String, Error> {
+    use std::io::Read;
+    use std::os::unix::fs::FileTypeExt;
+    const MAX_STDIN: u64 = 16 << 20;
+    let piped = std::fs::metadata("/dev/stdin")
+        .is_ok_and(|m| m.file_type().is_fifo() || m.file_type().is_file());
+    let mut input = String::new();
+    if prompt == "-" || piped {
+        let mut bytes = Vec::new();
+        let read = std::io::stdin().take(MAX_STDIN + 1).read_to_end(&mut bytes);
+        read.map_err(|e| Error::Usage(format!("-p: cannot read stdin: {e}")))?;
+        if bytes.len() as u64 > MAX_STDIN {
+            return Err(Error::Usage(format!(
+                "-p: stdin is over {} MiB",
+                MAX_STDIN >> 20
+            )));
+        }
+        input = String::from_utf8_lossy(&bytes).into_owned();
+    }
+    let task = match prompt {
+        "-" => input,
+        _ if input.trim().is_empty() => prompt.to_string(),
+        _ => format!("{prompt}\n\n{input}"),
+    };
+    if task.trim().is_empty() {
+        return Err(Error::Usage("-p -: stdin held no task".to_string()));
+    }
+    Ok(task)
 }
 
 /// `-p`: run one task; the answer goes to stdout, everything else to stderr.
@@ -78,6 +113,7 @@ fn one_shot(options: RunOptions, task: &str) -> Result<i32, Error> {
     let Started { mut agent, notes } = setup::start(&options, mode)?;
     terminal::watch_ctrl_c(agent.cancel_flag())?;
     let display = Display::new(Show::Calls);
+    display.stop_on_closed_output(agent.cancel_flag());
     for note in notes {
         display.note(&note);
     }
@@ -85,6 +121,18 @@ fn one_shot(options: RunOptions, task: &str) -> Result<i32, Error> {
         return Ok(output::run(&mut agent, task, options.output));
     }
     let finish = display.with_spinner(&mut || agent.run(task, &mut |event| display.show(event)));
+    // The reader went away (`| head -1`): the run was stopped; end quietly, as SIGPIPE would.
+    if display.output_closed() {
+        return Ok(141);
+    }
+    if let Err(Error::Interrupted) = finish {
+        display.interrupted();
+    }
     display.note(&display.paint(DIM, &agent.llm().cost_summary()));
     Ok(display.finish(&finish?))
+}
+
+/// A line on stderr that cannot fail: a closed stderr is no reason to panic.
+fn say(text: &str) {
+    let _ = writeln!(std::io::stderr(), "{text}");
 }

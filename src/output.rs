@@ -5,10 +5,10 @@
 //! object last. Only stdout carries JSON. It runs the task like the text mode; it decides
 //! nothing about the conversation.
 
-use crate::agent::{Agent, Event, Finish};
+use crate::agent::{Agent, Event, Finish, ResultKind};
 use crate::config::OutputFormat;
 use crate::error::Error;
-use crate::llm;
+use crate::llm::{self, Llm};
 use crate::sse::Usage;
 use serde_json::{Value, json};
 use std::io::Write;
@@ -27,15 +27,25 @@ pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
         let cwd = agent.cwd().display().to_string();
         let init = json!({"type": "system", "subtype": "init", "session_id": session_id,
             "model": model, "cwd": cwd});
-        print_line(&init);
+        let _ = print_line(&init);
     }
+    // A reader that went away (`| head -1`) has no use for the rest: the run stops.
+    let cancel = agent.cancel_flag();
+    let mut closed = false;
     let result = agent.run(task, &mut |event| {
-        if let (true, Some(line)) = (streaming, event_json(&event)) {
-            print_line(&line);
+        if let (true, false, Some(line)) = (streaming, closed, event_json(&event))
+            && !print_line(&line)
+        {
+            closed = true;
+            cancel.store(true, std::sync::atomic::Ordering::Relaxed);
         }
     });
+    if closed {
+        return 141;
+    }
     let (subtype, text, code) = match &result {
         Ok(Finish::Answer(text)) => ("success", text.clone(), 0),
+        Ok(Finish::CutOff(text)) => ("error_max_tokens", text.clone(), 6),
         Ok(Finish::RoundCap) => (
             "error_max_rounds",
             "reached maximum tool-call rounds".into(),
@@ -47,7 +57,8 @@ pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
         Err(e) => ("error_api", e.to_string(), e.exit_code()),
     };
     let usage = agent.llm().usage();
-    print_line(&json!({
+    let (cost, cost_unknown_reason) = cost_json(agent.llm());
+    let _ = print_line(&json!({
         "type": "result",
         "subtype": subtype,
         "is_error": code != 0,
@@ -56,7 +67,8 @@ pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
         "num_rounds": agent.rounds_used(),
         "duration_ms": started.elapsed().as_millis() as u64,
         "usage": usage_json(&usage),
-        "total_cost_usd": agent.llm().dollars(),
+        "total_cost_usd": cost,
+        "cost_unknown_reason": cost_unknown_reason,
     }));
     code
 }
@@ -75,8 +87,9 @@ fn event_json(event: &Event) -> Option<Value> {
         Event::ToolCall { name, summary } => {
             json!({"type": "tool_call", "name": name, "summary": summary})
         }
-        Event::ToolResult { name, text } => {
-            json!({"type": "tool_result", "name": name, "content": text})
+        Event::ToolResult { name, text, kind } => {
+            let is_error = *kind != ResultKind::Ran;
+            json!({"type": "tool_result", "name": name, "content": text, "is_error": is_error})
         }
         Event::Replied { usage } => json!({"type": "usage", "usage": usage_json(usage)}),
         Event::Notice(text) => json!({"type": "notice", "text": text}),
@@ -85,14 +98,33 @@ fn event_json(event: &Event) -> Option<Value> {
     Some(line)
 }
 
+/// `total_cost_usd` and `cost_unknown_reason`: a number and `null`, or `null` and why. An
+/// unknown cost is never reported as 0.0, which a script would read as "free".
+fn cost_json(llm: &Llm) -> (Value, Value) {
+    match llm.total_dollars() {
+        Some(dollars) => (json!(dollars), Value::Null),
+        None => {
+            let why = format!(
+                "price unknown for {} (add it to ~/.corecoder/pricing.json); the requests that \
+                 were priced cost ${:.4}",
+                llm.unpriced_models().join(", "),
+                llm.dollars()
+            );
+            (Value::Null, json!(why))
+        }
+    }
+}
+
 fn usage_json(usage: &Usage) -> Value {
     json!({"input_tokens": usage.prompt_tokens, "output_tokens": usage.completion_tokens,
         "cached_input_tokens": usage.cached_tokens})
 }
 
-/// A whole line at once, flushed, so a reader never sees half an event.
-fn print_line(value: &Value) {
+/// A whole line at once, flushed, so a reader never sees half an event. False if stdout is
+/// closed.
+fn print_line(value: &Value) -> bool {
     let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "{value}");
-    let _ = stdout.flush();
+    writeln!(stdout, "{value}")
+        .and_then(|()| stdout.flush())
+        .is_ok()
 }

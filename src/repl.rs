@@ -3,7 +3,9 @@
 //! `corecoder` without `-p` lands here. Line editing and history come from `rustyline`; the
 //! consent question is asked here, on the main thread, when the agent calls `ask`. Ctrl+C
 //! during a turn stops it and returns to the prompt with a valid history; at the prompt it
-//! only clears the line. It does not know how tools or requests work.
+//! only clears the line. Before anything starts it asks whether to trust the folder's hooks and
+//! MCP servers (`trust.rs`), when they are new or changed. It does not know how tools or
+//! requests work.
 
 use crate::agent::{Agent, Finish};
 use crate::checkpoint::Checkpoints;
@@ -11,6 +13,7 @@ use crate::config::RunOptions;
 use crate::consent::{Answer, Mode, Plan};
 use crate::context::Tier;
 use crate::error::Error;
+use crate::repl_trust;
 use crate::sandbox::Sandbox;
 use crate::session;
 use crate::setup::{self, Started};
@@ -32,6 +35,7 @@ Type a task and press Enter. End a line with \\ to continue on the next one.
   /sessions         the latest 20 sessions
   /compact          summarise the older part of the conversation now
   /mcp [reconnect NAME]   MCP servers: list them, or restart one
+  /trust            trust this folder's hooks, MCP servers and .env as they are now
   quit, exit, Ctrl+D   leave; Ctrl+C stops a running turn";
 
 /// What a line typed at the prompt asks for.
@@ -48,11 +52,12 @@ pub fn run(options: RunOptions) -> Result<i32, Error> {
         true => Mode::AllowAll,
         false => Mode::Ask,
     };
+    let display = Display::new(Show::CallsAndResults);
+    let mut editor = DefaultEditor::new().map_err(|e| Error::Io(format!("terminal: {e}")))?;
+    let options = repl_trust::ask(options, &mut editor, &display)?;
     let Started { mut agent, notes } = setup::start(&options, mode)?;
     let cancel = agent.cancel_flag();
     terminal::watch_ctrl_c(cancel.clone())?;
-    let display = Display::new(Show::CallsAndResults);
-    let mut editor = DefaultEditor::new().map_err(|e| Error::Io(format!("terminal: {e}")))?;
     let history = home.join("history");
     let _ = editor.load_history(&history);
     banner(&display, &agent, mode, options.shell.sandbox);
@@ -208,6 +213,7 @@ fn command(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
             ));
         }
         "/mcp" => mcp(agent, display, arg),
+        "/trust" => repl_trust::trust_now(agent, display),
         _ => display.note(&format!("Unknown command: {name} (see /help)")),
     }
     None

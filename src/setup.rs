@@ -1,5 +1,6 @@
 //! Starting a session: the files under `~/.corecoder`, prices, the session log, checkpoints,
-//! and resuming an earlier session. Shared by `-p` and the interactive mode.
+//! hooks and MCP servers (the project's only when trusted), and resuming an earlier session.
+//! Shared by `-p` and the interactive mode.
 //!
 //! Runs once, before the first turn. Problems with these files never stop a session: they
 //! become notes for the user (and that feature is off). A resume that cannot be found does.
@@ -17,6 +18,7 @@ use crate::mcp::Servers;
 use crate::mcp_config;
 use crate::session::{self, Header, SessionLog};
 use crate::trace::Trace;
+use crate::trust::{self, Project};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -79,14 +81,8 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
     };
-    if config.max_cost.is_some() && prices.price(&config.model).is_none() {
-        notes.push(format!(
-            "--max-cost cannot be enforced for {}: its price is unknown (add it to {})",
-            config.model,
-            home.join("pricing.json").display()
-        ));
-    }
     let mut llm = Llm::new(config).with_prices(prices);
+    llm.check_budget_can_be_kept(&home.join("pricing.json"))?;
     if let Some(path) = &options.trace {
         let trace = Trace::create(path)
             .map_err(|e| Error::Usage(format!("--trace: cannot write {}: {e}", path.display())))?;
@@ -97,16 +93,9 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
     agent.set_max_rounds(options.max_rounds);
     agent.set_shell_safety(options.shell.clone());
     agent.set_instructions(Instructions::new(&home));
-    let project_hooks = agent.cwd().join(".corecoder").join("hooks.json");
-    let (hooks, warnings) = Hooks::load(&home.join("hooks.json"), &project_hooks);
-    notes.extend(warnings);
-    agent.set_hooks(Arc::new(hooks));
-    let mcp_files = [home.join("mcp.json"), agent.cwd().join(".mcp.json")];
-    let (configs, warnings) = mcp_config::load_config(&mcp_files);
-    notes.extend(warnings);
-    let (servers, warnings) = Servers::start(configs);
-    notes.extend(warnings);
-    agent.set_mcp(Arc::new(servers));
+    notes.extend(options.project.notes.iter().cloned());
+    notes.extend(options.project.skipped_line());
+    notes.extend(load_extensions(&mut agent, &home, &options.project));
     agent.resume(history);
     let log = match &resumed {
         Some(id) => SessionLog::reopen(&sessions, id),
@@ -125,6 +114,28 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
     }
     notes.extend(agent.start_hooks());
     Ok(Started { agent, notes })
+}
+
+/// Hooks and MCP servers: the user's own, and the project's where it is trusted (`trust.rs`).
+/// Also called by `/trust`, to load what it just trusted. Returns the warnings.
+pub fn load_extensions(agent: &mut Agent, home: &Path, project: &Project) -> Vec<String> {
+    // Started in the home directory, the project's hooks file is the user's: read it once.
+    let project_file = |relative: &str| {
+        let path = agent.cwd().join(relative);
+        let own = path == home.join("hooks.json");
+        (project.allows(relative) && !own).then_some(path)
+    };
+    let project_hooks = project_file(trust::HOOKS_FILE);
+    let mut mcp_files = vec![home.join("mcp.json")];
+    mcp_files.extend(project_file(trust::MCP_FILE));
+    let (hooks, mut warnings) = Hooks::load(&home.join("hooks.json"), project_hooks.as_deref());
+    agent.set_hooks(Arc::new(hooks));
+    let (configs, more) = mcp_config::load_config(&mcp_files);
+    warnings.extend(more);
+    let (servers, more) = Servers::start(configs);
+    warnings.extend(more);
+    agent.set_mcp(Arc::new(servers));
+    warnings
 }
 
 /// `~/.corecoder` (or a temporary directory when there is no home).

@@ -6,21 +6,39 @@
 //! tool arguments (they stay raw JSON text for the tools to judge).
 //!
 //! Providers differ from the OpenAI shape in many small ways (missing indices, repeated ids, no
-//! blank lines, error objects inside a 200 stream); `Parser` absorbs them. See `fixtures/sse/`.
+//! blank lines, error objects inside a 200 stream); `Parser` absorbs them (the call fragments in
+//! `sse/calls.rs`). See `fixtures/sse/`. What a server sends is bounded: `MAX_LINE` and
+//! `MAX_REPLY` in bytes, `Limits` in time (`sse/clock.rs`); a chunk it cannot read fails the
+//! reply, since a reply with a piece missing cannot be trusted.
 
-use serde::de::IgnoredAny;
+use calls::Calls;
+use clock::Clocked;
+use depth::JsonDepth;
 use std::borrow::Cow;
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 use wire::{Chunk, FirstChoice, WireChoice, WireToolCall};
 
+mod calls;
+mod clock;
+mod depth;
 mod wire;
+
+pub use clock::Limits;
+
+/// A line longer than this is not a provider's: the attempt fails rather than fill memory.
+pub const MAX_LINE: usize = 16 << 20;
+/// What one reply may hold in all (text, reasoning, every call's arguments).
+pub const MAX_REPLY: usize = 64 << 20;
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub cached_tokens: u64,
+    /// US$ the provider says the request cost (OpenRouter's `usage.cost`); it wins over the table.
+    pub cost: Option<f64>,
 }
 
 /// One tool call as reassembled from the stream; `arguments` is raw JSON text, NOT parsed here.
@@ -60,6 +78,15 @@ pub enum StreamError {
     Ended,
     /// An error object sent inside the stream; the provider's message text.
     Provider(String),
+    /// A `data:` event that is not a chunk we can read (the start of it). A reply with a piece
+    /// missing cannot be trusted, so the caller retries the whole request.
+    Malformed(String),
+    /// No `data:` event for `Limits::idle`: the caller retries.
+    Idle(Duration),
+    /// `Limits::deadline` passed before the reply was complete.
+    Deadline,
+    /// A line or the whole reply passed `MAX_LINE` or `MAX_REPLY`; what it was.
+    TooLarge(&'static str),
     /// `cancel` was set (Ctrl+C).
     Interrupted,
 }
@@ -70,6 +97,14 @@ impl std::fmt::Display for StreamError {
             StreamError::Io(err) => write!(f, "reading the stream failed: {err}"),
             StreamError::Ended => write!(f, "the stream ended before the reply was complete"),
             StreamError::Provider(msg) => write!(f, "provider error: {msg}"),
+            StreamError::Malformed(start) => {
+                write!(f, "the server sent a chunk that is not valid JSON: {start}")
+            }
+            StreamError::Idle(wait) => {
+                write!(f, "no data from the server for {} s", wait.as_secs())
+            }
+            StreamError::Deadline => write!(f, "the reply took longer than the request deadline"),
+            StreamError::TooLarge(what) => write!(f, "{what} of the reply is too large"),
             StreamError::Interrupted => write!(f, "interrupted"),
         }
     }
@@ -88,20 +123,38 @@ pub enum Flow {
 pub fn read_stream(
     reader: &mut dyn BufRead,
     cancel: &AtomicBool,
+    limits: &Limits,
     on_delta: &mut dyn FnMut(Delta),
 ) -> Result<Reply, StreamError> {
     let mut parser = Parser::new();
+    let mut reader = Clocked {
+        inner: reader,
+        limits: *limits,
+        last_data: Instant::now(),
+        expired: None,
+    };
     let mut buf = Vec::new();
     loop {
         buf.clear();
-        let read = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(StreamError::Io)?;
+        let read = (&mut reader)
+            .take(MAX_LINE as u64)
+            .read_until(b'\n', &mut buf);
+        let read = match (read, reader.expired.take()) {
+            (_, Some(expired)) => return Err(expired),
+            (Err(e), None) => return Err(StreamError::Io(e)),
+            (Ok(read), None) => read,
+        };
         if read == 0 {
             return parser.finish(on_delta);
         }
+        if read == MAX_LINE && !buf.ends_with(b"\n") {
+            return Err(StreamError::TooLarge("a line"));
+        }
         let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
         let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.starts_with(b"data:") {
+            reader.last_data = Instant::now();
+        }
         // `from_utf8` first: its ASCII fast path is much quicker than the lossy decoder.
         let line = match std::str::from_utf8(line) {
             Ok(line) => Cow::Borrowed(line),
@@ -126,10 +179,12 @@ pub struct Parser {
     error_event: bool,
     done: bool,
     reply: Reply,
-    /// Calls in order of first appearance, each with the index the provider gave it.
-    calls: Vec<(u64, StreamedCall)>,
-    /// How many of `calls` were looked at by `announce_ready`.
-    announced: Vec<bool>,
+    /// The tool calls, from their fragments.
+    calls: Calls,
+    /// How deep in JSON `data` is, so an event without a blank line is seen to end.
+    data_depth: JsonDepth,
+    /// Bytes kept in the reply so far, against `MAX_REPLY`.
+    kept: usize,
 }
 
 impl Parser {
@@ -154,10 +209,7 @@ impl Parser {
         }
         // Some servers never send the blank line: buffered data that is already a complete
         // JSON value (or `[DONE]`) is an event of its own.
-        if !self.data.is_empty()
-            && !is_unfinished_json(&self.data)
-            && self.dispatch(on_delta)? == Flow::Done
-        {
+        if !self.data.is_empty() && !self.data_is_open() && self.dispatch(on_delta)? == Flow::Done {
             return Ok(Flow::Done);
         }
         if field == "event" {
@@ -168,24 +220,32 @@ impl Parser {
             self.data.push('\n');
         }
         self.data.push_str(value);
+        if self.data.len() > MAX_LINE {
+            return Err(StreamError::TooLarge("an event"));
+        }
         Ok(Flow::Continue)
     }
 
     /// Call at end of input: flushes a pending event, then decides Ok(Reply) or Err(Ended).
     pub fn finish(mut self, on_delta: &mut dyn FnMut(Delta)) -> Result<Reply, StreamError> {
+        // A chunk the end of input cut short is a broken stream, not a malformed chunk.
+        if self.data_is_open() {
+            return Err(StreamError::Ended);
+        }
         self.dispatch(on_delta)?;
         if !self.done && self.reply.finish_reason.is_none() {
             return Err(StreamError::Ended);
         }
-        // Stable: calls that share an index stay in the order they appeared.
-        self.calls.sort_by_key(|(index, _)| *index);
-        for (n, (_, mut call)) in self.calls.into_iter().enumerate() {
-            if call.id.is_empty() {
-                call.id = format!("call_{n}");
-            }
-            self.reply.tool_calls.push(call);
-        }
+        self.reply.tool_calls = self.calls.in_index_order();
         Ok(self.reply)
+    }
+
+    /// Whether the buffered data is an unfinished JSON value that more `data:` lines would
+    /// continue. Counted only when asked (most events end with a blank line and never are),
+    /// and then only the part not counted yet.
+    fn data_is_open(&mut self) -> bool {
+        self.data_depth.update(&self.data);
+        self.data_depth.is_open()
     }
 
     /// Handle the buffered event (if any) and start a new one.
@@ -198,6 +258,7 @@ impl Parser {
         };
         self.data = data;
         self.data.clear();
+        self.data_depth = JsonDepth::default();
         self.error_event = false;
         flow
     }
@@ -213,8 +274,8 @@ impl Parser {
         }
         let chunk = match serde_json::from_str::<Chunk>(data) {
             Ok(chunk) if chunk.error.is_none() && !self.error_event => chunk,
-            // One bad chunk should not cost the whole reply.
-            Err(_) if !self.error_event => return Ok(Flow::Continue),
+            // Skipping it would run a call or print an answer with a piece missing.
+            Err(_) if !self.error_event => return Err(malformed(data)),
             _ => return Err(provider_error(data)),
         };
         if let Some(usage) = chunk.usage {
@@ -225,105 +286,75 @@ impl Parser {
                     .prompt_tokens_details
                     .and_then(|d| d.cached_tokens)
                     .unwrap_or(0),
+                cost: usage.cost.and_then(|cost| cost.as_f64()),
             });
         }
         if let Some(FirstChoice(Some(choice))) = chunk.choices {
-            self.apply_choice(choice, on_delta);
+            self.apply_choice(choice, on_delta)?;
         }
         Ok(Flow::Continue)
     }
 
-    fn apply_choice(&mut self, choice: WireChoice, on_delta: &mut dyn FnMut(Delta)) {
+    fn apply_choice(
+        &mut self,
+        choice: WireChoice,
+        on_delta: &mut dyn FnMut(Delta),
+    ) -> Result<(), StreamError> {
         if let Some(delta) = choice.delta {
             let reasoning = delta.reasoning_content.or(delta.reasoning);
             if let Some(piece) = reasoning.filter(|s| !s.is_empty()) {
+                self.keep(piece.len())?;
                 self.reply.reasoning.push_str(&piece);
                 on_delta(Delta::Reasoning(&piece));
             }
             if let Some(piece) = delta.content.filter(|s| !s.is_empty()) {
+                self.keep(piece.len())?;
                 self.reply.text.push_str(&piece);
                 on_delta(Delta::Text(&piece));
             }
+            // llama-cpp-python sends each piece twice, here and in the legacy `function_call`:
+            // where `tool_calls` is present, it is the one to read.
+            let legacy = match delta.tool_calls {
+                Some(_) => None,
+                None => delta.function_call,
+            };
             for fragment in delta.tool_calls.into_iter().flatten() {
-                self.merge_fragment(fragment);
+                let added = self.calls.merge(fragment);
+                self.keep(added)?;
             }
-            self.announce_ready(on_delta);
-            if let Some(function) = delta.function_call {
+            self.calls.announce_ready(on_delta);
+            if let Some(function) = legacy {
                 let (index, id) = (None, None);
-                self.merge_fragment(WireToolCall {
+                let function = Some(*function);
+                let added = self.calls.merge(WireToolCall {
                     index,
                     id,
-                    function: Some(*function),
+                    function,
                 });
+                self.keep(added)?;
             }
         }
         if let Some(reason) = choice.finish_reason {
             self.reply.finish_reason = Some(reason.into());
         }
+        Ok(())
     }
 
-    /// A call is finished once its arguments are a whole JSON object: nothing valid can follow
-    /// a closing brace. Say so once per call, as soon as it happens.
-    fn announce_ready(&mut self, on_delta: &mut dyn FnMut(Delta)) {
-        self.announced.resize(self.calls.len(), false);
-        for ((_, call), announced) in self.calls.iter().zip(&mut self.announced) {
-            // Parse only when it can be whole, so long arguments are not re-read every chunk.
-            let closed = call.arguments.trim_end().ends_with('}');
-            if !*announced && closed && serde_json::from_str::<IgnoredAny>(&call.arguments).is_ok()
-            {
-                *announced = true;
-                on_delta(Delta::CallReady(call));
-            }
+    /// `bytes` more join the reply; past `MAX_REPLY` the attempt fails, so an endless reply
+    /// cannot fill memory.
+    fn keep(&mut self, bytes: usize) -> Result<(), StreamError> {
+        self.kept += bytes;
+        match self.kept > MAX_REPLY {
+            true => Err(StreamError::TooLarge("the whole")),
+            false => Ok(()),
         }
-    }
-
-    fn merge_fragment(&mut self, fragment: WireToolCall) {
-        let id = fragment.id.filter(|id| !id.is_empty());
-        let slot = self.slot_for(fragment.index, id.as_deref());
-        let call = &mut self.calls[slot].1;
-        // id and name are assigned, never appended: llama.cpp repeats them in every fragment.
-        if let Some(id) = id {
-            call.id = id;
-        }
-        let Some(function) = fragment.function else {
-            return;
-        };
-        if let Some(name) = function.name.filter(|name| !name.is_empty()) {
-            call.name = name;
-        }
-        if let Some(piece) = function.arguments {
-            call.arguments.push_str(&piece);
-        }
-    }
-
-    /// Which call a fragment belongs to; opens a new one when none fits.
-    fn slot_for(&mut self, index: Option<u64>, id: Option<&str>) -> usize {
-        let open = match index {
-            Some(index) => self.calls.iter().rposition(|(at, _)| *at == index),
-            None => id
-                .and_then(|id| self.calls.iter().rposition(|(_, call)| call.id == id))
-                .or(self.calls.len().checked_sub(1)),
-        };
-        if let Some(slot) = open {
-            let call = &self.calls[slot].1;
-            // Some providers send every call as index 0; a new id after arguments is a new call.
-            let other_call = id.is_some_and(|id| {
-                !call.id.is_empty() && call.id != id && !call.arguments.is_empty()
-            });
-            if !other_call {
-                return slot;
-            }
-        }
-        let next_index = self.calls.iter().map(|(at, _)| at + 1).max().unwrap_or(0);
-        self.calls
-            .push((index.unwrap_or(next_index), StreamedCall::default()));
-        self.calls.len() - 1
     }
 }
 
-/// True if `data` is the start of a JSON value that later `data:` lines would complete.
-fn is_unfinished_json(data: &str) -> bool {
-    serde_json::from_str::<IgnoredAny>(data).is_err_and(|err| err.is_eof())
+/// What the caller is told of an unreadable chunk: its start, enough to recognise it.
+fn malformed(data: &str) -> StreamError {
+    let start: String = data.trim().chars().take(80).collect();
+    StreamError::Malformed(start)
 }
 
 /// The message of an error sent inside the stream: `{"error": {"message": ..}}`,
@@ -353,6 +384,7 @@ mod tests {
         let result = read_stream(
             &mut Cursor::new(bytes),
             &AtomicBool::new(false),
+            &Limits::NONE,
             &mut on_delta,
         );
         (result, seen)
@@ -375,6 +407,7 @@ mod tests {
             prompt_tokens,
             completion_tokens,
             cached_tokens,
+            cost: None,
         })
     }
 
@@ -590,27 +623,53 @@ mod tests {
         assert_eq!(check("usage-null-fields.sse").unwrap(), want);
     }
 
+    /// A piece of the reply is lost: the whole reply is refused, not assembled around the gap.
     #[test]
-    fn invalid_json_chunk_is_skipped() {
-        assert_eq!(
-            check("invalid-json-skipped.sse").unwrap(),
-            text_reply("ab", "stop", None)
-        );
+    fn invalid_json_chunk_fails_the_reply() {
+        let err = check("invalid-json-in-reply.sse").unwrap_err();
+        let StreamError::Malformed(start) = err else {
+            panic!("{err}")
+        };
+        assert_eq!(start, "{not json at all");
+        let only = check("invalid-json-only.sse").unwrap_err();
+        assert!(matches!(only, StreamError::Malformed(_)), "{only}");
     }
 
+    /// A chunk that is JSON but not a chunk's shape loses a piece just the same.
     #[test]
-    fn only_invalid_json_is_ended() {
-        assert!(matches!(
-            check("invalid-json-only.sse"),
-            Err(StreamError::Ended)
-        ));
+    fn a_chunk_of_the_wrong_shape_fails_the_reply() {
+        let mut parser = Parser::new();
+        let line = r#"data: {"choices":{"index":0,"delta":{"content":"lost"}}}"#;
+        parser.feed_line(line, &mut |_| {}).unwrap();
+        let err = parser.feed_line("", &mut |_| {}).unwrap_err();
+        assert!(matches!(err, StreamError::Malformed(_)), "{err}");
+    }
+
+    /// Captured from llama-cpp-python 0.3.36: every piece also in `function_call`, read once.
+    #[test]
+    fn llamacpp_python_pieces_are_not_doubled() {
+        let (result, seen) = replay("llamacpp-python-forced-tool-call.sse");
+        let reply = result.unwrap();
+        assert_eq!(reply.tool_calls.len(), 1, "{reply:?}");
+        let call = &reply.tool_calls[0];
+        assert_eq!(call.name, "read_file");
+        assert!(call.id.starts_with("call__0_read_file_"), "{}", call.id);
+        let args: serde_json::Value = serde_json::from_str(&call.arguments).unwrap();
+        assert_eq!(args["file_path"], "test.txt", "{}", call.arguments);
+        let ready: Vec<&String> = seen.iter().filter(|s| s.starts_with("ready:")).collect();
+        assert_eq!(ready.len(), 1, "{seen:?}");
     }
 
     #[test]
     fn cancel_is_checked_after_a_line() {
         let stream = "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n";
         let cancel = AtomicBool::new(true);
-        let result = read_stream(&mut Cursor::new(stream), &cancel, &mut |_| {});
+        let result = read_stream(
+            &mut Cursor::new(stream),
+            &cancel,
+            &Limits::NONE,
+            &mut |_| {},
+        );
         assert!(matches!(result, Err(StreamError::Interrupted)));
     }
 
@@ -619,7 +678,13 @@ mod tests {
         let mut stream = b"data: {\"choices\":[{\"delta\":{\"content\":\"a".to_vec();
         stream.extend_from_slice(b"\xff\"},\"finish_reason\":\"stop\"}]}\n\n");
         let cancel = AtomicBool::new(false);
-        let reply = read_stream(&mut Cursor::new(stream), &cancel, &mut |_| {}).unwrap();
+        let reply = read_stream(
+            &mut Cursor::new(stream),
+            &cancel,
+            &Limits::NONE,
+            &mut |_| {},
+        )
+        .unwrap();
         assert_eq!(reply.text, "a\u{fffd}");
     }
 

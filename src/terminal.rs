@@ -5,15 +5,16 @@
 //! rest to stderr. Colour only on a terminal and never with `NO_COLOR`. It makes no decision
 //! about the conversation; it only prints.
 
-use crate::agent::{Event, Finish, ROUND_CAP_MESSAGE};
+use crate::agent::{CUT_OFF_MESSAGE, Event, Finish, ROUND_CAP_MESSAGE, ResultKind};
 use crate::error::Error;
+use crate::http;
 use crate::llm;
-use crossbeam_channel::{Receiver, RecvTimeoutError};
-use std::cell::Cell;
+use crate::spinner::Spinner;
+use std::cell::{Cell, OnceCell, RefCell};
+use std::collections::VecDeque;
 use std::io::{IsTerminal, Write};
-use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Whether tool results are previewed under their call (interactive, demo) or not (`-p`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +37,24 @@ pub struct Display {
     /// Something was printed without its newline yet (stdout text or stderr reasoning).
     open_line: Cell<Open>,
     pub spinner: Spinner,
+    /// Call lines shown whose results have not come yet, oldest first: a batch shows all its
+    /// calls, then all its results, so a result names its call unless it follows it directly.
+    calls: RefCell<VecDeque<String>>,
+    /// Results shown since the last call line.
+    results_since_call: Cell<usize>,
+    /// The answer so far when it is printed at the end: shown if the run is interrupted.
+    partial: RefCell<String>,
+    /// stdout or stderr was closed (`corecoder -p … | head -1`): nothing more is printed.
+    closed: Cell<bool>,
+    /// Set when the output closes, so the run it shows stops at its next safe point.
+    stop: OnceCell<Arc<AtomicBool>>,
+}
+
+/// Where a line goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stream {
+    Out,
+    Err,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +79,46 @@ impl Display {
             color: stderr_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
             open_line: Cell::new(Open::Nothing),
             spinner: Spinner::new(stderr_tty),
+            calls: RefCell::new(VecDeque::new()),
+            results_since_call: Cell::new(0),
+            partial: RefCell::new(String::new()),
+            closed: Cell::new(false),
+            stop: OnceCell::new(),
+        }
+    }
+
+    /// When stdout or stderr closes, set `flag` (the agent's cancel flag): a reader that went
+    /// away has no use for the rest of the run.
+    pub fn stop_on_closed_output(&self, flag: Arc<AtomicBool>) {
+        let _ = self.stop.set(flag);
+    }
+
+    /// Whether the output was closed; the run then ends quietly with exit code 141, as a
+    /// program killed by SIGPIPE would.
+    pub fn output_closed(&self) -> bool {
+        self.closed.get()
+    }
+
+    /// Every print goes through here: a write that fails (the reader hung up) closes the
+    /// display instead of panicking, as `print!` would.
+    fn write(&self, stream: Stream, text: &str) {
+        if self.closed.get() {
+            return;
+        }
+        let written = match stream {
+            Stream::Out => {
+                let mut stdout = std::io::stdout().lock();
+                stdout
+                    .write_all(text.as_bytes())
+                    .and_then(|()| stdout.flush())
+            }
+            Stream::Err => std::io::stderr().write_all(text.as_bytes()),
+        };
+        if written.is_err() {
+            self.closed.set(true);
+            if let Some(flag) = self.stop.get() {
+                flag.store(true, Ordering::Relaxed);
+            }
         }
     }
 
@@ -71,58 +130,109 @@ impl Display {
             Event::Requesting { .. } => self.spinner.start("thinking"),
             Event::Llm(llm::Event::Text(text)) => self.answer_text(text),
             Event::Llm(llm::Event::Reasoning(text)) => {
+                // Without colour nothing else tells reasoning from the answer: a marker does.
+                if !self.color && self.open_line.get() != Open::Reasoning {
+                    self.close_line_unless(Open::Nothing);
+                    self.write(Stream::Err, "[reasoning] ");
+                }
                 self.close_line_unless(Open::Reasoning);
-                eprint!("{}", self.paint(DIM, text));
+                self.write(Stream::Err, &self.paint(DIM, text));
                 self.open_line.set(Open::Reasoning);
             }
             Event::Llm(llm::Event::Retry { attempt, wait, why }) => {
+                self.partial.borrow_mut().clear();
                 self.close_line_unless(Open::Nothing);
                 let secs = wait.as_secs_f64();
-                eprintln!(
-                    "{}",
-                    self.paint(YELLOW, &format!("[retry {attempt} in {secs:.1}s: {why}]"))
-                );
+                let text = format!("[retry {attempt} in {secs:.1}s: {why}]");
+                self.line(&self.paint(YELLOW, &text));
                 self.spinner.start("retrying");
             }
             Event::Llm(llm::Event::Fallback { model, why }) => {
+                self.partial.borrow_mut().clear();
                 self.close_line_unless(Open::Nothing);
                 let text = format!("[switching to model {model}: {why}]");
-                eprintln!("{}", self.paint(YELLOW, &text));
+                self.line(&self.paint(YELLOW, &text));
                 self.spinner.start("retrying");
             }
             Event::ToolCall { name, summary } => {
+                if self.results_since_call.replace(0) > 0 {
+                    self.calls.borrow_mut().clear();
+                }
+                self.calls
+                    .borrow_mut()
+                    .push_back(format!("{name}({summary})"));
                 self.close_line_unless(Open::Nothing);
-                eprintln!("{}", self.paint(CYAN, &format!("> {name}({summary})")));
+                self.line(&self.paint(CYAN, &format!("> {name}({summary})")));
                 self.spinner.start(name);
             }
-            Event::ToolResult { name, text } if self.show == Show::CallsAndResults => {
-                self.preview(name, text);
-            }
-            Event::ToolResult { .. } | Event::Replied { .. } => {}
+            Event::ToolResult { name, text, kind } => self.result(name, text, kind),
+            Event::Replied { .. } => {}
             Event::Llm(llm::Event::CallReady(_)) => {}
             Event::Notice(text) => {
                 self.close_line_unless(Open::Nothing);
-                eprintln!("{}", self.paint(YELLOW, text));
+                self.line(&self.paint(YELLOW, text));
             }
+        }
+    }
+
+    /// A call's result: previewed (interactive, demo), or in `-p` one line if the call did not
+    /// run or failed, so it does not look like one that ran. Named after its call unless it
+    /// comes right under that call's line.
+    fn result(&self, name: &str, text: &str, kind: ResultKind) {
+        let label = self.calls.borrow_mut().pop_front().unwrap_or_default();
+        let shown_since = self.results_since_call.get();
+        let directly_under = shown_since == 0 && self.calls.borrow().is_empty();
+        self.results_since_call.set(shown_since + 1);
+        let name_it = |prefix: &str| match directly_under {
+            true => prefix.to_string(),
+            false => format!("{prefix}{label}: "),
+        };
+        if self.show == Show::CallsAndResults {
+            if !directly_under {
+                self.line(&self.paint(DIM, name_it("  ").trim_end()));
+            }
+            return self.preview(name, text);
+        }
+        if kind != ResultKind::Ran {
+            let first = http::cut_at_word(text.lines().next().unwrap_or(""), 160);
+            let line = format!("{}{first}", name_it("  ↳ "));
+            self.line(&self.paint(YELLOW, &line));
         }
     }
 
     /// End a task's output; returns the `-p` exit code for it.
     pub fn finish(&self, finish: &Finish) -> i32 {
         self.spinner.stop();
-        match finish {
-            Finish::Answer(text) => {
+        let code = match finish {
+            Finish::Answer(text) | Finish::CutOff(text) => {
                 match self.answer {
                     Answer::Live => self.close_line_unless(Open::Nothing),
-                    Answer::AtTheEnd => println!("{text}"),
+                    Answer::AtTheEnd => self.write(Stream::Out, &format!("{text}\n")),
+                }
+                if let Finish::CutOff(_) = finish {
+                    self.line(&self.paint(YELLOW, CUT_OFF_MESSAGE));
+                    return 6;
                 }
                 0
             }
             Finish::RoundCap => {
                 self.close_line_unless(Open::Nothing);
-                eprintln!("{ROUND_CAP_MESSAGE}");
+                self.line(ROUND_CAP_MESSAGE);
                 3
             }
+        };
+        match self.output_closed() {
+            true => 141,
+            false => code,
+        }
+    }
+
+    /// After Ctrl+C: the part of the answer that arrived, if it was held back for the end
+    /// (a pipe), so a script still gets what the user saw stream in.
+    pub fn interrupted(&self) {
+        let partial = std::mem::take(&mut *self.partial.borrow_mut());
+        if !partial.is_empty() {
+            self.write(Stream::Out, &format!("{partial}\n"));
         }
     }
 
@@ -130,7 +240,12 @@ impl Display {
     pub fn note(&self, text: &str) {
         self.spinner.stop();
         self.close_line_unless(Open::Nothing);
-        eprintln!("{text}");
+        self.line(text);
+    }
+
+    /// One line on stderr.
+    fn line(&self, text: &str) {
+        self.write(Stream::Err, &format!("{text}\n"));
     }
 
     pub fn paint(&self, color: &str, text: &str) -> String {
@@ -142,11 +257,11 @@ impl Display {
 
     fn answer_text(&self, text: &str) {
         if self.answer == Answer::AtTheEnd {
+            self.partial.borrow_mut().push_str(text);
             return;
         }
         self.close_line_unless(Open::Text);
-        print!("{text}");
-        let _ = std::io::stdout().flush();
+        self.write(Stream::Out, text);
         self.open_line.set(Open::Text);
     }
 
@@ -157,8 +272,8 @@ impl Display {
             return;
         }
         match open {
-            Open::Text => println!(),
-            _ => eprintln!(),
+            Open::Text => self.write(Stream::Out, "\n"),
+            _ => self.write(Stream::Err, "\n"),
         }
         self.open_line.set(Open::Nothing);
     }
@@ -171,17 +286,17 @@ impl Display {
         };
         let lines: Vec<&str> = text.lines().collect();
         for line in lines.iter().take(limit) {
-            let line: String = line.chars().take(120).collect();
+            let line = http::cut_at_word(line, 120);
             let color = match name == "edit_file" {
                 true if line.starts_with('+') && !line.starts_with("+++") => GREEN,
                 true if line.starts_with('-') && !line.starts_with("---") => RED,
                 _ => DIM,
             };
-            eprintln!("  {}", self.paint(color, &line));
+            self.line(&format!("  {}", self.paint(color, &line)));
         }
         if lines.len() > limit {
             let more = format!("  … {} more lines", lines.len() - limit);
-            eprintln!("{}", self.paint(DIM, &more));
+            self.line(&self.paint(DIM, &more));
         }
     }
 }
@@ -193,74 +308,6 @@ pub const YELLOW: &str = "\x1b[33m";
 pub const CYAN: &str = "\x1b[36m";
 pub const BOLD: &str = "\x1b[1m";
 const RESET: &str = "\x1b[0m";
-
-/// An elapsed-time indicator on stderr, drawn by its own thread (see `Spinner::spin`) while
-/// the model is silent or a tool runs, and erased the moment anything else is printed.
-pub struct Spinner {
-    enabled: bool,
-    /// What we wait for and since when; `None` while output flows. `drawn` says whether the
-    /// line on screen must be erased.
-    state: Mutex<SpinState>,
-}
-
-struct SpinState {
-    waiting: Option<(String, Instant)>,
-    drawn: bool,
-}
-
-const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
-
-impl Spinner {
-    fn new(enabled: bool) -> Spinner {
-        let state = SpinState {
-            waiting: None,
-            drawn: false,
-        };
-        Spinner {
-            enabled,
-            state: Mutex::new(state),
-        }
-    }
-
-    pub fn start(&self, label: &str) {
-        if let Ok(mut state) = self.state.lock() {
-            state.waiting = Some((label.to_string(), Instant::now()));
-        }
-    }
-
-    pub fn stop(&self) {
-        if let Ok(mut state) = self.state.lock() {
-            if state.drawn {
-                eprint!("\r\x1b[K");
-                state.drawn = false;
-            }
-            state.waiting = None;
-        }
-    }
-
-    /// Run on a scoped thread for the length of a turn; returns when `done` is dropped.
-    pub fn spin(&self, done: &Receiver<()>) {
-        let mut frame = 0;
-        while let Err(RecvTimeoutError::Timeout) = done.recv_timeout(Duration::from_millis(100)) {
-            let Ok(mut state) = self.state.lock() else {
-                return;
-            };
-            let Some((label, since)) = &state.waiting else {
-                continue;
-            };
-            // Short waits pass without a flicker.
-            let elapsed = since.elapsed().as_secs_f64();
-            if !self.enabled || elapsed < 0.5 {
-                continue;
-            }
-            frame = (frame + 1) % FRAMES.len();
-            eprint!("\r\x1b[K{} {label} {elapsed:.1}s", FRAMES[frame]);
-            let _ = std::io::stderr().flush();
-            state.drawn = true;
-        }
-        self.stop();
-    }
-}
 
 impl Display {
     /// Run a turn with the spinner's thread beside it; the thread ends with the turn.

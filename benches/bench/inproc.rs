@@ -23,9 +23,14 @@ pub fn sse_throughput() -> Row {
     let mut parse = || {
         thread_cpu_timed(|| {
             let mut deltas = 0usize;
-            let reply = sse::read_stream(&mut Cursor::new(&stream[..]), &cancel, &mut |_| {
-                deltas += 1;
-            });
+            let reply = sse::read_stream(
+                &mut Cursor::new(&stream[..]),
+                &cancel,
+                &sse::Limits::NONE,
+                &mut |_| {
+                    deltas += 1;
+                },
+            );
             assert!(
                 reply.is_ok_and(|r| !r.tool_calls.is_empty()),
                 "the stream must parse"

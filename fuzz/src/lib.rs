@@ -75,7 +75,7 @@ pub fn sse_stream(data: &[u8]) {
             announced.push(call.clone());
         }
     };
-    let Ok(reply) = sse::read_stream(&mut &data[..], &cancel, &mut on_delta) else {
+    let Ok(reply) = sse::read_stream(&mut &data[..], &cancel, &sse::Limits::NONE, &mut on_delta) else {
         return;
     };
     // The history we send back needs an id on every call, and each call is announced once.
@@ -162,11 +162,11 @@ pub fn session_id(scratch: &Scratch, data: &[u8]) {
     assert!(!matches!(id.as_str(), "" | "." | ".."));
 }
 
-/// The hooks file reader (user file only; the project file is missing).
+/// The hooks file reader (user file only, no project file).
 pub fn hooks_file(scratch: &Scratch, data: &[u8]) {
     let file = scratch.dir.join("hooks.json");
     std::fs::write(&file, data).expect("write the hooks file");
-    let (_hooks, _warnings) = hooks::Hooks::load(&file, &scratch.dir.join("missing.json"));
+    let (_hooks, _warnings) = hooks::Hooks::load(&file, None);
 }
 
 /// The MCP config reader.

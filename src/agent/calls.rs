@@ -14,6 +14,9 @@ use crate::tools::pool::{EarlyCall, Pool};
 use crate::tools::{self, Outcome, ToolContext, ToolSet};
 use serde_json::json;
 
+const CUT_CALL: &str = "the reply hit the output token limit before its arguments were complete";
+const SMALLER: &str = "Send smaller calls (write a large file in several parts)";
+
 impl Agent {
     /// Whether read-only calls may start while the reply streams: only on the main agent's
     /// pool (started here if need be), and only when no PreToolUse hook must see every call
@@ -43,17 +46,26 @@ impl Agent {
         Some(pool.start_early(&call.name, &call.arguments, ctx))
     }
 
-    /// The loop guard's word on each call: `Some` refusal for a repeat, `Err` to stop the run.
+    /// Which calls are answered without running: `Some` refusal for a repeat, or for a call
+    /// whose arguments the output limit cut (`cut_off`); `Err` to stop the run.
     pub(super) fn guard_calls(
         &mut self,
         calls: &[ToolCall],
+        cut_off: bool,
+        on_event: &mut dyn FnMut(Event),
     ) -> Result<Vec<Option<Outcome>>, String> {
         let mut guarded = Vec::with_capacity(calls.len());
         for call in calls {
+            let cut = cut_off && !is_json_object(&call.function.arguments);
             guarded.push(match self.guard.judge(call) {
+                Verdict::Stop(why) => return Err(why),
+                _ if cut => {
+                    let name = &call.function.name;
+                    on_event(Event::Notice(&format!("{name}: not run, {CUT_CALL}")));
+                    Some(Outcome::text(format!("[not run: {CUT_CALL}. {SMALLER}]")))
+                }
                 Verdict::Run => None,
                 Verdict::Refuse(text) => Some(Outcome::text(text)),
-                Verdict::Stop(why) => return Err(why),
             });
         }
         Ok(guarded)
@@ -118,4 +130,9 @@ impl Agent {
             .as_ref()
             .map_or(String::new(), |log| log.id().to_string())
     }
+}
+
+/// Whether a call's arguments came whole: a cut one cannot end in its closing brace.
+fn is_json_object(arguments: &str) -> bool {
+    serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(arguments).is_ok()
 }

@@ -5,6 +5,7 @@
 
 use super::{Agent, Event};
 use crate::context::{self, Report, SummarySource, Tier};
+use crate::llm;
 use crate::message::Message;
 
 impl Agent {
@@ -30,8 +31,34 @@ impl Agent {
         report
     }
 
+    /// The provider said the prompt does not fit: compact one tier harder, by its own count of
+    /// the prompt where it gave one (our estimate said it fitted). False if nothing shrank,
+    /// since sending the same bytes again would get the same answer.
+    pub(super) fn compact_to_fit(
+        &mut self,
+        message: &str,
+        on_event: &mut dyn FnMut(Event),
+    ) -> bool {
+        let said = llm::overflow_numbers(message);
+        if let Some(prompt) = said.prompt {
+            self.estimator.calibrate(self.history.len(), prompt);
+        }
+        let configured = self.llm.config().max_context as usize;
+        if said.limit.is_some() && self.max_context() < configured {
+            let limit = self.max_context();
+            let note = format!(
+                "the provider allows about {limit} prompt tokens, not {configured}: compacting to fit"
+            );
+            on_event(Event::Notice(&note));
+        }
+        let tokens = self.estimator.estimate(&self.history);
+        let tier = context::harder(context::tier_for(tokens, self.max_context()));
+        let report = self.compact(tier, on_event);
+        report.after < report.before
+    }
+
     pub(super) fn max_context(&self) -> usize {
-        self.llm.config().max_context as usize
+        self.llm.context_limit()
     }
 
     /// Every message joins the history here, and the session log at the same moment, so a

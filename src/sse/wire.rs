@@ -93,6 +93,9 @@ pub(super) struct WireUsage {
     pub(super) prompt_tokens: Option<u64>,
     pub(super) completion_tokens: Option<u64>,
     pub(super) prompt_tokens_details: Option<WireUsageDetails>,
+    /// OpenRouter: what the request cost, in credits (US$). Any JSON value, so that a gateway
+    /// sending a string here costs only the figure, not the reply; `sse.rs` keeps numbers.
+    pub(super) cost: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -119,6 +122,21 @@ mod tests {
         assert_eq!(first_choice(r#"{"choices":[]}"#), None);
         assert_eq!(first_choice(r#"{"choices":null,"usage":null}"#), None);
         assert!(serde_json::from_str::<Chunk>(r#"{"choices":{"index":0}}"#).is_err());
+    }
+
+    /// OpenRouter's usage chunk (its documented shape): the cost is read; a cost that is not a
+    /// number (a string, from some gateway) still parses, so the reply is not lost over it.
+    #[test]
+    fn the_usage_cost_is_read_and_a_strange_one_does_not_fail_the_chunk() {
+        let openrouter = r#"{"object":"chat.completion.chunk","choices":[],"usage":{"completion_tokens":2,"completion_tokens_details":{"reasoning_tokens":0},"cost":0.95,"cost_details":{"upstream_inference_cost":19},"prompt_tokens":194,"prompt_tokens_details":{"cached_tokens":0,"cache_write_tokens":100,"audio_tokens":0},"total_tokens":196}}"#;
+        let cost = |data: &str| {
+            let chunk: Chunk = serde_json::from_str(data).expect("a valid chunk");
+            chunk.usage.and_then(|u| u.cost).and_then(|c| c.as_f64())
+        };
+        assert_eq!(cost(openrouter), Some(0.95));
+        assert_eq!(cost(r#"{"usage":{"prompt_tokens":1,"cost":"0.95"}}"#), None);
+        assert_eq!(cost(r#"{"usage":{"prompt_tokens":1,"cost":null}}"#), None);
+        assert_eq!(cost(r#"{"usage":{"prompt_tokens":1}}"#), None);
     }
 
     /// See the comment above `WireChoice`: a bigger choice is copied by `memcpy` calls.

@@ -7,7 +7,7 @@
 //! recursion), run their calls inline, stop after 20 rounds, and cannot ask the user anything.
 
 use super::{Outcome, ToolContext};
-use crate::agent::{Agent, Finish};
+use crate::agent::{Agent, CUT_OFF_MESSAGE, Finish};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Mutex;
@@ -67,6 +67,7 @@ fn one(task: &str, ctx: &ToolContext) -> Result<String, String> {
     // The sub-agent's stream and tool lines are not shown: only its answer matters here.
     match sub_agent.run(task, &mut |_| {}) {
         Ok(Finish::Answer(text)) => Ok(cut(&text)),
+        Ok(Finish::CutOff(text)) => Ok(format!("{}\n{CUT_OFF_MESSAGE}", cut(&text))),
         Ok(Finish::RoundCap) => Err(format!("the sub-agent stopped after {MAX_ROUNDS} rounds")),
         Err(e) => Err(format!("the sub-agent failed: {e}")),
     }

@@ -75,8 +75,9 @@ fn drop_after_tool_call_finish_runs_it_once() {
     assert_eq!(last.tool_results().len(), 1, "{:#?}", last.messages());
 }
 
+/// A chunk that is not JSON loses a piece of the reply: the whole request is sent again.
 #[test]
-fn a_chunk_that_is_not_json_is_skipped() {
+fn a_chunk_that_is_not_json_retries_the_reply() {
     let body = sse::role()
         + &sse::content("before ")
         + "data: {this is not json}\n\n"
@@ -86,8 +87,9 @@ fn a_chunk_that_is_not_json_is_skipped() {
         + &sse::done();
     let (out, requests) = check("not_json", &[], vec![Reply::Sse(body), ok()]);
     assert_eq!(out.code, 0, "{out:?}");
-    assert_eq!(answer(&out), "before after");
-    assert_eq!(requests.len(), 1);
+    assert_eq!(answer(&out), "ok");
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].body, requests[1].body);
 }
 
 /// `{"error": …}` as an event of a 200 stream is a provider failure: retried, not shown.

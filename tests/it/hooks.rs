@@ -104,7 +104,8 @@ fn broken_hooks_do_not_stop_the_loop() {
         {"matcher": "bash", "command": hanging, "timeout": 1},
     ]});
     let script = vec![bash("call_1", "touch ran.txt"), answer("all done")];
-    let args = ["-p", "make a file", "--yes"];
+    // Trusted, so the broken project file is read (and found broken).
+    let args = ["-p", "make a file", "--yes", "--trust-project"];
     let checked = check(&sandbox, config, script, &args);
     let out = &checked.out;
     assert_eq!(out.code, 0, "{out:?}");
@@ -147,7 +148,8 @@ fn claude_code_nested_form_matches_bash() {
     ]}});
     sandbox.write(".corecoder/hooks.json", &nested.to_string());
     let script = vec![bash("call_1", "touch ran.txt"), answer("fine")];
-    let checked = check(&sandbox, json!({}), script, &["-p", "make a file", "--yes"]);
+    let args = ["-p", "make a file", "--yes", "--trust-project"];
+    let checked = check(&sandbox, json!({}), script, &args);
     assert_eq!(checked.out.code, 0, "{:?}", checked.out);
     let result = checked.requests[1].last_tool_result();
     assert_eq!(result, "Blocked by a hook: from claude settings");

@@ -136,6 +136,16 @@ pub fn write_reply(
             sleep_unless_stopping(ms, stopping);
         }
         Reply::Stall { ms } => sleep_unless_stopping(ms, stopping),
+        Reply::Raw(bytes) => stream.write_all(&bytes)?,
+        Reply::Flood { head, piece, bytes } => {
+            write_sse_head(&mut stream)?;
+            write_chunk(&mut stream, head.as_bytes())?;
+            let mut written = 0;
+            while written < bytes && !stopping.load(Ordering::SeqCst) {
+                write_chunk(&mut stream, piece.as_bytes())?;
+                written += piece.len();
+            }
+        }
         // `serve` turns it into a stream before writing; reaching here is a bug in the server.
         Reply::EchoLastUser => {
             let body = "EchoLastUser reached write_reply";

@@ -4,12 +4,14 @@
 //! bare HTTP/1.1 in `http`, `sse` builds its streams, `run` starts the binary in a sealed
 //! sandbox, `pty` on a pseudo-terminal for the interactive REPL. The feature modules
 //! (`engine`, `retry`, `cli`, `tools`, `replay`, `repl`, `long`, `extend`, `hooks`, `mcp`,
-//! `scripting`, `safety`, `danger`) assert on what the binary printed, how it exited, what it
-//! sent and what it did to the files.
+//! `scripting`, `safety`, `cost`, `danger`) assert on what the binary printed, how it exited,
+//! what it sent and what it did to the files.
 //! Nothing of corecoder's own code is called or mocked here: only the binary is exercised
 //! (and, in `docs`, the README, the docs and the built examples).
 
 mod cli;
+mod closed_output;
+mod cost;
 mod crash;
 mod danger;
 mod docs;
@@ -19,10 +21,12 @@ mod engine;
 mod extend;
 mod faults;
 mod hooks;
+mod hostile;
 mod http;
 mod interrupts;
 mod long;
 mod mcp;
+mod newcomer;
 mod pty;
 mod repl;
 mod replay;
@@ -31,6 +35,8 @@ mod run;
 mod safety;
 mod scripting;
 mod server;
+mod servers;
 mod soak;
 mod sse;
 mod tools;
+mod trust;

@@ -60,7 +60,8 @@ fn filesystem_server_end_to_end() {
         Reply::Sse(sse::text("it says hello")),
     ];
     let server = Server::start(script);
-    let out = run(&["-p", "read hello.txt", "--yes"], &server, &sandbox);
+    let args = ["-p", "read hello.txt", "--yes", "--trust-project"];
+    let out = run(&args, &server, &sandbox);
     assert_eq!(out.code, 0, "{out:?}");
     let requests = server.requests();
     assert_eq!(requests.len(), 2, "{out:?}");

@@ -119,8 +119,36 @@ pub fn run_with(args: &[&str], env: &[(&str, &str)], sandbox: &Sandbox) -> Outpu
     finish(spawn_with(args, env, sandbox))
 }
 
+/// Run with `input` written to the binary's stdin (a pipe, closed after the input).
+pub fn run_with_stdin(
+    args: &[&str],
+    env: &[(&str, &str)],
+    sandbox: &Sandbox,
+    input: &str,
+) -> Output {
+    let mut command = command(args, env, sandbox);
+    let mut child = command
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("start the corecoder binary");
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let input = input.to_string();
+    // Written from its own thread, so a big input cannot block on a child that reads late.
+    let writer = thread::spawn(move || std::io::Write::write_all(&mut stdin, input.as_bytes()));
+    let output = finish(child);
+    let _ = writer.join();
+    output
+}
+
 /// Start a run without waiting for it, for tests that act while it runs (Ctrl+C).
 pub fn spawn_with(args: &[&str], env: &[(&str, &str)], sandbox: &Sandbox) -> Child {
+    command(args, env, sandbox)
+        .spawn()
+        .expect("start the corecoder binary")
+}
+
+/// The binary with `args`, in `sandbox`, with exactly `env` (plus `PATH` and `HOME`).
+fn command(args: &[&str], env: &[(&str, &str)], sandbox: &Sandbox) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_corecoder"));
     command
         .args(args)
@@ -134,7 +162,7 @@ pub fn spawn_with(args: &[&str], env: &[(&str, &str)], sandbox: &Sandbox) -> Chi
         command.env("PATH", path);
     }
     command.envs(env.iter().copied());
-    command.spawn().expect("start the corecoder binary")
+    command
 }
 
 /// Wait for a run to end (killing it after `TIMEOUT`) and collect what it printed.

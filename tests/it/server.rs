@@ -48,6 +48,16 @@ pub enum Reply {
     /// A text answer `report: <the request's last user message>`, for requests that arrive
     /// in no fixed order (parallel sub-agents).
     EchoLastUser,
+    /// 200, `head`, then `piece` again and again until `bytes` are written or the client hangs
+    /// up: a reply that would never end (bounded, so the server stops by itself).
+    Flood {
+        head: String,
+        piece: String,
+        bytes: usize,
+    },
+    /// A whole HTTP answer, status line and headers included, written as it is (the raw
+    /// answers of real servers kept in `fixtures/http/`).
+    Raw(Vec<u8>),
     /// The stream in two TCP writes, split at byte `at`, with a pause between them.
     SseSplitAt {
         body: String,

@@ -56,6 +56,13 @@ pub fn usage(prompt_tokens: u64, completion_tokens: u64) -> String {
     event(json!([]), Some(usage))
 }
 
+/// The same with the request's cost, as OpenRouter reports it (`usage.cost`, in US$).
+pub fn usage_with_cost(prompt_tokens: u64, completion_tokens: u64, cost: f64) -> String {
+    let usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                       "total_tokens": prompt_tokens + completion_tokens, "cost": cost});
+    event(json!([]), Some(usage))
+}
+
 pub fn done() -> String {
     "data: [DONE]\n\n".to_string()
 }

@@ -1,5 +1,6 @@
 //! What a session costs: the line at the end of `-p`, `pricing.json` in both shapes (cached
-//! input at its own rate), unknown models, and `/tokens` across a `/model` switch.
+//! input at its own rate), unknown models, and `/tokens` and `--max-cost` across a `/model`
+//! switch.
 
 use super::{Repl, answer, check};
 use crate::run::Sandbox;
@@ -73,11 +74,59 @@ fn switching_model_does_not_reprice_the_past() {
     repl.turn("/tokens", "tokens: 1,000,000 prompt + 0 completion · $1.00");
     repl.turn("/model dear", "Model: dear");
     repl.turn("second", "dear one");
+    // The whole session, each model named with what it spent.
     repl.turn(
         "/tokens",
-        "tokens: 2,000,000 prompt + 0 completion · $101.00",
+        "tokens: 2,000,000 prompt + 0 completion · $101.00 (cheap $1.00, dear $100.00)",
     );
     let requests = repl.server.requests();
     assert_eq!(requests[0].body["model"], "cheap");
     assert_eq!(requests[1].body["model"], "dear");
+}
+
+/// `/tokens` after a turn on `from`, `/model to` and a turn on `to`, each reply reporting
+/// `prompt` and `completion` tokens.
+fn tokens_across_a_switch(sandbox: &Sandbox, from: &str, to: &str, usage: (u64, u64), shown: &str) {
+    let script = vec![
+        priced("first answer", usage.0, usage.1),
+        priced("second answer", usage.0, usage.1),
+    ];
+    let mut repl = Repl::start(sandbox, &["-m", from], script);
+    repl.turn("first", "first answer");
+    repl.turn(&format!("/model {to}"), &format!("Model: {to}"));
+    repl.turn("second", "second answer");
+    repl.turn("/tokens", shown);
+}
+
+/// The README's example: real models at their built-in prices, 100 prompt and 20 completion
+/// tokens each (gpt-4.1: $2/$8, gpt-5.5: $5/$30 per million).
+#[test]
+fn tokens_after_a_switch_price_the_whole_session_per_model() {
+    let sandbox = Sandbox::new("long_cost_switch_builtin");
+    let shown = "tokens: 200 prompt + 40 completion · $0.0015 (gpt-4.1 $0.0004, gpt-5.5 $0.0011)";
+    tokens_across_a_switch(&sandbox, "gpt-4.1", "gpt-5.5", (100, 20), shown);
+}
+
+/// Issue 17: after `/model`, `/tokens` priced part of the session and named only the old,
+/// unpriced model. Now the priced part says it is a lower bound and both models are named.
+#[test]
+fn tokens_after_leaving_an_unpriced_model_name_both_models() {
+    let sandbox = Sandbox::new("long_cost_switch_unpriced");
+    write_pricing(&sandbox, json!({"cheap": [1, 2]}));
+    let shown = "tokens: 2,000,000 prompt + 0 completion · at least $1.00 \
+                 (mystery-model price unknown, cheap $1.00)";
+    tokens_across_a_switch(&sandbox, "mystery-model", "cheap", (1_000_000, 0), shown);
+}
+
+/// The attack: start under a budget on a priced model, then `/model` to one nobody can
+/// price. The next request is refused before it is sent, and the message says why.
+#[test]
+fn a_switch_to_an_unpriced_model_under_max_cost_sends_nothing() {
+    let sandbox = Sandbox::new("long_cost_switch_budget");
+    write_pricing(&sandbox, json!({"cheap": [1, 2]}));
+    let script = vec![priced("never", 10, 10)];
+    let mut repl = Repl::start(&sandbox, &["-m", "cheap", "--max-cost", "5"], script);
+    repl.turn("/model mystery-model", "Model: mystery-model");
+    repl.turn("hi", "--max-cost cannot be kept for mystery-model");
+    assert!(repl.server.requests().is_empty(), "{}", repl.pty.screen());
 }

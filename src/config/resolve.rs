@@ -1,0 +1,76 @@
+//! Where the configuration comes from: the real environment first, then the project's `.env`
+//! (as much of it as the project's trust allows), then the flags, which `parse` applies.
+//!
+//! Runs once at start-up (and again after the interactive session's trust question). It reads
+//! the trust record and writes it only for `--trust-project`; the rules for `.env` are in
+//! `dotenv.rs`, the record in `trust.rs`.
+
+use super::{Invocation, RunOptions, parse};
+use crate::dotenv::{self, DotEnv};
+use crate::error::Error;
+use crate::setup;
+use crate::trust::{self, Project, Trust};
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::Path;
+
+/// The binary's entry point: the real environment, then `.env`, then the flags.
+pub fn from_command_line() -> Result<Invocation, Error> {
+    resolve(std::env::args_os().skip(1).collect(), Trust::Untrusted)
+}
+
+/// The same, once the user has said to trust the project (the interactive session's question):
+/// as if `--trust-project` had been given.
+pub fn from_command_line_trusting() -> Result<Invocation, Error> {
+    resolve(std::env::args_os().skip(1).collect(), Trust::Trusted)
+}
+
+/// Read the flags against the real environment completed by `.env`. The flags are read first
+/// with only what an untrusted `.env` may set; once the project turns out trusted (remembered,
+/// or `--trust-project`, or `granted`), again with all of it.
+pub(super) fn resolve(args: Vec<OsString>, granted: Trust) -> Result<Invocation, Error> {
+    let real: HashMap<String, String> = std::env::vars().collect();
+    let home = real.get("HOME").cloned().unwrap_or_default();
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let file = DotEnv::find(&cwd, Path::new(&home));
+    let store = trust::store_path(&setup::corecoder_home());
+    let mut project = Project::look(&cwd, file.as_ref(), &store);
+    let guarded = dotenv::merge(&real, file.as_ref(), Trust::Untrusted);
+    let mut run = match parse(args.clone(), &guarded)? {
+        Invocation::Run(run) => run,
+        other => return Ok(other),
+    };
+    if run.trust_project || granted == Trust::Trusted {
+        // A record that cannot be written still trusts the project for this run.
+        let failed = project.remember(&store).err();
+        project.notes.extend(failed);
+    }
+    if project.trust() == Trust::Trusted {
+        let everything = dotenv::merge(&real, file.as_ref(), Trust::Trusted);
+        run = run_options(args.clone(), &everything)?;
+    } else if let Some(file) = &file {
+        project.notes.extend(file.ignored_note(&real));
+    }
+    if let Some(file) = &file
+        && !run.demo
+    {
+        // What the user alone configured, to tell the `.env`'s choice of host from theirs.
+        let own = run_options(args, &real)?;
+        dotenv::key_for_host(file, &real, &own.config, &mut run.config, project.trust())?;
+    }
+    run.project = project;
+    Ok(Invocation::Run(run))
+}
+
+/// `parse` when it is known to be a run (the first reading was one).
+fn run_options(
+    args: Vec<OsString>,
+    env: &HashMap<String, String>,
+) -> Result<Box<RunOptions>, Error> {
+    match parse(args, env)? {
+        Invocation::Run(run) => Ok(run),
+        _ => Err(Error::Usage(
+            "--help and --version take no other flags".to_string(),
+        )),
+    }
+}

@@ -1,0 +1,79 @@
+//! An elapsed-time indicator on stderr while the model is silent or a tool runs: drawn by its
+//! own scoped thread for the length of a turn, and erased the moment anything else is printed.
+//!
+//! `terminal.rs`'s `Display` owns one and starts or stops it at each event. It draws only on a
+//! terminal, and a write that fails (stderr closed) is ignored: it is decoration.
+
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+use std::io::Write;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// An elapsed-time indicator on stderr, drawn by its own thread (see `Spinner::spin`) while
+/// the model is silent or a tool runs, and erased the moment anything else is printed.
+pub struct Spinner {
+    enabled: bool,
+    /// What we wait for and since when; `None` while output flows. `drawn` says whether the
+    /// line on screen must be erased.
+    state: Mutex<SpinState>,
+}
+
+struct SpinState {
+    waiting: Option<(String, Instant)>,
+    drawn: bool,
+}
+
+const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+
+impl Spinner {
+    pub fn new(enabled: bool) -> Spinner {
+        let state = SpinState {
+            waiting: None,
+            drawn: false,
+        };
+        Spinner {
+            enabled,
+            state: Mutex::new(state),
+        }
+    }
+
+    pub fn start(&self, label: &str) {
+        if let Ok(mut state) = self.state.lock() {
+            state.waiting = Some((label.to_string(), Instant::now()));
+        }
+    }
+
+    pub fn stop(&self) {
+        if let Ok(mut state) = self.state.lock() {
+            if state.drawn {
+                let _ = write!(std::io::stderr(), "\r\x1b[K");
+                state.drawn = false;
+            }
+            state.waiting = None;
+        }
+    }
+
+    /// Run on a scoped thread for the length of a turn; returns when `done` is dropped.
+    pub fn spin(&self, done: &Receiver<()>) {
+        let mut frame = 0;
+        while let Err(RecvTimeoutError::Timeout) = done.recv_timeout(Duration::from_millis(100)) {
+            let Ok(mut state) = self.state.lock() else {
+                return;
+            };
+            let Some((label, since)) = &state.waiting else {
+                continue;
+            };
+            // Short waits pass without a flicker.
+            let elapsed = since.elapsed().as_secs_f64();
+            if !self.enabled || elapsed < 0.5 {
+                continue;
+            }
+            frame = (frame + 1) % FRAMES.len();
+            let mut stderr = std::io::stderr();
+            let _ = write!(stderr, "\r\x1b[K{} {label} {elapsed:.1}s", FRAMES[frame]);
+            let _ = stderr.flush();
+            state.drawn = true;
+        }
+        self.stop();
+    }
+}

@@ -1,0 +1,159 @@
+//! Careless input a newcomer gives, each answered with a clear message and exit code 2 before
+//! anything is spent; and the task read from stdin (`-p -`, or piped context after `-p TEXT`).
+
+use crate::run::{Sandbox, finish, run, run_with_stdin, spawn_with};
+use crate::server::{Reply, Server};
+use crate::sse;
+use std::time::Duration;
+
+/// `-p ""`, `-p "   "`, `--max-rounds 0` and `--output-format` without `-p` are usage errors:
+/// exit 2, a message naming the flag, and no request sent.
+#[test]
+fn careless_flags_are_usage_errors_before_any_request() {
+    let sandbox = Sandbox::new("newcomer_flags");
+    let server = Server::start(vec![Reply::Sse(sse::text("should not be asked"))]);
+    let cases: [(&[&str], &str); 4] = [
+        (&["-p", ""], "-p: the task is empty"),
+        (&["-p", "  \n "], "-p: the task is empty"),
+        (
+            &["-p", "go", "--max-rounds", "0"],
+            "--max-rounds: must be at least 1",
+        ),
+        (
+            &["--output-format", "json"],
+            "--output-format works only with -p",
+        ),
+    ];
+    for (args, said) in cases {
+        let out = run(args, &server, &sandbox);
+        assert_eq!(out.code, 2, "{args:?}: {out:?}");
+        assert!(out.stderr.contains(said), "{args:?}: {out:?}");
+    }
+    assert!(server.requests().is_empty(), "nothing was paid for");
+}
+
+/// `-p -` takes the whole task from stdin, past what a command line can hold (256 KiB here).
+#[test]
+fn the_task_can_come_from_stdin() {
+    let sandbox = Sandbox::new("newcomer_stdin_task");
+    let server = Server::start(vec![Reply::Sse(sse::text("done"))]);
+    let url = server.url();
+    let env = [
+        ("CORECODER_API_KEY", "sk-test"),
+        ("OPENAI_BASE_URL", url.as_str()),
+    ];
+    let task = format!(
+        "summarise this:\n{}",
+        "a long line of the task\n".repeat(11_000)
+    );
+    let out = run_with_stdin(&["-p", "-"], &env, &sandbox, &task);
+    assert_eq!(out.code, 0, "{out:?}");
+    let requests = server.requests();
+    let last_user = &requests[0].messages()[1];
+    assert_eq!(last_user["content"], task.as_str());
+    let empty = run_with_stdin(&["-p", "-"], &env, &sandbox, "  \n");
+    assert_eq!(empty.code, 2, "{empty:?}");
+    assert!(empty.stderr.contains("stdin held no task"), "{empty:?}");
+}
+
+/// `git diff | corecoder -p "review this"`: the piped text follows the task.
+#[test]
+fn piped_stdin_is_context_after_the_task() {
+    let sandbox = Sandbox::new("newcomer_stdin_context");
+    let server = Server::start(vec![Reply::Sse(sse::text("reviewed"))]);
+    let url = server.url();
+    let env = [
+        ("CORECODER_API_KEY", "sk-test"),
+        ("OPENAI_BASE_URL", url.as_str()),
+    ];
+    let diff = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new\n";
+    let out = run_with_stdin(&["-p", "review this"], &env, &sandbox, diff);
+    assert_eq!(out.code, 0, "{out:?}");
+    let content = server.requests()[0].messages()[1]["content"].clone();
+    assert_eq!(content, format!("review this\n\n{diff}").as_str());
+    // No stdin at all (the harness gives /dev/null): the task alone.
+    let server = Server::start(vec![Reply::Sse(sse::text("ok"))]);
+    let out = run(&["-p", "just this"], &server, &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(server.requests()[0].messages()[1]["content"], "just this");
+}
+
+/// Ctrl+C during a piped `-p` run: the part of the answer that arrived still reaches stdout.
+#[test]
+fn an_interrupted_piped_run_keeps_its_partial_answer() {
+    let sandbox = Sandbox::new("newcomer_partial");
+    let head = sse::role() + &sse::content("the first half of the answer");
+    let server = Server::start(vec![Reply::SseThenStall {
+        body: head,
+        ms: 30_000,
+    }]);
+    let url = server.url();
+    let env = [
+        ("CORECODER_API_KEY", "sk-test"),
+        ("OPENAI_BASE_URL", url.as_str()),
+    ];
+    let child = spawn_with(&["-p", "hello"], &env, &sandbox);
+    assert!(server.wait_for_requests(1, Duration::from_secs(20)));
+    // Time for the first half to arrive and be read.
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: `child` is our own, still unreaped.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let out = finish(child);
+    assert_eq!(out.code, 130, "{out:?}");
+    assert_eq!(out.stdout, "the first half of the answer\n", "{out:?}");
+}
+
+/// Without colour (here: stderr is a pipe), reasoning is marked, so it is not mistaken for
+/// the answer.
+#[test]
+fn reasoning_without_colour_is_marked() {
+    let sandbox = Sandbox::new("newcomer_reasoning");
+    let body = sse::role()
+        + &sse::reasoning("let me think")
+        + &sse::content("42")
+        + &sse::finish("stop")
+        + &sse::done();
+    let server = Server::start(vec![Reply::Sse(body)]);
+    let out = run(&["-p", "go"], &server, &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stderr.contains("[reasoning] let me think"), "{out:?}");
+    assert_eq!(out.stdout, "42\n");
+}
+
+/// In `-p`, a refused call and a failed one each get one short line under their call line,
+/// and `stream-json` marks them `is_error`.
+#[test]
+fn refused_and_failed_calls_say_so_in_one_line() {
+    let sandbox = Sandbox::new("newcomer_refused");
+    let calls = sse::tool_calls(&[
+        (
+            "c1",
+            "edit_file",
+            serde_json::json!({"file_path": "calc.py", "old_string": "a", "new_string": "b"}),
+        ),
+        (
+            "c2",
+            "read_file",
+            serde_json::json!({"file_path": "missing.txt"}),
+        ),
+    ]);
+    let script = || vec![Reply::Sse(calls.clone()), Reply::Sse(sse::text("stopped"))];
+    let server = Server::start(script());
+    let out = run(&["-p", "go"], &server, &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    let said = |start: &str| out.stderr.lines().any(|line| line.starts_with(start));
+    assert!(said("  ↳ edit_file(calc.py): Refused:"), "{out:?}");
+    assert!(said("  ↳ read_file(missing.txt): Error"), "{out:?}");
+    let server = Server::start(script());
+    let out = run(
+        &["-p", "go", "--output-format", "stream-json"],
+        &server,
+        &sandbox,
+    );
+    let results: Vec<serde_json::Value> = (out.stdout.lines())
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter(|v: &serde_json::Value| v["type"] == "tool_result")
+        .collect();
+    assert_eq!(results.len(), 2, "{out:?}");
+    assert!(results.iter().all(|r| r["is_error"] == true), "{results:?}");
+}
