@@ -237,6 +237,7 @@ mod tests {
         assert_eq!(call(&yes, "rm -rf /"), "refuse");
         let sub = yes.for_sub_agent();
         assert_eq!(call(&sub, "git reset --hard"), "run");
+        assert_eq!(call(&sub, "rm -rf /"), "refuse");
         assert_eq!(
             call(&Consent::new(Mode::ReadOnly), "git reset --hard"),
             "refuse"
