@@ -29,7 +29,7 @@ use crate::tools::{self, Effect, ToolContext, ToolSet};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// How a task ended, when it did not end in an `Error`.
 #[derive(Debug, Clone, PartialEq)]
@@ -100,6 +100,8 @@ pub struct Agent {
     mcp: Arc<Servers>,
     /// The bash tool's sandbox and environment filter (no sandbox by default).
     shell: ShellSafety,
+    /// Reading threads of read_file and grep still running (see `tools::bounded`).
+    reads_running: Arc<AtomicUsize>,
     /// The project's `AGENTS.md` files; `None` leaves them out (library default).
     instructions: Option<Instructions>,
     /// Read-only calls started while the last reply streamed; the next batch uses their results.
@@ -132,6 +134,7 @@ impl Agent {
             hooks: Arc::new(Hooks::default()),
             mcp: Arc::new(Servers::none()),
             shell: ShellSafety::default(),
+            reads_running: Default::default(),
             instructions: None,
             early: Vec::new(),
             rounds: 0,
@@ -153,6 +156,7 @@ impl Agent {
         agent.tool_set = ToolSet::WithoutAgent;
         agent.max_rounds = max_rounds;
         agent.cancel = ctx.cancel.clone();
+        agent.reads_running = ctx.reads_running.clone();
         agent
     }
 

@@ -13,13 +13,18 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
+mod help;
 mod resolve;
+pub use help::HELP;
 pub use resolve::{from_command_line, from_command_line_trusting};
 
 /// Where the model is and how to ask it. Shared by every request of a session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     pub api_key: Option<String>,
+    /// Where the key came from (`OPENAI_API_KEY`, `--api-key`, `CORECODER_API_KEY in ./.env`),
+    /// so a rejected key names what to check. Empty when unknown (the library).
+    pub api_key_from: String,
     pub base_url: String,
     pub model: String,
     pub max_tokens: u32,
@@ -107,60 +112,12 @@ pub enum Resume {
     LatestHere,
 }
 
-pub const HELP: &str = "\
-corecoder - a minimal AI coding agent for any OpenAI-compatible model
-
-Usage: corecoder [OPTIONS]
-
-  -p, --prompt TEXT     run one task non-interactively; the answer goes to stdout. -p - reads
-                        the task from stdin; with -p TEXT, piped stdin is added after TEXT
-  -y, --yes             allow mutating tools (bash, write_file, edit_file, agent) without asking
-  -m, --model NAME      model name                     [env CORECODER_MODEL, default gpt-5.5]
-      --base-url URL    OpenAI-compatible base URL     [env OPENAI_BASE_URL or CORECODER_BASE_URL]
-      --api-key KEY     API key  [env CORECODER_API_KEY, OPENAI_API_KEY or DEEPSEEK_API_KEY]
-      --max-rounds N    cap on tool-call rounds per task [default 50]
-      --max-cost USD    stop before a request once this much is spent [env CORECODER_MAX_COST]
-      --output-format F with -p: text (default), json (one object at the end) or stream-json
-      --trace FILE      write every request, stream line and tool call to FILE as JSON lines
-  -r, --resume ID       continue a saved session (see /sessions)
-  -c, --continue        continue the most recent session started in this directory
-      --sandbox MODE    where bash may write: off, read-only, workspace-write (Linux
-                        Landlock; cwd and temp dir only)  [env CORECODER_SANDBOX, default off]
-      --allow-destructive NAMES  let --yes run these destructive commands, comma-separated:
-                        git-push-force, git-reset-hard, git-clean, git-discard,
-                        git-branch-delete, git-stash-clear, rm-git-dir, find-delete
-                        [env CORECODER_ALLOW_DESTRUCTIVE; not from an untrusted .env].
-                        Interactive sessions ask instead; catastrophic commands
-                        (rm -rf ~, mkfs, curl | sh, ...) never run.
-      --trust-project   trust this folder's .corecoder/hooks.json, .mcp.json and .env as they
-                        are now, and remember it (in ~/.corecoder/trusted.json)
-      --demo            run the offline demo (also the default when no API key is set)
-  -v, --version         print the version
-  -h, --help            print this help
-
-Environment: CORECODER_MAX_TOKENS (4096), CORECODER_TEMPERATURE (0), CORECODER_MAX_CONTEXT
-(128000), CORECODER_IDLE_TIMEOUT (seconds without a data event before a retry, 300),
-CORECODER_REQUEST_TIMEOUT (seconds one reply may take in all, 1800), CORECODER_FALLBACK_MODELS (m1,m2: models to
-switch to when the current one keeps failing), CORECODER_TOOL_CHOICE (auto, required or none;
-not sent when unset; llama-cpp-python's function calling needs auto). A .env file in the current directory or the
-nearest parent (not $HOME or above) is read without overriding the environment.
-bash never sees variables named like *KEY*, *SECRET*, *TOKEN* or *PASSWORD*, except those
-listed in CORECODER_ENV_ALLOW=NAME1,NAME2.
-
-Untrusted projects (see --trust-project, /trust; a changed file is untrusted again): their hooks
-and MCP servers do not run (a session asks first), their .env may not send your key to its own
-server, and .env settings that widen what tools may do (CORECODER_ENV_ALLOW, ...) are ignored.
-
-Exit codes: 0 done, 1 API failure, 2 usage error, 3 round cap reached, 4 budget spent,
-5 stopped for repeating the same call, 6 answer cut off at the output token limit,
-130 interrupted, 141 the output was closed (e.g. piped into head).
-";
-
 /// The documented defaults, with no key: a starting point for embedding programs.
 impl Default for Config {
     fn default() -> Config {
         Config {
             api_key: None,
+            api_key_from: String::new(),
             base_url: "https://api.openai.com/v1".to_string(),
             model: "gpt-5.5".to_string(),
             max_tokens: 4096,
@@ -205,6 +162,10 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
         trust_project: false,
         project: Project::default(),
     };
+    // Which name the base URL came from, so a bad one is reported under it.
+    let mut url_from = (["OPENAI_BASE_URL", "CORECODER_BASE_URL"].iter())
+        .find(|name| env.get(**name).is_some_and(|v| !v.trim().is_empty()))
+        .map_or("the default base URL", |name| *name);
     let mut parser = lexopt::Parser::from_args(args);
     while let Some(arg) = parser.next().map_err(usage)? {
         match arg {
@@ -216,7 +177,10 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
                 config.model = text_value(&mut parser, "--model")?;
                 run.model_from_flag = true;
             }
-            Long("base-url") => config.base_url = text_value(&mut parser, "--base-url")?,
+            Long("base-url") => {
+                config.base_url = text_value(&mut parser, "--base-url")?;
+                url_from = "--base-url";
+            }
             Long("api-key") => config.api_key = Some(text_value(&mut parser, "--api-key")?),
             Long("max-rounds") => {
                 let text = text_value(&mut parser, "--max-rounds")?;
@@ -262,9 +226,24 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
             _ => return Err(usage(arg.unexpected())),
         }
     }
+    check_base_url(&config.base_url, url_from)?;
     run.config = config;
     check_run(&run)?;
     Ok(Invocation::Run(Box::new(run)))
+}
+
+/// A base URL the HTTP client can use: `http://` or `https://` and a host. (Without this a
+/// typo surfaced as "API error: http: invalid format" after a zero-token summary.)
+fn check_base_url(url: &str, from: &str) -> Result<(), Error> {
+    let rest = (url.strip_prefix("https://"))
+        .or_else(|| url.strip_prefix("http://"))
+        .filter(|rest| !rest.is_empty() && !rest.starts_with('/'));
+    match rest {
+        Some(_) => Ok(()),
+        None => Err(Error::Usage(format!(
+            "{from}: '{url}' is not an http:// or https:// URL (e.g. https://api.openai.com/v1)"
+        ))),
+    }
 }
 
 /// Combinations of flags that would do nothing useful, or spend money on nothing.
@@ -291,6 +270,7 @@ fn config_from(env: &HashMap<String, String>) -> Result<Config, Error> {
     let request_secs: u64 = env_number(env, "CORECODER_REQUEST_TIMEOUT", "1800")?;
     Ok(Config {
         api_key: first(&["CORECODER_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY"]),
+        api_key_from: String::new(),
         base_url: first(&["OPENAI_BASE_URL", "CORECODER_BASE_URL"])
             .unwrap_or_else(|| "https://api.openai.com/v1".to_string()),
         model: first(&["CORECODER_MODEL"]).unwrap_or_else(|| "gpt-5.5".to_string()),
@@ -461,6 +441,13 @@ mod tests {
                 .contains("--max-rounds")
         );
         assert!(check(&["stray"], &[]).unwrap_err().contains("stray"));
+        let err = check(&[], &[("OPENAI_BASE_URL", "api.deepseek.com")]).unwrap_err();
+        assert!(
+            err.starts_with("OPENAI_BASE_URL: 'api.deepseek.com'"),
+            "{err}"
+        );
+        let err = check(&["--base-url", "ftp://x/v1"], &[]).unwrap_err();
+        assert!(err.starts_with("--base-url: 'ftp://x/v1'"), "{err}");
         let err = check(&[], &[("CORECODER_TOOL_CHOICE", "always")]).unwrap_err();
         assert!(
             err.contains("CORECODER_TOOL_CHOICE") && err.contains("always"),

@@ -45,6 +45,8 @@ const PROJECT_MAY_SET: [&str; 15] = [
 pub struct DotEnv {
     pub path: PathBuf,
     pub pairs: Vec<(String, String)>,
+    /// What could not be read in it (not UTF-8, lines that are not `NAME=value`), by line.
+    pub warnings: Vec<String>,
 }
 
 impl DotEnv {
@@ -56,10 +58,27 @@ impl DotEnv {
                 return None;
             }
             let path = dir.join(".env");
-            if let Ok(text) = std::fs::read_to_string(&path) {
-                let pairs = parse_dotenv(&text);
-                return Some(DotEnv { path, pairs });
-            }
+            let Ok(bytes) = std::fs::read(&path) else {
+                continue;
+            };
+            let Ok(text) = String::from_utf8(bytes) else {
+                let warnings = vec![format!("{}: not UTF-8 text; ignored", path.display())];
+                let pairs = Vec::new();
+                return Some(DotEnv {
+                    path,
+                    pairs,
+                    warnings,
+                });
+            };
+            let (pairs, bad) = parse_dotenv(&text);
+            let warnings = (bad.iter())
+                .map(|line| format!("{}:{line}: not NAME=value; ignored", path.display()))
+                .collect();
+            return Some(DotEnv {
+                path,
+                pairs,
+                warnings,
+            });
         }
         None
     }
@@ -174,25 +193,47 @@ pub fn key_for_host(
     }
 }
 
-/// `KEY=VALUE` lines; `export ` prefixes, `#` comments and surrounding quotes allowed.
-pub fn parse_dotenv(text: &str) -> Vec<(String, String)> {
+/// `NAME=value` lines as python-dotenv (which CoreCoder uses) reads them: `export ` prefixes,
+/// `#` comment lines, a value in single or double quotes, and an unquoted value ending where
+/// ` #` starts a comment. Also the numbers of the lines that are none of these.
+pub fn parse_dotenv(text: &str) -> (Vec<(String, String)>, Vec<usize>) {
     let mut pairs = Vec::new();
-    for line in text.lines() {
+    let mut bad = Vec::new();
+    for (number, line) in text.lines().enumerate() {
         let line = line.trim();
         let line = line.strip_prefix("export ").unwrap_or(line);
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        if let Some((key, value)) = line.split_once('=') {
-            let value = value.trim();
-            let unquoted = [('"', '"'), ('\'', '\'')]
-                .iter()
-                .find_map(|(open, close)| value.strip_prefix(*open)?.strip_suffix(*close))
-                .unwrap_or(value);
-            pairs.push((key.trim().to_string(), unquoted.to_string()));
+        let Some((name, value)) = line.split_once('=') else {
+            bad.push(number + 1);
+            continue;
+        };
+        let name = name.trim();
+        let is_name = !name.is_empty() && !name.contains(char::is_whitespace);
+        match (is_name, dotenv_value(value.trim())) {
+            (true, Some(value)) => pairs.push((name.to_string(), value)),
+            _ => bad.push(number + 1),
         }
     }
-    pairs
+    (pairs, bad)
+}
+
+/// A value: quoted (anything after the closing quote must be a comment), or unquoted up to
+/// ` #`. `None` for an opening quote that never closes.
+fn dotenv_value(value: &str) -> Option<String> {
+    for quote in ['"', '\''] {
+        if let Some(rest) = value.strip_prefix(quote) {
+            let (inside, after) = rest.split_once(quote)?;
+            let after = after.trim_start();
+            return (after.is_empty() || after.starts_with('#')).then(|| inside.to_string());
+        }
+    }
+    let value = match value.find(" #").or(value.find("\t#")) {
+        Some(comment) => &value[..comment],
+        None => value,
+    };
+    Some(value.trim_end().to_string())
 }
 
 fn may_set(name: &str, value: &str) -> bool {
@@ -242,16 +283,38 @@ mod tests {
 
     fn dotenv(text: &str) -> DotEnv {
         let path = PathBuf::from("/repo/.env");
-        let pairs = parse_dotenv(text);
-        DotEnv { path, pairs }
+        let (pairs, _) = parse_dotenv(text);
+        let warnings = Vec::new();
+        DotEnv {
+            path,
+            pairs,
+            warnings,
+        }
     }
 
     #[test]
     fn dotenv_lines() {
         let text = "# c\nexport A=1\nB = \"two words\"\nC='3'\n\nnot a pair\n";
         let want = vars(&[("A", "1"), ("B", "two words"), ("C", "3")]);
-        let pairs: HashMap<String, String> = parse_dotenv(text).into_iter().collect();
+        let (pairs, bad) = parse_dotenv(text);
+        let pairs: HashMap<String, String> = pairs.into_iter().collect();
         assert_eq!(pairs, want);
+        assert_eq!(bad, [6]);
+    }
+
+    /// As python-dotenv reads them: a comment after an unquoted value is not part of it; a `#`
+    /// inside a value or inside quotes is.
+    #[test]
+    fn comments_after_values_are_not_values() {
+        let text =
+            "A=gpt-4o # my default\nB=a#b\nC=\"x # y\" # note\nD='q'\tjunk\nE=\"open\nF G=1\n";
+        let (pairs, bad) = parse_dotenv(text);
+        let pairs: HashMap<String, String> = pairs.into_iter().collect();
+        assert_eq!(
+            pairs,
+            vars(&[("A", "gpt-4o"), ("B", "a#b"), ("C", "x # y")])
+        );
+        assert_eq!(bad, [4, 5, 6]);
     }
 
     #[test]

@@ -239,7 +239,7 @@ impl Llm {
             .send(body.to_string());
         let response = match response {
             Ok(response) => response,
-            Err(e) => return Err(transport_failure(e)),
+            Err(e) => return Err(transport_failure(e, &url)),
         };
         let status = response.status().as_u16();
         if status != 200 {
@@ -249,7 +249,8 @@ impl Llm {
                 trace.record("http_error", json!({"status": status, "body": body}));
             }
             let message = http::message_in(&body);
-            return Err(self.status_failure(status, &message, retry_after, messages));
+            let asked = (url.as_str(), messages);
+            return Err(self.status_failure(status, &message, retry_after, asked));
         }
         let content_type = (response.headers().get("content-type"))
             .and_then(|value| value.to_str().ok())

@@ -17,6 +17,7 @@ use crate::message::{self, Message, Role};
 use serde::{Deserialize, Serialize};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -125,7 +126,7 @@ impl SessionLog {
         let new_path = path_for(&self.dir, &new_id)?;
         // Checked, then renamed: a race is possible only with another corecoder saving the same
         // name in the same instant, which a single user's directory does not see.
-        if new_path.exists() {
+        if fs::symlink_metadata(&new_path).is_ok() {
             return Err(format!("a session named {new_id} already exists"));
         }
         fs::rename(&old_path, &new_path)
@@ -149,7 +150,7 @@ impl SessionLog {
 }
 
 fn ends_with_newline(path: &Path) -> io::Result<bool> {
-    let mut file = File::open(path)?;
+    let mut file = open_own(path, OpenOptions::new().read(true))?;
     let length = file.metadata()?.len();
     if length == 0 {
         return Ok(true);
@@ -162,7 +163,28 @@ fn ends_with_newline(path: &Path) -> io::Result<bool> {
 
 /// Appending to an existing file only: a session that vanished is an error, not a new file.
 fn open_append(path: &Path) -> io::Result<File> {
-    OpenOptions::new().append(true).open(path)
+    open_own(path, OpenOptions::new().append(true))
+}
+
+/// Open a session file, refusing anything but a plain file with no other name: `-r NAME` on
+/// a symlink (or hard link) planted in the sessions directory would append to what it points
+/// at (`~/.bashrc`). `O_NONBLOCK` so that a FIFO planted there is refused, not waited on.
+fn open_own(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
+    let flags = libc::O_NOFOLLOW | libc::O_NONBLOCK;
+    let file = options
+        .custom_flags(flags)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => io::Error::other("it is a symbolic link, which is not followed"),
+            _ => e,
+        })?;
+    let meta = file.metadata()?;
+    if !meta.is_file() || meta.nlink() != 1 {
+        return Err(io::Error::other(
+            "it is not a plain file of its own (a hard link?)",
+        ));
+    }
+    Ok(file)
 }
 
 /// `YYYYMMDD-HHMMSS` in UTC, computed here to avoid a date dependency.
@@ -206,7 +228,7 @@ enum Until {
 
 /// Read a session line by line, applying each line to the history as it comes.
 fn replay(path: &Path, until: Until) -> io::Result<Loaded> {
-    let mut reader = BufReader::new(File::open(path)?);
+    let mut reader = BufReader::new(open_own(path, OpenOptions::new().read(true))?);
     let mut loaded = Loaded::default();
     // Bytes, not `String`: a line cut inside a UTF-8 character must be skipped, not fail the read.
     let mut line = Vec::new();
@@ -306,15 +328,22 @@ fn one_line(text: &str, max: usize) -> String {
     cut
 }
 
-/// A session id as a safe file stem: only the last path component of `raw` (either slash),
-/// a trailing `.jsonl` dropped, then `[A-Za-z0-9._-]`, 1 to 100 characters, not `.` or `..`.
+/// A session id as a safe file stem: a trailing `.jsonl` dropped, then `[A-Za-z0-9._-]`, 1 to
+/// 100 characters, not `.` or `..`. A path (`../../x`, `a/b`) is refused, not cut to its last
+/// part: `-r ../../x` resuming some other `x` would be a surprise.
 pub fn sanitize_id(raw: &str) -> Result<String, String> {
-    let last = raw.rsplit(['/', '\\']).next().unwrap_or(raw);
-    let id = last.strip_suffix(".jsonl").unwrap_or(last);
+    if raw.contains(['/', '\\']) {
+        let raw = crate::tools::echo(raw);
+        return Err(format!(
+            "{raw:?} is a path; a session is named by its id alone (see /sessions)"
+        ));
+    }
+    let id = raw.strip_suffix(".jsonl").unwrap_or(raw);
     let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
     // All-ASCII once `allowed` holds, so `len` counts characters.
     if id.is_empty() || id == "." || id == ".." || id.len() > 100 || !id.chars().all(allowed) {
         let rule = "1 to 100 letters, digits, '.', '_' or '-', and not . or ..";
+        let raw = crate::tools::echo(raw);
         return Err(format!("{raw:?} is not a valid session name: use {rule}"));
     }
     Ok(id.to_string())
@@ -556,10 +585,10 @@ mod tests {
         let dir = std::env::temp_dir().join("corecoder-sessions-table");
         let long = "a".repeat(101);
         let table: [(&str, Option<&str>); 13] = [
-            ("../../etc/passwd", Some("passwd")),
-            ("/etc/passwd", Some("passwd")),
-            ("..\\..\\x", Some("x")),
-            ("a/../../b", Some("b")),
+            ("../../etc/passwd", None),
+            ("/etc/passwd", None),
+            ("..\\..\\x", None),
+            ("a/../../b", None),
             ("a/..", None),
             ("dir/", None),
             (".", None),
@@ -578,5 +607,21 @@ mod tests {
             }
         }
         assert_eq!(sanitize_id(&"a".repeat(100)).unwrap().len(), 100);
+    }
+
+    #[test]
+    fn a_linked_session_file_is_neither_read_nor_appended_to() {
+        let dir = scratch("links");
+        fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("target.txt");
+        std::fs::write(&target, "keep\n").unwrap();
+        std::os::unix::fs::symlink(&target, dir.join("soft.jsonl")).unwrap();
+        std::fs::hard_link(&target, dir.join("hard.jsonl")).unwrap();
+        for id in ["soft", "hard"] {
+            let err = SessionLog::reopen(&dir, id).unwrap_err();
+            assert!(err.contains("link"), "{id}: {err}");
+            assert!(load(&dir, id).unwrap_err().contains("link"), "{id}");
+        }
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep\n");
     }
 }

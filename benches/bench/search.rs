@@ -123,6 +123,7 @@ fn context(root: &Path) -> ToolContext {
         hooks: Default::default(),
         mcp: Arc::new(corecoder::mcp::Servers::none()),
         shell: Default::default(),
+        reads_running: Default::default(),
     }
 }
 

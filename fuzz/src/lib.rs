@@ -141,6 +141,7 @@ fn tool_context(dir: &Path) -> ToolContext {
         hooks: Default::default(),
         mcp: Arc::new(mcp::Servers::none()),
         shell: Default::default(),
+        reads_running: Default::default(),
     }
 }
 

@@ -115,6 +115,7 @@ impl Agent {
             consent: self.consent.clone(),
             cancel: self.cancel.clone(),
             shell: self.shell.clone(),
+            reads_running: self.reads_running.clone(),
         }
     }
 

@@ -5,7 +5,7 @@
 //! the trust record and writes it only for `--trust-project`; the rules for `.env` are in
 //! `dotenv.rs`, the record in `trust.rs`.
 
-use super::{Invocation, RunOptions, parse};
+use super::{Config, Invocation, RunOptions, parse};
 use crate::dotenv::{self, DotEnv};
 use crate::error::Error;
 use crate::setup;
@@ -35,6 +35,9 @@ pub(super) fn resolve(args: Vec<OsString>, granted: Trust) -> Result<Invocation,
     let file = DotEnv::find(&cwd, Path::new(&home));
     let store = trust::store_path(&setup::corecoder_home());
     let mut project = Project::look(&cwd, file.as_ref(), &store);
+    project
+        .notes
+        .extend(file.iter().flat_map(|file| file.warnings.clone()));
     let guarded = dotenv::merge(&real, file.as_ref(), Trust::Untrusted);
     let mut run = match parse(args.clone(), &guarded)? {
         Invocation::Run(run) => run,
@@ -58,8 +61,28 @@ pub(super) fn resolve(args: Vec<OsString>, granted: Trust) -> Result<Invocation,
         let own = run_options(args, &real)?;
         dotenv::key_for_host(file, &real, &own.config, &mut run.config, project.trust())?;
     }
+    run.config.api_key_from = key_source(&run.config, &real, file.as_ref());
     run.project = project;
     Ok(Invocation::Run(run))
+}
+
+/// The name the key in use was found under: a variable, the flag, or a variable of `.env`.
+fn key_source(config: &Config, real: &HashMap<String, String>, file: Option<&DotEnv>) -> String {
+    let Some(key) = config.api_key.as_deref() else {
+        return String::new();
+    };
+    let named = |name: &&&str| real.get(**name).is_some_and(|value| value == key);
+    if let Some(name) = dotenv::KEY_NAMES.iter().find(named) {
+        return name.to_string();
+    }
+    let in_file = file.and_then(|file| {
+        let found = file
+            .pairs
+            .iter()
+            .find(|(name, value)| dotenv::KEY_NAMES.contains(&name.as_str()) && value == key)?;
+        Some(format!("{} in {}", found.0, file.path.display()))
+    });
+    in_file.unwrap_or_else(|| "--api-key".to_string())
 }
 
 /// `parse` when it is known to be a run (the first reading was one).

@@ -16,7 +16,7 @@ impl Llm {
         status: u16,
         message: &str,
         wait: Option<Duration>,
-        messages: &[Message],
+        (url, messages): (&str, &[Message]),
     ) -> Failure {
         if status == 400 && self.adapt_to(message) {
             return Failure::Adapted;
@@ -34,13 +34,23 @@ impl Llm {
             return Failure::Retryable { why, wait };
         }
         if status == 404 {
-            let why = format!("HTTP 404: {said} (check the base URL and the model name)");
+            let model = self.model();
+            let why = format!(
+                "HTTP 404: {said} (POST {url}, model {model}: check the base URL and the model name)"
+            );
             return Failure::ModelMissing(why);
         }
+        let from = match self.config.api_key_from.as_str() {
+            "" => "CORECODER_API_KEY".to_string(),
+            from => from.to_string(),
+        };
         let hint = match status {
-            401 => " (the API key was rejected; check CORECODER_API_KEY)",
-            403 => " (the key may not have access to this model)",
-            _ => "",
+            401 => format!(
+                " (the API key from {from} was rejected by {})",
+                http::host(url)
+            ),
+            403 => " (the key may not have access to this model)".to_string(),
+            _ => String::new(),
         };
         Failure::Fatal(Error::Api(format!("HTTP {status}: {said}{hint}")))
     }
@@ -166,18 +176,20 @@ pub fn overflow_numbers(message: &str) -> Overflow {
     }
 }
 
-/// Connection-level errors: retry what a second try could fix.
-pub(super) fn transport_failure(error: ureq::Error) -> Failure {
+/// Connection-level errors: retry what a second try could fix. Each names the host, since
+/// the error alone ("connection failed") does not say which one.
+pub(super) fn transport_failure(error: ureq::Error, url: &str) -> Failure {
+    let host = http::host(url);
     match error {
         ureq::Error::Io(_)
         | ureq::Error::Timeout(_)
         | ureq::Error::ConnectionFailed
         | ureq::Error::HostNotFound
         | ureq::Error::Protocol(_) => Failure::Retryable {
-            why: format!("request failed: {error}"),
+            why: format!("request to {host} failed: {error}"),
             wait: None,
         },
-        other => Failure::Fatal(Error::Api(format!("request failed: {other}"))),
+        other => Failure::Fatal(Error::Api(format!("request to {host} failed: {other}"))),
     }
 }
 

@@ -3,15 +3,19 @@
 //! Runs when the model calls it (read-only). It walks the directory once with `walk::files_with`
 //! (which skips `.git`, `node_modules`, ... and `.gitignore`d paths), matches each relative path
 //! against the pattern, and lists at most 100 hits, most recently modified first: the files
-//! someone is working on are the likeliest to matter. It does not list directories or read files.
+//! someone is working on are the likeliest to matter. The walk runs on a helper thread
+//! (`bounded`), so a hung mount costs at most `WALK_LIMIT`, or one Ctrl+C.
+//! It does not list directories or read files.
 
-use super::{Outcome, ToolContext, resolve, walk};
+use super::{Outcome, ToolContext, bounded, echo, resolve, walk};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::Path;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 const MAX_SHOWN: usize = 100;
+/// A walk of a big tree takes seconds; one still running after this is on a hung mount.
+const WALK_LIMIT: Duration = Duration::from_secs(60);
 
 #[derive(Debug, Deserialize)]
 pub struct Args {
@@ -38,14 +42,23 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
         Some(path) => resolve(&ctx.cwd, path),
         None => ctx.cwd.clone(),
     };
+    bounded::off_thread(ctx, WALK_LIMIT, move |_: &_| find(&args, &root))
+        .map_err(|why| format!("gave up listing files: {why}"))?
+}
+
+/// The walk and the listing, on the helper thread.
+fn find(args: &Args, root: &Path) -> Result<Outcome, String> {
     if !root.is_dir() {
-        return Err(format!("{} is not a directory", root.display()));
+        return Err(format!(
+            "{} is not a directory",
+            echo(&root.display().to_string())
+        ));
     }
-    let pattern = relative_pattern(&args.pattern, &root);
+    let pattern = relative_pattern(&args.pattern, root);
     let matcher = walk::compile_glob(pattern)?;
     // The match and the `stat` run on the walking threads.
-    let mut found: Vec<(SystemTime, String)> = walk::files_with(&root, |path| {
-        let rel = walk::relative(&root, path);
+    let mut found: Vec<(SystemTime, String)> = walk::files_with(root, |path| {
+        let rel = walk::relative(root, path);
         matcher.is_match(&rel).then(|| (modified(path), rel))
     });
     if found.is_empty() {
@@ -83,11 +96,12 @@ fn modified(path: &Path) -> SystemTime {
 }
 
 fn no_match(original: &str, pattern: &str) -> String {
-    let mut text = format!("No files match {original}");
+    let mut text = format!("No files match {}", echo(original));
     // The most common miss: `*.rs` meaning "anywhere" while `*` stays in the top directory.
     if !pattern.contains('/') && !pattern.contains("**") {
         text.push_str(&format!(
-            " (`*` does not cross directories; try **/{pattern})"
+            " (`*` does not cross directories; try **/{})",
+            echo(pattern)
         ));
     }
     text

@@ -7,16 +7,21 @@
 //! merged in path order and the search stops after the batch that passes the cap, so the output
 //! is the same on every run.
 //! Special files (FIFOs, devices, sockets) and files over 64 MiB are skipped, so a search never
-//! blocks or fills the memory. It does not do multi-line matches, context lines or replacements.
+//! blocks or fills the memory; patterns are capped in length and compiled size. The search runs
+//! on a helper thread (`bounded`): Ctrl+C or `SEARCH_LIMIT` ends it with what it found so far,
+//! and a read on a hung mount costs the call, not the session.
+//! It does not do multi-line matches, context lines or replacements.
 
-use super::{Outcome, ToolContext, resolve, walk};
+use super::{Outcome, ToolContext, bounded, echo, resolve, walk};
 use regex::bytes::{Regex, RegexBuilder};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::fs::File;
+use std::fs::OpenOptions;
 use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
 
 const MAX_MATCHES: usize = 200;
 /// Files in the first batch (each next one is twice as big): enough to keep the threads busy,
@@ -29,6 +34,10 @@ const BINARY_PROBE: u64 = 8192;
 const MAX_LINE_CHARS: usize = 300;
 /// Each file is read whole into memory; bigger ones are skipped (bash with `grep` reads them).
 const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+/// The most memory a compiled pattern may take (the regex crate's default, made explicit).
+const MAX_COMPILED_BYTES: usize = 10 * 1024 * 1024;
+/// A search of a big tree takes seconds; past this it stops and shows what it has found.
+const SEARCH_LIMIT: Duration = Duration::from_secs(60);
 
 #[derive(Debug, Deserialize)]
 pub struct Args {
@@ -54,53 +63,85 @@ pub fn schema() -> Value {
 }
 
 pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
+    let regex = compile(&args.pattern)?;
+    let pattern = echo(&args.pattern);
+    let cwd = ctx.cwd.clone();
+    let job = move |stop: &AtomicBool| search(&args, &cwd, &regex, stop);
+    let (lines, stopped) = bounded::off_thread(ctx, SEARCH_LIMIT, job)
+        .map_err(|why| format!("gave up searching: {why}"))??;
+    let note = if lines.len() > MAX_MATCHES {
+        "(stopped at 200 matches; more exist: narrow the pattern, path or include)".to_string()
+    } else if stopped && ctx.cancel.load(Ordering::Relaxed) {
+        "(cancelled: results are incomplete)".to_string()
+    } else if stopped {
+        let secs = SEARCH_LIMIT.as_secs();
+        format!("(stopped after {secs} s: results are incomplete)")
+    } else if lines.is_empty() {
+        return Ok(Outcome::text(format!("No matches for {pattern:?}")));
+    } else {
+        String::new()
+    };
+    let mut shown: Vec<String> = lines.into_iter().take(MAX_MATCHES).collect();
+    shown.extend(Some(note).filter(|note| !note.is_empty()));
+    Ok(Outcome::text(shown.join("\n")))
+}
+
+/// Compile the pattern, refusing one too long to be a search: a 10 MB pattern took 1 GB of
+/// memory to parse before any size limit applied.
+fn compile(pattern: &str) -> Result<Regex, String> {
+    if let Some(too_long) = super::pattern_too_long("grep", pattern) {
+        return Err(too_long);
+    }
     // Multi-line mode so `^` and `$` mean line starts and ends, as in every grep.
-    let regex = RegexBuilder::new(&args.pattern)
+    RegexBuilder::new(pattern)
         .multi_line(true)
         .crlf(true)
+        .size_limit(MAX_COMPILED_BYTES)
         .build()
-        .map_err(|e| format!("invalid regex {:?}: {e}", args.pattern))?;
+        .map_err(|e| {
+            format!(
+                "invalid regex {:?}: {}",
+                echo(pattern),
+                echo(&e.to_string())
+            )
+        })
+}
+
+/// The search, on the helper thread: the matching lines (at most `MAX_MATCHES + 1`) and
+/// whether `stop` cut it short.
+fn search(
+    args: &Args,
+    cwd: &Path,
+    regex: &Regex,
+    stop: &AtomicBool,
+) -> Result<(Vec<String>, bool), String> {
     let root = match &args.path {
-        Some(path) => resolve(&ctx.cwd, path),
-        None => ctx.cwd.clone(),
+        Some(path) => resolve(cwd, path),
+        None => cwd.to_path_buf(),
     };
+    let shown = echo(&root.display().to_string());
     let meta = root
         .metadata()
-        .map_err(|e| format!("cannot search {}: {e}", root.display()))?;
+        .map_err(|e| format!("cannot search {shown}: {e}"))?;
     if meta.is_file() && meta.len() > MAX_FILE_BYTES {
         let size = meta.len();
         return Err(format!(
-            "{} is {size} bytes; grep reads files up to {MAX_FILE_BYTES} (use bash with grep)",
-            root.display()
+            "{shown} is {size} bytes; grep reads files up to {MAX_FILE_BYTES} (use bash with grep)"
         ));
     }
     if !meta.is_file() && !meta.is_dir() {
-        return Err(format!(
-            "{} is not a regular file or directory",
-            root.display()
-        ));
+        return Err(format!("{shown} is not a regular file or directory"));
     }
     let lines = if meta.is_file() {
-        let batch = [(root, args.path.unwrap_or_default())];
+        let batch = [(root, args.path.clone().unwrap_or_default())];
         let mut lines = Vec::new();
-        append_hits(&mut lines, &batch, search_batch(&batch, &regex));
+        append_hits(&mut lines, &batch, search_batch(&batch, regex));
         lines
     } else {
         let wanted = include_filter(args.include.as_deref())?;
-        search_tree(&root, wanted, &regex, &ctx.cancel)
+        search_tree(&root, wanted, regex, stop)
     };
-    if lines.is_empty() {
-        return Ok(Outcome::text(format!("No matches for {:?}", args.pattern)));
-    }
-    let mut text = lines[..lines.len().min(MAX_MATCHES)].join("\n");
-    if lines.len() > MAX_MATCHES {
-        text.push_str(
-            "\n(stopped at 200 matches; more exist: narrow the pattern, path or include)",
-        );
-    } else if ctx.cancel.load(Ordering::Relaxed) {
-        text.push_str("\n(cancelled: results are incomplete)");
-    }
-    Ok(Outcome::text(text))
+    Ok((lines, stop.load(Ordering::Relaxed)))
 }
 
 /// A file to search and the name to print for it.
@@ -191,10 +232,18 @@ fn search_file(
     buffer: &mut Vec<u8>,
     mut report: impl FnMut(usize, String),
 ) {
-    // Checked before opening: opening a FIFO blocks (the walk lists only regular files, but a
-    // path can change in between).
+    // Checked before opening: opening a device can do things (the walk lists only regular
+    // files, but a path can change in between).
     let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= MAX_FILE_BYTES);
-    let Some(mut file) = regular.then(|| File::open(path).ok()).flatten() else {
+    // O_NONBLOCK too: should the path have become a FIFO since, opening it does not wait.
+    let open = || {
+        let mut options = OpenOptions::new();
+        options
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+        options.open(path).ok()
+    };
+    let Some(mut file) = regular.then(open).flatten() else {
         return;
     };
     buffer.clear();
@@ -246,6 +295,7 @@ fn shorten(line: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::MAX_PATTERN_BYTES;
     use crate::tools::test_support::{TempDir, test_context};
 
     fn grep(
@@ -330,6 +380,35 @@ mod tests {
         assert!(text.starts_with("f0000.txt:1: hit 0\n"));
         assert!(text.contains("\nf0003.txt:50: hit 49\n"));
         assert!(text.ends_with("more exist: narrow the pattern, path or include)"));
+    }
+
+    #[test]
+    fn ctrl_c_stops_the_search_and_says_so() {
+        let dir = TempDir::new("grep-cancel");
+        dir.write("a.txt", "needle\n");
+        let ctx = test_context(&dir.0);
+        ctx.cancel.store(true, Ordering::Relaxed);
+        let args = Args {
+            pattern: "needle".into(),
+            path: None,
+            include: None,
+        };
+        let text = run(args, &ctx).unwrap().text;
+        assert_eq!(text, "(cancelled: results are incomplete)");
+    }
+
+    #[test]
+    fn huge_patterns_are_refused_before_compiling() {
+        let dir = TempDir::new("grep-huge-pattern");
+        let err = grep(&dir, &"a".repeat(MAX_PATTERN_BYTES + 1), None, None).unwrap_err();
+        assert_eq!(err, "the pattern is 8193 bytes; grep takes up to 8192");
+        let err = grep(&dir, "x", None, Some(&"*".repeat(MAX_PATTERN_BYTES + 1))).unwrap_err();
+        assert!(err.contains("glob takes up to 8192"), "{err}");
+        assert!(
+            grep(&dir, "(?:a{1000}){1000}", None, None)
+                .unwrap_err()
+                .contains("size limit")
+        );
     }
 
     #[test]

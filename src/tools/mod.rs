@@ -8,6 +8,7 @@
 
 pub mod agent;
 pub mod bash;
+pub mod bounded;
 pub mod danger;
 mod danger_match;
 mod danger_places;
@@ -34,9 +35,16 @@ use crate::mcp::Servers;
 use crate::sandbox::ShellSafety;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
+
+/// Most characters of a model-given path or pattern that a message repeats (`echo`).
+const ECHO_CHARS: usize = 200;
+/// Most characters of any failure text: a backstop for echoes `echo` does not cover (a serde
+/// error quoting a value, an MCP server's error).
+const MAX_FAILURE_CHARS: usize = 2000;
 
 /// Everything a tool may look at while it runs. Cloned into each pool job.
 #[derive(Clone)]
@@ -56,6 +64,8 @@ pub struct ToolContext {
     pub mcp: Arc<Servers>,
     /// The bash tool's sandbox and environment filter; sub-agents keep them.
     pub shell: ShellSafety,
+    /// Reading threads still running, blocked ones included (`bounded`); shared by sub-agents.
+    pub reads_running: Arc<AtomicUsize>,
 }
 
 /// What a tool call produced.
@@ -176,8 +186,26 @@ pub fn summary(name: &str, arguments: &str) -> String {
     }
 }
 
-/// Run one call. `arguments` is the raw JSON text the model streamed.
+/// Run one call. `arguments` is the raw JSON text the model streamed. A panic in a tool is
+/// caught here, so it is a failed call on every path (inline, pool worker, sub-agent), never
+/// the end of the session.
 pub fn run(name: &str, arguments: &str, ctx: &ToolContext) -> Outcome {
+    caught(name, || dispatch(name, arguments, ctx))
+}
+
+/// `call()`, or the failed call the model reads if it panics. (The panic's message still goes
+/// to stderr through the default hook, so a bug is seen; the session goes on.)
+fn caught(name: &str, call: impl FnOnce() -> Outcome) -> Outcome {
+    catch_unwind(AssertUnwindSafe(call)).unwrap_or_else(|panic| {
+        let why = (panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let name = echo(name);
+        Outcome::text(format!("Error executing {name}: panicked: {}", echo(&why)))
+    })
+}
+
+fn dispatch(name: &str, arguments: &str, ctx: &ToolContext) -> Outcome {
     let args: Value = match serde_json::from_str(arguments) {
         Ok(value) => value,
         Err(e) => return bad_arguments(name, &format!("invalid JSON ({e})")),
@@ -193,12 +221,15 @@ pub fn run(name: &str, arguments: &str, ctx: &ToolContext) -> Outcome {
         "todo_write" => parse(name, args).map(|a| todo_write::run(a, ctx)),
         "agent" => parse(name, args).map(|a| agent::run(a, ctx)),
         _ if name.starts_with("mcp__") => Ok(ctx.mcp.call(name, arguments).map(Outcome::text)),
-        _ => return Outcome::text(format!("Error: unknown tool '{name}'")),
+        _ => return Outcome::text(format!("Error: unknown tool '{}'", echo(name))),
     };
     match result {
         Err(bad) => bad,
         Ok(Ok(outcome)) => outcome,
-        Ok(Err(failure)) => Outcome::text(format!("Error executing {name}: {failure}")),
+        Ok(Err(failure)) => {
+            let failure = truncate_middle(&failure, MAX_FAILURE_CHARS);
+            Outcome::text(format!("Error executing {}: {failure}", echo(name)))
+        }
     }
 }
 
@@ -209,7 +240,28 @@ fn parse<T: DeserializeOwned>(name: &str, args: Value) -> Result<T, Outcome> {
 }
 
 fn bad_arguments(name: &str, why: &str) -> Outcome {
+    let (name, why) = (echo(name), truncate_middle(why, MAX_FAILURE_CHARS));
     Outcome::text(format!("Error: bad arguments for {name}: {why}"))
+}
+
+/// Longest glob or grep pattern the tools take: a real one fits on a line, and parsing a 10 MB
+/// one took 1 GB of memory (the regex crate's size limit applies only after parsing).
+pub const MAX_PATTERN_BYTES: usize = 8192;
+
+/// The refusal of a pattern longer than `MAX_PATTERN_BYTES`, if it is.
+pub fn pattern_too_long(tool: &str, pattern: &str) -> Option<String> {
+    let length = pattern.len();
+    (length > MAX_PATTERN_BYTES)
+        .then(|| format!("the pattern is {length} bytes; {tool} takes up to {MAX_PATTERN_BYTES}"))
+}
+
+/// `text` as a message may repeat it: whole when short, else its start, its end and its
+/// length. A 10 MB path echoed whole would make the next request 20 MB.
+pub fn echo(text: &str) -> String {
+    match head_and_tail(text, ECHO_CHARS) {
+        None => text.to_string(),
+        Some((head, total, tail)) => format!("{head}…[{total} characters]…{tail}"),
+    }
 }
 
 /// Resolve a path argument against the tracked working directory (`~` means home).
@@ -224,22 +276,32 @@ pub fn resolve(cwd: &Path, path: &str) -> PathBuf {
 
 /// Cut a long text to its head and tail, saying how much was left out.
 pub fn truncate_middle(text: &str, max_chars: usize) -> String {
+    match head_and_tail(text, max_chars) {
+        None => text.to_string(),
+        Some((head, total, tail)) => {
+            let cut = total - head.chars().count() - tail.chars().count();
+            format!("{head}\n\n... [{cut} characters cut] ...\n\n{tail}")
+        }
+    }
+}
+
+/// The first and last `max_chars / 2` characters of `text`, and its length in characters, if
+/// it is longer than `max_chars`.
+fn head_and_tail(text: &str, max_chars: usize) -> Option<(String, usize, String)> {
     let total = text.chars().count();
     if total <= max_chars {
-        return text.to_string();
+        return None;
     }
     let keep = max_chars / 2;
     let head: String = text.chars().take(keep).collect();
     let tail: String = text.chars().skip(total - keep).collect();
-    format!(
-        "{head}\n\n... [{} characters cut] ...\n\n{tail}",
-        total - 2 * keep
-    )
+    Some((head, total, tail))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn check(name: &str, arguments: &str) -> String {
         run(
@@ -261,6 +323,50 @@ mod tests {
         );
         assert!(missing.contains("command"), "{missing}");
         assert_eq!(check("teleport", "{}"), "Error: unknown tool 'teleport'");
+    }
+
+    #[test]
+    fn a_panicking_tool_is_a_failed_call() {
+        let outcome = caught("grep", || panic!("index out of bounds"));
+        assert_eq!(
+            outcome.text,
+            "Error executing grep: panicked: index out of bounds"
+        );
+        // A panic on a reading thread comes back to the tool's thread and is caught the same.
+        let ctx = test_support::test_context(&std::env::temp_dir());
+        let limit = std::time::Duration::from_secs(5);
+        let outcome = caught("read_file", || {
+            bounded::off_thread(&ctx, limit, |_| -> Outcome { panic!("boom {}", 7) }).unwrap()
+        });
+        assert_eq!(outcome.text, "Error executing read_file: panicked: boom 7");
+    }
+
+    #[test]
+    fn echoes_of_huge_arguments_are_capped() {
+        let huge = "p".repeat(1_000_000);
+        assert_eq!(echo("short"), "short");
+        let shown = echo(&huge);
+        assert!(shown.len() < 300, "{}", shown.len());
+        assert!(shown.contains("[1000000 characters]"), "{shown}");
+        for (name, arguments) in [
+            ("read_file", json!({"file_path": huge}).to_string()),
+            ("grep", json!({"pattern": huge}).to_string()),
+            ("grep", json!({"pattern": "x", "path": huge}).to_string()),
+            ("glob", json!({"pattern": huge}).to_string()),
+            ("glob", json!({"pattern": "*", "path": huge}).to_string()),
+            (
+                "write_file",
+                json!({"file_path": huge, "content": ""}).to_string(),
+            ),
+            (
+                "read_file",
+                json!({"file_path": "a", "offset": huge}).to_string(),
+            ),
+            (huge.as_str(), "{}".to_string()),
+        ] {
+            let text = check(name, &arguments);
+            assert!(text.len() < 2500, "{}: {}", echo(name), echo(&text));
+        }
     }
 
     #[test]

@@ -8,7 +8,6 @@
 use super::{Outcome, ToolContext, resolve};
 use crate::message::ToolCall;
 use crossbeam_channel::{Receiver, Sender};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
@@ -116,12 +115,11 @@ impl Drop for Pool {
 fn work(queue: Receiver<Job>) {
     for job in queue.iter() {
         for (index, name, arguments) in job.calls {
+            // A panicking tool cannot take the worker with it: `tools::run` catches the panic.
             let outcome = if job.ctx.cancel.load(Ordering::Relaxed) {
                 Outcome::text("[interrupted]")
             } else {
-                // A panicking tool must not take a worker (and the batch's result) with it.
-                catch_unwind(AssertUnwindSafe(|| super::run(&name, &arguments, &job.ctx)))
-                    .unwrap_or_else(|_| Outcome::text(format!("Error executing {name}: panicked")))
+                super::run(&name, &arguments, &job.ctx)
             };
             let _ = job.done.send((index, outcome));
         }

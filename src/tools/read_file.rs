@@ -5,15 +5,17 @@
 //! model can page on with `offset`. It does not show binary files, directories or devices, and
 //! caps very long lines, the total output and how far it counts past the window, so neither a
 //! minified file nor a 2 GB log can flood the context or the memory. A FIFO is read without
-//! waiting: only what is already in it.
+//! waiting: only what is already in it. The reading runs on a helper thread (`bounded`), so a
+//! file on a hung mount costs at most `READ_LIMIT`, or one Ctrl+C.
 
-use super::{Outcome, ToolContext, resolve};
+use super::{Outcome, ToolContext, bounded, echo, resolve};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
+use std::time::Duration;
 
 const DEFAULT_LIMIT: usize = 2000;
 const MAX_LINE_CHARS: usize = 2000;
@@ -25,6 +27,9 @@ const BINARY_PROBE: usize = 8192;
 const MAX_LINE_BYTES: usize = 4 * MAX_LINE_CHARS;
 /// After the window, lines are counted for the note only this far; a bigger file says so.
 const COUNT_BUDGET: u64 = 32 * 1024 * 1024;
+/// Reading the window and counting on takes well under a second on a local disk; a read still
+/// running after this long is on a hung mount, and the tool stops waiting for it.
+const READ_LIMIT: Duration = Duration::from_secs(20);
 
 #[derive(Debug, Deserialize)]
 pub struct Args {
@@ -50,8 +55,18 @@ pub fn schema() -> Value {
 
 pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
     let path = resolve(&ctx.cwd, &args.file_path);
-    let shown = path.display();
-    let (reader, kind) = open_text(&path)?;
+    let shown = echo(&path.display().to_string());
+    let job = {
+        let shown = shown.clone();
+        move |_: &_| read(&path, &shown, &args)
+    };
+    bounded::off_thread(ctx, READ_LIMIT, job)
+        .map_err(|why| format!("gave up reading {shown}: {why}"))?
+}
+
+/// The whole read, on the helper thread: `shown` is the path as messages may repeat it.
+fn read(path: &Path, shown: &str, args: &Args) -> Result<Outcome, String> {
+    let (reader, kind) = open_text(path, shown)?;
     let first = args.offset.unwrap_or(1).max(1);
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1);
     let window =
@@ -98,9 +113,9 @@ enum Kind {
 }
 
 /// Open `path` for reading, refusing what is not a regular text file or a FIFO. The type is
-/// checked before opening: opening a FIFO or a tty can block, reading a device never ends.
-fn open_text(path: &Path) -> Result<(BufReader<Drained>, Kind), String> {
-    let shown = path.display();
+/// checked before opening (opening a device can do things: a tape rewinds, a watchdog starts)
+/// and again on what was opened, in case the path changed in between.
+fn open_text(path: &Path, shown: &str) -> Result<(BufReader<Drained>, Kind), String> {
     let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => format!("file not found: {shown}"),
         _ => format!("cannot open {shown}: {e}"),
@@ -118,16 +133,21 @@ fn open_text(path: &Path) -> Result<(BufReader<Drained>, Kind), String> {
         _ => return Err(format!("{shown} is a device, not a regular file")),
     };
     // O_NONBLOCK: a FIFO opens at once and a read returns what is there (EAGAIN, or EOF
-    // without a writer) instead of waiting for a writer that may never come.
-    let flags = match kind {
-        Kind::Fifo => libc::O_NONBLOCK,
-        Kind::Regular => 0,
-    };
+    // without a writer) instead of waiting for a writer that may never come; `/proc/kmsg`
+    // answers EAGAIN too. Regular files on disk ignore it.
     let file = OpenOptions::new()
         .read(true)
-        .custom_flags(flags)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)
         .map_err(|e| format!("cannot open {shown}: {e}"))?;
+    let opened = file.metadata().map(|m| m.file_type());
+    let same = opened.is_ok_and(|t| match kind {
+        Kind::Regular => t.is_file(),
+        Kind::Fifo => t.is_fifo(),
+    });
+    if !same {
+        return Err(format!("{shown} changed while it was being opened"));
+    }
     let mut reader = BufReader::with_capacity(64 * 1024, Drained(file));
     let start = reader
         .fill_buf()

@@ -52,5 +52,6 @@ pub fn test_context(dir: &Path) -> ToolContext {
         hooks: Default::default(),
         mcp: Arc::new(crate::mcp::Servers::none()),
         shell: Default::default(),
+        reads_running: Default::default(),
     }
 }

@@ -185,8 +185,13 @@ fn below<'a>(path: &'a Path, base: &Path) -> Option<&'a [u8]> {
 /// Compile a glob (`*`, `**`, `?`, `[..]`, `{a,b}`) into a regex that must match a whole
 /// `/`-separated relative path.
 pub fn compile_glob(pattern: &str) -> Result<Regex, String> {
+    if let Some(too_long) = super::pattern_too_long("glob", pattern) {
+        return Err(too_long);
+    }
     let body = translate(pattern, Syntax::Glob)?;
-    Regex::new(&format!("^{body}$")).map_err(|e| format!("invalid glob {pattern:?}: {e}"))
+    let shown = super::echo(pattern);
+    Regex::new(&format!("^{body}$"))
+        .map_err(|e| format!("invalid glob {shown:?}: {}", super::echo(&e.to_string())))
 }
 
 /// Is this entry a directory or something else? Dir-only ignore rules need to know.
@@ -336,7 +341,7 @@ fn translate(glob: &str, syntax: Syntax) -> Result<String, String> {
         i += 1;
     }
     if open_braces > 0 {
-        return Err(format!("unclosed '{{' in {glob:?}"));
+        return Err(format!("unclosed '{{' in {:?}", super::echo(glob)));
     }
     Ok(out)
 }

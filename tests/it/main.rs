@@ -4,11 +4,13 @@
 //! bare HTTP/1.1 in `http`, `sse` builds its streams, `run` starts the binary in a sealed
 //! sandbox, `pty` on a pseudo-terminal for the interactive REPL. The feature modules
 //! (`engine`, `retry`, `cli`, `tools`, `replay`, `repl`, `long`, `extend`, `hooks`, `mcp`,
-//! `scripting`, `safety`, `cost`, `danger`) assert on what the binary printed, how it exited,
-//! what it sent and what it did to the files.
+//! `scripting`, `safety`, `cost`, `bounds`, `danger`) assert on what the binary printed, how it
+//! exited, what it sent and what it did to the files; `fuse` mounts the hung file system
+//! `bounds` reads from.
 //! Nothing of corecoder's own code is called or mocked here: only the binary is exercised
 //! (and, in `docs`, the README, the docs and the built examples).
 
+mod bounds;
 mod cli;
 mod closed_output;
 mod cost;
@@ -20,6 +22,7 @@ mod early;
 mod engine;
 mod extend;
 mod faults;
+mod fuse;
 mod hooks;
 mod hostile;
 mod http;

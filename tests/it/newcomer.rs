@@ -157,3 +157,121 @@ fn refused_and_failed_calls_say_so_in_one_line() {
     assert_eq!(results.len(), 2, "{out:?}");
     assert!(results.iter().all(|r| r["is_error"] == true), "{results:?}");
 }
+
+/// A base URL without `http://` or `https://` is a configuration error naming where it came
+/// from and the value: exit 2, nothing sent, no zero-token summary.
+#[test]
+fn a_base_url_that_is_not_http_is_a_usage_error() {
+    let sandbox = Sandbox::new("newcomer_base_url");
+    let cases = [
+        (
+            &[("OPENAI_BASE_URL", "api.deepseek.com/v1")][..],
+            &[][..],
+            "OPENAI_BASE_URL: 'api.deepseek.com/v1'",
+        ),
+        (
+            &[("CORECODER_BASE_URL", "ftp://example.org/v1")][..],
+            &[][..],
+            "CORECODER_BASE_URL: 'ftp://example.org/v1'",
+        ),
+        (
+            &[][..],
+            &["--base-url", "localhost:8080"][..],
+            "--base-url: 'localhost:8080'",
+        ),
+    ];
+    for (vars, flags, said) in cases {
+        let mut env = vec![("CORECODER_API_KEY", "sk-test")];
+        env.extend_from_slice(vars);
+        let mut args = vec!["-p", "go"];
+        args.extend_from_slice(flags);
+        let out = crate::run::run_with(&args, &env, &sandbox);
+        assert_eq!(out.code, 2, "{out:?}");
+        assert!(out.stderr.contains(said), "{out:?}");
+        assert!(
+            !out.stderr.contains("tokens:"),
+            "no summary of nothing: {out:?}"
+        );
+    }
+}
+
+/// Error messages name what to check: a 404 the URL and model tried, a 401 where the key came
+/// from (a variable, or a variable of `.env`), a failed connection the host.
+#[test]
+fn api_errors_name_what_to_check() {
+    let sandbox = Sandbox::new("newcomer_api_errors");
+    let server = Server::start(vec![Reply::error(404, "no such model")]);
+    let out = run(&["-p", "go", "-m", "gpt-9"], &server, &sandbox);
+    assert_eq!(out.code, 1, "{out:?}");
+    let tried = format!("POST {}/chat/completions, model gpt-9", server.url());
+    assert!(out.stderr.contains(&tried), "{out:?}");
+
+    let server = Server::start(vec![Reply::error(401, "Incorrect API key provided")]);
+    let url = server.url();
+    let env = [
+        ("OPENAI_API_KEY", "sk-test"),
+        ("OPENAI_BASE_URL", url.as_str()),
+    ];
+    let out = crate::run::run_with(&["-p", "go"], &env, &sandbox);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("the API key from OPENAI_API_KEY was rejected by 127.0.0.1"),
+        "{out:?}"
+    );
+
+    sandbox.write(".env", "DEEPSEEK_API_KEY=sk-test-from-file\n");
+    let server = Server::start(vec![Reply::error(401, "Incorrect API key provided")]);
+    let url = server.url();
+    let out = crate::run::run_with(
+        &["-p", "go"],
+        &[("OPENAI_BASE_URL", url.as_str())],
+        &sandbox,
+    );
+    let from_file = format!(
+        "the API key from DEEPSEEK_API_KEY in {}",
+        sandbox.path(".env").display()
+    );
+    assert!(out.stderr.contains(&from_file), "{out:?}");
+    std::fs::remove_file(sandbox.path(".env")).expect("remove .env");
+
+    // A port nothing listens on: refused at once, retried with backoff, then named.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = closed.local_addr().expect("addr").port();
+    drop(closed);
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let env = [
+        ("CORECODER_API_KEY", "sk-test"),
+        ("OPENAI_BASE_URL", url.as_str()),
+    ];
+    let out = crate::run::run_with(&["-p", "go"], &env, &sandbox);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr.contains("request to 127.0.0.1 failed"),
+        "{out:?}"
+    );
+}
+
+/// `.env` as python-dotenv reads it: `CORECODER_MODEL=gpt-4o # my default` is `gpt-4o`; a line
+/// that is not `NAME=value`, or a file that is not UTF-8, is named in a warning.
+#[test]
+fn dotenv_comments_and_bad_lines() {
+    let sandbox = Sandbox::new("newcomer_dotenv");
+    sandbox.write(
+        ".env",
+        "CORECODER_MODEL=gpt-4o # my default\nthis is not a pair\n",
+    );
+    let server = Server::start(vec![Reply::Sse(sse::text("ok"))]);
+    let out = run(&["-p", "go"], &server, &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(server.requests()[0].body["model"], "gpt-4o");
+    let warned = format!(
+        "{}:2: not NAME=value; ignored",
+        sandbox.path(".env").display()
+    );
+    assert!(out.stderr.contains(&warned), "{out:?}");
+    std::fs::write(sandbox.path(".env"), b"CORECODER_MODEL=\xff\xfe\n").expect("write");
+    let server = Server::start(vec![Reply::Sse(sse::text("ok"))]);
+    let out = run(&["-p", "go"], &server, &sandbox);
+    assert!(out.stderr.contains("not UTF-8 text; ignored"), "{out:?}");
+}

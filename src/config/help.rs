@@ -1,0 +1,53 @@
+//! The text of `corecoder --help`: every flag and the variables behind them, in one place.
+//!
+//! `main.rs` prints it for `-h`/`--help`; `config.rs` parses what it describes (kept apart so
+//! the parser stays under the 400-line ceiling). tests/it/cli.rs checks it through the binary.
+
+pub const HELP: &str = "\
+corecoder - a minimal AI coding agent for any OpenAI-compatible model
+
+Usage: corecoder [OPTIONS]
+
+  -p, --prompt TEXT     run one task non-interactively; the answer goes to stdout. -p - reads
+                        the task from stdin; with -p TEXT, piped stdin is added after TEXT
+  -y, --yes             allow mutating tools (bash, write_file, edit_file, agent) without asking
+  -m, --model NAME      model name                     [env CORECODER_MODEL, default gpt-5.5]
+      --base-url URL    OpenAI-compatible base URL     [env OPENAI_BASE_URL or CORECODER_BASE_URL]
+      --api-key KEY     API key  [env CORECODER_API_KEY, OPENAI_API_KEY or DEEPSEEK_API_KEY]
+      --max-rounds N    cap on tool-call rounds per task [default 50]
+      --max-cost USD    stop before a request once this much is spent [env CORECODER_MAX_COST]
+      --output-format F with -p: text (default), json (one object at the end) or stream-json
+      --trace FILE      write every request, stream line and tool call to FILE as JSON lines
+  -r, --resume ID       continue a saved session (see /sessions)
+  -c, --continue        continue the most recent session started in this directory
+      --sandbox MODE    where bash may write: off, read-only, workspace-write (Linux
+                        Landlock; cwd and temp dir only)  [env CORECODER_SANDBOX, default off]
+      --allow-destructive NAMES  let --yes run these destructive commands, comma-separated:
+                        git-push-force, git-reset-hard, git-clean, git-discard,
+                        git-branch-delete, git-stash-clear, rm-git-dir, find-delete
+                        [env CORECODER_ALLOW_DESTRUCTIVE; not from an untrusted .env].
+                        Interactive sessions ask instead; catastrophic commands
+                        (rm -rf ~, mkfs, curl | sh, ...) never run.
+      --trust-project   trust this folder's .corecoder/hooks.json, .mcp.json and .env as they
+                        are now, and remember it (in ~/.corecoder/trusted.json)
+      --demo            run the offline demo (also the default when no API key is set)
+  -v, --version         print the version
+  -h, --help            print this help
+
+Environment: CORECODER_MAX_TOKENS (4096), CORECODER_TEMPERATURE (0), CORECODER_MAX_CONTEXT
+(128000), CORECODER_IDLE_TIMEOUT (seconds without a data event before a retry, 300),
+CORECODER_REQUEST_TIMEOUT (seconds one reply may take in all, 1800), CORECODER_FALLBACK_MODELS (m1,m2: models to
+switch to when the current one keeps failing), CORECODER_TOOL_CHOICE (auto, required or none;
+not sent when unset; llama-cpp-python's function calling needs auto). A .env file in the current directory or the
+nearest parent (not $HOME or above) is read without overriding the environment.
+bash never sees variables named like *KEY*, *SECRET*, *TOKEN* or *PASSWORD*, except those
+listed in CORECODER_ENV_ALLOW=NAME1,NAME2.
+
+Untrusted projects (see --trust-project, /trust; a changed file is untrusted again): their hooks
+and MCP servers do not run (a session asks first), their .env may not send your key to its own
+server, and .env settings that widen what tools may do (CORECODER_ENV_ALLOW, ...) are ignored.
+
+Exit codes: 0 done, 1 API failure, 2 usage error, 3 round cap reached, 4 budget spent,
+5 stopped for repeating the same call, 6 answer cut off at the output token limit,
+130 interrupted, 141 the output was closed (e.g. piped into head).
+";
