@@ -44,6 +44,8 @@ enum Input {
     Command(String, String),
     Quit,
     Nothing,
+    /// Ctrl+C at the prompt.
+    Cleared,
 }
 
 pub fn run(options: RunOptions) -> Result<i32, Error> {
@@ -68,6 +70,11 @@ pub fn run(options: RunOptions) -> Result<i32, Error> {
         let task = match read_input(&mut editor, agent.consent_mut().plan) {
             Input::Quit => break,
             Input::Nothing => continue,
+            Input::Cleared => {
+                // The typed text stays on screen above the new prompt: say it was not sent.
+                display.note(&display.paint(DIM, "(cleared, not sent)"));
+                continue;
+            }
             Input::Command(name, arg) => match command(&mut agent, &display, &name, &arg) {
                 Some(task) => task,
                 None => continue,
@@ -79,6 +86,8 @@ pub fn run(options: RunOptions) -> Result<i32, Error> {
         cancel.store(false, Ordering::Relaxed);
     }
     save_history(&mut editor, &history);
+    // What the session spent, as `-p` says it at its end.
+    display.note(&display.paint(DIM, &agent.llm().cost_summary()));
     Ok(0)
 }
 
@@ -139,7 +148,7 @@ fn read_input(editor: &mut DefaultEditor, plan: Plan) -> Input {
                 }
             },
             // Ctrl+C at the prompt clears what was typed; it never leaves.
-            Err(ReadlineError::Interrupted) => return Input::Nothing,
+            Err(ReadlineError::Interrupted) => return Input::Cleared,
             Err(_) => return Input::Quit,
         }
     }
@@ -196,7 +205,14 @@ fn command(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
             display.note("Conversation cleared.");
         }
         "/undo" => match agent.checkpoints_mut().map(|c| c.undo()) {
-            Some(Ok(done)) | Some(Err(done)) => display.note(&done),
+            Some(Ok(done)) => {
+                display.note(&done);
+                // A file was put back ("Restored …", "Removed …"): the model must know.
+                if done.starts_with("Restored") || done.starts_with("Removed") {
+                    agent.tell_model(&format!("The user ran /undo: {done}"));
+                }
+            }
+            Some(Err(done)) => display.note(&done),
             None => display.note("/undo is off in this session (see the note at start)."),
         },
         "/diff" => match agent.checkpoints_mut() {
@@ -206,11 +222,14 @@ fn command(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
         "/save" => save(agent, display, arg),
         "/sessions" => sessions(display),
         "/compact" => {
+            // A compaction that changed something says so itself (a notice); only say when not.
             let report = agent.compact(Tier::Summarise, &mut |event| display.show(event));
-            display.note(&format!(
-                "Compacted: {} → {} tokens.",
-                report.before, report.after
-            ));
+            if report.after >= report.before {
+                display.note(&format!(
+                    "Nothing to compact yet ({} tokens).",
+                    report.before
+                ));
+            }
         }
         "/mcp" => mcp(agent, display, arg),
         "/trust" => repl_trust::trust_now(agent, display),
@@ -264,7 +283,11 @@ fn sessions(display: &Display) {
         return display.note("No saved sessions yet.");
     }
     for summary in list {
-        display.note(&format!("{:<24} {}", summary.id, summary.preview));
+        let when = session::utc_minute(summary.modified);
+        let cwd = summary.cwd.map(|cwd| cwd.display().to_string());
+        let cwd = cwd.unwrap_or_default();
+        display.note(&format!("{:<24} {when}  {cwd}", summary.id));
+        display.note(&display.paint(DIM, &format!("    {}", summary.preview)));
     }
     display.note("Resume one with corecoder -r ID.");
 }

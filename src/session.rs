@@ -35,7 +35,13 @@ pub struct Header {
 #[serde(tag = "type", rename_all = "lowercase")]
 enum Record {
     Header(Header),
-    Replace { messages: Vec<Message> },
+    Replace {
+        messages: Vec<Message>,
+    },
+    /// `/model NAME`: from here on the session talks to this model (a resume does too).
+    Model {
+        model: String,
+    },
 }
 
 /// What one line of a session file can be. A message is tried first: it is the common case and
@@ -115,6 +121,12 @@ impl SessionLog {
         self.write_record(&Record::Replace { messages })
     }
 
+    /// The session switched to `model` (`/model`): a resume picks it up from here.
+    pub fn record_model(&mut self, model: &str) -> io::Result<()> {
+        let model = model.to_string();
+        self.write_record(&Record::Model { model })
+    }
+
     /// `/save NAME`: rename ID.jsonl to NAME.jsonl and keep appending there. Refuses to overwrite
     /// another session. Returns the new id.
     pub fn rename(&mut self, name: &str) -> Result<String, String> {
@@ -188,6 +200,15 @@ fn open_own(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
 }
 
 /// `YYYYMMDD-HHMMSS` in UTC, computed here to avoid a date dependency.
+/// `2026-11-29 23:15 UTC`, for `/sessions`.
+pub fn utc_minute(time: SystemTime) -> String {
+    let secs = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let stamp = utc_stamp(secs);
+    let (date, clock) = (&stamp[..8], &stamp[9..13]);
+    let (year, month, day) = (&date[..4], &date[4..6], &date[6..]);
+    format!("{year}-{month}-{day} {}:{} UTC", &clock[..2], &clock[2..])
+}
+
 fn utc_stamp(unix_secs: u64) -> String {
     let (year, month, day) = crate::prompt::civil_from_days((unix_secs / 86_400) as i64);
     let secs = unix_secs % 86_400;
@@ -199,6 +220,8 @@ fn utc_stamp(unix_secs: u64) -> String {
 #[derive(Debug, Default)]
 pub struct Loaded {
     pub header: Option<Header>,
+    /// The model the session last talked to: the header's, or a later `/model` switch.
+    pub model: Option<String>,
     pub messages: Vec<Message>,
     /// Lines that were not valid JSON of a known shape (e.g. one cut by a crash).
     pub skipped: usize,
@@ -243,8 +266,10 @@ fn replay(path: &Path, until: Until) -> io::Result<Loaded> {
         match serde_json::from_slice(&line) {
             Ok(Line::Message(message)) => loaded.messages.push(message),
             Ok(Line::Record(Record::Header(header))) => {
+                loaded.model.get_or_insert(header.model.clone());
                 loaded.header.get_or_insert(header);
             }
+            Ok(Line::Record(Record::Model { model })) => loaded.model = Some(model),
             Ok(Line::Record(Record::Replace { messages })) => loaded.messages = messages,
             Err(_) => loaded.skipped += 1,
         }

@@ -95,6 +95,19 @@ impl Agent {
     /// Talk to another model from the next request on; the usage totals carry over.
     pub fn switch_model(&mut self, model: &str) {
         self.llm = Arc::new(self.llm.with_model(model));
+        // Recorded in the log, so `corecoder -r` resumes on the model the session ended with.
+        if let Some(log) = &mut self.log
+            && let Err(e) = log.record_model(model)
+        {
+            self.log_failure = Some(format!("the session log stopped: {e}"));
+            self.log = None;
+        }
+    }
+
+    /// Tell the model, in the conversation, of something done behind its back (`/undo`): the
+    /// next request would otherwise still show the change it made as standing.
+    pub fn tell_model(&mut self, note: &str) {
+        self.push(Message::user(&format!("[note from the session] {note}")));
     }
 
     /// Forget the conversation and the todo list (the working directory stays).

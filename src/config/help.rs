@@ -12,7 +12,8 @@ Usage: corecoder [OPTIONS]
                         the task from stdin; with -p TEXT, piped stdin is added after TEXT
   -y, --yes             allow mutating tools (bash, write_file, edit_file, agent) without asking
   -m, --model NAME      model name                     [env CORECODER_MODEL, default gpt-5.5]
-      --base-url URL    OpenAI-compatible base URL     [env OPENAI_BASE_URL or CORECODER_BASE_URL]
+      --base-url URL    OpenAI-compatible base URL     [env OPENAI_BASE_URL or CORECODER_BASE_URL,
+                        default https://api.openai.com/v1]
       --api-key KEY     API key  [env CORECODER_API_KEY, OPENAI_API_KEY or DEEPSEEK_API_KEY]
       --max-rounds N    cap on tool-call rounds per task [default 50]
       --max-cost USD    stop before a request once this much is spent [env CORECODER_MAX_COST]
@@ -36,16 +37,21 @@ Usage: corecoder [OPTIONS]
 
 Environment: CORECODER_MAX_TOKENS (4096), CORECODER_TEMPERATURE (0), CORECODER_MAX_CONTEXT
 (128000), CORECODER_IDLE_TIMEOUT (seconds without a data event before a retry, 300),
-CORECODER_REQUEST_TIMEOUT (seconds one reply may take in all, 1800), CORECODER_FALLBACK_MODELS (m1,m2: models to
-switch to when the current one keeps failing), CORECODER_TOOL_CHOICE (auto, required or none;
-not sent when unset; llama-cpp-python's function calling needs auto). A .env file in the current directory or the
-nearest parent (not $HOME or above) is read without overriding the environment.
+CORECODER_REQUEST_TIMEOUT (seconds one reply may take in all, 1800),
+CORECODER_FALLBACK_MODELS (m1,m2: models to switch to when the current one keeps failing),
+CORECODER_TOOL_CHOICE (auto, required or none; not sent when unset; llama-cpp-python's
+function calling needs auto). A .env file in the current directory or the nearest parent
+(not $HOME or above) is read without overriding the environment.
 bash never sees variables named like *KEY*, *SECRET*, *TOKEN* or *PASSWORD*, except those
 listed in CORECODER_ENV_ALLOW=NAME1,NAME2.
 
 Untrusted projects (see --trust-project, /trust; a changed file is untrusted again): their hooks
 and MCP servers do not run (a session asks first), their .env may not send your key to its own
 server, and .env settings that widen what tools may do (CORECODER_ENV_ALLOW, ...) are ignored.
+
+Files in ~/.corecoder (private to you): sessions/ (every run, for -r and -c), checkpoints/
+(for /undo), history (what you typed), permissions.json (\"always\" answers), trusted.json
+(trusted projects); yours to write: pricing.json (prices), hooks.json, mcp.json.
 
 Exit codes: 0 done, 1 API failure, 2 usage error, 3 round cap reached, 4 budget spent,
 5 stopped for repeating the same call, 6 answer cut off at the output token limit,

@@ -275,3 +275,64 @@ fn dotenv_comments_and_bad_lines() {
     let out = run(&["-p", "go"], &server, &sandbox);
     assert!(out.stderr.contains("not UTF-8 text; ignored"), "{out:?}");
 }
+
+/// `~/.corecoder` is made private (0700), and when sessions cannot be written the warning
+/// names the path that failed.
+#[test]
+fn the_state_directory_is_private_and_failures_name_their_path() {
+    use std::os::unix::fs::PermissionsExt;
+    let sandbox = Sandbox::new("newcomer_state_dir");
+    let server = Server::start(vec![
+        Reply::Sse(sse::text("ok")),
+        Reply::Sse(sse::text("ok")),
+    ]);
+    let out = run(&["-p", "go"], &server, &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    let home = sandbox.home.join(".corecoder");
+    let mode = std::fs::metadata(&home)
+        .expect("created")
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o700);
+    // A file where the sessions directory should be: the session is not saved, and says where.
+    std::fs::remove_dir_all(home.join("sessions")).expect("remove sessions");
+    std::fs::write(home.join("sessions"), "not a directory").expect("write");
+    let out = run(&["-p", "go"], &server, &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    let said = format!("cannot write in {}", home.join("sessions").display());
+    assert!(out.stderr.contains(&said), "{out:?}");
+}
+
+/// `--help` names the default base URL and the files corecoder keeps under `~/.corecoder`.
+#[test]
+fn help_names_the_default_url_and_the_files() {
+    let sandbox = Sandbox::new("newcomer_help");
+    let out = crate::run::run_with(&["--help"], &[], &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    let files = [
+        "sessions/",
+        "checkpoints/",
+        "history",
+        "permissions.json",
+        "trusted.json",
+    ];
+    let more = [
+        "pricing.json",
+        "hooks.json",
+        "mcp.json",
+        "default https://api.openai.com/v1",
+    ];
+    for name in files.iter().chain(&more) {
+        assert!(
+            out.stdout.contains(name),
+            "{name} not in --help:\n{}",
+            out.stdout
+        );
+    }
+    assert!(
+        out.stdout.contains("Files in ~/.corecoder"),
+        "{}",
+        out.stdout
+    );
+}

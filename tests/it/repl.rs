@@ -344,10 +344,17 @@ fn ctrl_c_at_prompt_does_not_exit_and_ctrl_d_does() {
     let sandbox = Sandbox::new("repl_ctrl_c_d");
     let mut repl = start(&sandbox, vec![answer("still here")]);
     repl.mark = repl.pty.screen().len();
+    repl.pty.send("half a thought");
     repl.pty.send("\x03");
+    repl.expect("(cleared, not sent)");
     repl.idle();
     assert_eq!(repl.pty.wait_exit(Duration::from_millis(200)), None);
     repl.turn("are you there?", "still here");
+    let sent = repl.requests(1)[0].messages();
+    assert!(
+        !sent.iter().any(|m| m["content"] == "half a thought"),
+        "{sent:#?}"
+    );
     repl.pty.send("\x04");
     assert_eq!(repl.pty.wait_exit(WAIT), Some(0), "{}", repl.pty.screen());
 }

@@ -239,3 +239,48 @@ fn save_renames_the_session_and_sessions_lists_newest_first() {
     );
     assert!(listed[older_at..].contains("older task one"), "{listed}");
 }
+
+/// A `/model` switch survives a resume, the resume shows where the conversation left off,
+/// leaving prints what the session spent, and `/sessions` lists date and directory.
+#[test]
+fn resume_keeps_the_model_and_shows_the_last_exchange() {
+    let sandbox = Sandbox::new("long_resume_model");
+    let mut repl = Repl::start(&sandbox, &[], vec![answer("hi there, friend")]);
+    repl.turn("hello from before", "hi there, friend");
+    repl.turn("/model other-model", "Model: other-model");
+    repl.turn("/sessions", "UTC");
+    let screen = repl.pty.screen();
+    assert!(
+        screen.contains(&sandbox.dir.display().to_string()),
+        "{screen}"
+    );
+    repl.turn("/compact", "Nothing to compact yet");
+    repl.pty.send("\x04");
+    assert_eq!(
+        repl.pty.wait_exit(crate::driver::WAIT),
+        Some(0),
+        "{}",
+        repl.pty.screen()
+    );
+    assert!(
+        repl.pty.screen().contains("tokens: "),
+        "the cost line on leaving"
+    );
+    let screen = repl.pty.screen();
+    assert_eq!(
+        screen.matches("Nothing to compact yet").count(),
+        1,
+        "{screen}"
+    );
+
+    let server = crate::server::Server::start(vec![answer("resumed")]);
+    let out = crate::run::run(&["-c", "-p", "go on"], &server, &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(server.requests()[0].body["model"], "other-model");
+    assert!(
+        out.stderr.contains("messages, model other-model."),
+        "{out:?}"
+    );
+    assert!(out.stderr.contains("  you: hello from before"), "{out:?}");
+    assert!(out.stderr.contains("  answer: hi there, friend"), "{out:?}");
+}

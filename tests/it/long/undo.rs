@@ -76,3 +76,27 @@ fn undo_works_after_save_quit_and_resume() {
     assert_eq!(sandbox.read("notes.txt"), original);
     second.turn("/undo", "Nothing to undo.");
 }
+
+/// After `/undo` the next request tells the model what was put back: its edit no longer stands.
+#[test]
+fn undo_is_told_to_the_model() {
+    let sandbox = Sandbox::new("long_undo_told");
+    sandbox.write("notes.txt", "alpha\nbeta\n");
+    let script = vec![
+        edit("call_1", "notes.txt", "beta", "BETA"),
+        answer("edited it"),
+        answer("understood"),
+    ];
+    let mut repl = Repl::start(&sandbox, &[], script);
+    repl.allowed_turn("edit notes", "edit_file", "edited it");
+    repl.turn("/undo", "Restored notes.txt (");
+    repl.turn("what now?", "understood");
+    let messages = repl.requests(3)[2].messages();
+    let n = messages.len();
+    let note = messages[n - 2]["content"].as_str().unwrap_or_default();
+    assert!(
+        note.starts_with("[note from the session] The user ran /undo: Restored notes.txt"),
+        "{messages:#?}"
+    );
+    assert_eq!(messages[n - 1]["content"], "what now?");
+}
