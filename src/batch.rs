@@ -51,7 +51,7 @@ impl Batch<'_> {
                 Some(repeated) => Some(repeated),
                 None => match self.pre_tool_hooks(call, on_event) {
                     Some(blocked) => Some(blocked),
-                    None => self.settle_consent(name, &summary, on_event, ask),
+                    None => self.settle_consent(call, &summary, on_event, ask),
                 },
             };
             refusals.push(refusal);
@@ -190,14 +190,27 @@ impl Batch<'_> {
     /// `None` when the call may run; otherwise the result the model reads instead.
     fn settle_consent(
         &mut self,
-        name: &str,
+        call: &ToolCall,
         summary: &str,
         on_event: &mut dyn FnMut(Event),
         ask: &mut dyn FnMut(&str, &str) -> Answer,
     ) -> Option<Outcome> {
-        match self.consent.verdict(name) {
+        let name = call.function.name.as_str();
+        match self
+            .consent
+            .verdict_for_call(name, &call.function.arguments)
+        {
             Verdict::Run => None,
             Verdict::Refuse(text) => Some(Outcome::text(text)),
+            // The warning rides in the summary so the question shows it; "always" is not
+            // saved: a destructive command is asked about every time.
+            Verdict::AskEachTime(why) => {
+                let summary = format!("{summary} -- {why}; asked every time");
+                match ask(name, &summary) {
+                    Answer::Once | Answer::Always => None,
+                    Answer::Deny => Some(Outcome::text(Consent::denial(name))),
+                }
+            }
             Verdict::Ask => match ask(name, summary) {
                 Answer::Once => None,
                 Answer::Always => {

@@ -87,6 +87,8 @@ pub struct RunOptions {
     pub trace: Option<PathBuf>,
     /// `--sandbox` and `CORECODER_ENV_ALLOW`, for the bash tool.
     pub shell: ShellSafety,
+    /// Destructive commands `--yes` may run, by name (`--allow-destructive`).
+    pub allow_destructive: Vec<String>,
     /// `--trust-project`: trust the project's files as they are, and remember it.
     pub trust_project: bool,
     /// The project's hooks, MCP and `.env` files, and whether they are trusted.
@@ -158,6 +160,7 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
         output: OutputFormat::Text,
         trace: None,
         shell: ShellSafety::from_env(env).map_err(Error::Usage)?,
+        allow_destructive: destructive_names("CORECODER_ALLOW_DESTRUCTIVE", env)?,
         trust_project: false,
         project: Project::default(),
         launch: Launch::default(),
@@ -194,6 +197,11 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
             Long("add-dir") => {
                 let dir = text_value(&mut parser, "--add-dir")?;
                 run.shell.added_dirs.push(PathBuf::from(dir));
+            }
+            Long("allow-destructive") => {
+                let text = text_value(&mut parser, "--allow-destructive")?;
+                let names = [("--allow-destructive".to_string(), text)].into();
+                run.allow_destructive = destructive_names("--allow-destructive", &names)?;
             }
             Long("demo") => run.demo = true,
             Long("trust-project") => run.trust_project = true,
@@ -320,6 +328,23 @@ fn tool_choice(text: &str) -> Result<ToolChoice, Error> {
     }
 }
 
+/// The comma-separated list in `env[name]`, each a name `danger::destructive_names` knows.
+fn destructive_names(name: &str, env: &HashMap<String, String>) -> Result<Vec<String>, Error> {
+    let known = crate::tools::danger::destructive_names();
+    let text = env.get(name).map_or("", String::as_str);
+    let names: Vec<String> = (text.split(','))
+        .map(|n| n.trim().to_string())
+        .filter(|n| !n.is_empty())
+        .collect();
+    match names.iter().find(|n| !known.contains(&n.as_str())) {
+        Some(unknown) => Err(Error::Usage(format!(
+            "{name}: '{unknown}' is not one of {}",
+            known.join(", ")
+        ))),
+        None => Ok(names),
+    }
+}
+
 fn env_number<T: std::str::FromStr>(
     env: &HashMap<String, String>,
     name: &str,
@@ -437,5 +462,21 @@ mod tests {
             &[("CORECODER_ADD_DIR", "/"), ("CORECODER_ADD_DIRS", "/")],
         );
         assert!(run.shell.added_dirs.is_empty());
+    }
+
+    #[test]
+    fn destructive_opt_in_by_name() {
+        let run = run_options(
+            &[],
+            &[("CORECODER_ALLOW_DESTRUCTIVE", "git-reset-hard, git-clean")],
+        );
+        assert_eq!(run.allow_destructive, ["git-reset-hard", "git-clean"]);
+        let run = run_options(&["--allow-destructive", "rm-git-dir"], &[]);
+        assert_eq!(run.allow_destructive, ["rm-git-dir"]);
+        let err = check(&["--allow-destructive", "rm-rf-root"], &[]).unwrap_err();
+        assert!(
+            err.contains("rm-rf-root") && err.contains("git-push-force"),
+            "{err}"
+        );
     }
 }

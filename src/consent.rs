@@ -1,12 +1,16 @@
 //! Consent: may this tool call run now, must the user be asked, or is it refused?
 //!
-//! The agent loop asks `Consent::verdict` for every call of a reply, on its own thread, before
-//! the batch starts; only a `Verdict::Ask` reaches the terminal, as a question. The decision is
-//! pure logic (testable without a terminal); the one side effect here is saving the tools the
-//! user allowed "always" to `~/.corecoder/permissions.json`.
+//! The agent loop asks `Consent::verdict_for_call` for every call of a reply, on its own
+//! thread, before the batch starts; only a `Verdict::Ask` or `AskEachTime` reaches the
+//! terminal, as a question. A bash command the danger gate (`tools/danger.rs`) calls
+//! catastrophic is refused in every mode; a destructive one is asked about every time (even
+//! when bash is allowed "always"), and under `--yes` runs only if the user opted in to it by
+//! name. The decision is pure logic (testable without a terminal); the one side effect here
+//! is saving the tools the user allowed "always" to `~/.corecoder/permissions.json`.
 
+use crate::tools::danger::{self, Danger};
 use crate::tools::{self, write_file};
-use serde_json::json;
+use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
@@ -40,6 +44,9 @@ pub enum Answer {
 pub enum Verdict {
     Run,
     Ask,
+    /// Ask even when the tool is allowed "always" (a destructive command); the text says why.
+    /// An "always" answer allows this call only.
+    AskEachTime(String),
     /// Refused without asking; the text is the tool result the model reads.
     Refuse(String),
 }
@@ -51,6 +58,9 @@ pub struct Consent {
     always: BTreeSet<String>,
     /// Where "always" answers are kept; `None` keeps them for this session only.
     file: Option<PathBuf>,
+    /// Destructive commands the user opted in to by name, for `--yes`
+    /// (`CORECODER_ALLOW_DESTRUCTIVE`, `--allow-destructive`).
+    destructive_allowed: BTreeSet<String>,
 }
 
 impl Consent {
@@ -60,7 +70,13 @@ impl Consent {
             plan: Plan::Off,
             always: BTreeSet::new(),
             file: None,
+            destructive_allowed: BTreeSet::new(),
         }
+    }
+
+    /// Let `--yes` run the destructive commands named (see `danger::destructive_names`).
+    pub fn allow_destructive(&mut self, names: &[String]) {
+        self.destructive_allowed.extend(names.iter().cloned());
     }
 
     /// Load the tools allowed "always" in earlier sessions. A missing file is an empty list;
@@ -111,6 +127,47 @@ impl Consent {
         }
     }
 
+    /// `verdict` for one call with its arguments: what the danger gate finds in a bash
+    /// command comes first, whatever the mode or the "always" list say.
+    pub fn verdict_for_call(&self, tool: &str, arguments: &str) -> Verdict {
+        let verdict = self.verdict(tool);
+        if tool != "bash" || matches!(verdict, Verdict::Refuse(_)) {
+            return verdict;
+        }
+        let args: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
+        let Some(command) = args.get("command").and_then(Value::as_str) else {
+            return verdict;
+        };
+        match danger::check(command) {
+            None => verdict,
+            Some(Danger::Catastrophic(reason)) => Verdict::Refuse(danger::blocked(reason)),
+            Some(Danger::Destructive(found)) => self.destructive(&found),
+        }
+    }
+
+    /// Asked about in an interactive session; with `--yes` (interactive too: it asks nothing)
+    /// run only when every name found was opted in to.
+    fn destructive(&self, found: &[(&str, &str)]) -> Verdict {
+        let why: Vec<String> = (found.iter())
+            .map(|(name, reason)| format!("{reason} [{name}]"))
+            .collect();
+        let why = why.join("; ");
+        let missing: Vec<&str> = (found.iter())
+            .map(|(name, _)| *name)
+            .filter(|name| !self.destructive_allowed.contains(*name))
+            .collect();
+        match self.mode {
+            Mode::Ask => Verdict::AskEachTime(format!("destructive: {why}")),
+            Mode::AllowAll if missing.is_empty() => Verdict::Run,
+            _ => Verdict::Refuse(format!(
+                "Refused: {why}. This is destructive: with --yes it runs only when the user opted \
+                 in to it by name (CORECODER_ALLOW_DESTRUCTIVE={names} or --allow-destructive \
+                 {names}). Do it another way, or say what you would run so the user can decide.",
+                names = missing.join(",")
+            )),
+        }
+    }
+
     /// The text the model reads when the user says no.
     pub fn denial(tool: &str) -> String {
         format!("Denied: the user did not allow this {tool} call. Ask them, or try another way.")
@@ -148,11 +205,43 @@ mod tests {
     use super::*;
 
     fn check(consent: &Consent, tool: &str) -> &'static str {
-        match consent.verdict(tool) {
+        name(consent.verdict(tool))
+    }
+
+    fn name(verdict: Verdict) -> &'static str {
+        match verdict {
             Verdict::Run => "run",
             Verdict::Ask => "ask",
+            Verdict::AskEachTime(_) => "ask each time",
             Verdict::Refuse(_) => "refuse",
         }
+    }
+
+    #[test]
+    fn dangerous_bash_commands_in_each_mode() {
+        let call = |consent: &Consent, command: &str| {
+            let arguments = json!({ "command": command }).to_string();
+            name(consent.verdict_for_call("bash", &arguments))
+        };
+        let mut ask = Consent::new(Mode::Ask);
+        ask.allow_always("bash").unwrap();
+        assert_eq!(call(&ask, "ls"), "run");
+        assert_eq!(call(&ask, "git reset --hard"), "ask each time");
+        assert_eq!(call(&ask, "rm -rf ~"), "refuse");
+        let mut yes = Consent::new(Mode::AllowAll);
+        assert_eq!(call(&yes, "git reset --hard"), "refuse");
+        assert_eq!(call(&yes, "rm -rf /"), "refuse");
+        yes.allow_destructive(&["git-reset-hard".to_string()]);
+        assert_eq!(call(&yes, "git reset --hard"), "run");
+        assert_eq!(call(&yes, "git reset --hard; git clean -fd"), "refuse");
+        assert_eq!(call(&yes, "rm -rf /"), "refuse");
+        let sub = yes.for_sub_agent();
+        assert_eq!(call(&sub, "git reset --hard"), "run");
+        assert_eq!(call(&sub, "rm -rf /"), "refuse");
+        assert_eq!(
+            call(&Consent::new(Mode::ReadOnly), "git reset --hard"),
+            "refuse"
+        );
     }
 
     #[test]

@@ -37,7 +37,8 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
     let home = corecoder_home();
     let mut notes = Vec::new();
     notes.extend(make_private(&home));
-    let (consent, warning) = Consent::with_file(mode, home.join("permissions.json"));
+    let (mut consent, warning) = Consent::with_file(mode, home.join("permissions.json"));
+    consent.allow_destructive(&options.allow_destructive);
     notes.extend(warning);
     let (prices, warning) = PriceTable::with_overrides(&home.join("pricing.json"));
     notes.extend(warning);

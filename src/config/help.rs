@@ -25,6 +25,12 @@ Usage: corecoder [OPTIONS]
                         fixed for the session; bash can still chmod/touch outside them)
                         [env CORECODER_SANDBOX]
       --add-dir DIR     also writable in workspace-write (repeatable; no env variable)
+      --allow-destructive NAMES  let --yes run these destructive commands, comma-separated:
+                        git-push-force, git-reset-hard, git-clean, git-discard,
+                        git-branch-delete, git-stash-clear, rm-git-dir, find-delete
+                        [env CORECODER_ALLOW_DESTRUCTIVE; not from an untrusted .env].
+                        Interactive sessions ask instead; catastrophic commands
+                        (rm -rf ~, mkfs, curl | sh, ...) never run.
       --trust-project   trust this folder's .corecoder/hooks.json, .mcp.json and .env as they
                         are now, and remember it (in ~/.corecoder/trusted.json)
       --demo            run the offline demo (also the default when no API key is set)

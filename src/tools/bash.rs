@@ -36,7 +36,8 @@ pub fn schema() -> Value {
         return its stdout, stderr and exit code. stdin is closed, so use non-interactive flags. \
         A top-level `cd` (as in `cd src && ls`) carries over to later commands when the command \
         succeeds; nothing else does (no environment variables). Output over 15000 characters \
-        is cut in the middle. Destructive commands (rm -rf /, mkfs, curl | sh, ...) are refused.";
+        is cut in the middle. Catastrophic commands (rm -rf ~, mkfs, curl | sh, ...) are refused; \
+        destructive ones (git reset --hard, git push --force, ...) need the user's approval.";
     let timeout = "Seconds before the command and everything it started are killed (default 120).";
     json!({"type": "function", "function": {"name": "bash", "description": description,
         "parameters": {"type": "object", "required": ["command"], "properties": {
@@ -47,8 +48,10 @@ pub fn schema() -> Value {
 }
 
 pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
-    if let Some(reason) = danger::check(&args.command) {
-        return Ok(Outcome::text(format!("Blocked: {reason}; not run.")));
+    // Consent already settled destructive commands (asked, or opted in); this is the last
+    // look before the spawn, for callers that skip consent.
+    if let Some(danger::Danger::Catastrophic(reason)) = danger::check(&args.command) {
+        return Ok(Outcome::text(danger::blocked(reason)));
     }
     if !ctx.cwd.is_dir() {
         let cwd = ctx.cwd.display();

@@ -6,9 +6,18 @@
 //! can follow them. Both need words, not raw text, so `echo "rm -rf /"` is an echo.
 //!
 //! This is *not* a shell parser. It knows quotes, backslashes, comments, the operators
-//! `; && || | & newline`, redirections, `( … )`, `$( … )`, backticks and here-documents, which
-//! is enough to tell commands apart. It does not expand variables, globs, aliases or `~`, and
-//! keywords (`if`, `for`, `{`) are plain words.
+//! `; && || | & newline`, redirections, `( … )`, `$( … )`, `<( … )`, backticks,
+//! here-documents and function definitions, which is enough to tell commands apart. It does not expand
+//! variables, globs, aliases or `~`, and keywords (`if`, `for`, `{`) are plain words.
+//!
+//! One pass over the text, so the time is linear in its length (the danger gate relies on it:
+//! a model may send a command of any size). Over 300 lines: the splitter is one state
+//! machine, easier to follow in one file than spread over two.
+
+use std::ops::Range;
+
+/// Stands in a word for the output of a `$( … )`, backticks or `<( … )` inside it.
+pub const SUBSTITUTED: char = '\u{1A}';
 
 /// The operator that ends a simple command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +37,8 @@ pub enum Separator {
 pub struct Redirect {
     pub op: String,
     pub target: String,
+    /// A here-document's text (`<<EOF` … `EOF`); empty for every other redirection.
+    pub body: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,21 +46,23 @@ pub struct SimpleCommand {
     /// Program and arguments, quotes removed. Redirections are not among them.
     pub words: Vec<String>,
     pub redirects: Vec<Redirect>,
-    /// 0 for the shell itself, +1 inside each `( … )`, `$( … )` or backticks.
+    /// 0 for the shell itself, +1 inside each `( … )`, `$( … )`, `<( … )` or backticks.
     pub depth: usize,
     pub ends_with: Separator,
+    /// Where, in what `split` returns, the commands inside this one's `$( … )`, backticks and
+    /// `<( … )` are (at every depth below; they come just before it). Empty when it has none.
+    pub inner: Range<usize>,
 }
 
 /// Split a command line into its simple commands. A subshell's commands come out before the
 /// command that contains them (`echo $(pwd)` gives `pwd`, then `echo`); at one depth, the
-/// order is the order of the text.
+/// order is the order of the text. A function definition `f() {` comes out as the words
+/// `function f` (its other spelling), and its body as the commands that follow.
 pub fn split(line: &str) -> Vec<SimpleCommand> {
     let mut splitter = Splitter {
         chars: line.chars().collect(),
-        pos: 0,
         frames: vec![Frame::default()],
-        heredoc_ends: Vec::new(),
-        done: Vec::new(),
+        ..Splitter::default()
     };
     splitter.run();
     splitter.done
@@ -102,14 +115,19 @@ struct Frame {
     in_word: bool,
     /// A redirection operator waiting for its target word.
     pending_redirect: Option<String>,
+    /// Where in `done` the commands of this command's first substitution start.
+    inner_start: Option<usize>,
 }
 
+#[derive(Default)]
 struct Splitter {
     chars: Vec<char>,
     pos: usize,
     frames: Vec<Frame>,
     /// Here-document delimiters whose bodies start after the next newline.
     heredoc_ends: Vec<String>,
+    /// The first command in `done` that ended on the current line (here-documents attach there).
+    line_start: usize,
     done: Vec<SimpleCommand>,
 }
 
@@ -124,7 +142,7 @@ impl Splitter {
                 ' ' | '\t' => self.end_word(),
                 '\n' => {
                     self.end_command(Separator::Newline);
-                    self.skip_heredoc_bodies();
+                    self.read_heredoc_bodies();
                 }
                 ';' => self.end_command(Separator::Semicolon),
                 '&' if self.eat('&') => self.end_command(Separator::And),
@@ -137,6 +155,7 @@ impl Splitter {
                     self.end_command(Separator::Pipe);
                 }
                 '>' | '<' => self.redirect(c),
+                '(' if self.at_function_definition() => self.function_definition(),
                 '(' => {
                     self.end_word();
                     self.open(Opener::Paren);
@@ -145,6 +164,7 @@ impl Splitter {
                 '`' if self.frame().opener == Opener::Backtick => self.close(),
                 '`' => self.open(Opener::Backtick),
                 '$' if self.eat('(') => self.open(Opener::Dollar),
+                '$' if self.peek() == Some('\'') => {} // `$'…'` is read as `'…'`
                 '\'' => {
                     self.frame_mut().in_word = true;
                     while let Some(q) = self.next().filter(|&q| q != '\'') {
@@ -194,6 +214,11 @@ impl Splitter {
 
     /// Start reading a redirection whose first character is `first`; its target is the next word.
     fn redirect(&mut self, first: char) {
+        // `<( … )` and `>( … )` are process substitutions: a word, like `$( … )`.
+        if self.eat('(') {
+            self.open(Opener::Dollar);
+            return;
+        }
         // A number right before the operator (`2>`) is a file descriptor, not an argument.
         let frame = self.frame_mut();
         if frame.in_word && !frame.word.is_empty() && frame.word.chars().all(|d| d.is_ascii_digit())
@@ -218,9 +243,11 @@ impl Splitter {
     }
 
     fn open(&mut self, opener: Opener) {
-        // `$( … )` and backticks are part of the word around them: `"$(pwd)"` is still a word.
+        // A substitution is part of the word around it (`"$(pwd)"/x`), as `SUBSTITUTED`.
         if opener != Opener::Paren {
-            self.frame_mut().in_word = true;
+            self.push(SUBSTITUTED);
+            let at = self.done.len();
+            self.frame_mut().inner_start.get_or_insert(at);
         }
         self.frames.push(Frame {
             opener,
@@ -229,10 +256,9 @@ impl Splitter {
     }
 
     fn close(&mut self) {
+        // A stray `)` ends a `case` pattern (`a) rm …;;`): the branch's command stands alone.
         if self.frames.len() == 1 {
-            // A stray `)`, as in `case` patterns: only a word break.
-            self.end_word();
-            return;
+            return self.end_command(Separator::Semicolon);
         }
         self.end_command(Separator::End);
         self.frames.pop();
@@ -247,12 +273,15 @@ impl Splitter {
         let word = std::mem::take(&mut frame.word);
         match frame.pending_redirect.take() {
             Some(op) => {
-                if op == "<<" || op == "<<-" {
+                if matches!(op.as_str(), "<<" | "<<-") {
                     self.heredoc_ends.push(word.clone());
                 }
-                self.frame_mut()
-                    .redirects
-                    .push(Redirect { op, target: word });
+                let redirect = Redirect {
+                    op,
+                    target: word,
+                    body: String::new(),
+                };
+                self.frame_mut().redirects.push(redirect);
             }
             None => frame.words.push(word),
         }
@@ -260,9 +289,10 @@ impl Splitter {
 
     fn end_command(&mut self, ends_with: Separator) {
         self.end_word();
-        let depth = self.frames.len() - 1;
+        let (depth, end) = (self.frames.len() - 1, self.done.len());
         let frame = self.frame_mut();
         frame.pending_redirect = None;
+        let inner = frame.inner_start.take().unwrap_or(end)..end;
         let words = std::mem::take(&mut frame.words);
         let redirects = std::mem::take(&mut frame.redirects);
         // An empty command is kept only when later commands depend on its operator:
@@ -277,21 +307,62 @@ impl Splitter {
             redirects,
             depth,
             ends_with,
+            inner,
         });
     }
 
-    /// Here-document bodies are data, not commands: skip lines up to each delimiter.
-    fn skip_heredoc_bodies(&mut self) {
-        for end in std::mem::take(&mut self.heredoc_ends) {
-            while self.pos < self.chars.len() {
-                let start = self.pos;
-                while self.next().is_some_and(|c| c != '\n') {}
-                let line: String = self.chars[start..self.pos].iter().collect();
-                if line.trim() == end {
-                    break;
-                }
+    /// `f() {` or `function f() {`: one name (after `function`, if there), then `()`.
+    fn at_function_definition(&self) -> bool {
+        let frame = self.frame();
+        let current = frame.in_word.then_some(&frame.word);
+        let mut words = frame.words.iter().chain(current).map(String::as_str);
+        let name = match (words.next(), words.next(), words.next()) {
+            (Some("function"), Some(name), None) | (Some(name), None, None) => name,
+            _ => return false,
+        };
+        let rest = self.chars[self.pos..].iter().find(|c| **c != ' ');
+        !name.is_empty() && !name.contains('=') && rest == Some(&')')
+    }
+
+    /// Read `()` and end the definition as the command `function NAME`; the body follows.
+    fn function_definition(&mut self) {
+        while self.next().is_some_and(|c| c != ')') {}
+        self.end_word();
+        let name = self.frame_mut().words.pop().unwrap_or_default();
+        self.frame_mut().words = vec!["function".to_string(), name];
+        self.end_command(Separator::Semicolon);
+    }
+
+    /// Here-document bodies are data, not commands: read the lines up to each delimiter and
+    /// give them, in order, to the here-documents of the commands that ended on this line.
+    fn read_heredoc_bodies(&mut self) {
+        let line_start = std::mem::replace(&mut self.line_start, self.done.len());
+        let mut slots = Vec::new();
+        for (i, command) in self.done[line_start..].iter().enumerate() {
+            let heredocs = command.redirects.iter().enumerate();
+            let here = heredocs.filter(|(_, r)| matches!(r.op.as_str(), "<<" | "<<-"));
+            slots.extend(here.map(|(j, _)| (line_start + i, j)));
+        }
+        for (at, end) in std::mem::take(&mut self.heredoc_ends).iter().enumerate() {
+            let body = self.read_heredoc_body(end);
+            if let Some(&(i, j)) = slots.get(at) {
+                self.done[i].redirects[j].body = body;
             }
         }
+    }
+
+    fn read_heredoc_body(&mut self, end: &str) -> String {
+        let mut body = String::new();
+        while self.pos < self.chars.len() {
+            let start = self.pos;
+            while self.next().is_some_and(|c| c != '\n') {}
+            let line: String = self.chars[start..self.pos].iter().collect();
+            if line.trim() == end {
+                break;
+            }
+            body.push_str(&line);
+        }
+        body
     }
 
     fn frame(&self) -> &Frame {
@@ -391,8 +462,8 @@ mod tests {
                 (w(&["ls"]), 1, End),
                 (w(&[]), 0, And),
                 (w(&["date"]), 2, End),
-                (w(&["pwd", ""]), 1, End),
-                (w(&["echo", "", "x"]), 0, End),
+                (w(&["pwd", "\u{1A}"]), 1, End),
+                (w(&["echo", "\u{1A}", "x"]), 0, End),
             ]
         );
     }
@@ -418,6 +489,57 @@ mod tests {
         assert_eq!(
             words("cat > f <<'EOF'\ncd /\nrm -rf /\nEOF\nls"),
             vec![(w(&["cat"]), 0, Newline), (w(&["ls"]), 0, End)]
+        );
+    }
+
+    #[test]
+    fn heredoc_bodies_are_kept_with_their_command() {
+        let commands = split("sh <<EOF\nrm -rf /\nEOF\ncat <<-A <<B\na\nA\nb\nB\nls");
+        let bodies: Vec<Vec<&str>> = (commands.iter())
+            .map(|c| c.redirects.iter().map(|r| r.body.as_str()).collect())
+            .collect();
+        assert_eq!(bodies, vec![vec!["rm -rf /\n"], vec!["a\n", "b\n"], vec![]]);
+        assert_eq!(split("bash <<< 'ls'")[0].redirects[0].target, "ls");
+    }
+
+    #[test]
+    fn substitutions_know_their_inner_commands() {
+        let commands = split("sh <(curl x) && echo $(a | b) `c`; (d)");
+        let shown: Vec<(&str, usize, std::ops::Range<usize>)> = (commands.iter())
+            .map(|c| (c.words[0].as_str(), c.depth, c.inner.clone()))
+            .collect();
+        assert_eq!(
+            shown,
+            vec![
+                ("curl", 1, 0..0),
+                ("sh", 0, 0..1),
+                ("a", 1, 2..2),
+                ("b", 1, 3..3),
+                ("c", 1, 4..4),
+                ("echo", 0, 2..5),
+                ("d", 1, 6..6),
+            ]
+        );
+    }
+
+    #[test]
+    fn function_definitions_read_as_function_name() {
+        assert_eq!(
+            words(":(){ :|:& };:"),
+            vec![
+                (w(&["function", ":"]), 0, Semicolon),
+                (w(&["{", ":"]), 0, Pipe),
+                (w(&[":"]), 0, Background),
+                (w(&["}"]), 0, Semicolon),
+                (w(&[":"]), 0, End),
+            ]
+        );
+        assert_eq!(words("function f () { ls; }")[0].0, w(&["function", "f"]));
+        // An array assignment is not a definition.
+        assert!(
+            split("a=()")
+                .iter()
+                .all(|c| c.words.first().is_none_or(|f| f != "function"))
         );
     }
 

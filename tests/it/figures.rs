@@ -30,23 +30,25 @@ fn reliability_counts_match_the_tests() {
 
     let danger = read("src/tools/danger.rs");
     let cases = |list: &str| {
-        let start = danger.find(&format!("let {list} = [")).expect("the list");
+        let start = danger.find(&format!("const {list}: ")).expect("the list");
         let body = &danger[start..start + danger[start..].find("];").expect("its end")];
-        body.lines()
-            .filter(|l| l.trim_start().starts_with('"'))
-            .count()
+        let entry = |l: &&str| {
+            ["\"", "(", "r\"", "r#\""]
+                .iter()
+                .any(|p| l.trim_start().starts_with(p))
+        };
+        body.lines().skip(1).filter(entry).count()
     };
-    let (block, allow) = (cases("must_block"), cases("must_allow"));
-    let stated_block = stated(&reliability, r"(\d+) commands that must be refused");
-    let stated_allow = stated(&reliability, r"(\d+) that must run");
-    assert_eq!(
-        (stated_block, stated_allow),
-        (block, allow),
-        "danger matrix"
+    let table = (cases("CATASTROPHIC"), cases("DESTRUCTIVE"), cases("BENIGN"));
+    let stated_table = (
+        stated(&reliability, r"(\d+) catastrophic"),
+        stated(&reliability, r"(\d+) destructive"),
+        stated(&reliability, r"(\d+) benign"),
     );
+    assert_eq!(stated_table, table, "danger table");
     assert_eq!(
-        stated(&reliability, r"(\d+) cases: \d+ commands"),
-        block + allow
+        stated(&reliability, r"(\d+) cases: \d+ catastrophic"),
+        table.0 + table.1 + table.2
     );
 
     let fuzz = read("fuzz/Cargo.toml")
