@@ -4,13 +4,15 @@
 //! --ignored` runs it (`CORECODER_SOAK_SESSIONS` sets how many, `CORECODER_SOAK_SEED` the
 //! first seed); the default suite runs a short one. Each session is a `-p --yes` run whose
 //! script mixes good replies (tool calls with odd indices, text) with faults (error statuses,
-//! drops, stalls, garbage, error events, split writes, runs of failures that exhaust the
-//! retries). How each session ends is predicted from its script: the answer its last round
-//! gives on stdout with exit 0, or exit 1 with the "gave up" error line when one round's
-//! faults spend every retry (every fault costs one attempt), and how many requests it makes.
-//! A session that ends otherwise, hangs (killed at the deadline) or panics is counted, and so
-//! is every request with an invalid history and every repair the binary reports; all must
-//! be 0.
+//! drops, stalls, garbage, error events, a reply with one chunk that is not JSON in the middle
+//! of its arguments, 200s that are no event stream, split writes, runs of failures that
+//! exhaust the retries). How each session ends is predicted from its script: the answer its
+//! last round gives on stdout with exit 0, or exit 1 with the "gave up" error line when one
+//! round's faults spend every retry (every retried fault costs one attempt), or with the
+//! server's own words at the first 200 that is no event stream; and how many requests it
+//! makes. A session that ends otherwise, hangs (killed at the deadline) or panics is counted,
+//! and so is every request with an invalid history, every repair the binary reports and every
+//! tool call kept with corrupted arguments; all must be 0.
 
 use crate::run::{Sandbox, spawn_with};
 use crate::server::{Reply, Server, history_problem};
@@ -60,6 +62,10 @@ struct Tally {
     invalid_history: usize,
     /// Repairs the binary reported: none is explained here (no Ctrl+C, no crash).
     repairs: usize,
+    /// Tool calls sent back with arguments that are not a whole JSON object, or that a reply
+    /// with a lost piece made (it names `lost.txt`), or that file written: a call run or kept
+    /// around a gap. Must be 0.
+    corrupted_arguments: usize,
     faults: usize,
 }
 
@@ -76,6 +82,9 @@ enum Expected {
 /// How the client ends a session after a fault it does not retry.
 const GAVE_UP: &str = "(gave up after 4 retries)";
 const NOT_A_STREAM: &str = "not an event stream: check the base URL";
+const ERROR_IN_A_200: &str = "the server answered with an error: overloaded";
+/// The file a reply that lost a piece would write, if the client assembled it around the gap.
+const LOST_FILE: &str = "lost.txt";
 
 /// Attempts per request: the first and `MAX_RETRIES` (4) retries, as in `src/llm.rs`.
 const ATTEMPTS: usize = 5;
@@ -132,6 +141,7 @@ fn soak(seeds: &[u64]) -> Tally {
     assert_eq!(tally.panicked, 0, "{tally:?}");
     assert_eq!(tally.invalid_history, 0, "{tally:?}");
     assert_eq!(tally.repairs, 0, "{tally:?}");
+    assert_eq!(tally.corrupted_arguments, 0, "{tally:?}");
     assert_eq!(tally.unexpected, 0, "{tally:?}");
     assert_eq!(
         tally.completed + tally.failed_cleanly,
@@ -165,6 +175,8 @@ fn session(seed: u64, tally: &Mutex<Tally>) {
     tally.requests += requests.len();
     tally.invalid_history += invalid;
     tally.repairs += stderr.matches("history repaired").count();
+    tally.corrupted_arguments += corrupted_calls(&requests);
+    tally.corrupted_arguments += usize::from(sandbox.path(LOST_FILE).exists());
     tally.faults += faults;
     let last_line = stderr.trim_end().lines().last().unwrap_or("");
     match (code, &expected) {
@@ -203,18 +215,25 @@ fn script(rng: &mut Rng) -> (Vec<Reply>, usize, Expected, usize) {
         };
         // Every fault costs an attempt, a stream cut after its finish_reason too (the broken
         // connection voids it); five in one round spend every retry. A 200 that is no event
-        // stream is not retried: it ends the session.
+        // stream (a page, a JSON error) is not retried: it ends the session. A reply with a
+        // chunk that is not JSON is retried whole, like a broken stream.
         for attempt in 0..count {
             let fault = fault(rng);
-            let fatal = matches!(fault, Reply::Status { code: 200, .. });
+            let fatal = match &fault {
+                Reply::Status {
+                    code: 200, body, ..
+                } if body.starts_with('{') => Some(ERROR_IN_A_200),
+                Reply::Status { code: 200, .. } => Some(NOT_A_STREAM),
+                _ => None,
+            };
             script.push(fault);
             if expected.is_some() {
                 continue;
             }
             match (fatal, attempt + 1 == ATTEMPTS) {
-                (true, _) => expected = Some(Expected::Fails(NOT_A_STREAM)),
-                (false, true) => expected = Some(Expected::Fails(GAVE_UP)),
-                (false, false) => continue,
+                (Some(end), _) => expected = Some(Expected::Fails(end)),
+                (None, true) => expected = Some(Expected::Fails(GAVE_UP)),
+                (None, false) => continue,
             }
             requests = script.len();
         }
@@ -238,8 +257,14 @@ fn fault(rng: &mut Rng) -> Reply {
     let partial = sse::role() + &sse::content("partial ") + &sse::call_start(0, "lost", "bash");
     let cut = rng.below(partial.len());
     let error = json!({"error": {"message": "overloaded", "type": "server_error"}});
-    match rng.below(8) {
+    match rng.below(10) {
         0 => Reply::error([429, 500, 502, 503, 529][rng.below(5)], "busy"),
+        8 => Reply::Sse(lost_piece()),
+        9 => Reply::Status {
+            code: 200,
+            headers: vec![],
+            body: error.to_string(),
+        },
         1 => Reply::SseThenDrop(partial[..cut].to_string()),
         2 => Reply::SseThenDrop(sse::role() + &sse::content("done") + &sse::finish("stop")),
         3 => Reply::Stall { ms: 1500 },
@@ -255,6 +280,35 @@ fn fault(rng: &mut Rng) -> Reply {
             body: "<html>a proxy's error page</html>".to_string(),
         },
     }
+}
+
+/// A whole `write_file` reply but for one chunk in the middle of its arguments, which is not
+/// JSON: without that piece the arguments still parse, and would write `lost.txt` short.
+fn lost_piece() -> String {
+    let start = format!("{{\"file_path\":\"{LOST_FILE}\",\"content\":\"a");
+    let broken = r#"data: {"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"MIDDLE\x"}}]}}]}"#;
+    sse::role()
+        + &sse::call_start(0, "call_lost", "write_file")
+        + &sse::call_args(0, &start)
+        + broken
+        + "\n\n"
+        + &sse::call_args(0, "b\"}")
+        + &sse::finish("tool_calls")
+        + &sse::done()
+}
+
+/// Tool calls in what the client sent that it must never have kept: arguments that are not a
+/// whole JSON object, or the call of a reply that lost a piece.
+fn corrupted_calls(requests: &[crate::server::Recorded]) -> usize {
+    let calls: Vec<serde_json::Value> = (requests.iter())
+        .flat_map(|r| r.messages())
+        .flat_map(|m| m["tool_calls"].as_array().cloned().unwrap_or_default())
+        .collect();
+    let whole = |args: &str| serde_json::from_str::<serde_json::Map<_, _>>(args).is_ok();
+    (calls.iter())
+        .map(|call| call["function"]["arguments"].as_str().unwrap_or(""))
+        .filter(|args| !whole(args) || args.contains(LOST_FILE))
+        .count()
 }
 
 /// A good reply sent in a random way: whole, split at a random byte, or trickled.
