@@ -58,6 +58,12 @@ pub enum Event<'a> {
         text: &'a str,
         kind: ResultKind,
     },
+    /// A call the user is about to be asked about, and what it would do (an edit's diff, the
+    /// start of a write, a command and its directory), shown before the question.
+    Proposed {
+        name: &'a str,
+        preview: &'a str,
+    },
     /// A reply arrived; the session's token totals so far.
     Replied {
         usage: &'a Usage,

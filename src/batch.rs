@@ -196,10 +196,17 @@ impl Batch<'_> {
         ask: &mut dyn FnMut(&str, &str) -> Answer,
     ) -> Option<Outcome> {
         let name = call.function.name.as_str();
-        match self
-            .consent
-            .verdict_for_call(name, &call.function.arguments)
+        let verdict = (self.consent).verdict_for_call(name, &call.function.arguments);
+        if matches!(verdict, Verdict::Ask | Verdict::AskEachTime(_))
+            && let Some(preview) =
+                tools::preview::preview(name, &call.function.arguments, &self.ctx)
         {
+            on_event(Event::Proposed {
+                name,
+                preview: &preview,
+            });
+        }
+        match verdict {
             Verdict::Run => None,
             Verdict::Refuse(text) => Some(Outcome::text(text)),
             // The warning rides in the summary so the question shows it; "always" is not

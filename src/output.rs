@@ -93,7 +93,9 @@ fn event_json(event: &Event) -> Option<Value> {
         }
         Event::Replied { usage } => json!({"type": "usage", "usage": usage_json(usage)}),
         Event::Notice(text) => json!({"type": "notice", "text": text}),
-        Event::Requesting { .. } | Event::Llm(llm::Event::CallReady(_)) => return None,
+        Event::Requesting { .. }
+        | Event::Proposed { .. }
+        | Event::Llm(llm::Event::CallReady(_)) => return None,
     };
     Some(line)
 }

@@ -166,6 +166,7 @@ impl Display {
                 self.spinner.start(name);
             }
             Event::ToolResult { name, text, kind } => self.result(name, text, kind),
+            Event::Proposed { name, preview } => self.preview(name, preview),
             Event::Replied { .. } => {}
             Event::Llm(llm::Event::CallReady(_)) => {}
             Event::Notice(text) => {

@@ -39,6 +39,43 @@ pub fn schema() -> Value {
 }
 
 pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
+    let Planned {
+        path,
+        shown,
+        text,
+        updated,
+    } = plan(&args, ctx)?;
+    let write = || {
+        write_atomic(&path, updated.as_bytes()).map_err(|e| format!("cannot write {shown}: {e}"))
+    };
+    ctx.shell.write_confined(&write)?;
+    Ok(Outcome::text(format!(
+        "Edited {shown}\n{}",
+        diff(&text, &updated, &shown)
+    )))
+}
+
+/// The diff the edit would make, for its consent question (nothing is written), or why it
+/// would fail.
+pub fn preview(args: &Args, ctx: &ToolContext) -> Result<String, String> {
+    let Planned {
+        shown,
+        text,
+        updated,
+        ..
+    } = plan(args, ctx)?;
+    Ok(diff(&text, &updated, &shown))
+}
+
+/// An edit that passed every check, not yet written.
+struct Planned {
+    path: std::path::PathBuf,
+    shown: String,
+    text: String,
+    updated: String,
+}
+
+fn plan(args: &Args, ctx: &ToolContext) -> Result<Planned, String> {
     let path = resolve(&ctx.cwd, &args.file_path);
     ctx.shell.check_write(&path)?;
     let shown = path.display().to_string();
@@ -68,14 +105,12 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
         }
     }
     let updated = text.replacen(old.as_str(), &new, 1);
-    let write = || {
-        write_atomic(&path, updated.as_bytes()).map_err(|e| format!("cannot write {shown}: {e}"))
-    };
-    ctx.shell.write_confined(&write)?;
-    Ok(Outcome::text(format!(
-        "Edited {shown}\n{}",
-        diff(&text, &updated, &shown)
-    )))
+    Ok(Planned {
+        path,
+        shown,
+        text,
+        updated,
+    })
 }
 
 /// Models write `\n`. In a file that uses `\r\n`, translate both strings so the match works and

@@ -18,6 +18,7 @@ pub mod edit_file;
 pub mod glob;
 pub mod grep;
 pub mod pool;
+pub mod preview;
 pub mod process;
 pub mod read_file;
 pub mod shell_words;

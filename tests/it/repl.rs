@@ -392,3 +392,60 @@ fn multi_line_input_with_backslash() {
     let request = &repl.requests(1)[0];
     assert_eq!(last_user_text(request), "first line\nsecond line");
 }
+
+/// The consent question comes after what the call would do: an edit's diff, a write's size and
+/// first lines, a command and its directory; nothing has changed yet when it is asked.
+#[test]
+fn the_question_shows_what_the_call_would_do() {
+    let sandbox = Sandbox::new("repl_preview");
+    sandbox.write("notes.txt", "alpha\nbeta\n");
+    let edit = json!({"file_path": "notes.txt", "old_string": "beta", "new_string": "BETA"});
+    let write = json!({"file_path": "new.txt", "content": "line one\nline two\n"});
+    let script = vec![
+        Reply::Sse(sse::tool_calls(&[("c1", "edit_file", edit)])),
+        Reply::Sse(sse::tool_calls(&[("c2", "write_file", write)])),
+        bash("c3", "echo previewed"),
+        answer("all done"),
+    ];
+    let mut repl = start(&sandbox, script);
+    repl.enter("change things");
+    repl.expect(&question("edit_file(notes.txt)"));
+    let before = |screen: &str, text: &str, call: &str| {
+        let asked = screen.find(&question(call)).expect("the question");
+        screen[..asked].contains(text)
+    };
+    let screen = repl.pty.screen();
+    assert!(before(&screen, "+BETA", "edit_file(notes.txt)"), "{screen}");
+    assert!(before(&screen, "-beta", "edit_file(notes.txt)"), "{screen}");
+    assert_eq!(
+        sandbox.read("notes.txt"),
+        "alpha\nbeta\n",
+        "nothing changed yet"
+    );
+    repl.pty.send("y\r");
+    repl.expect(&question("write_file(new.txt)"));
+    let screen = repl.pty.screen();
+    assert!(
+        before(
+            &screen,
+            "a new file; 2 lines, 18 bytes",
+            "write_file(new.txt)"
+        ),
+        "{screen}"
+    );
+    assert!(
+        before(&screen, "line one", "write_file(new.txt)"),
+        "{screen}"
+    );
+    repl.pty.send("y\r");
+    repl.expect(&question("bash(echo previewed)"));
+    let screen = repl.pty.screen();
+    let dir = format!("(in {})", sandbox.dir.display());
+    assert!(
+        before(&screen, "$ echo previewed", "bash(echo previewed)"),
+        "{screen}"
+    );
+    assert!(before(&screen, &dir, "bash(echo previewed)"), "{screen}");
+    repl.pty.send("y\r");
+    repl.expect("all done");
+}
