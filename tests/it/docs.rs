@@ -306,3 +306,100 @@ fn example_team_reports_each_worker_under_its_name() {
     assert!(reports.iter().all(|r| out.contains(r)), "{out}");
     assert!(out.contains("## printer\nprinter.rs: 0 TODOs"), "{out}");
 }
+
+/// The rows of the README table that follows `heading`'s first `| … |` header line: each row's
+/// cells, until the table ends.
+fn table_after(readme: &str, heading: &str) -> Vec<Vec<String>> {
+    let start = readme
+        .find(heading)
+        .unwrap_or_else(|| panic!("{heading} in the README"));
+    (readme[start..].lines())
+        .skip_while(|line| !line.starts_with('|'))
+        .take_while(|line| line.starts_with('|'))
+        .skip(2)
+        .map(|line| {
+            line.split('|')
+                .map(|cell| cell.trim().to_string())
+                .collect()
+        })
+        .collect()
+}
+
+/// Every match of `pattern` in `text`, once each, sorted.
+fn names_in(text: &str, pattern: &str) -> Vec<String> {
+    let regex = regex::Regex::new(pattern).expect("a pattern");
+    let mut names: Vec<String> = regex
+        .find_iter(text)
+        .map(|m| m.as_str().to_string())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// The configuration table lists exactly the flags and variables `--help` names.
+#[test]
+fn the_configuration_table_matches_help() {
+    let sandbox = crate::run::Sandbox::new("docs_help_table");
+    let help = crate::run::run_with(&["--help"], &[], &sandbox).stdout;
+    let options: String = (help.lines())
+        .filter(|line| line.trim_start().starts_with('-'))
+        .map(|line| line.split("  ").find(|part| !part.is_empty()).unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let readme = read("README.md");
+    let rows = table_after(&readme, "## Configuration");
+    let column = |n: usize| {
+        (rows.iter())
+            .map(|row| row[n].clone())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let flag = r"--[a-z][a-z-]+";
+    let variable = r"\b(CORECODER|OPENAI|DEEPSEEK)_[A-Z_]+\b";
+    assert_eq!(
+        names_in(&column(2), flag),
+        names_in(&options, flag),
+        "flags"
+    );
+    assert_eq!(
+        names_in(&column(1), variable),
+        names_in(&help, variable),
+        "variables"
+    );
+}
+
+/// The command table lists exactly the commands `/help` prints (the REPL's `HELP`).
+#[test]
+fn the_command_table_matches_slash_help() {
+    let repl = read("src/repl.rs");
+    let start = repl.find("const HELP: &str").expect("the REPL's HELP");
+    let help = &repl[start..start + repl[start..].find("\";").expect("its end")];
+    let readme = read("README.md");
+    let rows = table_after(&readme, "| command | what it does |");
+    let first: Vec<String> = rows.iter().map(|row| row[1].clone()).collect();
+    let command = r"/[a-z]+";
+    assert_eq!(
+        names_in(&first.join(" "), command),
+        names_in(help, command),
+        "commands"
+    );
+}
+
+/// `.ci/run` says what it needs (npm too) and installs the MCP server where the test looks for
+/// it, under `CARGO_TARGET_DIR` when that is set.
+#[test]
+fn the_ci_script_tells_the_truth_about_what_it_needs() {
+    let ci = read(".ci/run");
+    let header: String = ci.lines().take_while(|l| l.starts_with('#')).collect();
+    assert!(header.contains("npm"), "the header names npm:\n{header}");
+    assert!(
+        ci.contains("\"${CARGO_TARGET_DIR:-target}/tmp/npm-mcp\""),
+        "{ci}"
+    );
+    let test = read("tests/it/mcp.rs");
+    assert!(
+        test.contains("env!(\"CARGO_TARGET_TMPDIR\")).join(\"npm-mcp\")"),
+        "where the test looks"
+    );
+}

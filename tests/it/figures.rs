@@ -130,3 +130,76 @@ fn every_ignored_test_is_named_in_the_readme() {
     }
     assert!(seen > 0, "no ignored test found: the pattern is stale");
 }
+
+/// A decimal the first match of `pattern` captures in `text`.
+fn decimal(text: &str, pattern: &str) -> f64 {
+    let found = Regex::new(pattern).expect("a pattern").captures(text);
+    let number = found.unwrap_or_else(|| panic!("no {pattern:?} in the text"));
+    number[1].replace(',', "").parse().expect("a number")
+}
+
+/// The README's headline figures are BENCHMARKS.md's last full run, rounded, and name its
+/// commit and profile.
+#[test]
+fn readme_headline_figures_are_the_benchmarks() {
+    let readme = read("README.md");
+    let start = readme.find("## Benchmarks").expect("the section");
+    let headline = &readme[start..start + readme[start..].find("\n## ").expect("its end")];
+    let bench = read("BENCHMARKS.md");
+    let commit = Regex::new(r"at commit `([0-9a-f]{7})`").expect("a pattern");
+    let commit = &commit.captures(&bench).expect("the run's commit")[1];
+    assert!(headline.contains(commit), "the commit {commit} of the run");
+    assert!(headline.contains("`dist` profile"), "the profile");
+    let near = |readme: f64, bench: f64, what: &str| {
+        assert!(
+            (readme - bench).abs() <= bench * 0.05,
+            "{what}: README {readme}, BENCHMARKS {bench}"
+        );
+    };
+    let row = |metric: &str| -> &str {
+        bench
+            .lines()
+            .find(|l| l.starts_with(&format!("| {metric}")))
+            .expect("the row")
+    };
+    near(
+        decimal(headline, r"start-up\s+([\d.]+) ms"),
+        decimal(row("start-up"), r"\| ([\d.]+) ms"),
+        "start-up",
+    );
+    near(
+        decimal(headline, r"\*\*(\d+)× faster"),
+        decimal(row("start-up"), r"(\d+)×"),
+        "start-up ratio",
+    );
+    let round = row("agent overhead");
+    near(
+        decimal(headline, r"\(([\d.]+) ms vs"),
+        decimal(round, r"\| ([\d.]+) ms"),
+        "per round",
+    );
+    near(
+        decimal(headline, r"\*\*(\d+)×\*\* less agent"),
+        decimal(round, r"([\d.]+)×"),
+        "per-round ratio",
+    );
+    let memory = row("peak RSS");
+    near(
+        decimal(headline, r"\(([\d.]+) MiB vs"),
+        decimal(memory, r"\| ([\d.]+) MiB"),
+        "memory",
+    );
+    near(
+        decimal(headline, r"a ([\d.]+) MB binary"),
+        decimal(row("stripped"), r"\| ([\d.]+) MB"),
+        "binary",
+    );
+    let within = decimal(headline, r"within ([\d.]+)× of ripgrep");
+    for metric in ["grep tool", "glob tool"] {
+        let ratio = decimal(row(metric), r"met \(([\d.]+)×\)");
+        assert!(
+            ratio <= within,
+            "{metric}: {ratio}× is not within {within}×"
+        );
+    }
+}
