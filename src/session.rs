@@ -76,7 +76,10 @@ impl SessionLog {
             let id = format!("{stamp}-{:04}", (seed + attempt) % 10_000);
             let path = dir.join(format!("{id}.jsonl"));
             // `create_new` checks that the id is free and claims it in one step.
-            match OpenOptions::new().append(true).create_new(true).open(path) {
+            // 0600: a session is the conversation, and may quote secrets the model read.
+            let mut options = OpenOptions::new();
+            options.append(true).create_new(true).mode(0o600);
+            match options.open(path) {
                 Ok(file) => {
                     let dir = dir.to_path_buf();
                     let mut log = SessionLog { dir, id, file };

@@ -10,6 +10,7 @@
 use serde_json::{Value, json};
 use std::fs::File;
 use std::io::{BufRead, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -23,7 +24,15 @@ impl Trace {
     /// Start a new trace file (an existing one is replaced).
     pub fn create(path: &Path) -> std::io::Result<Trace> {
         Ok(Trace {
-            file: Mutex::new(File::create(path)?),
+            // 0600: a trace holds the whole conversation (never the key).
+            file: Mutex::new(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .mode(0o600)
+                    .open(path)?,
+            ),
             started: Instant::now(),
         })
     }

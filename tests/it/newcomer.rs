@@ -282,19 +282,27 @@ fn dotenv_comments_and_bad_lines() {
 fn the_state_directory_is_private_and_failures_name_their_path() {
     use std::os::unix::fs::PermissionsExt;
     let sandbox = Sandbox::new("newcomer_state_dir");
-    let server = Server::start(vec![
-        Reply::Sse(sse::text("ok")),
-        Reply::Sse(sse::text("ok")),
-    ]);
+    let ok = || Reply::Sse(sse::text("ok"));
+    let server = Server::start(vec![ok(), ok(), ok()]);
     let out = run(&["-p", "go"], &server, &sandbox);
     assert_eq!(out.code, 0, "{out:?}");
     let home = sandbox.home.join(".corecoder");
-    let mode = std::fs::metadata(&home)
-        .expect("created")
-        .permissions()
-        .mode()
-        & 0o777;
-    assert_eq!(mode, 0o700);
+    let mode = |path: &std::path::Path| {
+        std::fs::metadata(path)
+            .expect("created")
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!(mode(&home), 0o700);
+    let sessions: Vec<_> = (std::fs::read_dir(home.join("sessions")).expect("sessions"))
+        .flatten()
+        .collect();
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(mode(&sessions[0].path()), 0o600, "a session file");
+    let out = run(&["-p", "go", "--trace", "t.jsonl"], &server, &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(mode(&sandbox.path("t.jsonl")), 0o600, "a trace");
     // A file where the sessions directory should be: the session is not saved, and says where.
     std::fs::remove_dir_all(home.join("sessions")).expect("remove sessions");
     std::fs::write(home.join("sessions"), "not a directory").expect("write");

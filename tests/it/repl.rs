@@ -449,3 +449,31 @@ fn the_question_shows_what_the_call_would_do() {
     repl.pty.send("y\r");
     repl.expect("all done");
 }
+
+/// A reply of several calls shows each result under a line naming its call (they all run
+/// before any result is shown, so the last call line is not theirs).
+#[test]
+fn results_of_several_calls_name_their_call() {
+    let sandbox = Sandbox::new("repl_batch_results");
+    sandbox.write("a.txt", "from a\n");
+    sandbox.write("b.txt", "from b\n");
+    let calls = [
+        ("c1", "read_file", json!({"file_path": "a.txt"})),
+        ("c2", "read_file", json!({"file_path": "b.txt"})),
+    ];
+    let script = vec![Reply::Sse(sse::tool_calls(&calls)), answer("read both")];
+    let mut repl = start(&sandbox, script);
+    repl.turn("read both files", "read both");
+    let screen = repl.pty.screen();
+    let (a, b) = (
+        screen.find("  read_file(a.txt):"),
+        screen.find("  read_file(b.txt):"),
+    );
+    let (a, b) = (a.expect("a's header"), b.expect("b's header"));
+    let between = &screen[a..b];
+    assert!(
+        between.contains("from a") && !between.contains("from b"),
+        "{screen}"
+    );
+    assert!(screen[b..].contains("from b"), "{screen}");
+}
