@@ -477,3 +477,20 @@ fn results_of_several_calls_name_their_call() {
     );
     assert!(screen[b..].contains("from b"), "{screen}");
 }
+
+/// A long line in a result's preview is cut at a word, and says so.
+#[test]
+fn previews_are_cut_at_a_word() {
+    let sandbox = Sandbox::new("repl_preview_cut");
+    let long = "word ".repeat(60);
+    sandbox.write("long.txt", &format!("{long}\n"));
+    let call = [("c1", "read_file", json!({"file_path": "long.txt"}))];
+    let script = vec![Reply::Sse(sse::tool_calls(&call)), answer("read it")];
+    let mut repl = start(&sandbox, script);
+    repl.turn("read the long file", "read it");
+    let screen = repl.pty.screen();
+    let line = (screen.lines())
+        .find(|line| line.contains("word word"))
+        .expect("the preview line");
+    assert!(line.trim_end().ends_with("word …"), "{line:?}");
+}
