@@ -241,17 +241,39 @@ impl Llm {
             Ok(response) => response,
             Err(e) => return Err(transport_failure(e, &url)),
         };
-        let status = response.status().as_u16();
-        if status != 200 {
-            let retry_after = http::retry_after(response.headers());
-            let body = http::error_body(response.into_body().into_reader());
-            if let Some(trace) = &self.trace {
-                trace.record("http_error", json!({"status": status, "body": body}));
-            }
-            let message = http::message_in(&body);
-            let asked = (url.as_str(), messages);
-            return Err(self.status_failure(status, &message, retry_after, asked));
+        match response.status().as_u16() {
+            200 => self.read_reply(response, cancel, &limits, on_event),
+            status => Err(self.failed_answer(status, response, &url, messages)),
         }
+    }
+
+    /// A non-200 answer: what the server said (its whole body to `--trace`) decides whether
+    /// the request is adapted, retried or given up.
+    fn failed_answer(
+        &self,
+        status: u16,
+        response: ureq::http::Response<ureq::Body>,
+        url: &str,
+        messages: &[Message],
+    ) -> Failure {
+        let retry_after = http::retry_after(response.headers());
+        let body = http::error_body(response.into_body().into_reader());
+        if let Some(trace) = &self.trace {
+            trace.record("http_error", json!({"status": status, "body": body}));
+        }
+        let message = http::message_in(&body);
+        self.status_failure(status, &message, retry_after, (url, messages))
+    }
+
+    /// A 200: the event stream read by `sse::read_stream`, or, when the body turns out to be
+    /// something else (a page, a JSON error, a whole completion), that (`llm/body.rs`).
+    fn read_reply(
+        &self,
+        response: ureq::http::Response<ureq::Body>,
+        cancel: &AtomicBool,
+        limits: &sse::Limits,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<Reply, Failure> {
         let content_type = (response.headers().get("content-type"))
             .and_then(|value| value.to_str().ok())
             .unwrap_or("")
@@ -264,10 +286,8 @@ impl Llm {
         if !body::is_event_stream(&content_type, &start) {
             let text = body::read_whole(&start, &mut body);
             if let Some(trace) = &self.trace {
-                trace.record(
-                    "not_a_stream",
-                    json!({"content_type": content_type, "body": text}),
-                );
+                let fields = json!({"content_type": content_type, "body": text});
+                trace.record("not_a_stream", fields);
             }
             return body::whole_answer(&content_type, &text, on_event);
         }
@@ -286,7 +306,7 @@ impl Llm {
             Delta::Reasoning(text) => on_event(Event::Reasoning(text)),
             Delta::CallReady(call) => on_event(Event::CallReady(call)),
         };
-        let read = sse::read_stream(reader, cancel, &limits, &mut on_delta);
+        let read = sse::read_stream(reader, cancel, limits, &mut on_delta);
         read.map_err(|e| self.stream_failure(e))
     }
 
