@@ -403,3 +403,26 @@ fn the_ci_script_tells_the_truth_about_what_it_needs() {
         "where the test looks"
     );
 }
+
+/// Set-up names the Rust version `Cargo.toml` requires, Node/npm for the tests, and the
+/// install step the Usage lines rely on.
+#[test]
+fn set_up_names_the_prerequisites_and_the_install_step() {
+    let readme = read("README.md");
+    let set_up =
+        &readme[readme.find("## Set up").expect("Set up")..readme.find("## Usage").expect("Usage")];
+    let cargo = read("Cargo.toml");
+    let version = (cargo.lines())
+        .find_map(|l| l.strip_prefix("rust-version = \""))
+        .and_then(|v| v.strip_suffix('"'))
+        .expect("rust-version in Cargo.toml");
+    assert!(
+        set_up.contains(&format!("Rust {version} or newer")),
+        "{set_up}"
+    );
+    assert!(set_up.contains("Node.js with npm"), "{set_up}");
+    assert!(
+        readme.contains("`cargo install --path .`"),
+        "the install step"
+    );
+}
