@@ -19,6 +19,7 @@
 
 use super::ToolContext;
 use crossbeam_channel::RecvTimeoutError;
+use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -41,6 +42,19 @@ pub fn off_thread<T: Send + 'static>(
     limit: Duration,
     job: impl FnOnce(&AtomicBool) -> T + Send + 'static,
 ) -> Result<T, String> {
+    // The waiting is written once for every job's type, not once per tool (each copy of the
+    // thread, channel and loop was ~10 KB of the binary): the value travels boxed.
+    let boxed: Job = Box::new(move |stop| Box::new(job(stop)));
+    match run_boxed(ctx, limit, boxed)?.downcast::<T>() {
+        Ok(value) => Ok(*value),
+        Err(_) => Err("the read returned a value of another type".into()),
+    }
+}
+
+/// A job whose value is boxed, so `run_boxed` is compiled once.
+type Job = Box<dyn FnOnce(&AtomicBool) -> Box<dyn Any + Send> + Send>;
+
+fn run_boxed(ctx: &ToolContext, limit: Duration, job: Job) -> Result<Box<dyn Any + Send>, String> {
     let running = ctx.reads_running.clone();
     if running.fetch_add(1, Ordering::SeqCst) >= MAX_RUNNING {
         running.fetch_sub(1, Ordering::SeqCst);
