@@ -116,19 +116,7 @@ pub fn one_line(message: &str) -> String {
             .find(|line| !line.is_empty())
             .unwrap_or(""),
     };
-    cut_at_word(line, ONE_LINE)
-}
-
-/// At most `width` characters of `line`, cut at the last space before that (then " …").
-pub fn cut_at_word(line: &str, width: usize) -> String {
-    if line.chars().count() <= width {
-        return line.to_string();
-    }
-    let cut: String = line.chars().take(width).collect();
-    match cut.rsplit_once(' ') {
-        Some((head, _)) if head.len() > width / 2 => format!("{head} …"),
-        _ => format!("{cut}…"),
-    }
+    crate::text::cut_at_word(line, ONE_LINE)
 }
 
 /// The `<title>` of an HTML page, if `text` is one.
@@ -223,8 +211,6 @@ mod tests {
         let long = "word ".repeat(2000);
         let line = one_line(&long);
         assert!(line.len() <= 205 && line.ends_with(" …"), "{line}");
-        assert_eq!(cut_at_word("one two three four", 12), "one two …");
-        assert_eq!(cut_at_word("abcdefghijklmnop", 8), "abcdefgh…");
         let unicode = one_line(&"Ünïcode ".repeat(100));
         assert!(unicode.chars().count() <= 202, "{unicode}");
     }

@@ -36,6 +36,7 @@ pub mod sha256;
 pub mod spinner;
 pub mod sse;
 pub mod terminal;
+pub mod text;
 pub mod tools;
 pub mod trace;
 pub mod trust;

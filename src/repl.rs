@@ -317,6 +317,8 @@ fn ask(editor: &mut DefaultEditor, display: &Display, name: &str, summary: &str)
     display.spinner.stop();
     let question =
         format!("Allow {name}({summary})? [y] allow once  [a] always allow this tool  [n] deny: ");
+    // The model chose the summary: a `\r` or an escape in it must not redraw the question.
+    let question = crate::text::printable(&question);
     let answer = loop {
         let typed = editor
             .readline(&question)

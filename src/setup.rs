@@ -143,7 +143,7 @@ fn last_exchange(messages: &[crate::message::Message]) -> Vec<String> {
             .find(|m| m.role == role && m.tool_call_id.is_none());
         let content = last.and_then(|m| m.content.as_deref()).unwrap_or("");
         let line = content.split_whitespace().collect::<Vec<_>>().join(" ");
-        crate::http::cut_at_word(&line, 160)
+        crate::text::cut_at_word(&line, 160)
     };
     let (you, answer) = (text(Role::User), text(Role::Assistant));
     let mut lines = Vec::new();

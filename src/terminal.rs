@@ -7,9 +7,9 @@
 
 use crate::agent::{CUT_OFF_MESSAGE, Event, Finish, ROUND_CAP_MESSAGE, ResultKind};
 use crate::error::Error;
-use crate::http;
 use crate::llm;
 use crate::spinner::Spinner;
+use crate::text::{cut_at_word, printable};
 use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::VecDeque;
 use std::io::{IsTerminal, Write};
@@ -160,9 +160,10 @@ impl Display {
                 }
                 self.calls
                     .borrow_mut()
-                    .push_back(format!("{name}({summary})"));
+                    .push_back(printable(&format!("{name}({summary})")));
                 self.close_line_unless(Open::Nothing);
-                self.line(&self.paint(CYAN, &format!("> {name}({summary})")));
+                let call = printable(&format!("> {name}({summary})"));
+                self.line(&self.paint(CYAN, &call));
                 self.spinner.start(name);
             }
             Event::ToolResult { name, text, kind } => self.result(name, text, kind),
@@ -195,7 +196,7 @@ impl Display {
             return self.preview(name, text);
         }
         if kind != ResultKind::Ran {
-            let first = http::cut_at_word(text.lines().next().unwrap_or(""), 160);
+            let first = printable(&cut_at_word(text.lines().next().unwrap_or(""), 160));
             let line = format!("{}{first}", name_it("  ↳ "));
             self.line(&self.paint(YELLOW, &line));
         }
@@ -285,9 +286,11 @@ impl Display {
             "edit_file" => DIFF_PREVIEW_LINES,
             _ => PREVIEW_LINES,
         };
+        // What a tool read or the model wrote is shown, not obeyed (`printable`).
+        let text = printable(text);
         let lines: Vec<&str> = text.lines().collect();
         for line in lines.iter().take(limit) {
-            let line = http::cut_at_word(line, 120);
+            let line = cut_at_word(line, 120);
             let color = match name == "edit_file" {
                 true if line.starts_with('+') && !line.starts_with("+++") => GREEN,
                 true if line.starts_with('-') && !line.starts_with("---") => RED,

@@ -202,13 +202,7 @@ impl ProjectFile {
 /// The first lines of hostile text, with control characters (terminal escapes that could
 /// hide a line) shown as `?`.
 fn preview(text: &str) -> String {
-    let text = text.replace("\r\n", "\n");
-    let clean: String = (text.chars())
-        .map(|c| match c.is_control() && c != '\n' && c != '\t' {
-            true => '?',
-            false => c,
-        })
-        .collect();
+    let clean = crate::text::printable(text);
     let lines: Vec<&str> = clean.lines().collect();
     let mut shown = lines[..lines.len().min(PREVIEW_LINES)].join("\n");
     if lines.len() > PREVIEW_LINES {

@@ -155,7 +155,7 @@ impl Pty {
         }
     }
 
-    fn raw(&self) -> Vec<u8> {
+    pub fn raw(&self) -> Vec<u8> {
         let output = self.output.lock();
         output.unwrap_or_else(PoisonError::into_inner).clone()
     }

@@ -494,3 +494,27 @@ fn previews_are_cut_at_a_word() {
         .expect("the preview line");
     assert!(line.trim_end().ends_with("word …"), "{line:?}");
 }
+
+/// A command the model hides behind a carriage return and a terminal escape cannot redraw the
+/// question: the control characters are shown as `?`, and what it would run is in plain sight.
+#[test]
+fn control_characters_cannot_disguise_the_question() {
+    let sandbox = Sandbox::new("repl_spoofed_question");
+    let disguised = "cat notes.txt\r\x1b[2Kecho harmless";
+    let mut repl = start(&sandbox, vec![bash("c1", disguised), answer("asked")]);
+    repl.enter("look");
+    repl.expect("[y] allow once");
+    let raw = String::from_utf8_lossy(&repl.pty.raw()).into_owned();
+    assert!(
+        !raw.contains("\r\x1b[2Kecho"),
+        "the model's escape reached the terminal"
+    );
+    let asked = "Allow bash(cat notes.txt??[2Kecho harmless)?";
+    assert!(raw.contains(asked), "{}", repl.pty.screen());
+    assert!(
+        raw.contains("> bash(cat notes.txt??[2Kecho harmless)"),
+        "the call line"
+    );
+    repl.pty.send("n\r");
+    repl.expect("asked");
+}
