@@ -18,13 +18,13 @@ const WHOLE_BODY_LIMIT: u64 = 16 * 1024 * 1024;
 /// Blank lines read before the first line that says what the body is.
 const LEADING_BLANK_LINES: usize = 8;
 
-/// The start of a 200 body: its first line that is not blank (with the blank ones before it).
+/// The start of a 200 body: its first line that is not blank (with the blank ones before it),
+/// `WHOLE_BODY_LIMIT` bytes at most in all.
 pub(super) fn first_line(body: &mut dyn BufRead) -> std::io::Result<Vec<u8>> {
     let mut start = Vec::new();
     for _ in 0..LEADING_BLANK_LINES {
-        let read = (&mut *body)
-            .take(WHOLE_BODY_LIMIT)
-            .read_until(b'\n', &mut start)?;
+        let room = WHOLE_BODY_LIMIT.saturating_sub(start.len() as u64);
+        let read = (&mut *body).take(room).read_until(b'\n', &mut start)?;
         if read == 0 || !start.trim_ascii().is_empty() {
             break;
         }
@@ -43,10 +43,12 @@ pub(super) fn is_event_stream(content_type: &str, start: &[u8]) -> bool {
     is_event || start.is_empty() || content_type.contains("text/event-stream")
 }
 
-/// The rest of a body that is not a stream, after its `start`, as text (bounded).
+/// The rest of a body that is not a stream, after its `start`, as text: `WHOLE_BODY_LIMIT`
+/// bytes at most in all, however much the server sends.
 pub(super) fn read_whole(start: &[u8], body: &mut dyn BufRead) -> String {
     let mut bytes = start.to_vec();
-    let _ = (&mut *body).take(WHOLE_BODY_LIMIT).read_to_end(&mut bytes);
+    let room = WHOLE_BODY_LIMIT.saturating_sub(bytes.len() as u64);
+    let _ = (&mut *body).take(room).read_to_end(&mut bytes);
     String::from_utf8_lossy(&bytes).trim().to_string()
 }
 

@@ -172,3 +172,23 @@ fn a_retry_after_that_is_not_a_number_is_ignored() {
         assert_eq!(out.stdout, "after the wait\n", "{value}");
     }
 }
+
+/// A 200 web page that never ends (a proxy, a wrong base URL): read up to 16 MiB, then named
+/// by its title; no retry, bounded memory.
+#[test]
+fn an_endless_page_is_read_to_its_bound_and_named() {
+    let mut page =
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\nconnection: close\r\n\r\n".to_vec();
+    page.extend_from_slice(b"<html><head><title>Endless portal</title></head><body>");
+    page.extend(std::iter::repeat_n(b'x', 40 << 20));
+    let (out, peak) = run_measured("endless_page", &[], vec![Reply::Raw(page)]);
+    eprintln!("endless page: peak {} MiB", peak >> 10);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("text/html (Endless portal), not an event stream"),
+        "{out:?}"
+    );
+    assert!(!out.stderr.contains("[retry"), "{out:?}");
+    assert!(peak < 200 << 10, "peak {} MiB", peak >> 10);
+}
