@@ -344,3 +344,24 @@ fn help_names_the_default_url_and_the_files() {
         out.stdout
     );
 }
+
+/// stdin is read up to 16 MiB; past that the run is a usage error, before anything is sent.
+#[test]
+fn stdin_past_its_bound_is_refused() {
+    let sandbox = Sandbox::new("newcomer_stdin_bound");
+    let server = Server::start(vec![Reply::Sse(sse::text("never"))]);
+    let url = server.url();
+    let env = [
+        ("CORECODER_API_KEY", "sk-test"),
+        ("OPENAI_BASE_URL", url.as_str()),
+    ];
+    let huge = "x".repeat(17 << 20);
+    let out = run_with_stdin(&["-p", "-"], &env, &sandbox, &huge);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("stdin is over 16 MiB"),
+        "{}",
+        out.stderr
+    );
+    assert!(server.requests().is_empty());
+}

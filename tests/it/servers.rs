@@ -334,3 +334,27 @@ fn a_context_overflow_compacts_by_the_providers_numbers() {
         "{out:?}"
     );
 }
+
+/// The same adaptation for a 400 or 422 that names `content` (other validators say it so).
+#[test]
+fn a_400_or_422_naming_content_sends_an_empty_string_instead() {
+    for code in [400, 422] {
+        let sandbox = Sandbox::new(&format!("servers_content_{code}"));
+        sandbox.write("notes.txt", "notes\n");
+        let read = sse::tool_calls(&[(
+            "c1",
+            "read_file",
+            serde_json::json!({"file_path": "notes.txt"}),
+        )]);
+        let script = vec![
+            Reply::Sse(read),
+            Reply::error(code, "messages.2.content: Input should be a valid string"),
+            Reply::Sse(sse::text("read")),
+        ];
+        let (out, requests) = check(&sandbox, &[], script);
+        assert_eq!(out.code, 0, "{code}: {out:?}");
+        assert_eq!(requests.len(), 3, "{code}");
+        assert!(requests[1].messages()[2]["content"].is_null(), "{code}");
+        assert_eq!(requests[2].messages()[2]["content"], "", "{code}");
+    }
+}
