@@ -4,9 +4,9 @@
 //! scripted model on loopback (no key, no network). For a real provider, replace the `Config`
 //! with `corecoder::Config::from_env()?` (CORECODER_API_KEY, CORECODER_MODEL, ...).
 
-use corecoder::agent::Event;
-use corecoder::consent::{Consent, Mode};
-use corecoder::demo::{Turn, start_scripted_model, text, tool_calls};
+use corecoder::app::demo::{Turn, start_scripted_model, text, tool_calls};
+use corecoder::core::agent::Event;
+use corecoder::core::consent::{Consent, Mode};
 use corecoder::{Agent, Llm};
 use serde_json::json;
 use std::sync::Arc;

@@ -10,10 +10,10 @@
 //! The model is scripted; the consent rules, the hooks (real `sh -c` processes) and the tools
 //! are the library's own.
 
-use corecoder::agent::Event;
-use corecoder::consent::{Consent, Mode, Plan};
-use corecoder::demo::{Turn, start_scripted_model, text, tool_calls};
-use corecoder::hooks::Hooks;
+use corecoder::app::demo::{Turn, start_scripted_model, text, tool_calls};
+use corecoder::core::agent::Event;
+use corecoder::core::consent::{Consent, Mode, Plan};
+use corecoder::extras::hooks::Hooks;
 use corecoder::{Agent, Error, Llm};
 use serde_json::json;
 use std::path::Path;

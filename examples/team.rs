@@ -6,9 +6,9 @@
 //! the scripted model in no fixed order, so each worker's replies are keyed by its task
 //! (`Turn::when`); the reports come back in the order given, each under its name.
 
-use corecoder::agent::Event;
-use corecoder::consent::{Consent, Mode};
-use corecoder::demo::{Turn, start_scripted_model, text, tool_calls};
+use corecoder::app::demo::{Turn, start_scripted_model, text, tool_calls};
+use corecoder::core::agent::Event;
+use corecoder::core::consent::{Consent, Mode};
 use corecoder::{Agent, Error, Llm};
 use serde_json::json;
 use std::sync::Arc;

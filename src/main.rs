@@ -3,11 +3,14 @@
 //!
 //! It only wires `Config`, `Llm`, `Agent` and the terminal together; no agent logic here.
 
-use corecoder::config::{self, HELP, Invocation, OutputFormat, RunOptions};
-use corecoder::consent::Mode;
-use corecoder::setup::{self, Started};
-use corecoder::terminal::{self, DIM, Display, Show};
-use corecoder::{Error, demo, http, output, repl, secrets};
+use corecoder::Error;
+use corecoder::app::setup::{self, Started};
+use corecoder::app::terminal::{self, DIM, Display, Show};
+use corecoder::app::{demo, output, repl};
+use corecoder::core::config::{self, HELP, Invocation, OutputFormat, RunOptions};
+use corecoder::core::consent::Mode;
+use corecoder::core::http;
+use corecoder::extras::secrets;
 use std::io::Write;
 
 fn main() {

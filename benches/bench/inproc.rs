@@ -6,9 +6,9 @@
 
 use crate::measure::{median_of, ms, thread_cpu_timed};
 use crate::{Row, sse_body};
-use corecoder::context::{self, Tier};
-use corecoder::message::{FunctionCall, Message, ToolCall};
-use corecoder::sse;
+use corecoder::core::context::{self, Tier};
+use corecoder::core::message::{FunctionCall, Message, ToolCall};
+use corecoder::core::sse;
 use serde_json::json;
 use std::io::Cursor;
 use std::path::Path;

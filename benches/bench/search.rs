@@ -8,10 +8,10 @@
 
 use crate::measure::{median_of, ms, ratio, run_quiet, timed};
 use crate::{Peers, Row};
-use corecoder::config::Config;
-use corecoder::consent::{Consent, Mode};
-use corecoder::llm::Llm;
-use corecoder::tools::{self, ToolContext};
+use corecoder::core::config::Config;
+use corecoder::core::consent::{Consent, Mode};
+use corecoder::core::dispatch::{self, ToolContext};
+use corecoder::core::llm::Llm;
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
@@ -25,9 +25,9 @@ pub fn grep_and_glob(peers: &Peers) -> Vec<Row> {
     let root = crate::tree::ensure();
     let ctx = context(&root);
     let grep_args = serde_json::json!({"pattern": PATTERN}).to_string();
-    let hits = listed(&tools::run("grep", &grep_args, &ctx).text);
+    let hits = listed(&dispatch::run("grep", &grep_args, &ctx).text);
     let ours = median_of(RUNS, || {
-        timed(|| drop(tools::run("grep", &grep_args, &ctx)))
+        timed(|| drop(dispatch::run("grep", &grep_args, &ctx)))
     });
     let mut grep = Row::new(
         &format!(
@@ -55,9 +55,9 @@ pub fn grep_and_glob(peers: &Peers) -> Vec<Row> {
         }
     }
     let glob_args = serde_json::json!({"pattern": "**/*.rs"}).to_string();
-    let files = listed(&tools::run("glob", &glob_args, &ctx).text);
+    let files = listed(&dispatch::run("glob", &glob_args, &ctx).text);
     let ours = median_of(RUNS, || {
-        timed(|| drop(tools::run("glob", &glob_args, &ctx)))
+        timed(|| drop(dispatch::run("glob", &glob_args, &ctx)))
     });
     let mut glob = Row::new(
         &format!(
@@ -110,7 +110,7 @@ fn context(root: &Path) -> ToolContext {
         cancel: Arc::new(AtomicBool::new(false)),
         instructions: None,
         hooks: Default::default(),
-        mcp: Arc::new(corecoder::mcp::Servers::none()),
+        mcp: Arc::new(corecoder::extras::mcp::Servers::none()),
         shell: Default::default(),
         reads_running: Default::default(),
     }

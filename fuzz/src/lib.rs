@@ -6,12 +6,14 @@
 //! are raw bytes: text targets decode them lossily, so invalid UTF-8 still reaches the parser
 //! the way `sse::read_stream` would pass it. Nothing here talks to a network or a model.
 
-use corecoder::config::Config;
-use corecoder::consent::{Consent, Mode};
-use corecoder::llm::Llm;
-use corecoder::tools::shell_words::{self, SimpleCommand};
-use corecoder::tools::{self, ToolContext, danger};
-use corecoder::{hooks, mcp, mcp_wire, session, sse};
+use corecoder::core::config::Config;
+use corecoder::core::consent::{Consent, Mode};
+use corecoder::core::llm::Llm;
+use corecoder::tools::support::shell_words::{self, SimpleCommand};
+use corecoder::core::dispatch::{self, ToolContext};
+use corecoder::core::sse;
+use corecoder::extras::{hooks, mcp, mcp_wire, session};
+use corecoder::tools::support::danger;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -131,7 +133,7 @@ pub fn edit_file(scratch: &Scratch, data: &[u8]) {
     let path = scratch.dir.join("f.txt");
     std::fs::write(&path, file).expect("write the file to edit");
     let args = json!({"file_path": "f.txt", "old_string": old, "new_string": new}).to_string();
-    let outcome = tools::run("edit_file", &args, &tool_context(&scratch.dir));
+    let outcome = dispatch::run("edit_file", &args, &tool_context(&scratch.dir));
     let after = std::fs::read(&path).expect("read the edited file");
     let expected = expected_edit(file, &old, &new);
     if outcome.text.starts_with("Edited ") {
@@ -223,7 +225,7 @@ pub fn hooks_file(scratch: &Scratch, data: &[u8]) {
 pub fn mcp_config(scratch: &Scratch, data: &[u8]) {
     let file = scratch.dir.join("mcp.json");
     std::fs::write(&file, data).expect("write the MCP config");
-    let (_configs, _warnings) = corecoder::mcp_config::load_config(&[file]);
+    let (_configs, _warnings) = corecoder::extras::mcp_config::load_config(&[file]);
 }
 
 /// The MCP wire's line handler, reached the only way it can be: a "server" (`cat`) prints the

@@ -6,8 +6,8 @@
 //! totals, consent rules and Ctrl+C flag. Workers get every tool except `agent` (so no
 //! recursion), run their calls inline, stop after 20 rounds, and cannot ask the user anything.
 
-use super::{Outcome, ToolContext};
-use crate::agent::{Agent, CUT_OFF_MESSAGE, Finish};
+use crate::core::agent::{Agent, CUT_OFF_MESSAGE, Finish};
+use crate::core::dispatch::{Outcome, ToolContext};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Mutex;

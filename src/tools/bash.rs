@@ -12,8 +12,11 @@
 //! It does not keep a shell alive between calls: environment variables, aliases and
 //! functions set by one command are gone in the next. Only the directory carries over.
 
-use super::process::{self, Ending, Finished};
-use super::{Effect, Outcome, ToolContext, danger, resolve, shell_words, truncate_middle};
+use crate::core::dispatch::{Effect, Outcome, ToolContext};
+use crate::tools::support::files::resolve;
+use crate::tools::support::process::{self, Ending, Finished};
+use crate::tools::support::text::truncate_middle;
+use crate::tools::support::{danger, shell_words};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::{Component, Path, PathBuf};
@@ -304,7 +307,7 @@ mod tests {
     #[test]
     fn runs_through_the_dispatcher() {
         let temp = TempDir::new("dispatch");
-        let outcome = crate::tools::run(
+        let outcome = crate::core::dispatch::run(
             "bash",
             r#"{"command": "echo hi", "timeout": 5}"#,
             &ctx(&temp.0),
@@ -312,7 +315,7 @@ mod tests {
         assert_eq!(outcome.text, "hi");
         let huge = r#"{"command": "true", "timeout": 18446744073709551615}"#;
         assert_eq!(
-            crate::tools::run("bash", huge, &ctx(&temp.0)).text,
+            crate::core::dispatch::run("bash", huge, &ctx(&temp.0)).text,
             "(no output)"
         );
         assert_eq!(schema()["function"]["parameters"]["required"][0], "command");

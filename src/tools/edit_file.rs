@@ -6,8 +6,9 @@
 //! leaves the file untouched; with a sandbox on, so does a path outside its writable roots
 //! (`ShellSafety::check_write`). It does not edit non-UTF-8 files, fuzzy-match, or replace all.
 
-use super::write_file::write_atomic;
-use super::{Outcome, ToolContext, resolve, truncate_middle};
+use crate::core::dispatch::{Outcome, ToolContext};
+use crate::tools::support::files::{resolve, write_atomic};
+use crate::tools::support::text::truncate_middle;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::fs;
@@ -138,7 +139,7 @@ fn not_found(text: &str, shown: &str) -> String {
 }
 
 fn diff(old: &str, new: &str, shown: &str) -> String {
-    let unified = crate::diff::unified(old, new, shown, shown);
+    let unified = crate::tools::support::diff::unified(old, new, shown, shown);
     truncate_middle(&unified, MAX_DIFF_CHARS)
 }
 

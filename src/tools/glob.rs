@@ -7,7 +7,10 @@
 //! (`bounded`), so a hung mount costs at most `WALK_LIMIT`, or one Ctrl+C.
 //! It does not list directories or read files.
 
-use super::{Outcome, ToolContext, bounded, echo, resolve, walk};
+use crate::core::dispatch::{Outcome, ToolContext};
+use crate::tools::support::files::resolve;
+use crate::tools::support::text::echo;
+use crate::tools::support::{bounded, walk};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::Path;

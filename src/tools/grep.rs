@@ -12,7 +12,10 @@
 //! and a read on a hung mount costs the call, not the session.
 //! It does not do multi-line matches, context lines or replacements.
 
-use super::{Outcome, ToolContext, bounded, echo, resolve, walk};
+use crate::core::dispatch::{Outcome, ToolContext};
+use crate::tools::support::files::resolve;
+use crate::tools::support::text::{echo, pattern_too_long};
+use crate::tools::support::{bounded, walk};
 use regex::bytes::{Regex, RegexBuilder};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -89,7 +92,7 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
 /// Compile the pattern, refusing one too long to be a search: a 10 MB pattern took 1 GB of
 /// memory to parse before any size limit applied.
 fn compile(pattern: &str) -> Result<Regex, String> {
-    if let Some(too_long) = super::pattern_too_long("grep", pattern) {
+    if let Some(too_long) = pattern_too_long("grep", pattern) {
         return Err(too_long);
     }
     // Multi-line mode so `^` and `$` mean line starts and ends, as in every grep.
@@ -295,7 +298,7 @@ fn shorten(line: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::MAX_PATTERN_BYTES;
+    use crate::tools::support::text::MAX_PATTERN_BYTES;
     use crate::tools::test_support::{TempDir, test_context};
 
     fn grep(

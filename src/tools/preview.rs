@@ -5,7 +5,9 @@
 //! changes nothing; a call whose preview fails (an edit whose text is not found) says so, and
 //! still runs, or not, as the user answers.
 
-use super::{ToolContext, edit_file, resolve};
+use super::edit_file;
+use crate::core::dispatch::ToolContext;
+use crate::tools::support::files::resolve;
 use serde_json::Value;
 
 /// Lines of a write's content shown before the question.

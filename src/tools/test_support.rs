@@ -2,10 +2,10 @@
 //!
 //! Compiled only for tests; nothing in a real turn uses it.
 
-use crate::config::Config;
-use crate::consent::{Consent, Mode};
-use crate::llm::Llm;
-use crate::tools::ToolContext;
+use crate::core::config::Config;
+use crate::core::consent::{Consent, Mode};
+use crate::core::dispatch::ToolContext;
+use crate::core::llm::Llm;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -50,7 +50,7 @@ pub fn test_context(dir: &Path) -> ToolContext {
         cancel: Arc::new(AtomicBool::new(false)),
         instructions: None,
         hooks: Default::default(),
-        mcp: Arc::new(crate::mcp::Servers::none()),
+        mcp: Arc::new(crate::extras::mcp::Servers::none()),
         shell: Default::default(),
         reads_running: Default::default(),
     }

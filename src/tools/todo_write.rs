@@ -5,7 +5,7 @@
 //! `Effect::SetTodos` so the loop stores it and `render` can show it in the system prompt.
 //! It does not merge with the previous list or track time.
 
-use super::{Effect, Outcome, ToolContext};
+use crate::core::dispatch::{Effect, Outcome, ToolContext};
 use serde::Deserialize;
 use serde_json::{Value, json};
 

@@ -7,13 +7,11 @@
 //! is created (`ShellSafety::check_write`), and the write itself runs confined like bash. It
 //! does not merge, append or back up: the model's `content` is the new file.
 
-use super::{Outcome, ToolContext, resolve};
+use crate::core::dispatch::{Outcome, ToolContext};
+use crate::tools::support::files::{resolve, write_atomic};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::fs::{self, OpenOptions};
-use std::io::{self, Write};
-use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::fs;
 
 #[derive(Debug, Deserialize)]
 pub struct Args {
@@ -53,41 +51,6 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
         "Wrote {lines} lines to {}",
         path.display()
     )))
-}
-
-/// Replace `path` with `bytes` so that readers see the old file or the new one, never a mix:
-/// write a temporary file beside it, flush it to disk, then rename it over the original.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    // Writing through a symlink should change its target, not replace the link with a file.
-    let target = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let name = target
-        .file_name()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let temp_name = format!(
-        ".{}.{}-{nanos}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    );
-    let temp = target.with_file_name(temp_name);
-    let result = write_then_rename(&temp, &target, bytes);
-    if result.is_err() {
-        let _ = fs::remove_file(&temp);
-    }
-    result
-}
-
-fn write_then_rename(temp: &Path, target: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut file = OpenOptions::new().write(true).create_new(true).open(temp)?;
-    file.write_all(bytes)?;
-    // Keep an existing file's mode, so editing a script does not drop its executable bit.
-    if let Ok(meta) = fs::metadata(target) {
-        file.set_permissions(meta.permissions())?;
-    }
-    file.sync_all()?;
-    fs::rename(temp, target)
 }
 
 #[cfg(test)]

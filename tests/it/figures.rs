@@ -28,7 +28,7 @@ fn reliability_counts_match_the_tests() {
     let stated_faults = stated(&reliability, r"`tests/it/faults.rs` \((\d+) tests");
     assert_eq!(stated_faults, faults, "RELIABILITY.md: tests in faults.rs");
 
-    let danger = read("src/tools/danger.rs");
+    let danger = read("src/tools/support/danger.rs");
     let cases = |list: &str| {
         let start = danger.find(&format!("const {list}: ")).expect("the list");
         let body = &danger[start..start + danger[start..].find("];").expect("its end")];

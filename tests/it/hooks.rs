@@ -3,7 +3,7 @@
 //! Each test writes a hooks.json (the user's under `HOME/.corecoder`, or the project's under
 //! the working directory's `.corecoder`) and small hook scripts into its sandbox, then reads
 //! what the model was sent and what the scripts saw. The hooks' own parsing and matching are
-//! unit-tested in `src/hooks.rs`; here only the binary's behaviour counts.
+//! unit-tested in `src/extras/hooks.rs`; here only the binary's behaviour counts.
 
 use crate::run::{Output, Sandbox, run};
 use crate::server::{Recorded, Reply, Server};

@@ -4,7 +4,7 @@
 //! only where consent would run it anyway.
 //!
 //! The protocol details (handshake, paging, noise on the wire) are unit-tested in
-//! `src/mcp.rs` against the same fixture; here only what the model is offered and sent back,
+//! `src/extras/mcp.rs` against the same fixture; here only what the model is offered and sent back,
 //! what `/mcp` says, and when a tool started are checked.
 
 use crate::driver::{Repl, WAIT};

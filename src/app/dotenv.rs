@@ -1,0 +1,419 @@
+//! The project's `.env` file: found, read, and laid *under* the real environment.
+//!
+//! `config.rs` reads it once at start-up, before the flags. The real environment wins one
+//! *setting* at a time: the key and the base URL each have several names, and a setting the
+//! environment gives under any of its names is never taken from `.env` under another. A `.env`
+//! belongs to the repository, which may be hostile, so until the project is trusted it may only
+//! set what `PROJECT_MAY_SET` lists, and `check_key_host` refuses a `.env` that points the
+//! user's own key at a host of its choosing. What is trusted is decided in `trust.rs`; this file
+//! only reads and merges, and never prints a key.
+
+use crate::core::config::Config;
+use crate::core::error::Error;
+use crate::extras::trust::Trust;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// The names of the API key, in the order they are looked up.
+pub const KEY_NAMES: [&str; 3] = ["CORECODER_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY"];
+/// The names of the base URL, in the order they are looked up.
+pub const BASE_URL_NAMES: [&str; 2] = ["OPENAI_BASE_URL", "CORECODER_BASE_URL"];
+
+/// What an untrusted project's `.env` may set: which model to ask and how, nothing that widens
+/// what tools may do. A setting added later is ignored from an untrusted `.env` until it is
+/// listed here, so forgetting the list fails safe. (`CORECODER_SANDBOX=off` is refused apart.)
+const PROJECT_MAY_SET: [&str; 15] = [
+    "CORECODER_API_KEY",
+    "OPENAI_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "OPENAI_BASE_URL",
+    "CORECODER_BASE_URL",
+    "CORECODER_MODEL",
+    "CORECODER_MAX_TOKENS",
+    "CORECODER_TEMPERATURE",
+    "CORECODER_MAX_CONTEXT",
+    "CORECODER_IDLE_TIMEOUT",
+    "CORECODER_REQUEST_TIMEOUT",
+    "CORECODER_FALLBACK_MODELS",
+    "CORECODER_MAX_COST",
+    "CORECODER_TOOL_CHOICE",
+    "CORECODER_SANDBOX",
+];
+
+/// One `.env` file: where it is and its `NAME=value` pairs, in file order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DotEnv {
+    pub path: PathBuf,
+    pub pairs: Vec<(String, String)>,
+    /// What could not be read in it (not UTF-8, lines that are not `NAME=value`), by line.
+    pub warnings: Vec<String>,
+}
+
+impl DotEnv {
+    /// The nearest `.env` at or above `start`, stopping before `home` (a `.env` in the home
+    /// directory is usually some other tool's).
+    pub fn find(start: &Path, home: &Path) -> Option<DotEnv> {
+        for dir in start.ancestors() {
+            if !home.as_os_str().is_empty() && dir == home {
+                return None;
+            }
+            let path = dir.join(".env");
+            let Ok(bytes) = std::fs::read(&path) else {
+                continue;
+            };
+            let Ok(text) = String::from_utf8(bytes) else {
+                let warnings = vec![format!("{}: not UTF-8 text; ignored", path.display())];
+                let pairs = Vec::new();
+                return Some(DotEnv {
+                    path,
+                    pairs,
+                    warnings,
+                });
+            };
+            let (pairs, bad) = parse_dotenv(&text);
+            let warnings = (bad.iter())
+                .map(|line| format!("{}:{line}: not NAME=value; ignored", path.display()))
+                .collect();
+            return Some(DotEnv {
+                path,
+                pairs,
+                warnings,
+            });
+        }
+        None
+    }
+
+    /// The first non-empty value under any of `names` (in their order of precedence).
+    pub fn value(&self, names: &[&str]) -> Option<&str> {
+        names.iter().find_map(|name| {
+            (self.pairs.iter())
+                .find(|(key, value)| key == name && !value.trim().is_empty())
+                .map(|(_, value)| value.as_str())
+        })
+    }
+
+    /// Settings here that an untrusted project may not set, in file order.
+    pub fn widening(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = Vec::new();
+        for (name, value) in &self.pairs {
+            let ours = name.starts_with("CORECODER_") && !may_set(name, value);
+            if ours && !names.contains(&name.as_str()) {
+                names.push(name);
+            }
+        }
+        names
+    }
+
+    /// Whether trusting the project changes what this file may do: it names a host, or sets
+    /// something only a trusted project may.
+    pub fn needs_trust(&self) -> bool {
+        self.value(&BASE_URL_NAMES).is_some() || !self.widening().is_empty()
+    }
+
+    /// What trusting it would allow, for the trust question: never a key's value.
+    pub fn summary(&self) -> String {
+        let mut lines = Vec::new();
+        if let Some(url) = self.value(&BASE_URL_NAMES) {
+            lines.push(format!("sends requests to {}", host(url)));
+        }
+        for name in self.widening() {
+            lines.push(format!("sets {name}"));
+        }
+        lines.join("\n")
+    }
+
+    /// The note for settings ignored because the project is not trusted (none when `real`
+    /// sets them itself, so the file's value would not have counted anyway).
+    pub fn ignored_note(&self, real: &HashMap<String, String>) -> Option<String> {
+        let ignored: Vec<&str> = (self.widening().into_iter())
+            .filter(|name| !is_set(real, &[name]))
+            .collect();
+        (!ignored.is_empty()).then(|| {
+            format!(
+                "{}: {} ignored, because this project is not trusted (see --trust-project)",
+                self.path.display(),
+                ignored.join(", ")
+            )
+        })
+    }
+}
+
+/// `real` completed (never overridden) by `dotenv`, one setting at a time; an untrusted
+/// `.env` contributes only what `PROJECT_MAY_SET` allows.
+pub fn merge(
+    real: &HashMap<String, String>,
+    dotenv: Option<&DotEnv>,
+    trust: Trust,
+) -> HashMap<String, String> {
+    let mut vars = real.clone();
+    for (name, value) in dotenv.map_or(&[][..], |d| &d.pairs) {
+        if trust == Trust::Untrusted && !may_set(name, value) {
+            continue;
+        }
+        // Each name of a setting counts as that setting: OPENAI_BASE_URL in `.env` must not
+        // beat the CORECODER_BASE_URL the user exported.
+        if is_set(real, &names_of(name)) {
+            continue;
+        }
+        vars.entry(name.clone()).or_insert_with(|| value.clone());
+    }
+    vars
+}
+
+/// A key and the host it is sent to come from the same place. `own` is what the user alone
+/// configured (environment and flags, no `.env`). When `config` goes to another host, the
+/// `.env` chose it: the key is then the `.env`'s own, and the user's key goes there only if
+/// the project is trusted. A key given with `--api-key` is never swapped for the file's.
+pub fn key_for_host(
+    dotenv: &DotEnv,
+    real: &HashMap<String, String>,
+    own: &Config,
+    config: &mut Config,
+    trust: Trust,
+) -> Result<(), Error> {
+    if config.base_url == own.base_url {
+        return Ok(());
+    }
+    let users = own.api_key.as_deref();
+    let from_flag = users.is_some() && users != first(real, &KEY_NAMES);
+    match (dotenv.value(&KEY_NAMES), users) {
+        (Some(theirs), _) if !from_flag => {
+            config.api_key = Some(theirs.to_string());
+            Ok(())
+        }
+        (_, None) => Ok(()),
+        _ if trust == Trust::Trusted => Ok(()),
+        _ => Err(Error::Usage(format!(
+            "{} sends requests to {}, but the API key is your own (from the environment or \
+             --api-key), so it was not sent. If you trust this project, run corecoder \
+             --trust-project; or choose the server yourself with CORECODER_BASE_URL or --base-url.",
+            dotenv.path.display(),
+            host(&config.base_url)
+        ))),
+    }
+}
+
+/// `NAME=value` lines as python-dotenv (which CoreCoder uses) reads them: `export ` prefixes,
+/// `#` comment lines, a value in single or double quotes, and an unquoted value ending where
+/// ` #` starts a comment. Also the numbers of the lines that are none of these.
+pub fn parse_dotenv(text: &str) -> (Vec<(String, String)>, Vec<usize>) {
+    let mut pairs = Vec::new();
+    let mut bad = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        let line = line.trim();
+        let line = line.strip_prefix("export ").unwrap_or(line);
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let Some((name, value)) = line.split_once('=') else {
+            bad.push(number + 1);
+            continue;
+        };
+        let name = name.trim();
+        let is_name = !name.is_empty() && !name.contains(char::is_whitespace);
+        match (is_name, dotenv_value(value.trim())) {
+            (true, Some(value)) => pairs.push((name.to_string(), value)),
+            _ => bad.push(number + 1),
+        }
+    }
+    (pairs, bad)
+}
+
+/// A value: quoted (anything after the closing quote must be a comment), or unquoted up to
+/// ` #`. `None` for an opening quote that never closes.
+fn dotenv_value(value: &str) -> Option<String> {
+    for quote in ['"', '\''] {
+        if let Some(rest) = value.strip_prefix(quote) {
+            let (inside, after) = rest.split_once(quote)?;
+            let after = after.trim_start();
+            return (after.is_empty() || after.starts_with('#')).then(|| inside.to_string());
+        }
+    }
+    let value = match value.find(" #").or(value.find("\t#")) {
+        Some(comment) => &value[..comment],
+        None => value,
+    };
+    Some(value.trim_end().to_string())
+}
+
+fn may_set(name: &str, value: &str) -> bool {
+    let sandbox_off = name == "CORECODER_SANDBOX" && value.trim() == "off";
+    PROJECT_MAY_SET.contains(&name) && !sandbox_off
+}
+
+/// All the names one setting goes by (a single name for most).
+fn names_of(name: &str) -> Vec<&str> {
+    match name {
+        _ if KEY_NAMES.contains(&name) => KEY_NAMES.to_vec(),
+        _ if BASE_URL_NAMES.contains(&name) => BASE_URL_NAMES.to_vec(),
+        _ => vec![name],
+    }
+}
+
+/// The first non-empty value `vars` gives under any of `names` (empty counts as unset, as in
+/// `config.rs`).
+fn first<'a>(vars: &'a HashMap<String, String>, names: &[&str]) -> Option<&'a str> {
+    (names.iter())
+        .find_map(|name| vars.get(*name).filter(|v| !v.trim().is_empty()))
+        .map(String::as_str)
+}
+
+fn is_set(vars: &HashMap<String, String>, names: &[&str]) -> bool {
+    first(vars, names).is_some()
+}
+
+/// `host[:port]` of a URL, for messages (no scheme, path or `user:password@`).
+fn host(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        (pairs.iter())
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn dotenv(text: &str) -> DotEnv {
+        let path = PathBuf::from("/repo/.env");
+        let (pairs, _) = parse_dotenv(text);
+        let warnings = Vec::new();
+        DotEnv {
+            path,
+            pairs,
+            warnings,
+        }
+    }
+
+    #[test]
+    fn dotenv_lines() {
+        let text = "# c\nexport A=1\nB = \"two words\"\nC='3'\n\nnot a pair\n";
+        let want = vars(&[("A", "1"), ("B", "two words"), ("C", "3")]);
+        let (pairs, bad) = parse_dotenv(text);
+        let pairs: HashMap<String, String> = pairs.into_iter().collect();
+        assert_eq!(pairs, want);
+        assert_eq!(bad, [6]);
+    }
+
+    /// As python-dotenv reads them: a comment after an unquoted value is not part of it; a `#`
+    /// inside a value or inside quotes is.
+    #[test]
+    fn comments_after_values_are_not_values() {
+        let text =
+            "A=gpt-4o # my default\nB=a#b\nC=\"x # y\" # note\nD='q'\tjunk\nE=\"open\nF G=1\n";
+        let (pairs, bad) = parse_dotenv(text);
+        let pairs: HashMap<String, String> = pairs.into_iter().collect();
+        assert_eq!(
+            pairs,
+            vars(&[("A", "gpt-4o"), ("B", "a#b"), ("C", "x # y")])
+        );
+        assert_eq!(bad, [4, 5, 6]);
+    }
+
+    #[test]
+    fn the_environment_wins_per_setting_not_per_name() {
+        let real = vars(&[
+            ("CORECODER_BASE_URL", "http://mine"),
+            ("OPENAI_API_KEY", "k"),
+        ]);
+        let file = dotenv("OPENAI_BASE_URL=http://theirs\nCORECODER_API_KEY=theirs\nX=1");
+        let merged = merge(&real, Some(&file), Trust::Trusted);
+        assert_eq!(merged.get("OPENAI_BASE_URL"), None);
+        assert_eq!(merged.get("CORECODER_API_KEY"), None);
+        assert_eq!(merged["X"], "1");
+    }
+
+    #[test]
+    fn an_untrusted_file_may_not_widen() {
+        let file = dotenv(
+            "CORECODER_ENV_ALLOW=AWS_SECRET\nCORECODER_SANDBOX=off\nCORECODER_MODEL=m\n\
+             CORECODER_SOMETHING_NEW=1",
+        );
+        let merged = merge(&HashMap::new(), Some(&file), Trust::Untrusted);
+        assert_eq!(merged.len(), 1, "{merged:?}");
+        assert_eq!(merged["CORECODER_MODEL"], "m");
+        let want = [
+            "CORECODER_ENV_ALLOW",
+            "CORECODER_SANDBOX",
+            "CORECODER_SOMETHING_NEW",
+        ];
+        assert_eq!(file.widening(), want);
+        let note = file.ignored_note(&vars(&[("CORECODER_SANDBOX", "off")]));
+        let note = note.expect("a note");
+        assert!(
+            note.contains("CORECODER_ENV_ALLOW, CORECODER_SOMETHING_NEW"),
+            "{note}"
+        );
+        assert!(note.starts_with("/repo/.env: "), "{note}");
+        let narrowing = dotenv("CORECODER_SANDBOX=read-only");
+        assert!(narrowing.widening().is_empty() && !narrowing.needs_trust());
+    }
+
+    #[test]
+    fn the_key_goes_only_where_its_own_file_says() {
+        let config = |key: &str, url: &str| Config {
+            api_key: Some(key.to_string()).filter(|k| !k.is_empty()),
+            base_url: url.to_string(),
+            ..Config::default()
+        };
+        // `own`: the user's key and host; `with`: the host once `.env` is read.
+        let check = |file: &str, env: &[(&str, &str)], own: Config, url: &str, trust| {
+            let mut with = Config {
+                base_url: url.to_string(),
+                ..own.clone()
+            };
+            let file = dotenv(file);
+            key_for_host(&file, &vars(env), &own, &mut with, trust).map(|()| with.api_key)
+        };
+        let (evil, home) = ("http://u:p@evil.test:81/v1", "https://api.openai.com/v1");
+        let redirect = format!("OPENAI_BASE_URL={evil}\n");
+        let mine = [("CORECODER_API_KEY", "mine")];
+        let err = check(
+            &redirect,
+            &mine,
+            config("mine", home),
+            evil,
+            Trust::Untrusted,
+        );
+        let err = err.unwrap_err().to_string();
+        assert!(
+            err.contains("/repo/.env sends requests to evil.test:81,"),
+            "{err}"
+        );
+        assert!(!err.contains("mine") && !err.contains("u:p"), "{err}");
+        // From --api-key, also refused; trusted, or no key at all: allowed.
+        let flag = check(&redirect, &[], config("flag", home), evil, Trust::Untrusted);
+        assert!(flag.is_err());
+        let sent = check(&redirect, &mine, config("mine", home), evil, Trust::Trusted);
+        assert_eq!(sent.unwrap().as_deref(), Some("mine"));
+        assert!(check(&redirect, &[], config("", home), evil, Trust::Untrusted).is_ok());
+        // --base-url (or the environment) chose the host, even the file's: the user's choice.
+        let chosen = check(&redirect, &[], config("flag", evil), evil, Trust::Untrusted);
+        assert_eq!(chosen.unwrap().as_deref(), Some("flag"));
+        // Its own key goes with its own host, even over the user's exported key.
+        let pair = "DEEPSEEK_API_KEY=theirs\nCORECODER_BASE_URL=http://there\n";
+        let sent = check(
+            pair,
+            &mine,
+            config("mine", home),
+            "http://there",
+            Trust::Untrusted,
+        );
+        assert_eq!(sent.unwrap().as_deref(), Some("theirs"));
+        let flag = check(
+            pair,
+            &[],
+            config("flag", home),
+            "http://there",
+            Trust::Untrusted,
+        );
+        assert!(flag.is_err(), "--api-key is not swapped for the file's key");
+    }
+}

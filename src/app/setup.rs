@@ -1,0 +1,299 @@
+//! Starting a session: the files under `~/.corecoder`, prices, the session log, checkpoints,
+//! hooks and MCP servers (the project's only when trusted), and resuming an earlier session.
+//! Shared by `-p` and the interactive mode.
+//!
+//! Runs once, before the first turn. Problems with these files never stop a session: they
+//! become notes for the user (and that feature is off). A resume that cannot be found does.
+
+use crate::core::agent::Agent;
+use crate::core::config::{Resume, RunOptions};
+use crate::core::consent::{Consent, Mode};
+use crate::core::error::Error;
+use crate::core::llm::Llm;
+use crate::core::message;
+use crate::extras::checkpoint::Checkpoints;
+use crate::extras::cost::PriceTable;
+use crate::extras::hooks::Hooks;
+use crate::extras::instructions::Instructions;
+use crate::extras::mcp::Servers;
+use crate::extras::mcp_config;
+use crate::extras::session::{self, Header, SessionLog};
+use crate::extras::trace::Trace;
+use crate::extras::trust::{self, Project};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+pub struct Started {
+    pub agent: Agent,
+    /// Warnings and what was resumed, for the user to read before the first turn.
+    pub notes: Vec<String>,
+}
+
+pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
+    let sandbox = options.shell.sandbox;
+    sandbox.check_supported().map_err(Error::Usage)?;
+    let home = corecoder_home();
+    let mut notes = Vec::new();
+    notes.extend(make_private(&home));
+    let (mut consent, warning) = Consent::with_file(mode, home.join("permissions.json"));
+    consent.allow_destructive(&options.allow_destructive);
+    notes.extend(warning);
+    let (prices, warning) = PriceTable::with_overrides(&home.join("pricing.json"));
+    notes.extend(warning);
+    let cwd =
+        std::env::current_dir().map_err(|e| Error::Io(format!("no working directory: {e}")))?;
+    let sessions = sessions_dir(&home);
+
+    let resumed = match &options.resume {
+        None => None,
+        Some(Resume::Id(id)) => Some(id.clone()),
+        Some(Resume::LatestHere) => Some(session::latest_in(&sessions, &cwd).ok_or_else(|| {
+            Error::Usage(format!(
+                "no earlier session was started in {}",
+                cwd.display()
+            ))
+        })?),
+    };
+    let mut config = options.config.clone();
+    let mut history = Vec::new();
+    let mut repaired = 0;
+    if let Some(id) = &resumed {
+        let loaded = session::load(&sessions, id).map_err(Error::Usage)?;
+        // The model the session last used comes back with it, unless -m chose another.
+        if let (false, Some(model)) = (options.model_from_flag, &loaded.model) {
+            config.model = model.clone();
+        }
+        notes.push(format!(
+            "Resumed session {id}: {} messages, model {}.",
+            loaded.messages.len(),
+            config.model
+        ));
+        notes.extend(last_exchange(&loaded.messages));
+        if loaded.skipped > 0 {
+            notes.push(format!(
+                "{} unreadable lines of the session file were skipped.",
+                loaded.skipped
+            ));
+        }
+        if loaded.repaired > 0 {
+            notes.push(message::repair_notice(loaded.repaired, "on resume"));
+        }
+        repaired = loaded.repaired;
+        history = loaded.messages;
+    }
+
+    let header = Header {
+        model: config.model.clone(),
+        cwd: cwd.clone(),
+        started: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+    };
+    let mut llm = Llm::new(config).with_prices(prices);
+    llm.check_budget_can_be_kept(&home.join("pricing.json"))?;
+    if let Some(path) = &options.trace {
+        let trace = Trace::create(path)
+            .map_err(|e| Error::Usage(format!("--trace: cannot write {}: {e}", path.display())))?;
+        if repaired > 0 {
+            trace.record("repair", json!({"changed": repaired, "at": "resume"}));
+        }
+        llm = llm.with_trace(trace);
+    }
+    let llm = Arc::new(llm);
+    let mut agent = Agent::new(llm, cwd.clone(), consent);
+    agent.set_max_rounds(options.max_rounds);
+    // The writable roots are fixed here, from the launch directory, for the whole session.
+    let shell = options.shell.for_session(&cwd).map_err(Error::Usage)?;
+    agent.set_shell_safety(shell);
+    agent.set_instructions(Instructions::new(&home));
+    notes.extend(options.project.notes.iter().cloned());
+    notes.extend(options.project.skipped_line());
+    notes.extend(load_extensions(&mut agent, &home, &options.project));
+    agent.resume(history);
+    let log = match &resumed {
+        Some(id) => SessionLog::reopen(&sessions, id),
+        None => SessionLog::create(&sessions, &header)
+            .map_err(|e| format!("cannot write in {}: {e}", sessions.display())),
+    };
+    match log {
+        Ok(log) => {
+            let (checkpoints, warning) = Checkpoints::open(&checkpoint_dir(&home, log.id()));
+            notes.extend(warning);
+            agent.attach_checkpoints(checkpoints);
+            agent.attach_log(log);
+        }
+        Err(e) => notes.push(format!(
+            "this session will not be saved, and /undo is off: {e}"
+        )),
+    }
+    notes.extend(agent.start_hooks());
+    Ok(Started { agent, notes })
+}
+
+/// Where a resumed conversation left off: its last user message and the answer after it, a
+/// line each.
+fn last_exchange(messages: &[crate::core::message::Message]) -> Vec<String> {
+    use crate::core::message::Role;
+    let text = |role: Role| {
+        let last = messages
+            .iter()
+            .rev()
+            .find(|m| m.role == role && m.tool_call_id.is_none());
+        let content = last.and_then(|m| m.content.as_deref()).unwrap_or("");
+        let line = content.split_whitespace().collect::<Vec<_>>().join(" ");
+        crate::tools::support::text::cut_at_word(&line, 160)
+    };
+    let (you, answer) = (text(Role::User), text(Role::Assistant));
+    let mut lines = Vec::new();
+    if !you.is_empty() {
+        lines.push(format!("  you: {you}"));
+    }
+    if !answer.is_empty() {
+        lines.push(format!("  answer: {answer}"));
+    }
+    lines
+}
+
+/// Hooks and MCP servers: the user's own, and the project's where it is trusted (`trust.rs`).
+/// Also called by `/trust`, to load what it just trusted. Returns the warnings.
+pub fn load_extensions(agent: &mut Agent, home: &Path, project: &Project) -> Vec<String> {
+    // Started in the home directory, the project's hooks file is the user's: read it once.
+    let project_file = |relative: &str| {
+        let path = agent.cwd().join(relative);
+        let own = path == home.join("hooks.json");
+        (project.allows(relative) && !own).then_some(path)
+    };
+    let project_hooks = project_file(trust::HOOKS_FILE);
+    let mut mcp_files = vec![home.join("mcp.json")];
+    mcp_files.extend(project_file(trust::MCP_FILE));
+    let (hooks, mut warnings) = Hooks::load(&home.join("hooks.json"), project_hooks.as_deref());
+    agent.set_hooks(Arc::new(hooks));
+    let (configs, more) = mcp_config::load_config(&mcp_files);
+    warnings.extend(more);
+    let (servers, more) = Servers::start(configs);
+    warnings.extend(more);
+    agent.set_mcp(Arc::new(servers));
+    warnings
+}
+
+/// `~/.corecoder`. A `HOME` that is unset, empty or relative (cron, `env -i`, a broken
+/// service file) is not used: it would put sessions in `/tmp` for anyone to read, or in the
+/// project. The home directory the system records for the user is used instead, and failing
+/// that a private directory in the temp directory, named after the user id.
+pub fn corecoder_home() -> PathBuf {
+    let from_env = std::env::var_os("HOME").map(PathBuf::from);
+    choose_home(from_env, passwd_home)
+}
+
+/// The rule of `corecoder_home`, apart from where its inputs come from.
+fn choose_home(from_env: Option<PathBuf>, passwd: fn() -> Option<PathBuf>) -> PathBuf {
+    match from_env.filter(|home| home.is_absolute()).or_else(passwd) {
+        Some(home) => home.join(".corecoder"),
+        // SAFETY: getuid has no preconditions and cannot fail.
+        None => std::env::temp_dir().join(format!("corecoder-{}", unsafe { libc::getuid() })),
+    }
+}
+
+/// The user's home directory from the password database (`getpwuid_r`).
+fn passwd_home() -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    // SAFETY: `passwd` is plain data (integers and pointers), for which all zeroes is valid.
+    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut buffer = vec![0 as libc::c_char; 16 * 1024];
+    let mut found: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is to memory of ours that outlives the call, and the length is
+    // the buffer's; on success `found` points at `entry`, whose strings live in `buffer`.
+    let code = unsafe {
+        let uid = libc::getuid();
+        let size = buffer.len();
+        libc::getpwuid_r(uid, &mut entry, buffer.as_mut_ptr(), size, &mut found)
+    };
+    if code != 0 || found.is_null() || entry.pw_dir.is_null() {
+        return None;
+    }
+    // SAFETY: `pw_dir` is a NUL-terminated string inside `buffer`, still alive here.
+    let dir = unsafe { std::ffi::CStr::from_ptr(entry.pw_dir) };
+    let dir = PathBuf::from(std::ffi::OsStr::from_bytes(dir.to_bytes()));
+    dir.is_absolute().then_some(dir)
+}
+
+/// `~/.corecoder` exists and only its owner can enter it: sessions, traces of the conversation
+/// and permissions live there. An existing one of ours with wider rights is narrowed.
+fn make_private(home: &Path) -> Option<String> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    let made = std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(home);
+    if let Err(e) = made {
+        return Some(format!("cannot create {}: {e}", home.display()));
+    }
+    let meta = std::fs::symlink_metadata(home).ok()?;
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let ours = meta.uid() == unsafe { libc::getuid() };
+    if !ours || !meta.is_dir() {
+        let owner = "owned by someone else, or not a directory";
+        return Some(format!("{} is {owner}: check it", home.display()));
+    }
+    if meta.mode() & 0o077 != 0 {
+        let private = std::fs::Permissions::from_mode(0o700);
+        let _ = std::fs::set_permissions(home, private);
+    }
+    None
+}
+
+/// Checkpoints are kept per session, so `corecoder -r ID` brings its `/undo` stack back.
+pub fn checkpoint_dir(home: &Path, session_id: &str) -> PathBuf {
+    home.join("checkpoints").join(session_id)
+}
+
+pub fn sessions_dir(home: &Path) -> PathBuf {
+    home.join("sessions")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_home_that_is_unset_empty_or_relative_is_not_used() {
+        let passwd = || Some(PathBuf::from("/home/user"));
+        let none = || None;
+        let from_passwd = PathBuf::from("/home/user/.corecoder");
+        assert_eq!(
+            choose_home(Some("/h".into()), passwd),
+            PathBuf::from("/h/.corecoder")
+        );
+        assert_eq!(choose_home(None, passwd), from_passwd);
+        assert_eq!(choose_home(Some("".into()), passwd), from_passwd);
+        assert_eq!(choose_home(Some("rel/dir".into()), passwd), from_passwd);
+        let private = choose_home(None, none);
+        assert!(
+            private.starts_with(std::env::temp_dir()),
+            "{}",
+            private.display()
+        );
+        assert!(
+            private.to_string_lossy().contains("corecoder-"),
+            "{}",
+            private.display()
+        );
+    }
+
+    #[test]
+    fn the_state_directory_is_made_private() {
+        let dir = std::env::temp_dir().join(format!("corecoder-private-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let home = dir.join(".corecoder");
+        assert_eq!(make_private(&home), None);
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&home), 0o700);
+        std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(make_private(&home), None);
+        assert_eq!(mode(&home), 0o700, "an existing one is narrowed");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

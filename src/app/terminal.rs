@@ -1,0 +1,342 @@
+//! What the user sees: streamed answers, dimmed reasoning, tool lines, result previews,
+//! coloured diffs and a spinner while nothing else moves.
+//!
+//! The binary hands every agent `Event` to `Display::show`. Answer text goes to stdout, the
+//! rest to stderr. Colour only on a terminal and never with `NO_COLOR`. It makes no decision
+//! about the conversation; it only prints.
+
+use crate::app::spinner::Spinner;
+use crate::core::agent::{CUT_OFF_MESSAGE, Event, Finish, ROUND_CAP_MESSAGE, ResultKind};
+use crate::core::error::Error;
+use crate::core::llm;
+use crate::tools::support::text::{cut_at_word, printable};
+use std::cell::{Cell, OnceCell, RefCell};
+use std::collections::VecDeque;
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Whether tool results are previewed under their call (interactive, demo) or not (`-p`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Show {
+    Calls,
+    CallsAndResults,
+}
+
+/// Where the answer goes: streamed as it arrives, or printed once at the end (a pipe).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    Live,
+    AtTheEnd,
+}
+
+pub struct Display {
+    show: Show,
+    answer: Answer,
+    color: bool,
+    /// Something was printed without its newline yet (stdout text or stderr reasoning).
+    open_line: Cell<Open>,
+    pub spinner: Spinner,
+    /// Call lines shown whose results have not come yet, oldest first: a batch shows all its
+    /// calls, then all its results, so a result names its call unless it follows it directly.
+    calls: RefCell<VecDeque<String>>,
+    /// Results shown since the last call line.
+    results_since_call: Cell<usize>,
+    /// The answer so far when it is printed at the end: shown if the run is interrupted.
+    partial: RefCell<String>,
+    /// stdout or stderr was closed (`corecoder -p … | head -1`): nothing more is printed.
+    closed: Cell<bool>,
+    /// Set when the output closes, so the run it shows stops at its next safe point.
+    stop: OnceCell<Arc<AtomicBool>>,
+}
+
+/// Where a line goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stream {
+    Out,
+    Err,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Open {
+    Nothing,
+    Text,
+    Reasoning,
+}
+
+const PREVIEW_LINES: usize = 4;
+const DIFF_PREVIEW_LINES: usize = 14;
+
+impl Display {
+    pub fn new(show: Show) -> Display {
+        let stderr_tty = std::io::stderr().is_terminal();
+        Display {
+            show,
+            answer: match std::io::stdout().is_terminal() {
+                true => Answer::Live,
+                false => Answer::AtTheEnd,
+            },
+            color: stderr_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+            open_line: Cell::new(Open::Nothing),
+            spinner: Spinner::new(stderr_tty),
+            calls: RefCell::new(VecDeque::new()),
+            results_since_call: Cell::new(0),
+            partial: RefCell::new(String::new()),
+            closed: Cell::new(false),
+            stop: OnceCell::new(),
+        }
+    }
+
+    /// When stdout or stderr closes, set `flag` (the agent's cancel flag): a reader that went
+    /// away has no use for the rest of the run.
+    pub fn stop_on_closed_output(&self, flag: Arc<AtomicBool>) {
+        let _ = self.stop.set(flag);
+    }
+
+    /// Whether the output was closed; the run then ends quietly with exit code 141, as a
+    /// program killed by SIGPIPE would.
+    pub fn output_closed(&self) -> bool {
+        self.closed.get()
+    }
+
+    /// Every print goes through here: a write that fails (the reader hung up) closes the
+    /// display instead of panicking, as `print!` would.
+    fn write(&self, stream: Stream, text: &str) {
+        if self.closed.get() {
+            return;
+        }
+        let written = match stream {
+            Stream::Out => {
+                let mut stdout = std::io::stdout().lock();
+                stdout
+                    .write_all(text.as_bytes())
+                    .and_then(|()| stdout.flush())
+            }
+            Stream::Err => std::io::stderr().write_all(text.as_bytes()),
+        };
+        if written.is_err() {
+            self.closed.set(true);
+            if let Some(flag) = self.stop.get() {
+                flag.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
+    pub fn show(&self, event: Event) {
+        if !matches!(event, Event::Requesting { .. }) {
+            self.spinner.stop();
+        }
+        match event {
+            Event::Requesting { .. } => self.spinner.start("thinking"),
+            Event::Llm(llm::Event::Text(text)) => self.answer_text(text),
+            Event::Llm(llm::Event::Reasoning(text)) => {
+                // Without colour nothing else tells reasoning from the answer: a marker does.
+                if !self.color && self.open_line.get() != Open::Reasoning {
+                    self.close_line_unless(Open::Nothing);
+                    self.write(Stream::Err, "[reasoning] ");
+                }
+                self.close_line_unless(Open::Reasoning);
+                self.write(Stream::Err, &self.paint(DIM, text));
+                self.open_line.set(Open::Reasoning);
+            }
+            Event::Llm(llm::Event::Retry { attempt, wait, why }) => {
+                self.partial.borrow_mut().clear();
+                self.close_line_unless(Open::Nothing);
+                let secs = wait.as_secs_f64();
+                let text = format!("[retry {attempt} in {secs:.1}s: {why}]");
+                self.line(&self.paint(YELLOW, &text));
+                self.spinner.start("retrying");
+            }
+            Event::Llm(llm::Event::Fallback { model, why }) => {
+                self.partial.borrow_mut().clear();
+                self.close_line_unless(Open::Nothing);
+                let text = format!("[switching to model {model}: {why}]");
+                self.line(&self.paint(YELLOW, &text));
+                self.spinner.start("retrying");
+            }
+            Event::ToolCall { name, summary } => {
+                if self.results_since_call.replace(0) > 0 {
+                    self.calls.borrow_mut().clear();
+                }
+                self.calls
+                    .borrow_mut()
+                    .push_back(printable(&format!("{name}({summary})")));
+                self.close_line_unless(Open::Nothing);
+                let call = printable(&format!("> {name}({summary})"));
+                self.line(&self.paint(CYAN, &call));
+                self.spinner.start(name);
+            }
+            Event::ToolResult { name, text, kind } => self.result(name, text, kind),
+            Event::Proposed { name, preview } => self.preview(name, preview),
+            Event::Replied { .. } => {}
+            Event::Llm(llm::Event::CallReady(_)) => {}
+            Event::Notice(text) => {
+                self.close_line_unless(Open::Nothing);
+                self.line(&self.paint(YELLOW, text));
+            }
+        }
+    }
+
+    /// A call's result: previewed (interactive, demo), or in `-p` one line if the call did not
+    /// run or failed, so it does not look like one that ran. Named after its call unless it
+    /// comes right under that call's line.
+    fn result(&self, name: &str, text: &str, kind: ResultKind) {
+        let label = self.calls.borrow_mut().pop_front().unwrap_or_default();
+        let shown_since = self.results_since_call.get();
+        let directly_under = shown_since == 0 && self.calls.borrow().is_empty();
+        self.results_since_call.set(shown_since + 1);
+        let name_it = |prefix: &str| match directly_under {
+            true => prefix.to_string(),
+            false => format!("{prefix}{label}: "),
+        };
+        if self.show == Show::CallsAndResults {
+            if !directly_under {
+                self.line(&self.paint(DIM, name_it("  ").trim_end()));
+            }
+            return self.preview(name, text);
+        }
+        if kind != ResultKind::Ran {
+            let first = printable(&cut_at_word(text.lines().next().unwrap_or(""), 160));
+            let line = format!("{}{first}", name_it("  ↳ "));
+            self.line(&self.paint(YELLOW, &line));
+        }
+    }
+
+    /// End a task's output; returns the `-p` exit code for it.
+    pub fn finish(&self, finish: &Finish) -> i32 {
+        self.spinner.stop();
+        let code = match finish {
+            Finish::Answer(text) | Finish::CutOff(text) => {
+                match self.answer {
+                    Answer::Live => self.close_line_unless(Open::Nothing),
+                    Answer::AtTheEnd => self.write(Stream::Out, &format!("{text}\n")),
+                }
+                if let Finish::CutOff(_) = finish {
+                    self.line(&self.paint(YELLOW, CUT_OFF_MESSAGE));
+                    return 6;
+                }
+                0
+            }
+            Finish::RoundCap => {
+                self.close_line_unless(Open::Nothing);
+                self.line(ROUND_CAP_MESSAGE);
+                3
+            }
+        };
+        match self.output_closed() {
+            true => 141,
+            false => code,
+        }
+    }
+
+    /// After Ctrl+C: the part of the answer that arrived, if it was held back for the end
+    /// (a pipe), so a script still gets what the user saw stream in.
+    pub fn interrupted(&self) {
+        let partial = std::mem::take(&mut *self.partial.borrow_mut());
+        if !partial.is_empty() {
+            self.write(Stream::Out, &format!("{partial}\n"));
+        }
+    }
+
+    /// A line on stderr for the user (errors, command output), after any open line.
+    pub fn note(&self, text: &str) {
+        self.spinner.stop();
+        self.close_line_unless(Open::Nothing);
+        self.line(text);
+    }
+
+    /// One line on stderr.
+    fn line(&self, text: &str) {
+        self.write(Stream::Err, &format!("{text}\n"));
+    }
+
+    pub fn paint(&self, color: &str, text: &str) -> String {
+        match self.color {
+            true => format!("{color}{text}{RESET}"),
+            false => text.to_string(),
+        }
+    }
+
+    fn answer_text(&self, text: &str) {
+        if self.answer == Answer::AtTheEnd {
+            self.partial.borrow_mut().push_str(text);
+            return;
+        }
+        self.close_line_unless(Open::Text);
+        self.write(Stream::Out, text);
+        self.open_line.set(Open::Text);
+    }
+
+    /// Finish a half-printed line unless it is of the kind about to continue it.
+    fn close_line_unless(&self, continuing: Open) {
+        let open = self.open_line.get();
+        if open == Open::Nothing || open == continuing {
+            return;
+        }
+        match open {
+            Open::Text => self.write(Stream::Out, "\n"),
+            _ => self.write(Stream::Err, "\n"),
+        }
+        self.open_line.set(Open::Nothing);
+    }
+
+    /// The first lines of a result, dimmed; a diff's `+`/`-` lines in colour.
+    fn preview(&self, name: &str, text: &str) {
+        let limit = match name {
+            "edit_file" => DIFF_PREVIEW_LINES,
+            _ => PREVIEW_LINES,
+        };
+        // What a tool read or the model wrote is shown, not obeyed (`printable`).
+        let text = printable(text);
+        let lines: Vec<&str> = text.lines().collect();
+        for line in lines.iter().take(limit) {
+            let line = cut_at_word(line, 120);
+            let color = match name == "edit_file" {
+                true if line.starts_with('+') && !line.starts_with("+++") => GREEN,
+                true if line.starts_with('-') && !line.starts_with("---") => RED,
+                _ => DIM,
+            };
+            self.line(&format!("  {}", self.paint(color, &line)));
+        }
+        if lines.len() > limit {
+            let more = format!("  … {} more lines", lines.len() - limit);
+            self.line(&self.paint(DIM, &more));
+        }
+    }
+}
+
+pub const DIM: &str = "\x1b[2m";
+pub const RED: &str = "\x1b[31m";
+pub const GREEN: &str = "\x1b[32m";
+pub const YELLOW: &str = "\x1b[33m";
+pub const CYAN: &str = "\x1b[36m";
+pub const BOLD: &str = "\x1b[1m";
+const RESET: &str = "\x1b[0m";
+
+impl Display {
+    /// Run a turn with the spinner's thread beside it; the thread ends with the turn.
+    pub fn with_spinner(
+        &self,
+        turn: &mut dyn FnMut() -> Result<Finish, Error>,
+    ) -> Result<Finish, Error> {
+        let spinner = &self.spinner;
+        let (done, finished) = crossbeam_channel::bounded::<()>(0);
+        std::thread::scope(|scope| {
+            scope.spawn(move || spinner.spin(&finished));
+            let result = turn();
+            // Dropping the sender wakes the spinner at once, so the turn ends without delay.
+            drop(done);
+            result
+        })
+    }
+}
+
+/// The first Ctrl+C sets `flag`: the agent stops at the next safe point and the history stays
+/// valid. A second one, while the first is still being handled, ends the process at once.
+pub fn watch_ctrl_c(flag: Arc<AtomicBool>) -> Result<(), Error> {
+    use signal_hook::consts::SIGINT;
+    let failed = |e: std::io::Error| Error::Io(format!("cannot watch for Ctrl+C: {e}"));
+    signal_hook::flag::register_conditional_shutdown(SIGINT, 130, flag.clone()).map_err(failed)?;
+    signal_hook::flag::register(SIGINT, flag).map_err(failed)?;
+    Ok(())
+}

@@ -1,0 +1,648 @@
+//! Keeping the context window under control: estimate the prompt size, and compact the history
+//! when it grows too big.
+//!
+//! Before every request the agent asks `tier_for(estimate, max_context)`; if a tier comes back it
+//! calls `compact`, three tiers, cheapest first: snip big tool results, summarise old turns,
+//! collapse all but the last few messages. This file is pure logic: it does no I/O and never calls
+//! the model itself (the summary comes through the closure the agent passes in).
+
+use crate::core::message::{Message, Role};
+use crate::tools::support::text::truncate_middle;
+use regex::Regex;
+
+mod estimate;
+pub use estimate::{Estimator, estimate_messages, estimate_text};
+
+/// Tool results are snipped when longer than both of these.
+const SNIP_MIN_CHARS: usize = 1_500;
+const SNIP_MIN_LINES: usize = 6;
+const SNIP_KEEP_LINES: usize = 3;
+const SNIP_LINE_CHARS: usize = 200;
+const SNIP_MARK: &str = " snipped ...]";
+
+/// How many of the latest messages each tier keeps verbatim (moved to a valid boundary).
+const SUMMARISE_KEEPS: usize = 6;
+const COLLAPSE_KEEPS: usize = 2;
+
+/// Caps that keep the summary request itself, and what comes back, small.
+const RENDER_TOOL_CHARS: usize = 2_000;
+const RENDER_OTHER_CHARS: usize = 4_000;
+const RENDER_TOTAL_CHARS: usize = 100_000;
+const SUMMARY_MAX_CHARS: usize = 12_000;
+const TASK_LINE_CHARS: usize = 1_000;
+
+pub const SUMMARY_HEADER: &str = "[Summary of the earlier conversation]";
+const ORIGINAL_TASK: &str = "Original task: ";
+const LATEST_REQUEST: &str = "Latest user message: ";
+
+/// How hard to compact, cheapest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Tier {
+    Snip,
+    Summarise,
+    Collapse,
+}
+
+/// ≥50% of the window: snip, ≥70%: summarise, ≥90%: collapse. A window of 0 means unknown.
+pub fn tier_for(tokens: usize, max_context: usize) -> Option<Tier> {
+    if max_context == 0 {
+        return None;
+    }
+    match tokens.saturating_mul(100) / max_context {
+        90.. => Some(Tier::Collapse),
+        70.. => Some(Tier::Summarise),
+        50.. => Some(Tier::Snip),
+        _ => None,
+    }
+}
+
+/// The tier to retry with after the provider still said the context was too long. Snipping
+/// alone is not worth a retry, so the first step up is a summary.
+pub fn harder(tier: Option<Tier>) -> Tier {
+    match tier {
+        None | Some(Tier::Snip) => Tier::Summarise,
+        Some(Tier::Summarise | Tier::Collapse) => Tier::Collapse,
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    pub before: usize,
+    pub after: usize,
+    /// The tier actually applied: `Snip` when there was nothing old enough to summarise.
+    pub tier: Tier,
+    pub summary: SummarySource,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SummarySource {
+    None,
+    Model,
+    /// Why the model call failed; the summary was extracted by `fallback_summary`.
+    Fallback(String),
+}
+
+/// Compact `history` at `tier` (applying every cheaper tier too). `summarise` gets the messages to
+/// condense (already formatted as one prompt: see `summary_prompt`) and returns the summary text
+/// from a non-streamed model call, or Err(reason).
+pub fn compact(
+    history: &mut Vec<Message>,
+    tier: Tier,
+    summarise: &mut dyn FnMut(Vec<Message>) -> Result<String, String>,
+) -> Report {
+    let before = estimate_messages(history);
+    // Results the model has not seen yet (after the last assistant message) are spared until
+    // the last resort: otherwise a file it just read would reach it already cut.
+    let last_assistant = (history.iter()).rposition(|m| m.role == Role::Assistant);
+    let snip_end = (last_assistant.filter(|_| tier < Tier::Collapse)).unwrap_or(history.len());
+    snip_tool_results(&mut history[..snip_end]);
+    let keeps = match tier {
+        Tier::Snip => None,
+        Tier::Summarise => Some(SUMMARISE_KEEPS),
+        Tier::Collapse => Some(COLLAPSE_KEEPS),
+    };
+    let (applied, summary) = match keeps.and_then(|keeps| split_point(history, keeps)) {
+        Some(split) => (tier, summarise_before(history, split, summarise)),
+        None => (Tier::Snip, SummarySource::None),
+    };
+    Report {
+        before,
+        after: estimate_messages(history),
+        tier: applied,
+        summary,
+    }
+}
+
+/// Cut big tool results to their first and last lines. A snipped result is left alone.
+fn snip_tool_results(history: &mut [Message]) {
+    for message in history.iter_mut().filter(|m| m.role == Role::Tool) {
+        if let Some(text) = &message.content
+            && let Some(snipped) = snip(text)
+        {
+            message.content = Some(snipped);
+        }
+    }
+}
+
+fn snip(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let total = text.chars().count();
+    if total <= SNIP_MIN_CHARS || lines.len() <= SNIP_MIN_LINES || text.contains(SNIP_MARK) {
+        return None;
+    }
+    // Long kept lines are cut too, so a snipped result stays under SNIP_MIN_CHARS.
+    let keep = |part: &[&str]| -> String {
+        let cut: Vec<String> = part
+            .iter()
+            .map(|l| format!("{l:.SNIP_LINE_CHARS$}"))
+            .collect();
+        cut.join("\n")
+    };
+    let head = keep(&lines[..SNIP_KEEP_LINES]);
+    let tail = keep(&lines[lines.len() - SNIP_KEEP_LINES..]);
+    let removed_lines = lines.len() - 2 * SNIP_KEEP_LINES;
+    let removed_chars = total.saturating_sub(head.chars().count() + tail.chars().count());
+    let note = format!("[... {removed_lines} lines ({removed_chars} chars){SNIP_MARK}");
+    Some(format!("{head}\n{note}\n{tail}"))
+}
+
+/// Where the kept part starts: about `keeps` messages from the end, at an index that is not a
+/// `tool` message, so no result is separated from the assistant message that called it.
+/// Earlier is preferred (more stays verbatim); later only if a tool run reaches back to the task.
+/// `None` when at most the first user message is older: summarising the task alone only blurs it.
+fn split_point(history: &[Message], keeps: usize) -> Option<usize> {
+    let target = history.len().checked_sub(keeps).filter(|&t| t > 2)?;
+    let boundary = |i: &usize| history.get(*i).is_none_or(|m| m.role != Role::Tool);
+    let earlier = (3..=target).rev().find(boundary);
+    earlier.or_else(|| (target..=history.len()).find(boundary))
+}
+
+/// Replace `history[1..split]` with one summary message; the model writes it if it can.
+fn summarise_before(
+    history: &mut Vec<Message>,
+    split: usize,
+    summarise: &mut dyn FnMut(Vec<Message>) -> Result<String, String>,
+) -> SummarySource {
+    let old = &history[1..split];
+    let reply = summarise(summary_prompt(old)).and_then(|text| match text.trim().is_empty() {
+        true => Err("the model returned an empty summary".to_string()),
+        false => Ok(text),
+    });
+    let (text, source) = match reply {
+        Ok(text) => (text, SummarySource::Model),
+        Err(why) => (fallback_summary(old), SummarySource::Fallback(why)),
+    };
+    let text = truncate_middle(text.trim(), SUMMARY_MAX_CHARS);
+    let body = format!("{SUMMARY_HEADER}\n{}\n\n{text}", task_lines(history));
+    history.splice(1..split, [Message::user(&body)]);
+    source
+}
+
+/// The first user task and the latest user message, one line each, so neither is lost however
+/// often the history is compacted: a previous summary carries its lines forward.
+fn task_lines(history: &[Message]) -> String {
+    let (mut original, mut latest) = (None, None);
+    let users = history.iter().filter(|m| m.role == Role::User);
+    for text in users.filter_map(|m| m.content.as_deref()) {
+        let line = |label: &str| format!("{label}{}", one_line(text, TASK_LINE_CHARS));
+        match text.strip_prefix(SUMMARY_HEADER) {
+            // Only the lines right under the header: the model's text could echo the labels.
+            Some(summary) => {
+                for carried in summary.lines().take(3) {
+                    if carried.starts_with(ORIGINAL_TASK) && original.is_none() {
+                        original = Some(carried.to_string());
+                    } else if carried.starts_with(LATEST_REQUEST) {
+                        latest = Some(carried.to_string());
+                    }
+                }
+            }
+            None if original.is_none() => original = Some(line(ORIGINAL_TASK)),
+            None => latest = Some(line(LATEST_REQUEST)),
+        }
+    }
+    let lines: Vec<String> = original.into_iter().chain(latest).collect();
+    lines.join("\n")
+}
+
+/// The request that condenses `old`: instructions, then the messages rendered as plain text.
+pub fn summary_prompt(old: &[Message]) -> Vec<Message> {
+    let instructions = "You condense the earlier part of a coding agent's conversation so the \
+        agent can continue with less context. Keep: the user's task and its current state (what \
+        is done, what remains), file paths read or changed, decisions and their reasons, errors \
+        met and whether they were fixed. Drop command output, code listings and anything that \
+        can be read again from disk. Reply with the summary only, in plain text.";
+    let mut entries: Vec<String> = Vec::new();
+    let mut total = 0;
+    // Newest first, so the cap drops the oldest messages; the task lines keep the task.
+    for message in old.iter().rev() {
+        let entry = render(message);
+        total += entry.len();
+        if total > RENDER_TOTAL_CHARS {
+            let omitted = old.len() - entries.len();
+            entries.push(format!("[... {omitted} earlier messages omitted ...]"));
+            break;
+        }
+        entries.push(entry);
+    }
+    entries.reverse();
+    let (task, conversation) = (task_lines(old), entries.join("\n\n"));
+    let request = format!("{task}\n\nSummarise this conversation:\n\n{conversation}");
+    vec![Message::system(instructions), Message::user(&request)]
+}
+
+fn render(message: &Message) -> String {
+    let (role, cap) = match message.role {
+        Role::System => ("system", RENDER_OTHER_CHARS),
+        Role::User => ("user", RENDER_OTHER_CHARS),
+        Role::Assistant => ("assistant", RENDER_OTHER_CHARS),
+        Role::Tool => ("tool result", RENDER_TOOL_CHARS),
+    };
+    let content = message.content.as_deref().unwrap_or("");
+    let mut text = format!("[{role}] {}", truncate_middle(content, cap));
+    for call in &message.tool_calls {
+        let arguments = truncate_middle(&call.function.arguments, 300);
+        text.push_str(&format!("\n  called {}({arguments})", call.function.name));
+    }
+    text
+}
+
+/// A summary made without the model: user messages, file paths and error lines, deduplicated
+/// and capped (about 4,000 chars in all).
+pub fn fallback_summary(old: &[Message]) -> String {
+    let error_words = ["error", "Error", "failed", "panicked", "Traceback"];
+    let is_error = |line: &&str| error_words.iter().any(|w| line.contains(w));
+    // A constant pattern: paths with a `/`, or names with a short extension (`main.rs`).
+    let pattern = r"[\w.~-]*/[\w./-]*\w|[\w-]{2,}(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,4}\b";
+    let path_regex = Regex::new(pattern).expect("a valid constant pattern");
+    let (mut users, mut paths, mut errors) = (Vec::new(), Vec::new(), Vec::new());
+    for message in old {
+        let content = message.content.as_deref().unwrap_or("");
+        match message.role {
+            // A previous summary is worth more room than an ordinary request.
+            Role::User if content.starts_with(SUMMARY_HEADER) => {
+                let earlier = content.trim_start_matches(SUMMARY_HEADER);
+                users.push(format!("(earlier summary) {}", one_line(earlier, 1_500)));
+            }
+            Role::User => users.push(one_line(content, 300)),
+            _ => {}
+        }
+        errors.extend(content.lines().filter(is_error).map(|l| one_line(l, 200)));
+        let mut texts = vec![content];
+        let calls = message.tool_calls.iter();
+        texts.extend(calls.map(|c| c.function.arguments.as_str()));
+        for text in texts {
+            // In tool output `items.iter` is code, not a file: only paths with a `/` count.
+            let found = path_regex.find_iter(text).map(|m| m.as_str());
+            let found = found.filter(|p| message.role != Role::Tool || p.contains('/'));
+            paths.extend(found.map(String::from));
+        }
+    }
+    let mut text = String::from("(The model could not summarise; extracted automatically.)");
+    text.push_str(&section("User messages", users, 2_000, "\n- "));
+    text.push_str(&section("Files mentioned", paths, 700, " "));
+    text.push_str(&section("Errors seen", errors, 1_200, "\n- "));
+    text
+}
+
+/// `items`, deduplicated, the newest ones that fit in `budget` chars, in their original order.
+fn section(title: &str, items: Vec<String>, budget: usize, separator: &str) -> String {
+    let mut kept: Vec<String> = Vec::new();
+    let mut used = 0;
+    for item in items.into_iter().rev() {
+        if kept.contains(&item) || item.is_empty() {
+            continue;
+        }
+        used += item.len() + separator.len();
+        if used > budget {
+            break;
+        }
+        kept.push(item);
+    }
+    kept.reverse();
+    match kept.is_empty() {
+        true => String::new(),
+        false => format!("\n{title}:{separator}{}", kept.join(separator)),
+    }
+}
+
+/// Whitespace squeezed to single spaces, cut at `max` chars.
+fn one_line(text: &str, max: usize) -> String {
+    let squeezed = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match squeezed.chars().count() > max {
+        true => format!("{}…", squeezed.chars().take(max).collect::<String>()),
+        false => squeezed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::message::{FunctionCall, ToolCall, repair_tool_pairs};
+
+    fn calls(ids: &[&str]) -> Message {
+        let tool_calls = (ids.iter())
+            .map(|id| ToolCall {
+                id: id.to_string(),
+                kind: "function".into(),
+                function: FunctionCall {
+                    name: "read_file".into(),
+                    arguments: format!(r#"{{"path": "src/{id}.rs"}}"#),
+                },
+            })
+            .collect();
+        Message {
+            tool_calls,
+            ..Message::assistant("")
+        }
+    }
+
+    /// A tool result of `lines` lines of code-like text.
+    fn big_output(lines: usize) -> String {
+        (0..lines)
+            .map(|i| format!("    let value_{i} = compute(input, {i}); // line {i}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// An assistant message calling `n` tools and their (big) results.
+    fn round(prefix: &str, n: usize) -> Vec<Message> {
+        let ids: Vec<String> = (0..n).map(|i| format!("{prefix}_{i}")).collect();
+        let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let mut messages = vec![calls(&refs)];
+        messages.extend(
+            ids.iter()
+                .map(|id| Message::tool_result(id, &big_output(100))),
+        );
+        messages
+    }
+
+    fn valid(history: &[Message]) -> bool {
+        repair_tool_pairs(&mut history.to_vec()) == 0
+    }
+
+    fn model_summary(_: Vec<Message>) -> Result<String, String> {
+        Ok("Read the files; next: fix the bug.".to_string())
+    }
+
+    #[test]
+    fn tiers_start_at_fifty_seventy_and_ninety_percent() {
+        let cases = [
+            (0, None),
+            (499, None),
+            (500, Some(Tier::Snip)),
+            (699, Some(Tier::Snip)),
+            (700, Some(Tier::Summarise)),
+            (899, Some(Tier::Summarise)),
+            (900, Some(Tier::Collapse)),
+            (5_000, Some(Tier::Collapse)),
+            (usize::MAX, Some(Tier::Collapse)),
+        ];
+        for (tokens, tier) in cases {
+            assert_eq!(tier_for(tokens, 1_000), tier, "{tokens}");
+        }
+        assert_eq!(tier_for(5_000, 0), None);
+        assert_eq!(harder(None), Tier::Summarise);
+        assert_eq!(harder(Some(Tier::Snip)), Tier::Summarise);
+        assert_eq!(harder(Some(Tier::Summarise)), Tier::Collapse);
+        assert_eq!(harder(Some(Tier::Collapse)), Tier::Collapse);
+    }
+
+    #[test]
+    fn snip_cuts_big_results_only_and_only_once() {
+        let few_long_lines = "x".repeat(3_000) + "\n" + &"y".repeat(3_000);
+        let many_short_lines = "ok\n".repeat(20);
+        let mut history = vec![
+            Message::system("sys"),
+            Message::user(&big_output(100)),
+            calls(&["a", "b", "c"]),
+            Message::tool_result("a", &big_output(100)),
+            Message::tool_result("b", &few_long_lines),
+            Message::tool_result("c", &many_short_lines),
+            Message::assistant("noted"),
+            calls(&["d"]),
+            Message::tool_result("d", &("z".repeat(1_000) + "\n").repeat(10)),
+            Message::assistant("noted"),
+        ];
+        let original = history.clone();
+        let report = compact(&mut history, Tier::Snip, &mut |_| panic!("no model call"));
+        assert_eq!(
+            (report.tier, report.summary),
+            (Tier::Snip, SummarySource::None)
+        );
+        assert!(report.after < report.before);
+        let snipped = history[3].content.clone().unwrap_or_default();
+        assert_eq!(snipped.lines().count(), 7);
+        assert!(snipped.starts_with("    let value_0 "));
+        assert!(snipped.ends_with("// line 99"));
+        assert!(snipped.contains("[... 94 lines ("), "{snipped}");
+        assert_eq!(history[1], original[1]);
+        assert_eq!(history[4..8], original[4..8]);
+        let long_lines = history[8].content.clone().unwrap_or_default();
+        assert!(long_lines.contains(SNIP_MARK) && long_lines.len() < SNIP_MIN_CHARS);
+        let again = history.clone();
+        compact(&mut history, Tier::Snip, &mut |_| panic!("no model call"));
+        assert_eq!(history, again);
+        // Results the model has not seen yet are cut only by a collapse.
+        let mut unseen = vec![Message::system("sys"), Message::user("task")];
+        unseen.extend(round("u", 1));
+        let original = unseen.clone();
+        compact(&mut unseen, Tier::Summarise, &mut model_summary);
+        assert_eq!(unseen, original);
+        compact(&mut unseen, Tier::Collapse, &mut model_summary);
+        assert!(
+            unseen[3]
+                .content
+                .as_deref()
+                .is_some_and(|t| t.contains(SNIP_MARK))
+        );
+    }
+
+    #[test]
+    fn a_split_never_separates_results_from_their_call() {
+        let mut history = vec![Message::system("sys"), Message::user("task")];
+        history.extend(round("a", 3));
+        history.push(Message::assistant("looked"));
+        history.push(Message::user("go on"));
+        history.extend(round("b", 4));
+        // (history, keeps, expected split)
+        let short = [Message::system("s"), Message::user("t"), calls(&["x"])];
+        let long_run: Vec<Message> = [Message::system("s"), Message::user("t")]
+            .into_iter()
+            .chain(round("c", 8))
+            .collect();
+        let cases: Vec<(&[Message], usize, Option<usize>)> = vec![
+            (&history, 1, Some(8)), // inside b's results: back to b's call
+            (&history, 5, Some(8)), // on b's call
+            (&history, 6, Some(7)), // on "go on"
+            (&history, 7, Some(6)), // on "looked"
+            (&history, 8, Some(6)), // back to a's call would leave only the task: forward
+            (&history, 9, Some(6)), // the same
+            (&history, 11, None),   // only the task would be old
+            (&short, 1, None),
+            (&long_run, 3, Some(11)), // one run after the task: all of it goes
+        ];
+        for (i, (history, keeps, expected)) in cases.into_iter().enumerate() {
+            let split = split_point(history, keeps);
+            assert_eq!(split, expected, "case {i}");
+            if let Some(split) = split {
+                assert!(history.get(split).is_none_or(|m| m.role != Role::Tool));
+            }
+        }
+    }
+
+    #[test]
+    fn summarise_replaces_old_turns_and_keeps_recent_ones() {
+        let mut history = vec![Message::system("sys"), Message::user("Fix the parser bug")];
+        for i in 0..5 {
+            history.extend(round(&format!("r{i}"), 2));
+        }
+        history.push(Message::user("also run the tests"));
+        history.extend(round("last", 2));
+        let recent = history[history.len() - 4..].to_vec();
+        let mut prompts = Vec::new();
+        let report = compact(&mut history, Tier::Summarise, &mut |prompt| {
+            prompts.push(prompt);
+            model_summary(Vec::new())
+        });
+        assert_eq!(
+            (report.tier, report.summary),
+            (Tier::Summarise, SummarySource::Model)
+        );
+        assert!(report.after < report.before / 3);
+        assert_eq!(prompts.len(), 1);
+        let request = prompts[0][1].content.clone().unwrap_or_default();
+        assert_eq!(prompts[0][0].role, Role::System);
+        assert!(request.contains("Original task: Fix the parser bug"));
+        assert!(request.chars().count() < RENDER_TOTAL_CHARS);
+        let summary = history[1].content.clone().unwrap_or_default();
+        assert!(summary.starts_with(SUMMARY_HEADER));
+        assert!(summary.contains("Original task: Fix the parser bug"));
+        assert!(summary.contains("Latest user message: also run the tests"));
+        assert!(summary.contains("next: fix the bug"));
+        assert_eq!(history[0], Message::system("sys"));
+        assert_eq!(history.len(), 2 + 7);
+        assert_eq!(history[history.len() - 4..], recent[..]);
+        assert!(valid(&history));
+    }
+
+    #[test]
+    fn a_failed_model_call_falls_back_to_an_extracted_summary() {
+        let mut history = vec![
+            Message::system("sys"),
+            Message::user("Make `cargo test` pass in crates/core"),
+            calls(&["a"]),
+            Message::tool_result(
+                "a",
+                "error[E0308]: mismatched types\n --> src/lib.rs:10:5\nok",
+            ),
+            Message::assistant("The type in config.toml is wrong."),
+        ];
+        history.extend(round("b", 3));
+        let report = compact(&mut history, Tier::Collapse, &mut |_| Err("timeout".into()));
+        assert_eq!(report.summary, SummarySource::Fallback("timeout".into()));
+        let summary = history[1].content.clone().unwrap_or_default();
+        for expected in [
+            "Original task: Make `cargo test` pass in crates/core",
+            "src/a.rs",
+            "src/lib.rs",
+            "config.toml",
+            "error[E0308]: mismatched types",
+        ] {
+            assert!(
+                summary.contains(expected),
+                "{expected} missing from {summary}"
+            );
+        }
+        assert!(!summary.contains("\nok"));
+        assert!(valid(&history));
+        let empty = compact(
+            &mut history.clone(),
+            Tier::Collapse,
+            &mut |_| Ok(" ".into()),
+        );
+        assert!(matches!(empty.summary, SummarySource::Fallback(_)));
+    }
+
+    #[test]
+    fn the_fallback_is_capped_and_deduplicated() {
+        let mut old = vec![Message::user("the task")];
+        for i in 0..500 {
+            old.push(Message::user(&format!("request {i} about dir/file{i}.rs")));
+            old.push(Message::tool_result(
+                "x",
+                "thread 'main' panicked at src/main.rs:1",
+            ));
+        }
+        let text = fallback_summary(&old);
+        assert!(text.chars().count() < 4_200, "{}", text.len());
+        assert_eq!(text.matches("panicked").count(), 1);
+        assert!(text.contains("request 499"));
+    }
+
+    #[test]
+    fn collapse_keeps_only_the_last_few_messages() {
+        let mut history = vec![Message::system("sys"), Message::user("task")];
+        for i in 0..4 {
+            history.extend(round(&format!("r{i}"), 1));
+        }
+        history.push(Message::assistant("done"));
+        let report = compact(&mut history, Tier::Collapse, &mut model_summary);
+        assert_eq!(report.tier, Tier::Collapse);
+        // The last two messages would split r3's call from its result: the call stays too.
+        assert_eq!(history.len(), 2 + 3);
+        assert_eq!(history[4], Message::assistant("done"));
+        assert!(valid(&history));
+    }
+
+    #[test]
+    fn a_short_history_is_only_snipped() {
+        let mut history = vec![Message::system("sys"), Message::user("task")];
+        history.extend(round("a", 1));
+        let report = compact(&mut history, Tier::Collapse, &mut |_| {
+            panic!("nothing to summarise")
+        });
+        assert_eq!(
+            (report.tier, report.summary),
+            (Tier::Snip, SummarySource::None)
+        );
+        assert_eq!(history.len(), 4);
+    }
+
+    #[test]
+    fn repeated_compaction_keeps_the_task() {
+        let mut history = vec![
+            Message::system("sys"),
+            Message::user("Port the CLI to lexopt"),
+        ];
+        for i in 0..6 {
+            history.extend(round(&format!("r{i}"), 2));
+            compact(&mut history, Tier::Collapse, &mut |_| Err("down".into()));
+            if i == 2 {
+                history.push(Message::user("now update the README"));
+            }
+        }
+        let summary = history[1].content.clone().unwrap_or_default();
+        assert!(
+            summary.contains("Original task: Port the CLI to lexopt"),
+            "{summary}"
+        );
+        assert!(summary.contains("Latest user message: now update the README"));
+        assert_eq!(summary.matches(SUMMARY_HEADER).count(), 1);
+        assert!(summary.chars().count() < 6_000);
+    }
+
+    #[test]
+    fn two_hundred_rounds_stay_in_the_window_and_valid() {
+        let max_context = 20_000;
+        let mut history = vec![Message::system("sys"), Message::user("Refactor everything")];
+        let mut estimator = Estimator::new();
+        let mut tiers = Vec::new();
+        for i in 0..200 {
+            if i % 25 == 10 {
+                history.push(Message::user(&format!("next step {i}")));
+            }
+            history.extend(round(&format!("r{i}"), 1 + i % 3));
+            if let Some(tier) = tier_for(estimator.estimate(&history), max_context) {
+                // Every other summary fails, so fallbacks pile up too.
+                let mut summarise = |_: Vec<Message>| match i % 2 {
+                    0 => model_summary(Vec::new()),
+                    _ => Err("rate limited".to_string()),
+                };
+                tiers.push(compact(&mut history, tier, &mut summarise).tier);
+                estimator.reset();
+            }
+            let tokens = estimator.estimate(&history);
+            assert!(tokens < max_context, "round {i}: {tokens}");
+            assert!(valid(&history), "round {i}");
+            // The "request" goes out; the provider reports a slightly bigger real size.
+            estimator.calibrate(history.len(), (tokens + tokens / 10) as u64);
+        }
+        assert!(tiers.len() > 10);
+        assert!(
+            tiers.contains(&Tier::Snip) && tiers.contains(&Tier::Summarise),
+            "{tiers:?}"
+        );
+        let summary = history[1].content.clone().unwrap_or_default();
+        assert!(summary.contains("Original task: Refactor everything"));
+    }
+}

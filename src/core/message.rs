@@ -1,0 +1,232 @@
+//! The chat history as the provider sees it: plain structs that serialise to OpenAI's wire shape.
+//!
+//! Only `agent.rs` changes a history; this file just defines what a message is and how the
+//! invariant "every tool call is answered exactly once" is checked and repaired before a request.
+
+use crate::core::sse::{Reply, StreamedCall};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    /// Always serialised (as `null` when absent): some servers reject an assistant message
+    /// with no `content` key at all.
+    pub content: Option<String>,
+    /// Kept only on assistant messages that carry tool calls: DeepSeek and Kimi thinking modes
+    /// reject the next request if it is missing there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_content: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub function: FunctionCall,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionCall {
+    pub name: String,
+    /// The raw JSON text the model streamed; parsed only when the call runs.
+    pub arguments: String,
+}
+
+impl Message {
+    pub fn system(text: &str) -> Message {
+        Message::plain(Role::System, text)
+    }
+
+    pub fn user(text: &str) -> Message {
+        Message::plain(Role::User, text)
+    }
+
+    pub fn assistant(text: &str) -> Message {
+        Message::plain(Role::Assistant, text)
+    }
+
+    pub fn tool_result(call_id: &str, text: &str) -> Message {
+        Message {
+            tool_call_id: Some(call_id.to_string()),
+            ..Message::plain(Role::Tool, text)
+        }
+    }
+
+    /// The assistant turn as history keeps it. Reasoning stays only next to tool calls, where
+    /// DeepSeek and Kimi thinking modes require it; ids are made unique if a provider repeated one.
+    pub fn from_reply(reply: &Reply) -> Message {
+        let mut seen = std::collections::HashSet::new();
+        let tool_calls = reply
+            .tool_calls
+            .iter()
+            .enumerate()
+            .map(|(i, call): (usize, &StreamedCall)| {
+                let mut id = call.id.clone();
+                if id.is_empty() || !seen.insert(id.clone()) {
+                    id = format!("call_{i}_{}", call.id);
+                    seen.insert(id.clone());
+                }
+                ToolCall {
+                    id,
+                    kind: "function".to_string(),
+                    function: FunctionCall {
+                        name: call.name.clone(),
+                        arguments: call.arguments.clone(),
+                    },
+                }
+            })
+            .collect();
+        let reasoning = (!reply.reasoning.is_empty()).then(|| reply.reasoning.clone());
+        Message {
+            content: (!reply.text.is_empty()).then(|| reply.text.clone()),
+            reasoning_content: reasoning,
+            tool_calls,
+            ..Message::assistant("")
+        }
+    }
+
+    fn plain(role: Role, text: &str) -> Message {
+        Message {
+            role,
+            content: Some(text.to_string()),
+            reasoning_content: None,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
+    }
+}
+
+/// Make every assistant tool call answered by exactly one `tool` message, and drop `tool`
+/// messages that answer nothing. A call left unanswered (e.g. by Ctrl+C) gets `[interrupted]`.
+/// Returns how many repairs were made. Providers reject the whole request otherwise.
+pub fn repair_tool_pairs(history: &mut Vec<Message>) -> usize {
+    let mut repaired = Vec::with_capacity(history.len());
+    let mut repairs = 0;
+    let mut open: Vec<String> = Vec::new();
+    for message in history.drain(..) {
+        if message.role == Role::Tool {
+            let id = message.tool_call_id.clone().unwrap_or_default();
+            match open.iter().position(|pending| *pending == id) {
+                Some(i) => {
+                    open.remove(i);
+                    repaired.push(message);
+                }
+                None => repairs += 1,
+            }
+            continue;
+        }
+        // Any other message closes the previous call group: answer what is still open.
+        repairs += open.len();
+        for id in open.drain(..) {
+            repaired.push(Message::tool_result(&id, "[interrupted]"));
+        }
+        if message.role == Role::Assistant {
+            open = message.tool_calls.iter().map(|c| c.id.clone()).collect();
+        }
+        repaired.push(message);
+    }
+    repairs += open.len();
+    for id in open.drain(..) {
+        repaired.push(Message::tool_result(&id, "[interrupted]"));
+    }
+    *history = repaired;
+    repairs
+}
+
+/// What the user (and the reliability tests, which count these lines) see after a repair.
+pub fn repair_notice(changed: usize, when: &str) -> String {
+    format!("history repaired {when}: {changed} tool messages added as [interrupted] or dropped")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn calls(ids: &[&str]) -> Message {
+        let tool_calls = ids
+            .iter()
+            .map(|id| ToolCall {
+                id: id.to_string(),
+                kind: "function".into(),
+                function: FunctionCall {
+                    name: "glob".into(),
+                    arguments: "{}".into(),
+                },
+            })
+            .collect();
+        Message {
+            tool_calls,
+            ..Message::assistant("")
+        }
+    }
+
+    type Shape = Vec<(Role, Option<String>, Option<String>)>;
+
+    fn check(mut history: Vec<Message>) -> (usize, Shape) {
+        let repairs = repair_tool_pairs(&mut history);
+        let shape = history
+            .into_iter()
+            .map(|m| (m.role, m.tool_call_id, m.content))
+            .collect();
+        (repairs, shape)
+    }
+
+    fn answer(id: &str) -> Message {
+        Message::tool_result(id, "ok")
+    }
+
+    #[test]
+    fn a_valid_history_is_left_alone() {
+        let history = vec![
+            Message::user("hi"),
+            calls(&["a", "b"]),
+            answer("a"),
+            answer("b"),
+        ];
+        assert_eq!(check(history).0, 0);
+    }
+
+    #[test]
+    fn unanswered_calls_get_interrupted_results() {
+        let history = vec![calls(&["a", "b"]), answer("a"), Message::user("next")];
+        let (repairs, shape) = check(history);
+        assert_eq!(repairs, 1);
+        let b = (
+            Role::Tool,
+            Some("b".to_string()),
+            Some("[interrupted]".to_string()),
+        );
+        assert_eq!(shape[2], b);
+        assert_eq!(shape[3].0, Role::User);
+        let (repairs, shape) = check(vec![calls(&["a"])]);
+        assert_eq!((repairs, shape.len()), (1, 2));
+    }
+
+    #[test]
+    fn orphans_and_duplicates_are_dropped() {
+        let history = vec![
+            Message::user("hi"),
+            answer("x"),
+            calls(&["a"]),
+            answer("a"),
+            answer("a"),
+        ];
+        let (repairs, shape) = check(history);
+        assert_eq!(repairs, 2);
+        assert_eq!(shape.len(), 3);
+    }
+}

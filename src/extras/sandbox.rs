@@ -1,0 +1,373 @@
+//! Shell and file safety: which environment variables a `bash` command sees, and where bash,
+//! `write_file` and `edit_file` may write.
+//!
+//! Chosen once at start-up (`--sandbox`, `CORECODER_SANDBOX`, `--add-dir`,
+//! `CORECODER_ENV_ALLOW`) and carried to every tool call in `ToolContext::shell`. Three layers,
+//! all on the tools only (corecoder itself is never confined):
+//!
+//! - **Environment scrubbing**, always on: variables that look secret (`secrets.rs`) are
+//!   removed from bash's environment.
+//! - **Writable roots**, with `--sandbox read-only|workspace-write`: fixed when the session
+//!   starts (`for_session`: the launch directory, the temp directory, each `--add-dir`), never
+//!   moved by the `cd`s the model makes. bash enters a Landlock ruleset (Linux 5.13+, in
+//!   `sandbox/landlock.rs`) that allows writes only beneath them. `write_file`/`edit_file` ask
+//!   `check_write` first (for a clear refusal), then write on a thread that has entered the
+//!   same ruleset (`write_confined`, so no race with the check). Read-only mode has no roots.
+//! - **Metadata changes**: in read-only mode a seccomp filter (`sandbox/seccomp.rs`) refuses
+//!   `chmod`, `chown`, `utimes` and `setxattr`, which Landlock cannot see. In workspace-write
+//!   mode they are *not* stopped outside the roots (a filter cannot see paths; see there).
+//!
+//! What it does not do: restrict the network, reads or process signals, or confine MCP tools
+//! and hooks. It is no replacement for the danger gate in `tools/danger.rs`, which stays on in
+//! every mode.
+
+#[cfg(target_os = "linux")]
+mod landlock;
+#[cfg(not(target_os = "linux"))]
+#[path = "sandbox/no_landlock.rs"]
+mod landlock;
+mod seccomp;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::path::{Component, Path, PathBuf};
+
+/// Where a bash command may write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Sandbox {
+    #[default]
+    Off,
+    ReadOnly,
+    WorkspaceWrite,
+}
+
+/// The tool-safety settings of a session: the sandbox, its roots, and the secret-looking
+/// variables the user chose to pass through anyway.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ShellSafety {
+    pub sandbox: Sandbox,
+    /// Exact variable names from `CORECODER_ENV_ALLOW`, kept even if they look secret.
+    pub env_allow: Vec<String>,
+    /// `--add-dir DIR`, as the user typed them (relative to the launch directory).
+    pub added_dirs: Vec<PathBuf>,
+    /// Where writes are allowed in workspace-write mode, resolved (no symlinks, no `..`).
+    /// Set once by `for_session`; nothing the model does changes it. Empty (nowhere
+    /// writable) until then, so a library user who skips it fails closed.
+    pub roots: Vec<PathBuf>,
+}
+
+/// What a shell enters between `fork` and `exec`, built beforehand (building allocates).
+pub struct Confinement {
+    ruleset: OwnedFd,
+    filter: Vec<seccomp::Instruction>,
+}
+
+const UNAVAILABLE: &str = "this kernel does not offer Landlock (Linux 5.13+ with landlock in \
+    the lsm= list), so --sandbox cannot be enforced here; use --sandbox off";
+
+impl Sandbox {
+    /// The value of `--sandbox` or `CORECODER_SANDBOX`.
+    pub fn parse(text: &str) -> Result<Sandbox, String> {
+        match text.trim() {
+            "off" => Ok(Sandbox::Off),
+            "read-only" => Ok(Sandbox::ReadOnly),
+            "workspace-write" => Ok(Sandbox::WorkspaceWrite),
+            other => Err(format!(
+                "'{other}' is not a sandbox mode (off, read-only or workspace-write)"
+            )),
+        }
+    }
+
+    /// What the banner says: what the mode holds, and in workspace-write what it does not.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Sandbox::Off => "sandbox off: bash may write wherever you may",
+            Sandbox::ReadOnly => "sandbox read-only: bash, write_file and edit_file write nowhere",
+            Sandbox::WorkspaceWrite => {
+                "sandbox workspace-write: bash, write_file and edit_file write only in the \
+                 launch and temp directories and each --add-dir; bash can still chmod, chown \
+                 and touch files outside them"
+            }
+        }
+    }
+
+    /// At start-up: a sandbox that cannot be enforced must not be pretended.
+    pub fn check_supported(self) -> Result<(), String> {
+        match (self, landlock::abi()) {
+            (Sandbox::Off, _) | (_, Some(_)) => Ok(()),
+            (_, None) => Err(UNAVAILABLE.to_string()),
+        }
+    }
+}
+
+impl fmt::Display for Sandbox {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Sandbox::Off => "off",
+            Sandbox::ReadOnly => "read-only",
+            Sandbox::WorkspaceWrite => "workspace-write",
+        })
+    }
+}
+
+impl ShellSafety {
+    /// Should the shell not see the variable `name=value`? (`secrets::looks_secret`, unless the
+    /// user let it through by name with `CORECODER_ENV_ALLOW`.)
+    pub fn hides(&self, name: &str, value: &str) -> bool {
+        crate::extras::secrets::looks_secret(name, value)
+            && !self.env_allow.iter().any(|allowed| allowed == name)
+    }
+
+    /// From `CORECODER_SANDBOX` and `CORECODER_ENV_ALLOW`; `config.rs` puts the flags on top.
+    pub fn from_env(env: &HashMap<String, String>) -> Result<ShellSafety, String> {
+        let mode = env.get("CORECODER_SANDBOX").map_or("off", String::as_str);
+        let allow = env.get("CORECODER_ENV_ALLOW").map_or("", String::as_str);
+        Ok(ShellSafety {
+            sandbox: Sandbox::parse(mode).map_err(|why| format!("CORECODER_SANDBOX: {why}"))?,
+            env_allow: parse_env_allow(allow),
+            ..ShellSafety::default()
+        })
+    }
+
+    /// At start-up: fix the writable roots for the whole session (the launch directory, the
+    /// temp directory, each `--add-dir`), resolved so a symlink cannot move them later. Only
+    /// workspace-write has roots; the other modes do not look at them (or at `--add-dir`).
+    pub fn for_session(&self, launch_dir: &Path) -> Result<ShellSafety, String> {
+        if self.sandbox != Sandbox::WorkspaceWrite {
+            return Ok(self.clone());
+        }
+        let mut wanted = vec![
+            ("the launch directory", launch_dir.to_path_buf()),
+            ("the temp directory (TMPDIR)", std::env::temp_dir()),
+        ];
+        wanted.extend(
+            self.added_dirs
+                .iter()
+                .map(|dir| ("--add-dir", launch_dir.join(dir))),
+        );
+        let mut roots = Vec::new();
+        for (what, dir) in wanted {
+            match std::fs::canonicalize(&dir) {
+                Ok(real) if real.is_dir() => roots.push(real),
+                Ok(_) => return Err(format!("{what} {} is not a directory", dir.display())),
+                Err(e) => return Err(format!("{what} {}: {e}", dir.display())),
+            }
+        }
+        Ok(ShellSafety {
+            roots,
+            ..self.clone()
+        })
+    }
+
+    /// What a shell must enter, built in the parent before the fork (it allocates and opens
+    /// the roots, which `pre_exec` must not). `None` when the sandbox is off.
+    pub fn confinement(&self) -> Result<Option<Confinement>, String> {
+        let (writable, filter) = match self.sandbox {
+            Sandbox::Off => return Ok(None),
+            Sandbox::ReadOnly => (&[][..], seccomp::read_only_filter().unwrap_or_default()),
+            Sandbox::WorkspaceWrite => (&self.roots[..], Vec::new()),
+        };
+        let abi = landlock::abi().ok_or(UNAVAILABLE)?;
+        let ruleset = landlock::ruleset(abi, writable)?;
+        Ok(Some(Confinement { ruleset, filter }))
+    }
+
+    /// May `write_file` or `edit_file` write `path` (absolute)? Judged where the write would
+    /// land: symlinks followed, `..` taken, and for a file not yet there, its parent's place.
+    pub fn check_write(&self, path: &Path) -> Result<(), String> {
+        match self.sandbox {
+            Sandbox::Off => Ok(()),
+            Sandbox::ReadOnly => Err(format!(
+                "refused by --sandbox read-only: nothing may be written, not even {}",
+                path.display()
+            )),
+            Sandbox::WorkspaceWrite => {
+                let place = landing_place(path)?;
+                if self.roots.iter().any(|root| place.starts_with(root)) {
+                    return Ok(());
+                }
+                let roots: Vec<String> = (self.roots.iter())
+                    .map(|root| root.display().to_string())
+                    .collect();
+                Err(format!(
+                    "refused by --sandbox workspace-write: {} is outside the writable \
+                     directories ({}); the user can add one with --add-dir",
+                    place.display(),
+                    roots.join(", ")
+                ))
+            }
+        }
+    }
+
+    /// Run `write` (a `write_file` or `edit_file` write, already past `check_write`) on a thread
+    /// of its own that has entered the same Landlock ruleset as bash. The path check gives the
+    /// clear message; the kernel has the last word, so a symlink swapped in between the check
+    /// and the write (by a process that outlived its bash call) cannot lead it outside. Landlock
+    /// binds a thread, not the process, and this thread ends with the write.
+    pub fn write_confined(
+        &self,
+        write: &(dyn Fn() -> Result<(), String> + Sync),
+    ) -> Result<(), String> {
+        let Some(confinement) = self.confinement()? else {
+            return write();
+        };
+        let fd = confinement.ruleset.as_raw_fd();
+        std::thread::scope(|scope| {
+            let writer = scope.spawn(|| {
+                landlock::restrict_self(fd).map_err(|e| format!("sandbox: {e}"))?;
+                write()
+            });
+            writer
+                .join()
+                .unwrap_or_else(|_| Err("the write panicked".to_string()))
+        })
+    }
+}
+
+impl Confinement {
+    /// The closure for `Command::pre_exec`: it owns copies of what it needs (the ruleset's fd
+    /// number stays valid while `self` lives, which is past the `spawn`).
+    pub fn entry(&self) -> impl FnMut() -> io::Result<()> + Send + Sync + 'static {
+        let (ruleset, filter) = (self.ruleset.as_raw_fd(), self.filter.clone());
+        move || restrict_self(ruleset, &filter)
+    }
+}
+
+/// Where a write to `path` lands: walk it part by part, following each part that exists
+/// (`canonicalize` resolves its symlinks) and keeping the rest as written. A `..` after a
+/// resolved part is its real parent; after a part still to be created, that part's parent.
+fn landing_place(path: &Path) -> Result<PathBuf, String> {
+    let mut place = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::Prefix(_) | Component::RootDir => place.push(part.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                place.pop();
+            }
+            Component::Normal(name) => {
+                let next = place.join(name);
+                place = match std::fs::canonicalize(&next) {
+                    Ok(real) => real,
+                    // It exists but leads nowhere: a dangling or looping symlink.
+                    Err(_) if std::fs::symlink_metadata(&next).is_ok() => {
+                        let shown = next.display();
+                        return Err(format!("{shown} is a symlink that leads nowhere"));
+                    }
+                    Err(_) => next,
+                };
+            }
+        }
+    }
+    Ok(place)
+}
+
+/// `CORECODER_ENV_ALLOW=NAME1,NAME2`: names, trimmed, empty ones dropped.
+pub fn parse_env_allow(text: &str) -> Vec<String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+/// In the forked child, just before `exec`: enter the Landlock ruleset, then the seccomp
+/// filter if any, for good. Only async-signal-safe work here (a few syscalls, no
+/// allocation), since the child of a threaded parent may hold no lock the parent's other
+/// threads held.
+fn restrict_self(ruleset: RawFd, filter: &[seccomp::Instruction]) -> io::Result<()> {
+    landlock::restrict_self(ruleset)?;
+    if !filter.is_empty() {
+        seccomp::install(filter)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_looking_variables_are_hidden_unless_allowed() {
+        let safety = ShellSafety {
+            env_allow: parse_env_allow(" KEYBOARD_LAYOUT, ,GH_TOKEN"),
+            ..ShellSafety::default()
+        };
+        let table = [
+            ("OPENAI_API_KEY", "x", true),
+            ("openai_api_key", "x", true),
+            ("DB_Password", "x", true),
+            ("MIRROR", "https://u:p@example.com", true),
+            ("PATH", "/bin", false),
+            ("SSH_AUTH_SOCK", "/tmp/s", false),
+            ("KEYBOARD_LAYOUT", "x", false),
+            ("GH_TOKEN", "x", false),
+            ("gh_token", "x", true),
+        ];
+        for (name, value, hidden) in table {
+            assert_eq!(safety.hides(name, value), hidden, "{name}");
+        }
+    }
+
+    #[test]
+    fn allow_list_is_trimmed_names() {
+        assert_eq!(parse_env_allow("A, B ,,C"), ["A", "B", "C"]);
+        assert!(parse_env_allow("").is_empty());
+    }
+
+    #[test]
+    fn modes_parse_and_print_back() {
+        for mode in [Sandbox::Off, Sandbox::ReadOnly, Sandbox::WorkspaceWrite] {
+            assert_eq!(Sandbox::parse(&mode.to_string()), Ok(mode));
+            assert!(mode.describe().contains(&mode.to_string()));
+        }
+        assert_eq!(Sandbox::parse(" read-only "), Ok(Sandbox::ReadOnly));
+        for bad in ["", "on", "readonly", "Workspace-Write"] {
+            assert!(Sandbox::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(Sandbox::default(), Sandbox::Off);
+        assert!(matches!(ShellSafety::default().confinement(), Ok(None)));
+    }
+
+    #[test]
+    fn a_write_lands_where_symlinks_and_dotdots_lead() {
+        let dir = std::env::temp_dir().join(format!("corecoder-landing-{}", std::process::id()));
+        let (root, outside) = (dir.join("root"), dir.join("outside"));
+        std::fs::create_dir_all(root.join("sub")).expect("mkdir");
+        std::fs::create_dir_all(&outside).expect("mkdir");
+        let real = |p: &Path| std::fs::canonicalize(p).expect("exists");
+        let (root, outside) = (real(&root), real(&outside));
+        std::os::unix::fs::symlink(&outside, root.join("out")).expect("symlink");
+        std::os::unix::fs::symlink(dir.join("gone"), root.join("dangling")).expect("symlink");
+        let lands = |relative: &str| landing_place(&root.join(relative));
+        assert_eq!(lands("sub/new/f.txt"), Ok(root.join("sub/new/f.txt")));
+        assert_eq!(lands("new/../f.txt"), Ok(root.join("f.txt")));
+        assert_eq!(lands("sub/../../outside/f"), Ok(outside.join("f")));
+        assert_eq!(lands("out/f"), Ok(outside.join("f")));
+        assert_eq!(
+            lands("out/../f"),
+            Ok(dir.canonicalize().expect("dir").join("f"))
+        );
+        assert!(lands("dangling/f").is_err());
+        let safety = ShellSafety {
+            sandbox: Sandbox::WorkspaceWrite,
+            roots: vec![root.clone()],
+            ..ShellSafety::default()
+        };
+        assert!(safety.check_write(&root.join("sub/x")).is_ok());
+        assert!(safety.check_write(&root.join("out/x")).is_err());
+        assert!(safety.check_write(&root.join("../root2/x")).is_err());
+        if landlock::abi().is_some() {
+            // Past the check (as after a swapped symlink), the kernel still refuses.
+            let write_to =
+                |path: PathBuf| move || std::fs::write(&path, "x").map_err(|e| e.to_string());
+            assert!(safety.write_confined(&write_to(root.join("sub/y"))).is_ok());
+            let outside_write = safety.write_confined(&write_to(root.join("out/y")));
+            assert!(outside_write.is_err_and(|e| e.contains("ermission denied")));
+            assert!(!outside.join("y").exists());
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

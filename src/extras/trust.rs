@@ -1,0 +1,322 @@
+//! Trusted projects: whether the files of the working directory that make corecoder run
+//! commands, or send the key elsewhere, may do so.
+//!
+//! Those files are `.corecoder/hooks.json`, `.mcp.json` and a `.env` that names a host or widens
+//! what tools may do (`dotenv.rs` says which). A session can write them (even its sandboxed bash),
+//! and the next session would run them, so they count only once the user trusted them as they
+//! are: `config.rs` looks the project up at start-up, `remember` records the SHA-256 of each file
+//! in `~/.corecoder/trusted.json`, and a file whose digest differs is untrusted again. The
+//! question itself is asked by `repl.rs`; `setup.rs` leaves out what is not trusted. The user's
+//! own files under `~/.corecoder/` are not project files and are always trusted.
+
+use crate::app::dotenv::DotEnv;
+use crate::extras::sha256;
+use serde_json::{Map, Value, json};
+use std::io::{ErrorKind, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// Project files that make corecoder start commands, relative to the working directory. A
+/// project settings file added later that can run code belongs in `RUNS_COMMANDS` too.
+pub const HOOKS_FILE: &str = ".corecoder/hooks.json";
+pub const MCP_FILE: &str = ".mcp.json";
+const RUNS_COMMANDS: [&str; 2] = [HOOKS_FILE, MCP_FILE];
+/// What the trust question shows of one file at most; the rest is counted.
+const PREVIEW_LINES: usize = 30;
+/// Only this much of a file is looked at for its preview (a huge file costs no more).
+const PREVIEW_BYTES: usize = 64 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trust {
+    Trusted,
+    Untrusted,
+}
+
+/// The project in the working directory, as far as trust goes. No files: nothing to trust.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Project {
+    pub dir: PathBuf,
+    pub files: Vec<ProjectFile>,
+    /// For the user at start: `.env` settings ignored as untrusted, a record not saved.
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProjectFile {
+    pub path: PathBuf,
+    pub digest: String,
+    pub seen: Seen,
+    /// What the trust question shows of it (hostile text, so without control characters).
+    pub preview: String,
+}
+
+/// How the file compares with what the user trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seen {
+    Trusted,
+    New,
+    Changed,
+}
+
+/// `~/.corecoder/trusted.json`, given `~/.corecoder`.
+pub fn store_path(corecoder_home: &Path) -> PathBuf {
+    corecoder_home.join("trusted.json")
+}
+
+impl Project {
+    /// The project files of `dir` (and `dotenv` when it needs trust), compared with `store`.
+    pub fn look(dir: &Path, dotenv: Option<&DotEnv>, store: &Path) -> Project {
+        let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+        let record = read_store(store)
+            .get(dir.to_string_lossy().as_ref())
+            .cloned();
+        // Started in the home directory, `.corecoder/hooks.json` is the user's own file.
+        let own = store.parent().and_then(|own| own.canonicalize().ok());
+        let users = |path: &Path| own.as_ref().is_some_and(|own| path.starts_with(own));
+        let mut files = Vec::new();
+        for path in RUNS_COMMANDS.map(|relative| dir.join(relative)) {
+            let bytes = match std::fs::read(&path) {
+                _ if users(&path) => continue,
+                Ok(bytes) => bytes,
+                Err(e) if e.kind() == ErrorKind::NotFound => continue,
+                // Unreadable now is no reason to run it once it is readable: count it.
+                Err(e) => format!("(cannot be read: {e})").into_bytes(),
+            };
+            let head = &bytes[..bytes.len().min(PREVIEW_BYTES)];
+            let preview = preview(&String::from_utf8_lossy(head));
+            files.push(ProjectFile::new(path, &bytes, preview, record.as_ref()));
+        }
+        if let Some(dotenv) = dotenv.filter(|d| d.needs_trust())
+            && let Ok(bytes) = std::fs::read(&dotenv.path)
+        {
+            let path = dotenv.path.canonicalize().unwrap_or(dotenv.path.clone());
+            let preview = preview(&dotenv.summary());
+            files.push(ProjectFile::new(path, &bytes, preview, record.as_ref()));
+        }
+        Project {
+            dir,
+            files,
+            notes: Vec::new(),
+        }
+    }
+
+    /// Trusted when every file is as the user trusted it (or there is none).
+    pub fn trust(&self) -> Trust {
+        match self.files.iter().all(|f| f.seen == Seen::Trusted) {
+            true => Trust::Trusted,
+            false => Trust::Untrusted,
+        }
+    }
+
+    /// Trust the files as they are now, for this run and (written to `store`) the next ones.
+    /// Even when writing fails, this run trusts them: the user said so.
+    pub fn remember(&mut self, store: &Path) -> Result<(), String> {
+        for file in &mut self.files {
+            file.seen = Seen::Trusted;
+        }
+        if self.files.is_empty() {
+            return Ok(());
+        }
+        let digests: Map<String, Value> = (self.files.iter())
+            .map(|f| (f.path.to_string_lossy().into_owned(), json!(f.digest)))
+            .collect();
+        let mut projects = read_store(store);
+        projects.insert(
+            self.dir.to_string_lossy().into_owned(),
+            Value::Object(digests),
+        );
+        let text = json!({ "projects": projects }).to_string();
+        write_private(store, text.as_bytes())
+            .map_err(|e| format!("could not save {}: {e}", store.display()))
+    }
+
+    /// Whether the project file `relative` (e.g. `HOOKS_FILE`) may run. Files that do not
+    /// exist may: there is nothing to run.
+    pub fn allows(&self, relative: &str) -> bool {
+        let path = self.dir.join(relative);
+        (self.files.iter()).all(|f| f.path != path || f.seen == Seen::Trusted)
+    }
+
+    /// The one line for a run that left project hooks or MCP servers out; none when nothing
+    /// was (what an untrusted `.env` may not set has its own note, from `dotenv.rs`).
+    pub fn skipped_line(&self) -> Option<String> {
+        let runs_commands = RUNS_COMMANDS.map(|relative| self.dir.join(relative));
+        let skipped: Vec<String> = (self.files.iter())
+            .filter(|f| f.seen != Seen::Trusted && runs_commands.contains(&f.path))
+            .map(|f| self.shown(&f.path))
+            .collect();
+        (!skipped.is_empty()).then(|| {
+            format!(
+                "Skipped this project's {}: it runs commands and the project is not trusted. \
+                 To trust it: corecoder --trust-project, or /trust in a session.",
+                skipped.join(" and ")
+            )
+        })
+    }
+
+    /// The trust question's text: each file that is new or changed, and what it holds.
+    pub fn question(&self) -> String {
+        let mut text = format!(
+            "This folder ({}) has files that make corecoder run commands or send your key \
+             elsewhere:\n",
+            self.dir.display()
+        );
+        for file in self.files.iter().filter(|f| f.seen != Seen::Trusted) {
+            let seen = match file.seen {
+                Seen::Changed => "changed since you trusted it",
+                _ => "new",
+            };
+            text.push_str(&format!("\n{} ({seen}):\n", self.shown(&file.path)));
+            for line in file.preview.lines() {
+                text.push_str(&format!("    {line}\n"));
+            }
+        }
+        text
+    }
+
+    /// A path relative to the project when it is inside it.
+    fn shown(&self, path: &Path) -> String {
+        let relative = path.strip_prefix(&self.dir).unwrap_or(path);
+        relative.display().to_string()
+    }
+}
+
+impl ProjectFile {
+    fn new(path: PathBuf, bytes: &[u8], preview: String, record: Option<&Value>) -> ProjectFile {
+        let digest = sha256::hex_digest(bytes);
+        let trusted = record.and_then(|r| r.get(path.to_string_lossy().as_ref()));
+        let seen = match trusted.and_then(Value::as_str) {
+            Some(old) if old == digest => Seen::Trusted,
+            Some(_) => Seen::Changed,
+            None => Seen::New,
+        };
+        ProjectFile {
+            path,
+            digest,
+            seen,
+            preview,
+        }
+    }
+}
+
+/// The first lines of hostile text, with control characters (terminal escapes that could
+/// hide a line) shown as `?`.
+fn preview(text: &str) -> String {
+    let clean = crate::tools::support::text::printable(text);
+    let lines: Vec<&str> = clean.lines().collect();
+    let mut shown = lines[..lines.len().min(PREVIEW_LINES)].join("\n");
+    if lines.len() > PREVIEW_LINES {
+        let more = lines.len() - PREVIEW_LINES;
+        shown.push_str(&format!("\n… {more} more lines"));
+    }
+    shown
+}
+
+/// The `projects` object of the store; a missing or broken store trusts nothing.
+fn read_store(store: &Path) -> Map<String, Value> {
+    let text = std::fs::read_to_string(store).unwrap_or_default();
+    let value: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    match value.get("projects") {
+        Some(Value::Object(projects)) => projects.clone(),
+        _ => Map::new(),
+    }
+}
+
+/// Write `bytes` to `path` readable by the user only, atomically: a temporary file beside it,
+/// synced, then renamed over it, so a crash leaves the old store or the new one.
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+    }
+    let temp = path.with_extension(format!("tmp.{}", std::process::id()));
+    let _ = std::fs::remove_file(&temp);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&temp)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    std::fs::rename(&temp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::test_support::TempDir;
+
+    fn look(dir: &TempDir) -> Project {
+        let store = dir.0.join("home/.corecoder/trusted.json");
+        Project::look(&dir.0.join("work"), None, &store)
+    }
+
+    fn seen(project: &Project) -> Vec<(String, Seen)> {
+        (project.files.iter())
+            .map(|f| (project.shown(&f.path), f.seen))
+            .collect()
+    }
+
+    #[test]
+    fn files_are_trusted_as_they_were_remembered() {
+        let dir = TempDir::new("trust-record");
+        let work = dir.0.join("work");
+        std::fs::create_dir_all(work.join(".corecoder")).unwrap();
+        assert_eq!(look(&dir).trust(), Trust::Trusted, "nothing to trust");
+        std::fs::write(work.join(HOOKS_FILE), "{}").unwrap();
+        let mut project = look(&dir);
+        assert_eq!(seen(&project), [(HOOKS_FILE.to_string(), Seen::New)]);
+        assert!(!project.allows(HOOKS_FILE) && project.allows(MCP_FILE));
+        let store = dir.0.join("home/.corecoder/trusted.json");
+        project.remember(&store).unwrap();
+        let mode = std::fs::metadata(&store).unwrap().permissions();
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+            0o600
+        );
+        assert_eq!(look(&dir).trust(), Trust::Trusted);
+        std::fs::write(work.join(HOOKS_FILE), "{ }").unwrap();
+        std::fs::write(work.join(MCP_FILE), "{}").unwrap();
+        let project = look(&dir);
+        let want = [
+            (HOOKS_FILE.to_string(), Seen::Changed),
+            (MCP_FILE.to_string(), Seen::New),
+        ];
+        assert_eq!(seen(&project), want);
+        let question = project.question();
+        assert!(question.contains(".corecoder/hooks.json (changed since you trusted it)"));
+        let line = project.skipped_line().unwrap();
+        assert!(
+            line.contains(".corecoder/hooks.json and .mcp.json"),
+            "{line}"
+        );
+        // A file that cannot be read (here: a directory) still counts, untrusted.
+        std::fs::remove_file(work.join(MCP_FILE)).unwrap();
+        std::fs::create_dir(work.join(MCP_FILE)).unwrap();
+        assert!(!look(&dir).allows(MCP_FILE));
+        // A broken record trusts nothing.
+        std::fs::write(&store, "{not json").unwrap();
+        std::fs::write(work.join(HOOKS_FILE), "{}").unwrap();
+        assert_eq!(look(&dir).trust(), Trust::Untrusted);
+    }
+
+    #[test]
+    fn the_question_shows_hostile_text_without_its_escapes() {
+        let text = "{\"a\": \"x\u{1b}[2K\rhidden\"}\r\nline two\n";
+        assert_eq!(preview(text), "{\"a\": \"x?[2K?hidden\"}\nline two");
+        let long = "x\n".repeat(PREVIEW_LINES + 5);
+        assert!(preview(&long).ends_with("\n… 5 more lines"));
+    }
+
+    #[test]
+    fn the_users_own_file_is_not_a_project_file() {
+        let dir = TempDir::new("trust-home");
+        let own = dir.0.join(".corecoder");
+        std::fs::create_dir_all(&own).unwrap();
+        std::fs::write(own.join("hooks.json"), "{}").unwrap();
+        let project = Project::look(&dir.0, None, &own.join("trusted.json"));
+        assert!(project.files.is_empty(), "{project:?}");
+    }
+}

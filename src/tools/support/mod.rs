@@ -1,0 +1,16 @@
+//! What the tools share: the process runner, the danger table and its shell-word splitter, the
+//! parallel walk, diffs, text helpers and atomic writes. Nothing here imports the core or the
+//! extras, so each helper can be read (and tested) on its own.
+
+pub mod bounded;
+pub mod danger;
+mod danger_match;
+mod danger_places;
+mod danger_rules;
+mod danger_words;
+pub mod diff;
+pub mod files;
+pub mod process;
+pub mod shell_words;
+pub mod text;
+pub mod walk;

@@ -1,0 +1,96 @@
+//! Small text helpers the display, the wire and the trust question share: a line cut at a
+//! word, and text made safe to print on a terminal.
+//!
+//! Pure functions; nothing here reads or writes anything.
+
+/// Most characters of a model-given path or pattern that a message repeats (`echo`).
+const ECHO_CHARS: usize = 200;
+
+/// At most `width` characters of `line`, cut at the last space before that (then " …").
+pub fn cut_at_word(line: &str, width: usize) -> String {
+    if line.chars().count() <= width {
+        return line.to_string();
+    }
+    let cut: String = line.chars().take(width).collect();
+    match cut.rsplit_once(' ') {
+        Some((head, _)) if head.len() > width / 2 => format!("{head} …"),
+        _ => format!("{cut}…"),
+    }
+}
+
+/// `text` with its control characters (a terminal escape, a `\r` that would draw over a line)
+/// shown as `?`: what the model or a repository chose must not rewrite what the user reads,
+/// least of all the command a consent question is about. Newlines and tabs stay.
+pub fn printable(text: &str) -> String {
+    let text = text.replace("\r\n", "\n");
+    (text.chars())
+        .map(|c| match c.is_control() && c != '\n' && c != '\t' {
+            true => '?',
+            false => c,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuts_at_a_word() {
+        assert_eq!(cut_at_word("one two three four", 12), "one two …");
+        assert_eq!(cut_at_word("abcdefghijklmnop", 8), "abcdefgh…");
+        assert_eq!(cut_at_word("short", 8), "short");
+    }
+
+    #[test]
+    fn control_characters_are_shown_not_obeyed() {
+        assert_eq!(
+            printable("ls\r\x1b[2Kok\r\nnext\tcol"),
+            "ls??[2Kok\nnext\tcol"
+        );
+    }
+}
+
+/// Longest glob or grep pattern the tools take: a real one fits on a line, and parsing a 10 MB
+/// one took 1 GB of memory (the regex crate's size limit applies only after parsing).
+pub const MAX_PATTERN_BYTES: usize = 8192;
+
+/// The refusal of a pattern longer than `MAX_PATTERN_BYTES`, if it is.
+pub fn pattern_too_long(tool: &str, pattern: &str) -> Option<String> {
+    let length = pattern.len();
+    (length > MAX_PATTERN_BYTES)
+        .then(|| format!("the pattern is {length} bytes; {tool} takes up to {MAX_PATTERN_BYTES}"))
+}
+
+/// `text` as a message may repeat it: whole when short, else its start, its end and its
+/// length. A 10 MB path echoed whole would make the next request 20 MB.
+pub fn echo(text: &str) -> String {
+    match head_and_tail(text, ECHO_CHARS) {
+        None => text.to_string(),
+        Some((head, total, tail)) => format!("{head}…[{total} characters]…{tail}"),
+    }
+}
+
+/// Cut a long text to its head and tail, saying how much was left out.
+pub fn truncate_middle(text: &str, max_chars: usize) -> String {
+    match head_and_tail(text, max_chars) {
+        None => text.to_string(),
+        Some((head, total, tail)) => {
+            let cut = total - head.chars().count() - tail.chars().count();
+            format!("{head}\n\n... [{cut} characters cut] ...\n\n{tail}")
+        }
+    }
+}
+
+/// The first and last `max_chars / 2` characters of `text`, and its length in characters, if
+/// it is longer than `max_chars`.
+fn head_and_tail(text: &str, max_chars: usize) -> Option<(String, usize, String)> {
+    let total = text.chars().count();
+    if total <= max_chars {
+        return None;
+    }
+    let keep = max_chars / 2;
+    let head: String = text.chars().take(keep).collect();
+    let tail: String = text.chars().skip(total - keep).collect();
+    Some((head, total, tail))
+}
