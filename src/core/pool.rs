@@ -4,6 +4,7 @@
 //! call order, whatever order they finish in. Every call starts in the same tracked cwd; the
 //! loop merges `cd` effects afterwards. Calls that write the same file form one chain and run
 //! one after the other, so two edits of a file never race. It never asks the user anything.
+//! Why a pool that lives with the agent, not a scope per batch: DESIGN.md, "The pool".
 
 use crate::core::dispatch::{self, Outcome, ToolContext};
 use crate::core::message::ToolCall;
