@@ -12,5 +12,5 @@ pub mod tools;
 
 pub use crate::core::agent::Agent;
 pub use crate::core::config::Config;
-pub use crate::core::error::Error;
+pub use crate::core::event::Error;
 pub use crate::core::llm::Llm;

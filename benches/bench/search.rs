@@ -108,11 +108,7 @@ fn context(root: &Path) -> ToolContext {
         llm: Arc::new(Llm::new(config)),
         consent: Consent::new(Mode::AllowAll),
         cancel: Arc::new(AtomicBool::new(false)),
-        instructions: None,
-        hooks: Default::default(),
-        mcp: Arc::new(corecoder::extras::mcp::Servers::none()),
-        shell: Default::default(),
-        reads_running: Default::default(),
+        extras: Default::default(),
     }
 }
 

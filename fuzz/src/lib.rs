@@ -189,11 +189,7 @@ fn tool_context(dir: &Path) -> ToolContext {
         llm: Arc::new(Llm::new(config)),
         consent: Consent::new(Mode::AllowAll),
         cancel: Arc::new(AtomicBool::new(false)),
-        instructions: None,
-        hooks: Default::default(),
-        mcp: Arc::new(mcp::Servers::none()),
-        shell: Default::default(),
-        reads_running: Default::default(),
+        extras: Default::default(),
     }
 }
 

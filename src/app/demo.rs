@@ -12,7 +12,7 @@
 use crate::core::agent::{Agent, Finish};
 use crate::core::config::Config;
 use crate::core::consent::{Consent, Mode};
-use crate::core::error::Error;
+use crate::core::event::Error;
 use crate::core::event::Event;
 use crate::core::llm::Llm;
 use serde_json::{Value, json};

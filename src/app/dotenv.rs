@@ -9,7 +9,7 @@
 //! only reads and merges, and never prints a key.
 
 use crate::core::config::Config;
-use crate::core::error::Error;
+use crate::core::event::Error;
 use crate::extras::trust::Trust;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -7,7 +7,7 @@
 
 use crate::core::agent::{Agent, Finish};
 use crate::core::config::OutputFormat;
-use crate::core::error::Error;
+use crate::core::event::Error;
 use crate::core::event::{Event, ResultKind};
 use crate::core::llm::Llm;
 use crate::core::message::Usage;
@@ -18,8 +18,7 @@ use std::time::Instant;
 /// Run `task` and report in `format`; returns the exit code (the same as in text mode).
 pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
     let started = Instant::now();
-    let session_id = agent
-        .log_mut()
+    let session_id = (agent.extras().log.as_ref())
         .map(|log| log.id().to_string())
         .unwrap_or_default();
     let streaming = format == OutputFormat::StreamJson;

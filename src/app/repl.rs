@@ -14,7 +14,7 @@ use crate::core::agent::{Agent, Finish};
 use crate::core::config::RunOptions;
 use crate::core::consent::{Answer, Mode, Plan};
 use crate::core::context::Tier;
-use crate::core::error::Error;
+use crate::core::event::Error;
 use crate::extras::checkpoint::Checkpoints;
 use crate::extras::sandbox::Sandbox;
 use crate::extras::session;
@@ -120,11 +120,11 @@ fn banner(display: &Display, agent: &Agent, mode: Mode, sandbox: Sandbox) {
         &format!("corecoder {version} · model {}", config.model),
     ));
     let mut details = format!("{} · {mode} · sandbox {sandbox}", config.base_url);
-    if agent.hooks().count() > 0 {
-        details.push_str(&format!(" · {} hooks", agent.hooks().count()));
+    if agent.extras().hooks.count() > 0 {
+        details.push_str(&format!(" · {} hooks", agent.extras().hooks.count()));
     }
-    if agent.mcp().tool_count() > 0 {
-        details.push_str(&format!(" · {} MCP tools", agent.mcp().tool_count()));
+    if agent.extras().mcp.tool_count() > 0 {
+        details.push_str(&format!(" · {} MCP tools", agent.extras().mcp.tool_count()));
     }
     details.push_str(" · /help for commands");
     display.note(&display.paint(DIM, &details));
@@ -208,7 +208,7 @@ fn command(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
             agent.reset();
             display.note("Conversation cleared.");
         }
-        "/undo" => match agent.checkpoints_mut().map(|c| c.undo()) {
+        "/undo" => match agent.extras_mut().checkpoints.as_mut().map(|c| c.undo()) {
             Some(Ok(done)) => {
                 display.note(&done);
                 // A file was put back ("Restored …", "Removed …"): the model must know.
@@ -219,7 +219,7 @@ fn command(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
             Some(Err(done)) => display.note(&done),
             None => display.note("/undo is off in this session (see the note at start)."),
         },
-        "/diff" => match agent.checkpoints_mut() {
+        "/diff" => match agent.extras_mut().checkpoints.as_mut() {
             Some(checkpoints) => display.note(&checkpoints.diff()),
             None => display.note("/diff is off in this session (see the note at start)."),
         },
@@ -245,7 +245,7 @@ fn command(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
 /// `/save NAME`: rename the session (and its checkpoints) so `corecoder -r NAME` finds it.
 fn save(agent: &mut Agent, display: &Display, name: &str) {
     let home = setup::corecoder_home();
-    let Some(log) = agent.log_mut() else {
+    let Some(log) = agent.extras_mut().log.as_mut() else {
         return display.note("This session is not being saved (see the note at start).");
     };
     if name.is_empty() {
@@ -258,7 +258,7 @@ fn save(agent: &mut Agent, display: &Display, name: &str) {
             let to = setup::checkpoint_dir(&home, &new);
             let _ = std::fs::rename(&from, &to);
             let (checkpoints, _) = Checkpoints::open(&to);
-            agent.attach_checkpoints(checkpoints);
+            agent.extras_mut().checkpoints = Some(checkpoints);
             display.note(&format!("Saved as {new}: resume with corecoder -r {new}"));
         }
         Err(e) => display.note(&format!("Not saved: {e}")),
@@ -267,7 +267,7 @@ fn save(agent: &mut Agent, display: &Display, name: &str) {
 
 /// `/mcp` lists the servers; `/mcp reconnect NAME` restarts one.
 fn mcp(agent: &Agent, display: &Display, arg: &str) {
-    let servers = agent.mcp();
+    let servers = &agent.extras().mcp;
     match arg.split_once(' ') {
         Some(("reconnect", name)) => match servers.reconnect(name.trim()) {
             Ok(done) | Err(done) => display.note(&done),
@@ -299,7 +299,7 @@ fn sessions(display: &Display) {
 fn turn(agent: &mut Agent, display: &Display, editor: &mut DefaultEditor, task: &str) {
     let mut ask = |name: &str, summary: &str| ask(editor, display, name, summary);
     let result = display
-        .with_spinner(&mut || agent.run_asking(task, &mut |event| display.show(event), &mut ask));
+        .with_spinner(&mut || agent.run_task(task, &mut |event| display.show(event), &mut ask));
     match result {
         Ok(finish) => {
             display.finish(&finish);

@@ -10,7 +10,7 @@ use crate::app::setup;
 use crate::app::terminal::Display;
 use crate::core::agent::Agent;
 use crate::core::config::{self, Invocation, RunOptions};
-use crate::core::error::Error;
+use crate::core::event::Error;
 use crate::extras::trust::{self, Project, Trust};
 use rustyline::DefaultEditor;
 use std::path::Path;
@@ -78,7 +78,7 @@ pub fn trust_now(agent: &mut Agent, display: &Display) {
     }
     display.note(&format!(
         "Trusted: {} hooks, {} MCP tools. A .env's settings count from the next start.",
-        agent.hooks().count(),
-        agent.mcp().tool_count()
+        agent.extras().hooks.count(),
+        agent.extras().mcp.tool_count()
     ));
 }

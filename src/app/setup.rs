@@ -8,7 +8,7 @@
 use crate::core::agent::Agent;
 use crate::core::config::{Resume, RunOptions};
 use crate::core::consent::{Consent, Mode};
-use crate::core::error::Error;
+use crate::core::event::Error;
 use crate::core::llm::Llm;
 use crate::core::message;
 use crate::extras::checkpoint::Checkpoints;
@@ -106,8 +106,8 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
     agent.set_max_rounds(options.max_rounds);
     // The writable roots are fixed here, from the launch directory, for the whole session.
     let shell = options.shell.for_session(&cwd).map_err(Error::Usage)?;
-    agent.set_shell_safety(shell);
-    agent.set_instructions(Instructions::new(&home));
+    agent.extras_mut().shell = shell;
+    agent.extras_mut().instructions = Some(Instructions::new(&home));
     notes.extend(options.project.notes.iter().cloned());
     notes.extend(options.project.skipped_line());
     notes.extend(load_extensions(&mut agent, &home, &options.project));
@@ -121,14 +121,14 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
         Ok(log) => {
             let (checkpoints, warning) = Checkpoints::open(&checkpoint_dir(&home, log.id()));
             notes.extend(warning);
-            agent.attach_checkpoints(checkpoints);
-            agent.attach_log(log);
+            agent.extras_mut().checkpoints = Some(checkpoints);
+            agent.extras_mut().log = Some(log);
         }
         Err(e) => notes.push(format!(
             "this session will not be saved, and /undo is off: {e}"
         )),
     }
-    notes.extend(agent.start_hooks());
+    notes.extend(agent.extras().session_started(agent.cwd()));
     Ok(Started { agent, notes })
 }
 
@@ -169,12 +169,12 @@ pub fn load_extensions(agent: &mut Agent, home: &Path, project: &Project) -> Vec
     let mut mcp_files = vec![home.join("mcp.json")];
     mcp_files.extend(project_file(trust::MCP_FILE));
     let (hooks, mut warnings) = Hooks::load(&home.join("hooks.json"), project_hooks.as_deref());
-    agent.set_hooks(Arc::new(hooks));
+    agent.extras_mut().hooks = Arc::new(hooks);
     let (configs, more) = mcp_config::load_config(&mcp_files);
     warnings.extend(more);
     let (servers, more) = Servers::start(configs);
     warnings.extend(more);
-    agent.set_mcp(Arc::new(servers));
+    agent.extras_mut().mcp = Arc::new(servers);
     warnings
 }
 

@@ -1,36 +1,27 @@
 //! The agent loop: build prompt → stream → run tools → append results → repeat.
 //!
-//! `Agent::run_asking` is the whole of it, in one function you can read top to bottom and
-//! step through; the steps it calls follow it in this file, in the order it calls them. The agent owns the history (nothing else changes it), the tracked working
-//! directory and the todo list. It does not talk HTTP (that is `llm.rs`) and does not know
-//! how any tool works (that is `tools/`).
+//! `Agent::run_loop` is the loop, in one function you can read top to bottom and step through;
+//! `run_task` wraps it for one user task, and the steps it calls follow it in this file, in the
+//! order it calls them, then what the binary, the REPL and embedding programs call between
+//! turns. The agent owns the history (nothing else changes it), the tracked working directory
+//! and the todo list. Every optional feature is reached through `extras` (`extras/mod.rs`), one
+//! method per step. It does not talk HTTP (that is `llm.rs`) and does not know how any tool
+//! works (that is `tools/`).
 
-mod calls;
-mod history;
-mod settings;
-
-use crate::core::consent::{Answer, Consent};
-use crate::core::context::{self, Estimator};
-use crate::core::dispatch::{self, Effect, ToolContext, ToolSet};
-use crate::core::error::Error;
-use crate::core::event::Event;
-use crate::core::guard::LoopGuard;
-use crate::core::llm::Llm;
-use crate::core::message::Reply;
-use crate::core::message::{self, Message};
-use crate::core::pool::{EarlyCall, Pool};
+use crate::core::batch::{Batch, Ruling};
+use crate::core::consent::{Answer, Consent, LoopGuard, Repeat};
+use crate::core::context::{self, Report, SummarySource, Tier};
+use crate::core::dispatch::{self, AgentKind, Effect, Outcome, Pool, ToolContext};
+use crate::core::event::{Error, Event};
+use crate::core::llm::{self, Llm};
+use crate::core::message::{self, Estimator, Message, Reply, ToolCall};
 use crate::core::prompt::{self, Situation};
-use crate::extras::checkpoint::Checkpoints;
-use crate::extras::hooks::{HookEvent, Hooks};
-use crate::extras::instructions::Instructions;
-use crate::extras::mcp::Servers;
-use crate::extras::sandbox::ShellSafety;
-use crate::extras::session::SessionLog;
+use crate::extras::Extras;
 use crate::tools::todo_write::Todo;
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// How a task ended, when it did not end in an `Error`.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,6 +35,8 @@ pub enum Finish {
 pub const ROUND_CAP_MESSAGE: &str = "(reached maximum tool-call rounds)";
 pub const CUT_OFF_MESSAGE: &str =
     "(the answer was cut off at the output token limit; raise CORECODER_MAX_TOKENS)";
+const CUT_CALL: &str = "the reply hit the output token limit before its arguments were complete";
+const SMALLER: &str = "Send smaller calls (write a large file in several parts)";
 
 pub struct Agent {
     llm: Arc<Llm>,
@@ -52,35 +45,19 @@ pub struct Agent {
     cwd: PathBuf,
     todos: Vec<Todo>,
     consent: Consent,
-    tool_set: ToolSet,
+    kind: AgentKind,
     max_rounds: u32,
     cancel: Arc<AtomicBool>,
     /// Started on the first batch of several calls; sub-agents run their calls inline.
     pool: Option<Pool>,
-    /// What `/undo` can restore; `None` when nothing is tracked (sub-agents, the library default).
-    checkpoints: Option<Checkpoints>,
-    /// PreToolUse, PostToolUse, UserPromptSubmit and Stop hooks (none by default).
-    hooks: Arc<Hooks>,
-    /// MCP servers (none by default); their tools are offered next to ours.
-    mcp: Arc<Servers>,
-    /// The bash tool's sandbox and environment filter (no sandbox by default).
-    shell: ShellSafety,
-    /// Reading threads of read_file and grep still running (see `tools::bounded`).
-    reads_running: Arc<AtomicUsize>,
-    /// The project's `AGENTS.md` files; `None` leaves them out (library default).
-    instructions: Option<Instructions>,
-    /// Read-only calls started while the last reply streamed; the next batch uses their results.
-    early: Vec<EarlyCall>,
     /// Rounds the last task took (for `--output-format json`).
-    rounds: u32,
+    rounds_used: u32,
     /// Counts identical calls in a row: the third is refused, the fifth ends the run.
     guard: LoopGuard,
     /// Calibrated by the provider's real prompt sizes; decides when to compact.
     estimator: Estimator,
-    /// Where the conversation is written as it happens; `None` for sub-agents and by default.
-    log: Option<SessionLog>,
-    /// Set when the log could not be written; shown at the start of the next round.
-    log_failure: Option<String>,
+    /// Every optional feature: hooks, MCP, the sandbox, the session log, checkpoints, early start…
+    extras: Extras,
 }
 
 impl Agent {
@@ -91,48 +68,37 @@ impl Agent {
             cwd,
             todos: Vec::new(),
             consent,
-            tool_set: ToolSet::All,
+            kind: AgentKind::Main,
             max_rounds: 50,
             cancel: Arc::new(AtomicBool::new(false)),
             pool: None,
-            checkpoints: None,
-            hooks: Arc::new(Hooks::default()),
-            mcp: Arc::new(Servers::none()),
-            shell: ShellSafety::default(),
-            reads_running: Default::default(),
-            instructions: None,
-            early: Vec::new(),
-            rounds: 0,
+            rounds_used: 0,
             guard: LoopGuard::default(),
             estimator: Estimator::new(),
-            log: None,
-            log_failure: None,
+            extras: Extras::default(),
         }
     }
 
-    /// A sub-agent for the `agent` tool: fresh history, no `agent` tool, calls run inline.
+    /// A sub-agent for the `agent` tool: fresh history, no `agent` tool, calls run inline, the
+    /// session-wide extras shared (no session log, no checkpoints of its own).
     pub fn sub_agent(ctx: &ToolContext, max_rounds: u32) -> Agent {
         let consent = ctx.consent.for_sub_agent();
         let mut agent = Agent::new(ctx.llm.clone(), ctx.cwd.clone(), consent);
-        agent.instructions = ctx.instructions.clone();
-        agent.hooks = ctx.hooks.clone();
-        agent.mcp = ctx.mcp.clone();
-        agent.shell = ctx.shell.clone();
-        agent.tool_set = ToolSet::WithoutAgent;
+        agent.extras = ctx.extras.clone();
+        agent.kind = AgentKind::SubAgent;
         agent.max_rounds = max_rounds;
         agent.cancel = ctx.cancel.clone();
-        agent.reads_running = ctx.reads_running.clone();
         agent
     }
 
     /// Run a task where no one can be asked: calls that would need consent are refused.
     pub fn run(&mut self, task: &str, on_event: &mut dyn FnMut(Event)) -> Result<Finish, Error> {
-        self.run_asking(task, on_event, &mut |_, _| Answer::Deny)
+        self.run_task(task, on_event, &mut |_, _| Answer::Deny)
     }
 
     /// Run one user task to its end: an answer, the round cap, or an error. `ask(name,
     /// summary)` is called, on this thread, for each call the consent rules leave to the user.
-    pub fn run_asking(
+    pub fn run_task(
         &mut self,
         task: &str,
         on_event: &mut dyn FnMut(Event),
@@ -140,29 +106,23 @@ impl Agent {
     ) -> Result<Finish, Error> {
         self.cancel.store(false, Ordering::Relaxed);
         // A UserPromptSubmit hook may refuse the task before it joins the history.
-        let mut warnings = Vec::new();
-        let verdict = self
-            .hooks
-            .user_prompt_submit(&self.hook_context(), task, &mut warnings);
-        warnings.iter().for_each(|w| on_event(Event::Notice(w)));
-        verdict.map_err(Error::Refused)?;
+        (self.extras)
+            .task_submitted(&self.cwd, task, on_event)
+            .map_err(Error::Refused)?;
         self.push(Message::user(task));
-        let finish = self.run_rounds(on_event, ask);
-        let mut warnings = Vec::new();
-        self.hooks
-            .notify(&self.hook_context(), HookEvent::Stop, &mut warnings);
-        warnings.iter().for_each(|w| on_event(Event::Notice(w)));
+        let finish = self.run_loop(on_event, ask);
+        self.extras.task_ended(&self.cwd, on_event);
         finish
     }
 
-    /// The rounds of one task, until an answer, the round cap or an error.
-    fn run_rounds(
+    /// The loop: the rounds of one task, until an answer, the round cap or an error.
+    fn run_loop(
         &mut self,
         on_event: &mut dyn FnMut(Event),
         ask: &mut dyn FnMut(&str, &str) -> Answer,
     ) -> Result<Finish, Error> {
-        let mut tool_schemas = dispatch::schemas(self.tool_set);
-        tool_schemas.extend(self.mcp.schemas());
+        let mut tool_schemas = dispatch::schemas(self.kind);
+        tool_schemas.extend(self.extras.tool_schemas());
         let tool_names: Vec<String> = (tool_schemas.iter())
             .filter_map(|s| s["function"]["name"].as_str().map(String::from))
             .collect();
@@ -172,22 +132,24 @@ impl Agent {
             // 2. Never send a history the provider would reject (a call left unanswered).
             let repairs = message::repair_tool_pairs(&mut self.history);
             if repairs > 0 {
-                self.log_whole_history();
-                self.report_repairs(repairs, on_event);
+                self.extras.rewritten(&self.history);
+                self.extras.repaired(repairs, self.llm.trace());
+                on_event(Event::Notice(&message::repair_notice(
+                    repairs,
+                    "before a request",
+                )));
             }
-            if let Some(failure) = self.log_failure.take() {
-                on_event(Event::Notice(&failure));
-            }
+            self.extras.round_started(on_event);
 
             // 3. Keep the prompt inside the context window: snip, summarise or collapse.
             let tokens = self.estimator.estimate(&self.history);
-            if let Some(tier) = context::tier_for(tokens, self.max_context()) {
+            if let Some(tier) = context::tier_for(tokens, self.llm.context_limit()) {
                 self.compact(tier, on_event);
             }
 
             // 4. Stream the reply; text and reasoning reach the caller as they arrive.
             on_event(Event::Requesting { round });
-            self.rounds = round;
+            self.rounds_used = round;
             let reply = self.ask_model(&tool_schemas, on_event)?;
             on_event(Event::Replied {
                 usage: &self.llm.usage(),
@@ -210,18 +172,16 @@ impl Agent {
             let assistant = Message::from_reply(&reply);
             let calls = assistant.tool_calls.clone();
             self.push(assistant);
-            let guarded = match self.guard_calls(&calls, cut_off, on_event) {
-                Ok(guarded) => guarded,
+            let rulings = match self.guard_calls(&calls, cut_off, on_event) {
+                Ok(rulings) => rulings,
                 Err(why) => {
                     // Still answer every call, so the history stays valid for a later turn.
                     let stopped = "[not run: the run was stopped for repeating this call]";
-                    calls
-                        .iter()
-                        .for_each(|call| self.push(Message::tool_result(&call.id, stopped)));
+                    (calls.iter()).for_each(|c| self.push(Message::tool_result(&c.id, stopped)));
                     return Err(Error::Looping(why));
                 }
             };
-            let outcomes = self.run_tools(&calls, guarded, on_event, ask);
+            let outcomes = self.run_tools(&calls, rulings, on_event, ask);
             for (call, outcome) in calls.iter().zip(outcomes) {
                 self.push(Message::tool_result(&call.id, &outcome.text));
                 self.apply(outcome.effect);
@@ -233,58 +193,75 @@ impl Agent {
         Ok(Finish::RoundCap)
     }
 
+    /// Every message joins the history here, and the session log at the same moment.
+    fn push(&mut self, message: Message) {
+        self.extras.added(&message);
+        self.history.push(message);
+    }
+
     fn system_prompt(&mut self, tool_names: &[String]) -> Message {
-        let instructions = match &mut self.instructions {
-            Some(instructions) => instructions.text(&self.cwd).to_string(),
-            None => String::new(),
-        };
+        let instructions = self.extras.project_instructions(&self.cwd);
         Message::system(&prompt::system_prompt(&Situation {
             cwd: &self.cwd,
             tools: tool_names,
-            tool_set: self.tool_set,
+            kind: self.kind,
             plan: self.consent.plan,
             todos: &self.todos,
             instructions: &instructions,
         }))
     }
 
+    /// Shrink the history at `tier` (the summary is a model call of its own, counted in the
+    /// cost like any other) and tell the user when anything changed.
+    pub fn compact(&mut self, tier: Tier, on_event: &mut dyn FnMut(Event)) -> Report {
+        let (llm, cancel) = (self.llm.clone(), self.cancel.clone());
+        let mut summarise =
+            |prompt: Vec<Message>| llm.complete(&prompt, &cancel).map_err(|e| e.to_string());
+        let report = context::compact(&mut self.history, tier, &mut summarise);
+        self.estimator.reset();
+        if report.after < report.before {
+            self.extras.rewritten(&self.history);
+            let (before, after) = (report.before, report.after);
+            let mut notice = format!("context {tier:?}: {before} → {after} tokens");
+            if let SummarySource::Fallback(why) = &report.summary {
+                notice.push_str(&format!(" (summary made without the model: {why})"));
+            }
+            on_event(Event::Notice(&notice));
+        }
+        report
+    }
+
     /// Stream one reply. A prompt the provider calls too long is compacted one tier harder
-    /// and sent once more; Ctrl+C mid-answer keeps the part the user already saw.
+    /// and sent once more; Ctrl+C mid-answer keeps the part the user already saw. Read-only
+    /// calls that become whole while it streams start early (`extras/early.rs`).
     fn ask_model(
         &mut self,
         tools: &[Value],
         on_event: &mut dyn FnMut(Event),
     ) -> Result<Reply, Error> {
         let mut squeezed = false;
-        let early_start = self.prepare_early_start();
+        // Only the main agent's pool, and only when no PreToolUse hook must see every call first.
+        let early_start = self.kind == AgentKind::Main && self.extras.may_start_early();
+        if early_start {
+            self.pool.get_or_insert_with(Pool::new);
+        }
         loop {
-            let early_pool = self.pool.as_ref().filter(|_| early_start);
+            let pool = self.pool.as_ref().filter(|_| early_start);
             let ctx = self.tool_context();
             let mut partial = String::new();
-            let (mut early, mut from_lost_streams) = (Vec::<EarlyCall>::new(), 0);
-            let mut guard_ahead = self.guard.clone();
+            let mut early = std::mem::take(&mut self.extras.early);
+            early.reply_starting(&self.guard);
             let mut forward = |event: Event| {
                 match event {
                     Event::Text(text) => partial.push_str(text),
-                    // A retried request starts over, but what the lost stream started has run:
-                    // it stays, to answer the same call of the new stream, not run it twice.
                     Event::Retry { .. } | Event::Fallback { .. } => {
                         partial.clear();
-                        from_lost_streams = early.len();
-                        guard_ahead = self.guard.clone();
+                        early.stream_restarted(&self.guard);
                     }
-                    // A finished call that may start early (read-only) runs now, while the
-                    // model is still talking.
                     Event::CallReady(call) => {
-                        let ran = |e: &EarlyCall| {
-                            e.call.name == call.name && e.call.arguments == call.arguments
-                        };
-                        let started = early_pool
-                            .filter(|_| !early[..from_lost_streams].iter().any(ran))
-                            .and_then(|pool| {
-                                Agent::start_early(pool, call, &ctx, &mut guard_ahead)
-                            });
-                        early.extend(started);
+                        if let Some(pool) = pool {
+                            early.call_ready(call, pool, &ctx);
+                        }
                     }
                     _ => {}
                 }
@@ -293,12 +270,11 @@ impl Agent {
             let streamed = self
                 .llm
                 .stream(&self.history, tools, &self.cancel, &mut forward);
-            self.early = early;
+            self.extras.early = early;
             match streamed {
                 Ok(reply) => {
                     if let Some(usage) = &reply.usage {
-                        self.estimator
-                            .calibrate(self.history.len(), usage.prompt_tokens);
+                        (self.estimator).calibrate(self.history.len(), usage.prompt_tokens);
                     }
                     return Ok(reply);
                 }
@@ -317,6 +293,91 @@ impl Agent {
         }
     }
 
+    /// The provider said the prompt does not fit: compact one tier harder, by its own count of
+    /// the prompt where it gave one (our estimate said it fitted). False if nothing shrank,
+    /// since sending the same bytes again would get the same answer.
+    fn compact_to_fit(&mut self, message: &str, on_event: &mut dyn FnMut(Event)) -> bool {
+        let said = llm::overflow_numbers(message);
+        if let Some(prompt) = said.prompt {
+            self.estimator.calibrate(self.history.len(), prompt);
+        }
+        let (configured, limit) = (
+            self.llm.config().max_context as usize,
+            self.llm.context_limit(),
+        );
+        if said.limit.is_some() && limit < configured {
+            let note = format!(
+                "the provider allows about {limit} prompt tokens, not {configured}: compacting to fit"
+            );
+            on_event(Event::Notice(&note));
+        }
+        let tokens = self.estimator.estimate(&self.history);
+        let tier = context::harder(context::tier_for(tokens, limit));
+        let report = self.compact(tier, on_event);
+        report.after < report.before
+    }
+
+    /// What the loop guard says of each call before anyone else looks: a repeat, or a call
+    /// whose arguments the output limit cut (`cut_off`), is refused; `Err` stops the run.
+    fn guard_calls(
+        &mut self,
+        calls: &[ToolCall],
+        cut_off: bool,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<Vec<Ruling>, String> {
+        let mut rulings = Vec::with_capacity(calls.len());
+        for call in calls {
+            // A cut call cannot end in its closing brace: its arguments are no JSON object.
+            let cut = cut_off
+                && serde_json::from_str::<serde_json::Map<String, Value>>(&call.arguments).is_err();
+            rulings.push(match self.guard.judge(call) {
+                Repeat::Stop(why) => return Err(why),
+                _ if cut => {
+                    let name = &call.name;
+                    on_event(Event::Notice(&format!("{name}: not run, {CUT_CALL}")));
+                    Ruling::Refused(Outcome::text(format!("[not run: {CUT_CALL}. {SMALLER}]")))
+                }
+                Repeat::Fine => Ruling::Open,
+                Repeat::Refuse(text) => Ruling::Refused(Outcome::text(text)),
+            });
+        }
+        Ok(rulings)
+    }
+
+    fn run_tools(
+        &mut self,
+        calls: &[ToolCall],
+        rulings: Vec<Ruling>,
+        on_event: &mut dyn FnMut(Event),
+        ask: &mut dyn FnMut(&str, &str) -> Answer,
+    ) -> Vec<Outcome> {
+        // A sub-agent already runs on a pool worker, so its own calls run inline.
+        if self.kind == AgentKind::Main && calls.len() > 1 && self.pool.is_none() {
+            self.pool = Some(Pool::new());
+        }
+        let ctx = self.tool_context();
+        let batch = Batch {
+            consent: &mut self.consent,
+            extras: &mut self.extras,
+            pool: self.pool.as_ref(),
+            ctx,
+        };
+        let outcomes = batch.run(calls, rulings, on_event, ask);
+        self.extras.batch_done(calls, &outcomes, self.llm.trace());
+        outcomes
+    }
+
+    /// What a tool call may see of the session, as it stands now.
+    fn tool_context(&self) -> ToolContext {
+        ToolContext {
+            cwd: self.cwd.clone(),
+            llm: self.llm.clone(),
+            consent: self.consent.clone(),
+            cancel: self.cancel.clone(),
+            extras: self.extras.clone(),
+        }
+    }
+
     /// Effects merge back in call order, so a batch ends where the same calls run one after
     /// another would have ended.
     fn apply(&mut self, effect: Effect) {
@@ -325,5 +386,73 @@ impl Agent {
             Effect::ChangeDir(dir) => self.cwd = dir,
             Effect::SetTodos(todos) => self.todos = todos,
         }
+    }
+
+    // Between turns: what the binary, the REPL and embedding programs call. Nothing below runs
+    // during a turn.
+
+    pub fn set_max_rounds(&mut self, rounds: u32) {
+        self.max_rounds = rounds;
+    }
+
+    /// Set this (e.g. from a Ctrl+C handler) to stop the current turn at the next safe point.
+    pub fn cancel_flag(&self) -> Arc<AtomicBool> {
+        self.cancel.clone()
+    }
+
+    pub fn history(&self) -> &[Message] {
+        &self.history
+    }
+
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    pub fn llm(&self) -> &Llm {
+        &self.llm
+    }
+
+    /// The optional features: hooks, MCP servers, the sandbox, the session log, checkpoints…
+    pub fn extras(&self) -> &Extras {
+        &self.extras
+    }
+
+    /// Turn optional features on or off (sub-agents started later share them).
+    pub fn extras_mut(&mut self) -> &mut Extras {
+        &mut self.extras
+    }
+
+    /// Rounds (requests with their tool batches) the last task took.
+    pub fn rounds_used(&self) -> u32 {
+        self.rounds_used
+    }
+
+    pub fn consent_mut(&mut self) -> &mut Consent {
+        &mut self.consent
+    }
+
+    /// Talk to another model from the next request on; the usage totals carry over.
+    pub fn switch_model(&mut self, model: &str) {
+        self.llm = Arc::new(self.llm.with_model(model));
+        self.extras.model_switched(model);
+    }
+
+    /// Tell the model, in the conversation, of something done behind its back (`/undo`): the
+    /// next request would otherwise still show the change it made as standing.
+    pub fn tell_model(&mut self, note: &str) {
+        self.push(Message::user(&format!("[note from the session] {note}")));
+    }
+
+    /// Forget the conversation and the todo list (the working directory stays).
+    pub fn reset(&mut self) {
+        self.history.truncate(1);
+        self.todos.clear();
+        self.extras.rewritten(&self.history);
+    }
+
+    /// Continue an earlier conversation (already repaired by `session::load`).
+    pub fn resume(&mut self, messages: Vec<Message>) {
+        self.history.truncate(1);
+        self.history.extend(messages);
     }
 }

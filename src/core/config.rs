@@ -5,7 +5,7 @@
 //! value becomes `Error::Usage` naming the flag or variable. Where the variables come from (the
 //! environment, and as much of `.env` as the project's trust allows) is `config/resolve.rs`.
 
-use crate::core::error::Error;
+use crate::core::event::Error;
 use crate::extras::sandbox::{Sandbox, ShellSafety};
 use crate::extras::trust::{Project, Trust};
 use std::collections::HashMap;

@@ -1,17 +1,14 @@
-//! Keeping the context window under control: estimate the prompt size, and compact the history
-//! when it grows too big.
+//! Keeping the context window under control: compact the history when the estimate
+//! (`message.rs`) says it grows too big.
 //!
 //! Before every request the agent asks `tier_for(estimate, max_context)`; if a tier comes back it
 //! calls `compact`, three tiers, cheapest first: snip big tool results, summarise old turns,
 //! collapse all but the last few messages. This file is pure logic: it does no I/O and never calls
 //! the model itself (the summary comes through the closure the agent passes in).
 
-use crate::core::message::{Message, Role};
+use crate::core::message::{Message, Role, estimate_messages};
 use crate::tools::support::text::truncate_middle;
 use regex::Regex;
-
-mod estimate;
-pub use estimate::{Estimator, estimate_messages, estimate_text};
 
 /// Tool results are snipped when longer than both of these.
 const SNIP_MIN_CHARS: usize = 1_500;
@@ -317,7 +314,7 @@ fn one_line(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::message::{ToolCall, repair_tool_pairs};
+    use crate::core::message::{Estimator, ToolCall, repair_tool_pairs};
 
     fn calls(ids: &[&str]) -> Message {
         let tool_calls = (ids.iter())

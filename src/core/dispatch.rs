@@ -1,25 +1,27 @@
-//! The eight built-in tools: their schemas, the one `match` that dispatches a call, and which
-//! calls may start before the reply has finished streaming.
+//! The eight built-in tools: their schemas, the one `match` that dispatches a call, and the
+//! pool of worker threads that runs one reply's calls in parallel.
 //!
-//! The agent loop hands a call here (inline, or from a pool worker) and gets back an `Outcome`:
-//! the text the model will read, plus an `Effect` the loop applies on the main thread in call
-//! order (a new working directory, a new todo list). Tools never touch the history and never
-//! return an `Error`: every failure is text for the model.
+//! The batch hands a call here (inline, or to the pool) and gets back an `Outcome`: the text
+//! the model will read, plus an `Effect` the loop applies on the main thread in call order (a
+//! new working directory, a new todo list). Tools never touch the history and never return an
+//! `Error`: every failure is text for the model. MCP tools are reached through the `Extras` the
+//! context carries. The pool never asks the user anything: consent is settled before.
 
-use crate::core::consent::{Consent, Verdict};
+use crate::core::consent::Consent;
 use crate::core::llm::Llm;
-use crate::extras::hooks::Hooks;
-use crate::extras::instructions::Instructions;
-use crate::extras::mcp::Servers;
-use crate::extras::sandbox::ShellSafety;
+use crate::core::message::ToolCall;
+use crate::extras::Extras;
+use crate::tools::support::files::resolve;
 use crate::tools::support::text::{echo, truncate_middle};
 use crate::tools::{agent, bash, edit_file, glob, grep, read_file, todo_write, write_file};
+use crossbeam_channel::{Receiver, Sender};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
 
 /// Most characters of any failure text: a backstop for echoes `echo` does not cover (a serde
 /// error quoting a value, an MCP server's error).
@@ -35,16 +37,9 @@ pub struct ToolContext {
     pub consent: Consent,
     /// Set by Ctrl+C; long-running tools poll it and stop early.
     pub cancel: Arc<AtomicBool>,
-    /// Handed on to sub-agents, so project rules bind them too.
-    pub instructions: Option<Instructions>,
-    /// The session's hooks; sub-agents run them too.
-    pub hooks: Arc<Hooks>,
-    /// MCP servers whose tools join ours as `mcp__SERVER__TOOL`.
-    pub mcp: Arc<Servers>,
-    /// The bash tool's sandbox and environment filter; sub-agents keep them.
-    pub shell: ShellSafety,
-    /// Reading threads still running, blocked ones included (`bounded`); shared by sub-agents.
-    pub reads_running: Arc<AtomicUsize>,
+    /// The session-wide extras (a clone shares them): MCP servers, the bash sandbox, the
+    /// reading threads' count, and what a sub-agent inherits (hooks, instructions).
+    pub extras: Extras,
 }
 
 /// What a tool call produced.
@@ -71,14 +66,16 @@ impl Outcome {
     }
 }
 
-/// Which tools a model is offered. Sub-agents get no `agent` tool, so they cannot recurse.
+/// Which agent runs the loop: the one the user talks to, or one the `agent` tool started. A
+/// sub-agent is offered no `agent` tool (so it cannot recurse) and runs its calls inline (it
+/// already runs on a pool worker).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolSet {
-    All,
-    WithoutAgent,
+pub enum AgentKind {
+    Main,
+    SubAgent,
 }
 
-pub fn schemas(set: ToolSet) -> Vec<Value> {
+pub fn schemas(kind: AgentKind) -> Vec<Value> {
     let mut list = vec![
         bash::schema(),
         read_file::schema(),
@@ -88,7 +85,7 @@ pub fn schemas(set: ToolSet) -> Vec<Value> {
         grep::schema(),
         todo_write::schema(),
     ];
-    if set == ToolSet::All {
+    if kind == AgentKind::Main {
         list.push(agent::schema());
     }
     list
@@ -98,71 +95,6 @@ pub fn schemas(set: ToolSet) -> Vec<Value> {
 /// read-only ones always run. (An unknown name is not run at all: `run` answers it.)
 pub fn needs_consent(name: &str) -> bool {
     matches!(name, "bash" | "write_file" | "edit_file" | "agent") || name.starts_with("mcp__")
-}
-
-/// Tools that only look: they may start before the reply has finished streaming.
-pub fn is_read_only(name: &str) -> bool {
-    matches!(name, "read_file" | "glob" | "grep")
-}
-
-/// What an MCP server says about one of its tools (`annotations.readOnlyHint` in `tools/list`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ServerHint {
-    ReadOnly,
-    Unmarked,
-}
-
-/// May this call start while the reply still streams, before the batch settles consent? Our
-/// read-only tools may: they need no consent. An MCP tool may only when its server marks it
-/// read-only *and* consent would run it without asking anyway (`--yes`, or "always" for this
-/// tool), never in plan mode or where it would be asked about or refused. The MCP spec says
-/// annotations are untrusted hints, so a hint alone must never let a call skip consent: it
-/// only lets a call the user already allowed start sooner. (PreToolUse hooks, which must see
-/// every call before it runs, turn early start off altogether: `Agent::prepare_early_start`;
-/// a call the loop guard will refuse is not started either: `Agent::start_early`.)
-pub fn may_start_early(name: &str, hint: ServerHint, consent: &Consent) -> bool {
-    if is_read_only(name) {
-        return true;
-    }
-    let allowed = consent.verdict(name) == Verdict::Run;
-    name.starts_with("mcp__") && hint == ServerHint::ReadOnly && allowed
-}
-
-/// The short form of a call shown to the user: `bash(cargo test)`'s `cargo test`.
-pub fn summary(name: &str, arguments: &str) -> String {
-    let args: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
-    let key = match name {
-        "bash" => "command",
-        "glob" | "grep" => "pattern",
-        "agent" => "task",
-        _ => "file_path",
-    };
-    let text = match (name, args.get(key).and_then(Value::as_str)) {
-        ("agent", None) => {
-            let count = args
-                .get("tasks")
-                .and_then(Value::as_array)
-                .map_or(0, Vec::len);
-            format!("team of {count}")
-        }
-        ("todo_write", _) => {
-            let count = args
-                .get("tasks")
-                .and_then(Value::as_array)
-                .map_or(0, Vec::len);
-            format!("{count} tasks")
-        }
-        (_, Some(text)) => text.to_string(),
-        // MCP tools and the like: the first text argument says the most.
-        (_, None) => (args.as_object().into_iter().flatten())
-            .find_map(|(_, value)| value.as_str().map(String::from))
-            .unwrap_or_default(),
-    };
-    let line = text.lines().next().unwrap_or("");
-    match line.chars().count() > 80 || text.contains('\n') {
-        true => format!("{}…", line.chars().take(80).collect::<String>()),
-        false => line.to_string(),
-    }
 }
 
 /// Run one call. `arguments` is the raw JSON text the model streamed. A panic in a tool is
@@ -199,7 +131,9 @@ fn dispatch(name: &str, arguments: &str, ctx: &ToolContext) -> Outcome {
         "grep" => parse(name, args).map(|a| grep::run(a, ctx)),
         "todo_write" => parse(name, args).map(|a| todo_write::run(a, ctx)),
         "agent" => parse(name, args).map(|a| agent::run(a, ctx)),
-        _ if name.starts_with("mcp__") => Ok(ctx.mcp.call(name, arguments).map(Outcome::text)),
+        _ if name.starts_with("mcp__") => {
+            Ok(ctx.extras.call_mcp(name, arguments).map(Outcome::text))
+        }
         _ => return Outcome::text(format!("Error: unknown tool '{}'", echo(name))),
     };
     match result {
@@ -223,10 +157,156 @@ fn bad_arguments(name: &str, why: &str) -> Outcome {
     Outcome::text(format!("Error: bad arguments for {name}: {why}"))
 }
 
+// The pool: 8 worker threads that live with the agent and run the calls of one reply in
+// parallel, outcomes back in call order whatever order they finish in. Every call starts in
+// the same tracked cwd; the loop merges `cd` effects afterwards. Calls that write the same
+// file form one chain and run one after the other, so two edits of a file never race. Why a
+// pool that lives with the agent, not a scope per batch: DESIGN.md, "The pool".
+
+const WORKERS: usize = 8;
+
+pub struct Pool {
+    /// `None` only while dropping: closing the channel is what stops the workers.
+    jobs: Option<Sender<Job>>,
+    workers: Vec<JoinHandle<()>>,
+}
+
+/// A chain of calls that must run in order on one worker, each with its position in the batch.
+struct Job {
+    calls: Vec<(usize, ToolCall)>,
+    ctx: ToolContext,
+    done: Sender<(usize, Outcome)>,
+}
+
+impl Pool {
+    pub fn new() -> Pool {
+        let (jobs, queue) = crossbeam_channel::unbounded::<Job>();
+        let workers = (0..WORKERS)
+            .map(|_| {
+                let queue = queue.clone();
+                std::thread::spawn(move || work(queue))
+            })
+            .collect();
+        Pool {
+            jobs: Some(jobs),
+            workers,
+        }
+    }
+
+    /// Run every call and return their outcomes in call order.
+    pub fn run_batch(&self, calls: &[&ToolCall], ctx: &ToolContext) -> Vec<Outcome> {
+        let (done, results) = crossbeam_channel::unbounded();
+        for chain in chains(calls, ctx) {
+            let job = Job {
+                calls: chain,
+                ctx: ctx.clone(),
+                done: done.clone(),
+            };
+            if let Some(jobs) = &self.jobs {
+                let _ = jobs.send(job);
+            }
+        }
+        // Only the jobs hold senders now, so `results` ends when the last job is done.
+        drop(done);
+        let mut outcomes: Vec<Option<Outcome>> = vec![None; calls.len()];
+        for (index, outcome) in results.iter() {
+            outcomes[index] = Some(outcome);
+        }
+        let lost = || Outcome::text("Error: the tool call did not return a result");
+        outcomes
+            .into_iter()
+            .map(|o| o.unwrap_or_else(lost))
+            .collect()
+    }
+}
+
+impl Pool {
+    /// Start one call now and return at once; its result arrives on the receiver (early
+    /// start: `extras/early.rs`).
+    pub fn start(&self, call: &ToolCall, ctx: &ToolContext) -> Receiver<(usize, Outcome)> {
+        let (done, result) = crossbeam_channel::bounded(1);
+        let calls = vec![(0, call.clone())];
+        if let Some(jobs) = &self.jobs {
+            let _ = jobs.send(Job {
+                calls,
+                ctx: ctx.clone(),
+                done,
+            });
+        }
+        result
+    }
+}
+
+impl Default for Pool {
+    fn default() -> Pool {
+        Pool::new()
+    }
+}
+
+/// Closing the job channel ends each worker's loop; joining means no thread outlives the pool.
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.jobs = None;
+        for worker in self.workers.drain(..) {
+            let _ = worker.join();
+        }
+    }
+}
+
+fn work(queue: Receiver<Job>) {
+    for job in queue.iter() {
+        for (index, call) in job.calls {
+            // A panicking tool cannot take the worker with it: `tools::run` catches the panic.
+            let outcome = if job.ctx.cancel.load(Ordering::Relaxed) {
+                Outcome::text("[interrupted]")
+            } else {
+                run(&call.name, &call.arguments, &job.ctx)
+            };
+            let _ = job.done.send((index, outcome));
+        }
+    }
+}
+
+/// Group the batch into chains: a call that writes a file joins the chain of an earlier call
+/// writing the same file; every other call is a chain of its own.
+fn chains(calls: &[&ToolCall], ctx: &ToolContext) -> Vec<Vec<(usize, ToolCall)>> {
+    let mut chains: Vec<Vec<(usize, ToolCall)>> = Vec::new();
+    let mut writers: Vec<(PathBuf, usize)> = Vec::new();
+    for (index, call) in calls.iter().enumerate() {
+        let entry = (index, (*call).clone());
+        let target = written_file(call).map(|path| resolve(&ctx.cwd, &path));
+        let earlier = target.as_ref().and_then(|t| {
+            writers
+                .iter()
+                .find(|(path, _)| path == t)
+                .map(|(_, chain)| *chain)
+        });
+        match earlier {
+            Some(chain) => chains[chain].push(entry),
+            None => {
+                if let Some(path) = target {
+                    writers.push((path, chains.len()));
+                }
+                chains.push(vec![entry]);
+            }
+        }
+    }
+    chains
+}
+
+fn written_file(call: &ToolCall) -> Option<String> {
+    if !matches!(call.name.as_str(), "write_file" | "edit_file") {
+        return None;
+    }
+    let args: serde_json::Value = serde_json::from_str(&call.arguments).ok()?;
+    Some(args.get("file_path")?.as_str()?.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::path::Path;
 
     fn check(name: &str, arguments: &str) -> String {
         run(
@@ -298,48 +378,8 @@ mod tests {
     }
 
     #[test]
-    fn summaries_are_one_short_line() {
-        assert_eq!(summary("bash", r#"{"command":"cargo test"}"#), "cargo test");
-        assert_eq!(summary("read_file", r#"{"file_path":"a.rs"}"#), "a.rs");
-        assert_eq!(summary("bash", r#"{"command":"a\nb"}"#), "a…");
-        assert_eq!(summary("todo_write", r#"{"tasks":[{},{}]}"#), "2 tasks");
-        assert_eq!(summary("glob", "not json"), "");
-    }
-
-    #[test]
-    fn an_mcp_hint_starts_a_call_early_only_where_consent_would_run_it() {
-        use crate::core::consent::{Mode, Plan};
-        use ServerHint::{ReadOnly, Unmarked};
-        let tool = "mcp__web__search";
-        let yes = Consent::new(Mode::AllowAll);
-        assert!(may_start_early(tool, ReadOnly, &yes));
-        assert!(!may_start_early(tool, Unmarked, &yes));
-        let mut ask = Consent::new(Mode::Ask);
-        assert!(!may_start_early(tool, ReadOnly, &ask));
-        ask.allow_always(tool).unwrap();
-        assert!(may_start_early(tool, ReadOnly, &ask));
-        assert!(!may_start_early("mcp__web__fetch", ReadOnly, &ask));
-        // Plan mode and `-p` without `--yes` refuse MCP tools: no hint changes that.
-        let mut plan = Consent::new(Mode::AllowAll);
-        plan.plan = Plan::On;
-        assert!(!may_start_early(tool, ReadOnly, &plan));
-        assert!(!may_start_early(
-            tool,
-            ReadOnly,
-            &Consent::new(Mode::ReadOnly)
-        ));
-        // A hint counts only for MCP tools; our own read-only tools need none.
-        assert!(!may_start_early("bash", ReadOnly, &yes));
-        assert!(may_start_early(
-            "grep",
-            Unmarked,
-            &Consent::new(Mode::ReadOnly)
-        ));
-    }
-
-    #[test]
     fn schemas_name_every_tool_once() {
-        let names: Vec<String> = schemas(ToolSet::All)
+        let names: Vec<String> = schemas(AgentKind::Main)
             .iter()
             .map(|s| s["function"]["name"].as_str().unwrap_or("").to_string())
             .collect();
@@ -354,6 +394,48 @@ mod tests {
             "agent",
         ];
         assert_eq!(names, want);
-        assert_eq!(schemas(ToolSet::WithoutAgent).len(), 7);
+        assert_eq!(schemas(AgentKind::SubAgent).len(), 7);
+    }
+
+    fn call(name: &str, arguments: &str) -> ToolCall {
+        ToolCall {
+            id: format!("call_{name}"),
+            name: name.into(),
+            arguments: arguments.into(),
+        }
+    }
+
+    #[test]
+    fn writes_to_one_file_share_a_chain() {
+        let ctx = crate::tools::test_support::test_context(Path::new("/tmp/x"));
+        let calls = [
+            call("edit_file", r#"{"file_path":"a.txt"}"#),
+            call("read_file", r#"{"file_path":"a.txt"}"#),
+            call("write_file", r#"{"file_path":"/tmp/x/a.txt"}"#),
+            call("edit_file", r#"{"file_path":"b.txt"}"#),
+        ];
+        let refs: Vec<&ToolCall> = calls.iter().collect();
+        let shape: Vec<Vec<usize>> = chains(&refs, &ctx)
+            .iter()
+            .map(|chain| chain.iter().map(|(index, _)| *index).collect())
+            .collect();
+        assert_eq!(shape, vec![vec![0, 2], vec![1], vec![3]]);
+    }
+
+    #[test]
+    fn outcomes_come_back_in_call_order() {
+        let dir = std::env::temp_dir();
+        let ctx = crate::tools::test_support::test_context(&dir);
+        let calls: Vec<ToolCall> = (0..12)
+            .map(|i| call("nope", &format!("{{\"i\":{i}}}")))
+            .collect();
+        let refs: Vec<&ToolCall> = calls.iter().collect();
+        let outcomes = Pool::new().run_batch(&refs, &ctx);
+        assert_eq!(outcomes.len(), 12);
+        assert!(
+            outcomes
+                .iter()
+                .all(|o| o.text == "Error: unknown tool 'nope'")
+        );
     }
 }

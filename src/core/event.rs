@@ -1,11 +1,15 @@
-//! The one event type: what a turn tells its caller (the binary, an embedding program) as it
-//! goes, from the first streamed word to the last tool result.
+//! What a turn hands back: the one `Event` it tells its caller (the binary, an embedding
+//! program) as it goes, from the first streamed word to the last tool result, and the one
+//! `Error` when it fails.
 //!
 //! The SSE parser emits the text, reasoning and ready calls; the client adds retries and
 //! fallbacks; the loop and the batch add the rest. Each passes the same value on unchanged, so
-//! a caller matches one enum. Nothing here does anything.
+//! a caller matches one enum. An `Error` is returned by configuration, by the LLM client once
+//! its retries are spent, and by the agent loop; a failed *tool call* is never an `Error`: it
+//! becomes a tool result the model reads. Nothing here does anything.
 
 use crate::core::message::{ToolCall, Usage};
+use std::fmt;
 use std::time::Duration;
 
 /// What the caller (the binary, an embedding program) is shown as a turn goes on.
@@ -53,3 +57,59 @@ pub enum ResultKind {
     /// Run, and it failed (the tool's result starts with `Error`).
     Failed,
 }
+
+/// What can stop a whole run.
+#[derive(Debug)]
+pub enum Error {
+    /// A bad flag, variable or value; the message names it. Exit code 2.
+    Usage(String),
+    /// The provider failed for good (after retries, or a non-retryable status). Exit code 1.
+    Api(String),
+    /// The provider said the prompt does not fit the model's context window (its whole message,
+    /// which may give the numbers). The agent compacts harder and retries once before letting
+    /// this through. Exit code 1.
+    ContextTooLong(String),
+    /// `--max-cost` was reached before a request. Exit code 4.
+    Budget(String),
+    /// The model made the same call five times in a row. Exit code 5.
+    Looping(String),
+    /// A UserPromptSubmit hook refused the task; the hook's reason. Exit code 1.
+    Refused(String),
+    /// A local failure outside any tool (e.g. the demo could not set up its directory). Exit code 1.
+    Io(String),
+    /// The user pressed Ctrl+C. Exit code 130.
+    Interrupted,
+}
+
+impl Error {
+    /// The process exit code the binary uses for this error in `-p` mode.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Usage(_) => 2,
+            Error::Api(_) | Error::ContextTooLong(_) | Error::Refused(_) | Error::Io(_) => 1,
+            Error::Budget(_) => 4,
+            Error::Looping(_) => 5,
+            Error::Interrupted => 130,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Usage(msg) => write!(f, "{msg}"),
+            Error::Api(msg) => write!(f, "API error: {msg}"),
+            Error::ContextTooLong(msg) => {
+                let said = crate::core::http::one_line(msg);
+                write!(f, "the prompt is too long for the model: {said}")
+            }
+            Error::Budget(why) => write!(f, "budget spent: {why}"),
+            Error::Looping(why) => write!(f, "stopped: {why}"),
+            Error::Refused(why) => write!(f, "a hook refused the prompt: {why}"),
+            Error::Io(msg) => write!(f, "{msg}"),
+            Error::Interrupted => write!(f, "interrupted"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

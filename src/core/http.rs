@@ -6,7 +6,7 @@
 //! whether to retry; that is `llm.rs`.
 
 use crate::core::config::Config;
-use crate::core::error::Error;
+use crate::core::event::Error;
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use serde_json::Value;
 use std::io::Read;

@@ -10,7 +10,7 @@ mod answers;
 mod body;
 
 use crate::core::config::Config;
-use crate::core::error::Error;
+use crate::core::event::Error;
 use crate::core::event::Event;
 use crate::core::http;
 use crate::core::message::Message;

@@ -1,20 +1,30 @@
 //! The core: one turn of the agent, top to bottom. Read these files in this order.
 //!
 //! Everything optional (hooks, MCP, the sandbox, sessions, checkpoints, cost, the trace…) is in
-//! `extras/`; the tools themselves are in `tools/`; the binary's faces are in `app/`.
+//! `extras/`, reached through its one seam `extras::Extras`; the tools themselves are in
+//! `tools/`; the binary's faces are in `app/`.
 
+/// The loop and all of `impl Agent`: prompt → stream → run tools → append results → repeat.
 pub mod agent;
+/// One reply's calls: the guard's ruling, hooks, consent, checkpoints, the pool, the results.
 pub mod batch;
+/// The config struct.
 pub mod config;
+/// Consent (may this call run, must the user be asked?) and the loop guard.
 pub mod consent;
+/// Compaction: snip, summarise or collapse the history to fit the window.
 pub mod context;
+/// The tools' schemas, the one dispatch `match`, and the pool of worker threads.
 pub mod dispatch;
-pub mod error;
+/// What a turn hands back: the one `Event` as it goes, the one `Error` when it fails.
 pub mod event;
-pub mod guard;
+/// HTTP for the client.
 pub mod http;
+/// The LLM client: one streamed request, with retries.
 pub mod llm;
+/// The history types, their repair, and the token estimate.
 pub mod message;
-pub mod pool;
+/// The system prompt, rebuilt every round.
 pub mod prompt;
+/// The SSE parser and its wire shapes.
 pub mod sse;

@@ -4,7 +4,7 @@
 //! how to behave (the rules) and what it planned (the todo list). It sends nothing itself.
 
 use crate::core::consent::Plan;
-use crate::core::dispatch::ToolSet;
+use crate::core::dispatch::AgentKind;
 use crate::tools::todo_write::{self, Todo};
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -28,7 +28,7 @@ plan and stop. The user will approve it before you carry it out.\n";
 pub struct Situation<'a> {
     pub cwd: &'a Path,
     pub tools: &'a [String],
-    pub tool_set: ToolSet,
+    pub kind: AgentKind,
     pub plan: Plan,
     pub todos: &'a [Todo],
     /// `AGENTS.md` and friends, already joined under their headings.
@@ -48,7 +48,7 @@ pub fn system_prompt(now: &Situation) -> String {
         prompt.push_str("\n# Project instructions\n\n");
         prompt.push_str(now.instructions);
     }
-    if now.tool_set == ToolSet::WithoutAgent {
+    if now.kind == AgentKind::SubAgent {
         prompt.push_str("You are a sub-agent: finish the task you were given and report back.\n");
     }
     if plan == Plan::On {

@@ -7,7 +7,7 @@
 //! thread per server routes each reply to its caller by id. This file does *not* ask for
 //! consent, speak the HTTP transport, or use resources, prompts or sampling.
 
-use crate::core::dispatch::ServerHint;
+use crate::extras::early::ServerHint;
 use crate::extras::mcp_wire::{Link, Wire, lock};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
@@ -111,7 +111,7 @@ impl Servers {
     }
 
     /// Whether the server's `tools/list` marked the tool `readOnlyHint: true`. Only a hint:
-    /// `tools::may_start_early` decides what it may change.
+    /// `early::may_start_early` decides what it may change.
     pub fn hint(&self, qualified_name: &str) -> ServerHint {
         let Some((server, tool)) = self.find(qualified_name) else {
             return ServerHint::Unmarked;

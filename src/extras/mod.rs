@@ -1,10 +1,14 @@
 //! Every optional feature, each off (a no-op) unless the binary or an embedding program turns
 //! it on: hooks, MCP servers, the sandbox and secret filter, sessions, checkpoints, cost, the
-//! trace, project instructions and trust.
+//! trace, project instructions, early start of read-only calls, and trust.
+//!
+//! This file is the seam: the one value the loop (`core/agent.rs`, `core/batch.rs`) holds, with
+//! one method per step of a turn, in the order a turn calls them. It never runs the loop.
 
 pub mod account;
 pub mod checkpoint;
 pub mod cost;
+pub mod early;
 pub mod hooks;
 pub mod instructions;
 pub mod mcp;
@@ -17,12 +21,302 @@ pub mod sha256;
 pub mod trace;
 pub mod trust;
 
+use crate::core::dispatch::Outcome;
+use crate::core::event::Event;
+use crate::core::message::{Message, ToolCall};
+use crate::tools::support::files::resolve;
+use checkpoint::Checkpoints;
+use hooks::{HookContext, HookEvent, Hooks, PreToolDecision};
+use instructions::Instructions;
+use mcp::Servers;
+use sandbox::ShellSafety;
+use serde_json::{Value, json};
+use session::SessionLog;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+use trace::Trace;
+
 /// The one seam between the core and every optional feature: the loop holds one `Extras` and
 /// calls one method per step of a turn, each a no-op when its feature is off; the client is
 /// handed the same value to report what it sent, spent and read. `Extras::default()` is a
-/// plain agent with every feature off.
-#[derive(Default)]
+/// plain agent with every feature off. Set up between turns through `Agent::extras_mut`.
 pub struct Extras {
     /// Prices, the ledger, fallbacks and the trace: what the client reports to.
     pub account: account::Account,
+    /// PreToolUse, PostToolUse, UserPromptSubmit, Stop and SessionStart hooks (none by default).
+    pub hooks: Arc<Hooks>,
+    /// MCP servers (none by default); their tools are offered next to ours.
+    pub mcp: Arc<Servers>,
+    /// The bash tool's sandbox and environment filter (no sandbox by default).
+    pub shell: ShellSafety,
+    /// The project's `AGENTS.md` files for the system prompt; `None` leaves them out.
+    pub instructions: Option<Instructions>,
+    /// Reading threads of read_file and grep still running (see `tools/support/bounded.rs`).
+    pub reads_running: Arc<AtomicUsize>,
+    /// Read-only calls started while the last reply streamed (the main agent only).
+    pub early: early::Early,
+    /// What `/undo` can restore; `None` when nothing is tracked (sub-agents, the library default).
+    pub checkpoints: Option<Checkpoints>,
+    /// Where the conversation is written as it happens; `None` for sub-agents and by default.
+    pub log: Option<SessionLog>,
+    /// Set when the log could not be written; shown at the start of the next round.
+    log_failure: Option<String>,
+    /// The `checkpoints` height before the running batch, to drop the steps that changed nothing.
+    mark: Option<usize>,
+}
+
+impl Default for Extras {
+    fn default() -> Extras {
+        Extras {
+            account: Default::default(),
+            hooks: Default::default(),
+            mcp: Arc::new(Servers::none()),
+            shell: Default::default(),
+            instructions: None,
+            reads_running: Default::default(),
+            early: Default::default(),
+            checkpoints: None,
+            log: None,
+            log_failure: None,
+            mark: None,
+        }
+    }
+}
+
+/// What a tool call and a sub-agent see: the session-wide features are shared (hooks, MCP,
+/// sandbox, instructions, the account, the reading threads); what belongs to one agent (its
+/// session log, its `/undo` checkpoints, the calls it started early) is left out of the copy.
+impl Clone for Extras {
+    fn clone(&self) -> Extras {
+        Extras {
+            account: self.account.clone(),
+            hooks: self.hooks.clone(),
+            mcp: self.mcp.clone(),
+            shell: self.shell.clone(),
+            instructions: self.instructions.clone(),
+            reads_running: self.reads_running.clone(),
+            ..Extras::default()
+        }
+    }
+}
+
+impl Extras {
+    /// Between turns: tell the SessionStart hooks; what goes wrong comes back as warnings.
+    pub fn session_started(&self, cwd: &Path) -> Vec<String> {
+        let mut warnings = Vec::new();
+        (self.hooks).notify(
+            &self.hook_context(cwd),
+            HookEvent::SessionStart,
+            &mut warnings,
+        );
+        warnings
+    }
+
+    /// A task arrived: a UserPromptSubmit hook may refuse it (`Err`, the hook's reason) before
+    /// it joins the history.
+    pub fn task_submitted(
+        &self,
+        cwd: &Path,
+        task: &str,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<(), String> {
+        let mut warnings = Vec::new();
+        let verdict = (self.hooks).user_prompt_submit(&self.hook_context(cwd), task, &mut warnings);
+        warnings.iter().for_each(|w| on_event(Event::Notice(w)));
+        verdict
+    }
+
+    /// A message joined the history: the log gets it at the same moment, so a crash loses at
+    /// most the line being written.
+    pub fn added(&mut self, message: &Message) {
+        if let Some(log) = &mut self.log {
+            let written = log.append(message);
+            self.log_written(written);
+        }
+    }
+
+    /// The history was rewritten (repair, compaction, reset): the log records it whole.
+    pub fn rewritten(&mut self, history: &[Message]) {
+        if let Some(log) = &mut self.log {
+            let written = log.replace(history);
+            self.log_written(written);
+        }
+    }
+
+    /// The model changed: recorded in the log, so `corecoder -r` resumes on the model the
+    /// session ended with.
+    pub fn model_switched(&mut self, model: &str) {
+        if let Some(log) = &mut self.log {
+            let written = log.record_model(model);
+            self.log_written(written);
+        }
+    }
+
+    /// A log that cannot be written is dropped (not retried every message) and reported once.
+    fn log_written(&mut self, written: std::io::Result<()>) {
+        if let Err(e) = written {
+            self.log_failure = Some(format!("the session log stopped: {e}"));
+            self.log = None;
+        }
+    }
+
+    /// A round starts: what went wrong since the last one (the log stopped) is told now.
+    pub fn round_started(&mut self, on_event: &mut dyn FnMut(Event)) {
+        if let Some(failure) = self.log_failure.take() {
+            on_event(Event::Notice(&failure));
+        }
+    }
+
+    /// The history lost tool results and was repaired: the trace hears of it too, so a loop
+    /// that drops results cannot hide behind the repair.
+    pub fn repaired(&self, changed: usize, trace: Option<&Trace>) {
+        if let Some(trace) = trace {
+            trace.record("repair", json!({"changed": changed, "at": "request"}));
+        }
+    }
+
+    /// The project's instructions for this round's system prompt (re-read when they change).
+    pub fn project_instructions(&mut self, cwd: &Path) -> String {
+        match &mut self.instructions {
+            Some(instructions) => instructions.text(cwd).to_string(),
+            None => String::new(),
+        }
+    }
+
+    /// The MCP tools offered next to ours.
+    pub fn tool_schemas(&self) -> Vec<Value> {
+        self.mcp.schemas()
+    }
+
+    /// Run an MCP tool (`mcp__SERVER__TOOL`): what `dispatch` reaches through the tool context.
+    pub fn call_mcp(&self, name: &str, arguments: &str) -> Result<String, String> {
+        self.mcp.call(name, arguments)
+    }
+
+    /// Whether read-only calls may start while the reply streams: not when a PreToolUse hook
+    /// must see every call before it runs.
+    pub fn may_start_early(&self) -> bool {
+        self.hooks.count() == 0
+    }
+
+    /// One call is about to be settled: `Some` is the refusal the model reads when a
+    /// PreToolUse hook vetoes it.
+    pub fn before_call(
+        &self,
+        call: &ToolCall,
+        cwd: &Path,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Option<Outcome> {
+        if self.hooks.count() == 0 {
+            return None;
+        }
+        let mut warnings = Vec::new();
+        let context = self.hook_context(cwd);
+        let decision = (self.hooks).pre_tool_use(&context, &call.name, &input(call), &mut warnings);
+        warnings.iter().for_each(|w| on_event(Event::Notice(w)));
+        match decision {
+            PreToolDecision::Allow => None,
+            PreToolDecision::Block(reason) => {
+                Some(Outcome::text(format!("Blocked by a hook: {reason}")))
+            }
+        }
+    }
+
+    /// The allowed calls are about to run: record what each may change, for `/undo`. A file
+    /// that cannot be recorded still gets edited: the user is told this change cannot be undone.
+    pub fn before_calls(
+        &mut self,
+        allowed: &[&ToolCall],
+        cwd: &Path,
+        on_event: &mut dyn FnMut(Event),
+    ) {
+        let Some(checkpoints) = self.checkpoints.as_mut() else {
+            return;
+        };
+        self.mark = Some(checkpoints.len());
+        for call in allowed {
+            let args = input(call);
+            let text = |key: &str| {
+                args.get(key)
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string()
+            };
+            let recorded = match call.name.as_str() {
+                "write_file" | "edit_file" if !text("file_path").is_empty() => {
+                    checkpoints.record(&resolve(cwd, &text("file_path")))
+                }
+                "bash" => checkpoints.record_bash(&text("command")),
+                "agent" => checkpoints.record_bash(&format!("a sub-agent: {}", text("task"))),
+                _ => Ok(()),
+            };
+            if let Err(e) = recorded {
+                let notice = format!("/undo will not cover this {}: {e}", call.name);
+                on_event(Event::Notice(&notice));
+            }
+        }
+    }
+
+    /// The allowed calls ran: a failed edit changed nothing, so it must not become an /undo step.
+    pub fn calls_ran(&mut self) {
+        if let (Some(checkpoints), Some(mark)) = (self.checkpoints.as_mut(), self.mark.take()) {
+            let _ = checkpoints.forget_unchanged(mark);
+        }
+    }
+
+    /// One call has its result: the PostToolUse hooks see it, and what they print is added
+    /// to the result for the model.
+    pub fn after_call(
+        &self,
+        call: &ToolCall,
+        mut outcome: Outcome,
+        cwd: &Path,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Outcome {
+        if self.hooks.count() == 0 {
+            return outcome;
+        }
+        let mut warnings = Vec::new();
+        let (context, input) = (self.hook_context(cwd), input(call));
+        let text = &outcome.text;
+        let said = (self.hooks).post_tool_use(&context, &call.name, &input, text, &mut warnings);
+        warnings.iter().for_each(|w| on_event(Event::Notice(w)));
+        if let Some(said) = said {
+            outcome.text.push_str(&format!("\n\n[hook] {said}"));
+        }
+        outcome
+    }
+
+    /// The batch is answered: every call and its result go to the trace.
+    pub fn batch_done(&self, calls: &[ToolCall], outcomes: &[Outcome], trace: Option<&Trace>) {
+        let Some(trace) = trace else {
+            return;
+        };
+        for (call, outcome) in calls.iter().zip(outcomes) {
+            let (id, name, arguments) = (&call.id, &call.name, &call.arguments);
+            let result = &outcome.text;
+            trace.record(
+                "tool",
+                json!({"id": id, "name": name, "arguments": arguments, "result": result}),
+            );
+        }
+    }
+
+    /// The task ended (however it ended): tell the Stop hooks.
+    pub fn task_ended(&self, cwd: &Path, on_event: &mut dyn FnMut(Event)) {
+        let mut warnings = Vec::new();
+        (self.hooks).notify(&self.hook_context(cwd), HookEvent::Stop, &mut warnings);
+        warnings.iter().for_each(|w| on_event(Event::Notice(w)));
+    }
+
+    fn hook_context<'a>(&'a self, cwd: &'a Path) -> HookContext<'a> {
+        let session_id = self.log.as_ref().map_or("", |log| log.id());
+        HookContext { session_id, cwd }
+    }
+}
+
+/// The call's arguments as hooks and checkpoints see them (`{}` when they are not JSON).
+fn input(call: &ToolCall) -> Value {
+    serde_json::from_str(&call.arguments).unwrap_or_else(|_| Value::Object(Default::default()))
 }

@@ -7,7 +7,7 @@
 //! an `Effect::ChangeDir`, so the next command starts where this one ended.
 //!
 //! The child never sees variables whose names look secret, and with `--sandbox` it may write
-//! only where `ctx.shell` allows (both applied in `process.rs`, chosen in `sandbox.rs`).
+//! only where `ctx.extras.shell` allows (both applied in `process.rs`, chosen in `sandbox.rs`).
 //!
 //! It does not keep a shell alive between calls: environment variables, aliases and
 //! functions set by one command are gone in the next. Only the directory carries over.
@@ -65,7 +65,13 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
         .unwrap_or(DEFAULT_TIMEOUT_SECS)
         .clamp(1, MAX_TIMEOUT_SECS);
     let timeout = Duration::from_secs(timeout_secs);
-    let finished = process::run(&args.command, &ctx.cwd, timeout, &ctx.cancel, &ctx.shell)?;
+    let finished = process::run(
+        &args.command,
+        &ctx.cwd,
+        timeout,
+        &ctx.cancel,
+        &ctx.extras.shell,
+    )?;
     // Only a command that succeeded moves us: after a failure we cannot tell which of its
     // `cd`s ran (`cd build && make` may have failed in either step).
     let effect = match finished.ending {

@@ -1,7 +1,10 @@
-//! What a mutating call would do, shown with its consent question so the user answers knowing
-//! it: an edit's diff, the start and size of a write, a command and the directory it runs in.
+//! What the user is shown of a call: its one-line summary (`bash(cargo test)`'s `cargo test`)
+//! on every call line, and for a mutating call, with its consent question so the user answers
+//! knowing it, what it would do: an edit's diff, the start and size of a write, a command and
+//! the directory it runs in.
 //!
-//! The batch (`batch.rs`) asks for a preview just before it asks the user. It reads files but
+//! The batch (`core/batch.rs`) asks for the summary of each call, and a preview just before it
+//! asks the user. It reads files but
 //! changes nothing; a call whose preview fails (an edit whose text is not found) says so, and
 //! still runs, or not, as the user answers.
 
@@ -51,5 +54,56 @@ pub fn preview(name: &str, arguments: &str, ctx: &ToolContext) -> Option<String>
             ctx.cwd.display()
         )),
         _ => None,
+    }
+}
+
+/// The short form of a call shown to the user: `bash(cargo test)`'s `cargo test`.
+pub fn summary(name: &str, arguments: &str) -> String {
+    let args: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
+    let key = match name {
+        "bash" => "command",
+        "glob" | "grep" => "pattern",
+        "agent" => "task",
+        _ => "file_path",
+    };
+    let text = match (name, args.get(key).and_then(Value::as_str)) {
+        ("agent", None) => {
+            let count = args
+                .get("tasks")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            format!("team of {count}")
+        }
+        ("todo_write", _) => {
+            let count = args
+                .get("tasks")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            format!("{count} tasks")
+        }
+        (_, Some(text)) => text.to_string(),
+        // MCP tools and the like: the first text argument says the most.
+        (_, None) => (args.as_object().into_iter().flatten())
+            .find_map(|(_, value)| value.as_str().map(String::from))
+            .unwrap_or_default(),
+    };
+    let line = text.lines().next().unwrap_or("");
+    match line.chars().count() > 80 || text.contains('\n') {
+        true => format!("{}…", line.chars().take(80).collect::<String>()),
+        false => line.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summaries_are_one_short_line() {
+        assert_eq!(summary("bash", r#"{"command":"cargo test"}"#), "cargo test");
+        assert_eq!(summary("read_file", r#"{"file_path":"a.rs"}"#), "a.rs");
+        assert_eq!(summary("bash", r#"{"command":"a\nb"}"#), "a…");
+        assert_eq!(summary("todo_write", r#"{"tasks":[{},{}]}"#), "2 tasks");
+        assert_eq!(summary("glob", "not json"), "");
     }
 }

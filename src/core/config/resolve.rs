@@ -9,7 +9,7 @@
 use super::{Config, Invocation, RunOptions, parse};
 use crate::app::dotenv::{self, DotEnv};
 use crate::app::setup;
-use crate::core::error::Error;
+use crate::core::event::Error;
 use crate::extras::trust::{self, Project, Trust};
 use std::collections::HashMap;
 use std::ffi::OsString;

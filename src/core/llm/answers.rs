@@ -2,7 +2,7 @@
 //! words. Part of `Llm` (see `llm.rs`); nothing here sends a request.
 
 use super::{Adaptations, Failure, Llm};
-use crate::core::error::Error;
+use crate::core::event::Error;
 use crate::core::http;
 use crate::core::message::{Message, Role};
 use regex::Regex;

@@ -7,7 +7,7 @@
 //! get the same page. It does not read event streams; `sse.rs` does.
 
 use super::Failure;
-use crate::core::error::Error;
+use crate::core::event::Error;
 use crate::core::event::Event;
 use crate::core::http;
 use crate::core::message::{Reply, ToolCall, Usage};

@@ -55,7 +55,7 @@ pub fn off_thread<T: Send + 'static>(
 type Job = Box<dyn FnOnce(&AtomicBool) -> Box<dyn Any + Send> + Send>;
 
 fn run_boxed(ctx: &ToolContext, limit: Duration, job: Job) -> Result<Box<dyn Any + Send>, String> {
-    let running = ctx.reads_running.clone();
+    let running = ctx.extras.reads_running.clone();
     if running.fetch_add(1, Ordering::SeqCst) >= MAX_RUNNING {
         running.fetch_sub(1, Ordering::SeqCst);
         return Err(format!(
@@ -123,7 +123,7 @@ mod tests {
         let ctx = test_context(&std::env::temp_dir());
         let value = off_thread(&ctx, Duration::from_secs(5), |_| 42);
         assert_eq!(value, Ok(42));
-        assert_eq!(ctx.reads_running.load(Ordering::SeqCst), 0);
+        assert_eq!(ctx.extras.reads_running.load(Ordering::SeqCst), 0);
     }
 
     #[test]
@@ -135,14 +135,14 @@ mod tests {
         let err = off_thread(&ctx, Duration::from_millis(100), job).unwrap_err();
         assert!(err.contains("had not returned after 0 s"), "{err}");
         assert!(started.elapsed() < Duration::from_secs(3));
-        assert_eq!(ctx.reads_running.load(Ordering::SeqCst), 1);
+        assert_eq!(ctx.extras.reads_running.load(Ordering::SeqCst), 1);
         // When the read returns at last, the helper ends and is counted out.
         drop(release);
         let deadline = Instant::now() + Duration::from_secs(5);
-        while ctx.reads_running.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+        while ctx.extras.reads_running.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
             std::thread::sleep(POLL);
         }
-        assert_eq!(ctx.reads_running.load(Ordering::SeqCst), 0);
+        assert_eq!(ctx.extras.reads_running.load(Ordering::SeqCst), 0);
     }
 
     #[test]
@@ -164,9 +164,11 @@ mod tests {
     #[test]
     fn too_many_blocked_reads_refuse_the_next() {
         let ctx = test_context(&std::env::temp_dir());
-        ctx.reads_running.store(MAX_RUNNING, Ordering::SeqCst);
+        ctx.extras
+            .reads_running
+            .store(MAX_RUNNING, Ordering::SeqCst);
         let err = off_thread(&ctx, Duration::from_secs(5), |_| ()).unwrap_err();
         assert!(err.contains("not starting another"), "{err}");
-        assert_eq!(ctx.reads_running.load(Ordering::SeqCst), MAX_RUNNING);
+        assert_eq!(ctx.extras.reads_running.load(Ordering::SeqCst), MAX_RUNNING);
     }
 }

@@ -1,0 +1,132 @@
+//! Early start: a read-only call whose arguments are whole starts on the pool while the model
+//! is still talking, and the batch collects its result instead of running it again.
+//!
+//! The loop hands each `Event::CallReady` of the stream to `Early::call_ready`, tells it when a
+//! retry threw the stream away (`stream_restarted`), and the batch asks `claim` for each
+//! allowed call. It decides which calls may start early; the pool (`core/dispatch.rs`) runs them.
+//! It never settles consent and never runs a call a PreToolUse hook or the loop guard must see.
+
+use crate::core::consent::{Consent, LoopGuard, Repeat, Verdict};
+use crate::core::dispatch::{Outcome, Pool, ToolContext};
+use crate::core::message::ToolCall;
+use crossbeam_channel::Receiver;
+
+/// The calls started while the last reply streamed.
+#[derive(Default)]
+pub struct Early {
+    started: Vec<Started>,
+    /// How many of `started` came from streams a retry threw away.
+    from_lost_streams: usize,
+    /// A copy of the loop guard, judging calls in the order they become whole.
+    guard_ahead: LoopGuard,
+}
+
+struct Started {
+    call: ToolCall,
+    result: Receiver<(usize, Outcome)>,
+}
+
+/// What an MCP server says about one of its tools (`annotations.readOnlyHint` in `tools/list`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerHint {
+    ReadOnly,
+    Unmarked,
+}
+
+impl Early {
+    /// A reply is about to stream: what the last one started is forgotten (its batch is done).
+    pub fn reply_starting(&mut self, guard: &LoopGuard) {
+        self.started.clear();
+        self.from_lost_streams = 0;
+        self.guard_ahead = guard.clone();
+    }
+
+    /// A retried request starts over, but what the lost stream started has run: it stays, to
+    /// answer the same call of the new stream, not run it twice.
+    pub fn stream_restarted(&mut self, guard: &LoopGuard) {
+        self.from_lost_streams = self.started.len();
+        self.guard_ahead = guard.clone();
+    }
+
+    /// A call's arguments just became whole: start it now if it may start early (see
+    /// `may_start_early`) and was not already started by a lost stream. A call the loop guard
+    /// will refuse is left for the batch to refuse.
+    pub fn call_ready(&mut self, call: &ToolCall, pool: &Pool, ctx: &ToolContext) {
+        let ran = |s: &Started| s.call.name == call.name && s.call.arguments == call.arguments;
+        if self.started[..self.from_lost_streams].iter().any(ran) {
+            return;
+        }
+        let repeat = self.guard_ahead.judge(call) != Repeat::Fine;
+        let hint = ctx.extras.mcp.hint(&call.name);
+        if repeat || !may_start_early(&call.name, hint, &ctx.consent) {
+            return;
+        }
+        let result = pool.start(call, ctx);
+        let call = call.clone();
+        self.started.push(Started { call, result });
+    }
+
+    /// The batch is about to run `call`: the result of the same call started early, if any.
+    pub fn claim(&mut self, call: &ToolCall) -> Option<Receiver<(usize, Outcome)>> {
+        let same = |s: &Started| s.call.name == call.name && s.call.arguments == call.arguments;
+        let at = self.started.iter().position(same)?;
+        Some(self.started.remove(at).result)
+    }
+}
+
+/// Tools that only look: they may start before the reply has finished streaming.
+pub fn is_read_only(name: &str) -> bool {
+    matches!(name, "read_file" | "glob" | "grep")
+}
+
+/// May this call start while the reply still streams, before the batch settles consent? Our
+/// read-only tools may: they need no consent. An MCP tool may only when its server marks it
+/// read-only *and* consent would run it without asking anyway (`--yes`, or "always" for this
+/// tool), never in plan mode or where it would be asked about or refused. The MCP spec says
+/// annotations are untrusted hints, so a hint alone must never let a call skip consent: it
+/// only lets a call the user already allowed start sooner. (PreToolUse hooks, which must see
+/// every call before it runs, turn early start off altogether: `Extras::may_start_early`;
+/// a call the loop guard will refuse is not started either: `Early::call_ready`.)
+pub fn may_start_early(name: &str, hint: ServerHint, consent: &Consent) -> bool {
+    if is_read_only(name) {
+        return true;
+    }
+    let allowed = consent.verdict(name) == Verdict::Run;
+    name.starts_with("mcp__") && hint == ServerHint::ReadOnly && allowed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_mcp_hint_starts_a_call_early_only_where_consent_would_run_it() {
+        use crate::core::consent::{Mode, Plan};
+        use ServerHint::{ReadOnly, Unmarked};
+        let tool = "mcp__web__search";
+        let yes = Consent::new(Mode::AllowAll);
+        assert!(may_start_early(tool, ReadOnly, &yes));
+        assert!(!may_start_early(tool, Unmarked, &yes));
+        let mut ask = Consent::new(Mode::Ask);
+        assert!(!may_start_early(tool, ReadOnly, &ask));
+        ask.allow_always(tool).unwrap();
+        assert!(may_start_early(tool, ReadOnly, &ask));
+        assert!(!may_start_early("mcp__web__fetch", ReadOnly, &ask));
+        // Plan mode and `-p` without `--yes` refuse MCP tools: no hint changes that.
+        let mut plan = Consent::new(Mode::AllowAll);
+        plan.plan = Plan::On;
+        assert!(!may_start_early(tool, ReadOnly, &plan));
+        assert!(!may_start_early(
+            tool,
+            ReadOnly,
+            &Consent::new(Mode::ReadOnly)
+        ));
+        // A hint counts only for MCP tools; our own read-only tools need none.
+        assert!(!may_start_early("bash", ReadOnly, &yes));
+        assert!(may_start_early(
+            "grep",
+            Unmarked,
+            &Consent::new(Mode::ReadOnly)
+        ));
+    }
+}
