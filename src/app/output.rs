@@ -5,9 +5,10 @@
 //! object last. Only stdout carries JSON. It runs the task like the text mode; it decides
 //! nothing about the conversation.
 
-use crate::core::agent::{Agent, Finish};
+use crate::core::agent::Agent;
 use crate::core::config::OutputFormat;
 use crate::core::event::Error;
+use crate::core::event::Finish;
 use crate::core::event::{Event, ResultKind};
 use crate::core::llm::Llm;
 use crate::core::message::Usage;

@@ -10,11 +10,12 @@
 use crate::app::repl_trust;
 use crate::app::setup::{self, Started};
 use crate::app::terminal::{self, BOLD, DIM, Display, Show};
-use crate::core::agent::{Agent, Finish};
+use crate::core::agent::Agent;
 use crate::core::config::RunOptions;
 use crate::core::consent::{Answer, Mode, Plan};
 use crate::core::context::Tier;
 use crate::core::event::Error;
+use crate::core::event::Finish;
 use crate::extras::checkpoint::Checkpoints;
 use crate::extras::sandbox::Sandbox;
 use crate::extras::session;

@@ -6,8 +6,8 @@
 //! about the conversation; it only prints.
 
 use crate::app::spinner::Spinner;
-use crate::core::agent::{CUT_OFF_MESSAGE, Finish, ROUND_CAP_MESSAGE};
 use crate::core::event::Error;
+use crate::core::event::{CUT_OFF_MESSAGE, Finish, ROUND_CAP_MESSAGE};
 use crate::core::event::{Event, ResultKind};
 use crate::tools::support::text::{cut_at_word, printable};
 use std::cell::{Cell, OnceCell, RefCell};

@@ -8,12 +8,12 @@
 //! method per step. It does not talk HTTP (that is `llm.rs`) and does not know how any tool
 //! works (that is `tools/`).
 
-use crate::core::batch::{Batch, Ruling};
-use crate::core::consent::{Answer, Consent, LoopGuard, Repeat};
-use crate::core::context::{self, Report, SummarySource, Tier};
+use crate::core::batch::{self, Batch, Ruling};
+use crate::core::consent::{Answer, Consent, LoopGuard};
+use crate::core::context::{self, Report, Tier};
 use crate::core::dispatch::{self, AgentKind, Effect, Outcome, Pool, ToolContext};
-use crate::core::event::{Error, Event};
-use crate::core::llm::{self, Llm};
+use crate::core::event::{Error, Event, Finish};
+use crate::core::llm::Llm;
 use crate::core::message::{self, Estimator, Message, Reply, ToolCall};
 use crate::core::prompt::{self, Situation};
 use crate::extras::Extras;
@@ -22,21 +22,6 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// How a task ended, when it did not end in an `Error`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Finish {
-    Answer(String),
-    /// The answer as far as it came before the provider's output limit (`max_tokens`) cut it.
-    CutOff(String),
-    RoundCap,
-}
-
-pub const ROUND_CAP_MESSAGE: &str = "(reached maximum tool-call rounds)";
-pub const CUT_OFF_MESSAGE: &str =
-    "(the answer was cut off at the output token limit; raise CORECODER_MAX_TOKENS)";
-const CUT_CALL: &str = "the reply hit the output token limit before its arguments were complete";
-const SMALLER: &str = "Send smaller calls (write a large file in several parts)";
 
 pub struct Agent {
     llm: Arc<Llm>,
@@ -132,12 +117,7 @@ impl Agent {
             // 2. Never send a history the provider would reject (a call left unanswered).
             let repairs = message::repair_tool_pairs(&mut self.history);
             if repairs > 0 {
-                self.extras.rewritten(&self.history);
-                self.extras.repaired(repairs, self.llm.trace());
-                on_event(Event::Notice(&message::repair_notice(
-                    repairs,
-                    "before a request",
-                )));
+                (self.extras).repaired(&self.history, repairs, self.llm.trace(), on_event);
             }
             self.extras.round_started(on_event);
 
@@ -172,7 +152,7 @@ impl Agent {
             let assistant = Message::from_reply(&reply);
             let calls = assistant.tool_calls.clone();
             self.push(assistant);
-            let rulings = match self.guard_calls(&calls, cut_off, on_event) {
+            let rulings = match batch::rule(&mut self.guard, &calls, cut_off, on_event) {
                 Ok(rulings) => rulings,
                 Err(why) => {
                     // Still answer every call, so the history stays valid for a later turn.
@@ -214,19 +194,13 @@ impl Agent {
     /// Shrink the history at `tier` (the summary is a model call of its own, counted in the
     /// cost like any other) and tell the user when anything changed.
     pub fn compact(&mut self, tier: Tier, on_event: &mut dyn FnMut(Event)) -> Report {
-        let (llm, cancel) = (self.llm.clone(), self.cancel.clone());
+        let (llm, cancel) = (&self.llm, &self.cancel);
         let mut summarise =
-            |prompt: Vec<Message>| llm.complete(&prompt, &cancel).map_err(|e| e.to_string());
-        let report = context::compact(&mut self.history, tier, &mut summarise);
-        self.estimator.reset();
+            |prompt: Vec<Message>| llm.complete(&prompt, cancel).map_err(|e| e.to_string());
+        let (history, estimator) = (&mut self.history, &mut self.estimator);
+        let report = context::compact_and_tell(history, estimator, tier, &mut summarise, on_event);
         if report.after < report.before {
             self.extras.rewritten(&self.history);
-            let (before, after) = (report.before, report.after);
-            let mut notice = format!("context {tier:?}: {before} → {after} tokens");
-            if let SummarySource::Fallback(why) = &report.summary {
-                notice.push_str(&format!(" (summary made without the model: {why})"));
-            }
-            on_event(Event::Notice(&notice));
         }
         report
     }
@@ -278,9 +252,18 @@ impl Agent {
                     }
                     return Ok(reply);
                 }
+                // Compact one tier harder and send once more; if nothing shrank, the same
+                // bytes again would get the same answer.
                 Err(Error::ContextTooLong(message)) if !squeezed => {
                     squeezed = true;
-                    if !self.compact_to_fit(&message, on_event) {
+                    let window = (
+                        self.llm.config().max_context as usize,
+                        self.llm.context_limit(),
+                    );
+                    let (history, estimator) = (&self.history, &mut self.estimator);
+                    let tier = context::tier_to_fit(&message, history, estimator, window, on_event);
+                    let report = self.compact(tier, on_event);
+                    if report.after >= report.before {
                         return Err(Error::ContextTooLong(message));
                     }
                 }
@@ -291,57 +274,6 @@ impl Agent {
                 Err(e) => return Err(e),
             }
         }
-    }
-
-    /// The provider said the prompt does not fit: compact one tier harder, by its own count of
-    /// the prompt where it gave one (our estimate said it fitted). False if nothing shrank,
-    /// since sending the same bytes again would get the same answer.
-    fn compact_to_fit(&mut self, message: &str, on_event: &mut dyn FnMut(Event)) -> bool {
-        let said = llm::overflow_numbers(message);
-        if let Some(prompt) = said.prompt {
-            self.estimator.calibrate(self.history.len(), prompt);
-        }
-        let (configured, limit) = (
-            self.llm.config().max_context as usize,
-            self.llm.context_limit(),
-        );
-        if said.limit.is_some() && limit < configured {
-            let note = format!(
-                "the provider allows about {limit} prompt tokens, not {configured}: compacting to fit"
-            );
-            on_event(Event::Notice(&note));
-        }
-        let tokens = self.estimator.estimate(&self.history);
-        let tier = context::harder(context::tier_for(tokens, limit));
-        let report = self.compact(tier, on_event);
-        report.after < report.before
-    }
-
-    /// What the loop guard says of each call before anyone else looks: a repeat, or a call
-    /// whose arguments the output limit cut (`cut_off`), is refused; `Err` stops the run.
-    fn guard_calls(
-        &mut self,
-        calls: &[ToolCall],
-        cut_off: bool,
-        on_event: &mut dyn FnMut(Event),
-    ) -> Result<Vec<Ruling>, String> {
-        let mut rulings = Vec::with_capacity(calls.len());
-        for call in calls {
-            // A cut call cannot end in its closing brace: its arguments are no JSON object.
-            let cut = cut_off
-                && serde_json::from_str::<serde_json::Map<String, Value>>(&call.arguments).is_err();
-            rulings.push(match self.guard.judge(call) {
-                Repeat::Stop(why) => return Err(why),
-                _ if cut => {
-                    let name = &call.name;
-                    on_event(Event::Notice(&format!("{name}: not run, {CUT_CALL}")));
-                    Ruling::Refused(Outcome::text(format!("[not run: {CUT_CALL}. {SMALLER}]")))
-                }
-                Repeat::Fine => Ruling::Open,
-                Repeat::Refuse(text) => Ruling::Refused(Outcome::text(text)),
-            });
-        }
-        Ok(rulings)
     }
 
     fn run_tools(

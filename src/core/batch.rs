@@ -8,12 +8,16 @@
 //! every call gets exactly one outcome, in call order. It never touches the history: the loop
 //! appends the results.
 
-use crate::core::consent::{Answer, Consent, Verdict};
+use crate::core::consent::{Answer, Consent, LoopGuard, Repeat, Verdict};
 use crate::core::dispatch::{self, Outcome, Pool, ToolContext};
 use crate::core::event::{Event, ResultKind};
 use crate::core::message::ToolCall;
 use crate::extras::Extras;
 use crate::tools::preview;
+use serde_json::Value;
+
+const CUT_CALL: &str = "the reply hit the output token limit before its arguments were complete";
+const SMALLER: &str = "Send smaller calls (write a large file in several parts)";
 
 /// What the loop guard ruled on a call, before anyone else looks at it.
 pub enum Ruling {
@@ -21,6 +25,33 @@ pub enum Ruling {
     Open,
     /// Answered without running (a repeat, or arguments the output limit cut): the model reads this.
     Refused(Outcome),
+}
+
+/// What the loop guard says of each call before anyone else looks: a repeat, or a call
+/// whose arguments the output limit cut (`cut_off`), is refused; `Err` stops the run.
+pub fn rule(
+    guard: &mut LoopGuard,
+    calls: &[ToolCall],
+    cut_off: bool,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Vec<Ruling>, String> {
+    let mut rulings = Vec::with_capacity(calls.len());
+    for call in calls {
+        // A cut call cannot end in its closing brace: its arguments are no JSON object.
+        let cut = cut_off
+            && serde_json::from_str::<serde_json::Map<String, Value>>(&call.arguments).is_err();
+        rulings.push(match guard.judge(call) {
+            Repeat::Stop(why) => return Err(why),
+            _ if cut => {
+                let name = &call.name;
+                on_event(Event::Notice(&format!("{name}: not run, {CUT_CALL}")));
+                Ruling::Refused(Outcome::text(format!("[not run: {CUT_CALL}. {SMALLER}]")))
+            }
+            Repeat::Fine => Ruling::Open,
+            Repeat::Refuse(text) => Ruling::Refused(Outcome::text(text)),
+        });
+    }
+    Ok(rulings)
 }
 
 /// What a batch needs from the agent, borrowed for the length of the batch.
@@ -41,7 +72,7 @@ impl Batch<'_> {
         on_event: &mut dyn FnMut(Event),
         ask: &mut dyn FnMut(&str, &str) -> Answer,
     ) -> Vec<Outcome> {
-        let mut refusals = Vec::with_capacity(calls.len());
+        let mut settled = Vec::with_capacity(calls.len());
         for (call, ruling) in calls.iter().zip(rulings) {
             let name = &call.name;
             let summary = preview::summary(name, &call.arguments);
@@ -50,17 +81,16 @@ impl Batch<'_> {
                 summary: &summary,
             });
             // A repeat or a hook veto is answered without asking the user anything.
-            let refusal = match ruling {
-                Ruling::Refused(repeated) => Some(repeated),
+            settled.push(match ruling {
+                Ruling::Refused(repeated) => Ruling::Refused(repeated),
                 Ruling::Open => match self.extras.before_call(call, &self.ctx.cwd, on_event) {
-                    Some(blocked) => Some(blocked),
+                    Some(blocked) => Ruling::Refused(blocked),
                     None => self.settle_consent(call, &summary, on_event, ask),
                 },
-            };
-            refusals.push(refusal);
+            });
         }
-        let allowed: Vec<&ToolCall> = (calls.iter().zip(&refusals))
-            .filter(|(_, refusal)| refusal.is_none())
+        let allowed: Vec<&ToolCall> = (calls.iter().zip(&settled))
+            .filter(|(_, ruling)| matches!(ruling, Ruling::Open))
             .map(|(call, _)| call)
             .collect();
         self.extras.before_calls(&allowed, &self.ctx.cwd, on_event);
@@ -68,26 +98,23 @@ impl Batch<'_> {
         self.extras.calls_ran();
         let mut outcomes: Vec<Outcome> = Vec::with_capacity(calls.len());
         let mut kinds = Vec::with_capacity(calls.len());
-        for (call, refused) in calls.iter().zip(refusals) {
-            let (outcome, kind) = match refused {
-                Some(refused) => (refused, ResultKind::Refused),
-                None => {
+        for (call, ruling) in calls.iter().zip(settled) {
+            let (outcome, kind) = match ruling {
+                Ruling::Refused(refused) => (refused, ResultKind::Refused),
+                Ruling::Open => {
                     let ran = ran.next().unwrap_or_else(|| Outcome::text("[interrupted]"));
                     let outcome = self.extras.after_call(call, ran, &self.ctx.cwd, on_event);
-                    let failed = outcome.text.starts_with("Error");
-                    (
-                        outcome,
-                        if failed {
-                            ResultKind::Failed
-                        } else {
-                            ResultKind::Ran
-                        },
-                    )
+                    let kind = match outcome.text.starts_with("Error") {
+                        true => ResultKind::Failed,
+                        false => ResultKind::Ran,
+                    };
+                    (outcome, kind)
                 }
             };
             outcomes.push(outcome);
             kinds.push(kind);
         }
+        // Results are shown once every call has its outcome (PostToolUse notices come first).
         for ((call, outcome), kind) in calls.iter().zip(&outcomes).zip(kinds) {
             let (name, text) = (&call.name, &outcome.text);
             on_event(Event::ToolResult { name, text, kind });
@@ -121,14 +148,14 @@ impl Batch<'_> {
             .collect()
     }
 
-    /// `None` when the call may run; otherwise the result the model reads instead.
+    /// `Open` when the call may run; otherwise the result the model reads instead.
     fn settle_consent(
         &mut self,
         call: &ToolCall,
         summary: &str,
         on_event: &mut dyn FnMut(Event),
         ask: &mut dyn FnMut(&str, &str) -> Answer,
-    ) -> Option<Outcome> {
+    ) -> Ruling {
         let name = call.name.as_str();
         let verdict = (self.consent).verdict_for_call(name, &call.arguments);
         if matches!(verdict, Verdict::Ask | Verdict::AskEachTime(_))
@@ -140,27 +167,27 @@ impl Batch<'_> {
             });
         }
         match verdict {
-            Verdict::Run => None,
-            Verdict::Refuse(text) => Some(Outcome::text(text)),
+            Verdict::Run => Ruling::Open,
+            Verdict::Refuse(text) => Ruling::Refused(Outcome::text(text)),
             // The warning rides in the summary so the question shows it; "always" is not
             // saved: a destructive command is asked about every time.
             Verdict::AskEachTime(why) => {
                 let summary = format!("{summary} -- {why}; asked every time");
                 match ask(name, &summary) {
-                    Answer::Once | Answer::Always => None,
-                    Answer::Deny => Some(Outcome::text(Consent::denial(name))),
+                    Answer::Once | Answer::Always => Ruling::Open,
+                    Answer::Deny => Ruling::Refused(Outcome::text(Consent::denial(name))),
                 }
             }
             Verdict::Ask => match ask(name, summary) {
-                Answer::Once => None,
+                Answer::Once => Ruling::Open,
                 Answer::Always => {
                     if let Err(e) = self.consent.allow_always(name) {
                         let notice = format!("could not save the permission: {e}");
                         on_event(Event::Notice(&notice));
                     }
-                    None
+                    Ruling::Open
                 }
-                Answer::Deny => Some(Outcome::text(Consent::denial(name))),
+                Answer::Deny => Ruling::Refused(Outcome::text(Consent::denial(name))),
             },
         }
     }

@@ -6,7 +6,10 @@
 //! collapse all but the last few messages. This file is pure logic: it does no I/O and never calls
 //! the model itself (the summary comes through the closure the agent passes in).
 
-use crate::core::message::{Message, Role, estimate_messages};
+use crate::core::event::Event;
+use crate::core::llm;
+use crate::core::message::{Estimator, Message, Role, estimate_messages};
+use crate::core::prompt;
 use crate::tools::support::text::truncate_middle;
 use regex::Regex;
 
@@ -21,10 +24,7 @@ const SNIP_MARK: &str = " snipped ...]";
 const SUMMARISE_KEEPS: usize = 6;
 const COLLAPSE_KEEPS: usize = 2;
 
-/// Caps that keep the summary request itself, and what comes back, small.
-const RENDER_TOOL_CHARS: usize = 2_000;
-const RENDER_OTHER_CHARS: usize = 4_000;
-const RENDER_TOTAL_CHARS: usize = 100_000;
+/// Caps what a summary, however it was made, may take of the window.
 const SUMMARY_MAX_CHARS: usize = 12_000;
 const TASK_LINE_CHARS: usize = 1_000;
 
@@ -62,6 +62,51 @@ pub fn harder(tier: Option<Tier>) -> Tier {
     }
 }
 
+/// Compact at `tier` and tell the user when anything changed. The estimate starts over: a
+/// snip keeps the history's length, so the calibration could not notice on its own.
+pub fn compact_and_tell(
+    history: &mut Vec<Message>,
+    estimator: &mut Estimator,
+    tier: Tier,
+    summarise: &mut dyn FnMut(Vec<Message>) -> Result<String, String>,
+    on_event: &mut dyn FnMut(Event),
+) -> Report {
+    let report = compact(history, tier, summarise);
+    estimator.reset();
+    if report.after < report.before {
+        let (before, after) = (report.before, report.after);
+        let mut notice = format!("context {tier:?}: {before} → {after} tokens");
+        if let SummarySource::Fallback(why) = &report.summary {
+            notice.push_str(&format!(" (summary made without the model: {why})"));
+        }
+        on_event(Event::Notice(&notice));
+    }
+    report
+}
+
+/// The provider said the prompt does not fit (`message` may give its numbers): the tier to
+/// compact at, one harder than the estimate asks, by the provider's own count of the prompt
+/// where it gave one (our estimate said it fitted).
+pub fn tier_to_fit(
+    message: &str,
+    history: &[Message],
+    estimator: &mut Estimator,
+    (configured, limit): (usize, usize),
+    on_event: &mut dyn FnMut(Event),
+) -> Tier {
+    let said = llm::overflow_numbers(message);
+    if let Some(prompt) = said.prompt {
+        estimator.calibrate(history.len(), prompt);
+    }
+    if said.limit.is_some() && limit < configured {
+        let note = format!(
+            "the provider allows about {limit} prompt tokens, not {configured}: compacting to fit"
+        );
+        on_event(Event::Notice(&note));
+    }
+    harder(tier_for(estimator.estimate(history), limit))
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Report {
     pub before: usize,
@@ -80,7 +125,7 @@ pub enum SummarySource {
 }
 
 /// Compact `history` at `tier` (applying every cheaper tier too). `summarise` gets the messages to
-/// condense (already formatted as one prompt: see `summary_prompt`) and returns the summary text
+/// condense (already formatted as one prompt: see `prompt::summary_prompt`) and returns the summary text
 /// from a non-streamed model call, or Err(reason).
 pub fn compact(
     history: &mut Vec<Message>,
@@ -161,10 +206,13 @@ fn summarise_before(
     summarise: &mut dyn FnMut(Vec<Message>) -> Result<String, String>,
 ) -> SummarySource {
     let old = &history[1..split];
-    let reply = summarise(summary_prompt(old)).and_then(|text| match text.trim().is_empty() {
-        true => Err("the model returned an empty summary".to_string()),
-        false => Ok(text),
-    });
+    let reply =
+        summarise(prompt::summary_prompt(old, &task_lines(old))).and_then(|text| {
+            match text.trim().is_empty() {
+                true => Err("the model returned an empty summary".to_string()),
+                false => Ok(text),
+            }
+        });
     let (text, source) = match reply {
         Ok(text) => (text, SummarySource::Model),
         Err(why) => (fallback_summary(old), SummarySource::Fallback(why)),
@@ -199,48 +247,6 @@ fn task_lines(history: &[Message]) -> String {
     }
     let lines: Vec<String> = original.into_iter().chain(latest).collect();
     lines.join("\n")
-}
-
-/// The request that condenses `old`: instructions, then the messages rendered as plain text.
-pub fn summary_prompt(old: &[Message]) -> Vec<Message> {
-    let instructions = "You condense the earlier part of a coding agent's conversation so the \
-        agent can continue with less context. Keep: the user's task and its current state (what \
-        is done, what remains), file paths read or changed, decisions and their reasons, errors \
-        met and whether they were fixed. Drop command output, code listings and anything that \
-        can be read again from disk. Reply with the summary only, in plain text.";
-    let mut entries: Vec<String> = Vec::new();
-    let mut total = 0;
-    // Newest first, so the cap drops the oldest messages; the task lines keep the task.
-    for message in old.iter().rev() {
-        let entry = render(message);
-        total += entry.len();
-        if total > RENDER_TOTAL_CHARS {
-            let omitted = old.len() - entries.len();
-            entries.push(format!("[... {omitted} earlier messages omitted ...]"));
-            break;
-        }
-        entries.push(entry);
-    }
-    entries.reverse();
-    let (task, conversation) = (task_lines(old), entries.join("\n\n"));
-    let request = format!("{task}\n\nSummarise this conversation:\n\n{conversation}");
-    vec![Message::system(instructions), Message::user(&request)]
-}
-
-fn render(message: &Message) -> String {
-    let (role, cap) = match message.role {
-        Role::System => ("system", RENDER_OTHER_CHARS),
-        Role::User => ("user", RENDER_OTHER_CHARS),
-        Role::Assistant => ("assistant", RENDER_OTHER_CHARS),
-        Role::Tool => ("tool result", RENDER_TOOL_CHARS),
-    };
-    let content = message.content.as_deref().unwrap_or("");
-    let mut text = format!("[{role}] {}", truncate_middle(content, cap));
-    for call in &message.tool_calls {
-        let arguments = truncate_middle(&call.arguments, 300);
-        text.push_str(&format!("\n  called {}({arguments})", call.name));
-    }
-    text
 }
 
 /// A summary made without the model: user messages, file paths and error lines, deduplicated
@@ -315,6 +321,7 @@ fn one_line(text: &str, max: usize) -> String {
 mod tests {
     use super::*;
     use crate::core::message::{Estimator, ToolCall, repair_tool_pairs};
+    use crate::core::prompt::RENDER_TOTAL_CHARS;
 
     fn calls(ids: &[&str]) -> Message {
         let tool_calls = (ids.iter())

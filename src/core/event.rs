@@ -1,6 +1,6 @@
 //! What a turn hands back: the one `Event` it tells its caller (the binary, an embedding
-//! program) as it goes, from the first streamed word to the last tool result, and the one
-//! `Error` when it fails.
+//! program) as it goes, from the first streamed word to the last tool result, then how it
+//! ended: a `Finish`, or the one `Error` when it fails.
 //!
 //! The SSE parser emits the text, reasoning and ready calls; the client adds retries and
 //! fallbacks; the loop and the batch add the rest. Each passes the same value on unchanged, so
@@ -47,6 +47,19 @@ pub enum Event<'a> {
     /// Something the user should know that is not part of the conversation.
     Notice(&'a str),
 }
+
+/// How a task ended, when it did not end in an `Error`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Finish {
+    Answer(String),
+    /// The answer as far as it came before the provider's output limit (`max_tokens`) cut it.
+    CutOff(String),
+    RoundCap,
+}
+
+pub const ROUND_CAP_MESSAGE: &str = "(reached maximum tool-call rounds)";
+pub const CUT_OFF_MESSAGE: &str =
+    "(the answer was cut off at the output token limit; raise CORECODER_MAX_TOKENS)";
 
 /// How a call ended, for whoever shows its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

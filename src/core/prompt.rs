@@ -1,10 +1,14 @@
-//! The system prompt, rebuilt at the start of every round.
+//! What we tell the model: the system prompt, rebuilt at the start of every round, and the
+//! request compaction (`context.rs`) sends when it asks for a summary.
 //!
-//! It tells the model where it is (working directory, OS, date), what it can do (the tools),
-//! how to behave (the rules) and what it planned (the todo list). It sends nothing itself.
+//! The system prompt tells the model where it is (working directory, OS, date), what it can do
+//! (the tools), how to behave (the rules) and what it planned (the todo list). It sends nothing
+//! itself.
 
 use crate::core::consent::Plan;
 use crate::core::dispatch::AgentKind;
+use crate::core::message::{Message, Role};
+use crate::tools::support::text::truncate_middle;
 use crate::tools::todo_write::{self, Todo};
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -23,6 +27,11 @@ Rules:
 const PLAN_MODE: &str = "\nPLAN MODE IS ON. Do not change anything: bash, write_file, edit_file \
 and agent will be refused. Investigate with read_file, glob and grep, then present a numbered \
 plan and stop. The user will approve it before you carry it out.\n";
+
+/// Caps that keep the summary request small.
+const RENDER_TOOL_CHARS: usize = 2_000;
+const RENDER_OTHER_CHARS: usize = 4_000;
+pub(crate) const RENDER_TOTAL_CHARS: usize = 100_000;
 
 /// Everything the prompt describes, as it stands at the start of a round.
 pub struct Situation<'a> {
@@ -60,6 +69,49 @@ pub fn system_prompt(now: &Situation) -> String {
         prompt.push('\n');
     }
     prompt
+}
+
+/// The request compaction sends to condense `old`: instructions, the task lines (`task`: the
+/// first task and the latest request), then the messages rendered as plain text.
+pub fn summary_prompt(old: &[Message], task: &str) -> Vec<Message> {
+    let instructions = "You condense the earlier part of a coding agent's conversation so the \
+        agent can continue with less context. Keep: the user's task and its current state (what \
+        is done, what remains), file paths read or changed, decisions and their reasons, errors \
+        met and whether they were fixed. Drop command output, code listings and anything that \
+        can be read again from disk. Reply with the summary only, in plain text.";
+    let mut entries: Vec<String> = Vec::new();
+    let mut total = 0;
+    // Newest first, so the cap drops the oldest messages; the task lines keep the task.
+    for message in old.iter().rev() {
+        let entry = render(message);
+        total += entry.len();
+        if total > RENDER_TOTAL_CHARS {
+            let omitted = old.len() - entries.len();
+            entries.push(format!("[... {omitted} earlier messages omitted ...]"));
+            break;
+        }
+        entries.push(entry);
+    }
+    entries.reverse();
+    let conversation = entries.join("\n\n");
+    let request = format!("{task}\n\nSummarise this conversation:\n\n{conversation}");
+    vec![Message::system(instructions), Message::user(&request)]
+}
+
+fn render(message: &Message) -> String {
+    let (role, cap) = match message.role {
+        Role::System => ("system", RENDER_OTHER_CHARS),
+        Role::User => ("user", RENDER_OTHER_CHARS),
+        Role::Assistant => ("assistant", RENDER_OTHER_CHARS),
+        Role::Tool => ("tool result", RENDER_TOOL_CHARS),
+    };
+    let content = message.content.as_deref().unwrap_or("");
+    let mut text = format!("[{role}] {}", truncate_middle(content, cap));
+    for call in &message.tool_calls {
+        let arguments = truncate_middle(&call.arguments, 300);
+        text.push_str(&format!("\n  called {}({arguments})", call.name));
+    }
+    text
 }
 
 /// Today's UTC date as YYYY-MM-DD, from the civil-from-days algorithm (no date crate needed).

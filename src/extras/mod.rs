@@ -23,7 +23,7 @@ pub mod trust;
 
 use crate::core::dispatch::Outcome;
 use crate::core::event::Event;
-use crate::core::message::{Message, ToolCall};
+use crate::core::message::{Message, ToolCall, repair_notice};
 use crate::tools::support::files::resolve;
 use checkpoint::Checkpoints;
 use hooks::{HookContext, HookEvent, Hooks, PreToolDecision};
@@ -104,12 +104,8 @@ impl Clone for Extras {
 impl Extras {
     /// Between turns: tell the SessionStart hooks; what goes wrong comes back as warnings.
     pub fn session_started(&self, cwd: &Path) -> Vec<String> {
-        let mut warnings = Vec::new();
-        (self.hooks).notify(
-            &self.hook_context(cwd),
-            HookEvent::SessionStart,
-            &mut warnings,
-        );
+        let (mut warnings, context) = (Vec::new(), self.hook_context(cwd));
+        (self.hooks).notify(&context, HookEvent::SessionStart, &mut warnings);
         warnings
     }
 
@@ -130,32 +126,26 @@ impl Extras {
     /// A message joined the history: the log gets it at the same moment, so a crash loses at
     /// most the line being written.
     pub fn added(&mut self, message: &Message) {
-        if let Some(log) = &mut self.log {
-            let written = log.append(message);
-            self.log_written(written);
-        }
+        let written = self.log.as_mut().map(|log| log.append(message));
+        self.log_written(written);
     }
 
     /// The history was rewritten (repair, compaction, reset): the log records it whole.
     pub fn rewritten(&mut self, history: &[Message]) {
-        if let Some(log) = &mut self.log {
-            let written = log.replace(history);
-            self.log_written(written);
-        }
+        let written = self.log.as_mut().map(|log| log.replace(history));
+        self.log_written(written);
     }
 
     /// The model changed: recorded in the log, so `corecoder -r` resumes on the model the
     /// session ended with.
     pub fn model_switched(&mut self, model: &str) {
-        if let Some(log) = &mut self.log {
-            let written = log.record_model(model);
-            self.log_written(written);
-        }
+        let written = self.log.as_mut().map(|log| log.record_model(model));
+        self.log_written(written);
     }
 
     /// A log that cannot be written is dropped (not retried every message) and reported once.
-    fn log_written(&mut self, written: std::io::Result<()>) {
-        if let Err(e) = written {
+    fn log_written(&mut self, written: Option<std::io::Result<()>>) {
+        if let Some(Err(e)) = written {
             self.log_failure = Some(format!("the session log stopped: {e}"));
             self.log = None;
         }
@@ -168,12 +158,21 @@ impl Extras {
         }
     }
 
-    /// The history lost tool results and was repaired: the trace hears of it too, so a loop
-    /// that drops results cannot hide behind the repair.
-    pub fn repaired(&self, changed: usize, trace: Option<&Trace>) {
+    /// The history lost tool results and was repaired before a request: the log records it
+    /// whole, and the user and the trace hear of it, so a loop that drops results cannot hide
+    /// behind the repair.
+    pub fn repaired(
+        &mut self,
+        history: &[Message],
+        changed: usize,
+        trace: Option<&Trace>,
+        on_event: &mut dyn FnMut(Event),
+    ) {
+        self.rewritten(history);
         if let Some(trace) = trace {
             trace.record("repair", json!({"changed": changed, "at": "request"}));
         }
+        on_event(Event::Notice(&repair_notice(changed, "before a request")));
     }
 
     /// The project's instructions for this round's system prompt (re-read when they change).

@@ -6,8 +6,9 @@
 //! totals, consent rules and Ctrl+C flag. Workers get every tool except `agent` (so no
 //! recursion), run their calls inline, stop after 20 rounds, and cannot ask the user anything.
 
-use crate::core::agent::{Agent, CUT_OFF_MESSAGE, Finish};
+use crate::core::agent::Agent;
 use crate::core::dispatch::{Outcome, ToolContext};
+use crate::core::event::{CUT_OFF_MESSAGE, Finish};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Mutex;
