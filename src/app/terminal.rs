@@ -25,14 +25,14 @@ pub enum Show {
 
 /// Where the answer goes: streamed as it arrives, or printed once at the end (a pipe).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Answer {
+enum AnswerShown {
     Live,
     AtTheEnd,
 }
 
 pub struct Display {
     show: Show,
-    answer: Answer,
+    answer: AnswerShown,
     color: bool,
     /// Something was printed without its newline yet (stdout text or stderr reasoning).
     open_line: Cell<Open>,
@@ -73,8 +73,8 @@ impl Display {
         Display {
             show,
             answer: match std::io::stdout().is_terminal() {
-                true => Answer::Live,
-                false => Answer::AtTheEnd,
+                true => AnswerShown::Live,
+                false => AnswerShown::AtTheEnd,
             },
             color: stderr_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
             open_line: Cell::new(Open::Nothing),
@@ -208,8 +208,8 @@ impl Display {
         let code = match finish {
             Finish::Answer(text) | Finish::CutOff(text) => {
                 match self.answer {
-                    Answer::Live => self.close_line_unless(Open::Nothing),
-                    Answer::AtTheEnd => self.write(Stream::Out, &format!("{text}\n")),
+                    AnswerShown::Live => self.close_line_unless(Open::Nothing),
+                    AnswerShown::AtTheEnd => self.write(Stream::Out, &format!("{text}\n")),
                 }
                 if let Finish::CutOff(_) = finish {
                     self.line(&self.paint(YELLOW, CUT_OFF_MESSAGE));
@@ -258,7 +258,7 @@ impl Display {
     }
 
     fn answer_text(&self, text: &str) {
-        if self.answer == Answer::AtTheEnd {
+        if self.answer == AnswerShown::AtTheEnd {
             self.partial.borrow_mut().push_str(text);
             return;
         }

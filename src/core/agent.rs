@@ -215,12 +215,11 @@ impl Agent {
     ) -> Result<Reply, Error> {
         let mut squeezed = false;
         // Only the main agent's pool, and only when no PreToolUse hook must see every call first.
-        let early_start = self.kind == AgentKind::Main && self.extras.may_start_early();
-        if early_start {
+        if self.kind == AgentKind::Main && self.extras.may_start_early() {
             self.pool.get_or_insert_with(Pool::new);
         }
         loop {
-            let pool = self.pool.as_ref().filter(|_| early_start);
+            let pool = self.pool.as_ref().filter(|_| self.extras.may_start_early());
             let ctx = self.tool_context();
             let mut partial = String::new();
             let mut early = std::mem::take(&mut self.extras.early);
@@ -228,17 +227,11 @@ impl Agent {
             let mut forward = |event: Event| {
                 match event {
                     Event::Text(text) => partial.push_str(text),
-                    Event::Retry { .. } | Event::Fallback { .. } => {
-                        partial.clear();
-                        early.stream_restarted(&self.guard);
-                    }
-                    Event::CallReady(call) => {
-                        if let Some(pool) = pool {
-                            early.call_ready(call, pool, &ctx);
-                        }
-                    }
+                    // A retried request starts over: the text shown so far is void.
+                    Event::Retry { .. } | Event::Fallback { .. } => partial.clear(),
                     _ => {}
                 }
+                early.streamed(&event, pool, &ctx, &self.guard);
                 on_event(event);
             };
             let streamed = self
@@ -256,12 +249,9 @@ impl Agent {
                 // bytes again would get the same answer.
                 Err(Error::ContextTooLong(message)) if !squeezed => {
                     squeezed = true;
-                    let window = (
-                        self.llm.config().max_context as usize,
-                        self.llm.context_limit(),
-                    );
                     let (history, estimator) = (&self.history, &mut self.estimator);
-                    let tier = context::tier_to_fit(&message, history, estimator, window, on_event);
+                    let tier =
+                        context::tier_to_fit(&message, history, estimator, &self.llm, on_event);
                     let report = self.compact(tier, on_event);
                     if report.after >= report.before {
                         return Err(Error::ContextTooLong(message));

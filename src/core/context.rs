@@ -7,7 +7,7 @@
 //! the model itself (the summary comes through the closure the agent passes in).
 
 use crate::core::event::Event;
-use crate::core::llm;
+use crate::core::llm::{self, Llm};
 use crate::core::message::{Estimator, Message, Role, estimate_messages};
 use crate::core::prompt;
 use crate::tools::support::text::truncate_middle;
@@ -91,9 +91,10 @@ pub fn tier_to_fit(
     message: &str,
     history: &[Message],
     estimator: &mut Estimator,
-    (configured, limit): (usize, usize),
+    llm: &Llm,
     on_event: &mut dyn FnMut(Event),
 ) -> Tier {
+    let (configured, limit) = (llm.config().max_context as usize, llm.context_limit());
     let said = llm::overflow_numbers(message);
     if let Some(prompt) = said.prompt {
         estimator.calibrate(history.len(), prompt);

@@ -1,13 +1,13 @@
 //! Early start: a read-only call whose arguments are whole starts on the pool while the model
 //! is still talking, and the batch collects its result instead of running it again.
 //!
-//! The loop hands each `Event::CallReady` of the stream to `Early::call_ready`, tells it when a
-//! retry threw the stream away (`stream_restarted`), and the batch asks `claim` for each
-//! allowed call. It decides which calls may start early; the pool (`core/dispatch.rs`) runs them.
+//! The loop hands each event of the stream to `Early::streamed` (a `CallReady` may start a
+//! call; a retry throws the stream away), and the batch asks `claim` for each allowed call. It decides which calls may start early; the pool (`core/dispatch.rs`) runs them.
 //! It never settles consent and never runs a call a PreToolUse hook or the loop guard must see.
 
 use crate::core::consent::{Consent, LoopGuard, Repeat, Verdict};
 use crate::core::dispatch::{Outcome, Pool, ToolContext};
+use crate::core::event::Event;
 use crate::core::message::ToolCall;
 use crossbeam_channel::Receiver;
 
@@ -41,17 +41,31 @@ impl Early {
         self.guard_ahead = guard.clone();
     }
 
-    /// A retried request starts over, but what the lost stream started has run: it stays, to
-    /// answer the same call of the new stream, not run it twice.
-    pub fn stream_restarted(&mut self, guard: &LoopGuard) {
-        self.from_lost_streams = self.started.len();
-        self.guard_ahead = guard.clone();
+    /// One event of the stream. `pool` is `None` where calls may not start early (a sub-agent,
+    /// or a PreToolUse hook that must see every call first).
+    pub fn streamed(
+        &mut self,
+        event: &Event,
+        pool: Option<&Pool>,
+        ctx: &ToolContext,
+        guard: &LoopGuard,
+    ) {
+        match (event, pool) {
+            // A retried request starts over, but what the lost stream started has run: it
+            // stays, to answer the same call of the new stream, not run it twice.
+            (Event::Retry { .. } | Event::Fallback { .. }, _) => {
+                self.from_lost_streams = self.started.len();
+                self.guard_ahead = guard.clone();
+            }
+            (Event::CallReady(call), Some(pool)) => self.call_ready(call, pool, ctx),
+            _ => {}
+        }
     }
 
     /// A call's arguments just became whole: start it now if it may start early (see
     /// `may_start_early`) and was not already started by a lost stream. A call the loop guard
     /// will refuse is left for the batch to refuse.
-    pub fn call_ready(&mut self, call: &ToolCall, pool: &Pool, ctx: &ToolContext) {
+    fn call_ready(&mut self, call: &ToolCall, pool: &Pool, ctx: &ToolContext) {
         let ran = |s: &Started| s.call.name == call.name && s.call.arguments == call.arguments;
         if self.started[..self.from_lost_streams].iter().any(ran) {
             return;
