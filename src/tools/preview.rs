@@ -66,21 +66,14 @@ pub fn summary(name: &str, arguments: &str) -> String {
         "agent" => "task",
         _ => "file_path",
     };
+    // A team's and a todo list's size: both keep their entries under `tasks`.
+    let tasks = args
+        .get("tasks")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
     let text = match (name, args.get(key).and_then(Value::as_str)) {
-        ("agent", None) => {
-            let count = args
-                .get("tasks")
-                .and_then(Value::as_array)
-                .map_or(0, Vec::len);
-            format!("team of {count}")
-        }
-        ("todo_write", _) => {
-            let count = args
-                .get("tasks")
-                .and_then(Value::as_array)
-                .map_or(0, Vec::len);
-            format!("{count} tasks")
-        }
+        ("agent", None) => format!("team of {tasks}"),
+        ("todo_write", _) => format!("{tasks} tasks"),
         (_, Some(text)) => text.to_string(),
         // MCP tools and the like: the first text argument says the most.
         (_, None) => (args.as_object().into_iter().flatten())
