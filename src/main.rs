@@ -4,10 +4,12 @@
 //! It only wires `Config`, `Llm`, `Agent` and the terminal together; no agent logic here.
 
 use corecoder::Error;
+use corecoder::app::flags::{Invocation, OutputFormat, RunOptions};
+use corecoder::app::help::HELP;
+use corecoder::app::resolve;
 use corecoder::app::setup::{self, Started};
 use corecoder::app::terminal::{self, DIM, Display, Show};
 use corecoder::app::{demo, output, repl};
-use corecoder::core::config::{self, HELP, Invocation, OutputFormat, RunOptions};
 use corecoder::core::consent::Mode;
 use corecoder::core::http;
 use corecoder::extras::secrets;
@@ -22,7 +24,7 @@ fn main() {
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, 1);
     }
-    let code = match config::from_command_line() {
+    let code = match resolve::from_command_line() {
         Err(e) => {
             say(&format!("corecoder: {e}"));
             2

@@ -1,10 +1,10 @@
 //! The project's `.env` file: found, read, and laid *under* the real environment.
 //!
-//! `config.rs` reads it once at start-up, before the flags. The real environment wins one
+//! `resolve.rs` reads it once at start-up, before the flags. The real environment wins one
 //! *setting* at a time: the key and the base URL each have several names, and a setting the
 //! environment gives under any of its names is never taken from `.env` under another. A `.env`
 //! belongs to the repository, which may be hostile, so until the project is trusted it may only
-//! set what `PROJECT_MAY_SET` lists, and `check_key_host` refuses a `.env` that points the
+//! set what `PROJECT_MAY_SET` lists, and `key_for_host` refuses a `.env` that points the
 //! user's own key at a host of its choosing. What is trusted is decided in `trust.rs`; this file
 //! only reads and merges, and never prints a key.
 

@@ -1,11 +1,14 @@
-//! The binary's faces: `.env` files, set-up, the REPL and its terminal, output formats for
-//! scripts, and the offline demo. Nothing in `core/` or `extras/` imports these.
+//! The binary's faces: the command line, `.env` files, set-up, the REPL and its terminal, output
+//! formats for scripts, and the offline demo. Nothing in `core/` imports these.
 
 pub mod demo;
 pub mod dotenv;
+pub mod flags;
+pub mod help;
 pub mod output;
 pub mod repl;
 pub mod repl_trust;
+pub mod resolve;
 pub mod setup;
 pub mod spinner;
 pub mod terminal;

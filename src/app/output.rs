@@ -5,8 +5,8 @@
 //! object last. Only stdout carries JSON. It runs the task like the text mode; it decides
 //! nothing about the conversation.
 
+use crate::app::flags::OutputFormat;
 use crate::core::agent::{Agent, Event, Finish, ResultKind};
-use crate::core::config::OutputFormat;
 use crate::core::error::Error;
 use crate::core::llm::{self, Llm};
 use crate::core::sse::Usage;

@@ -7,11 +7,11 @@
 //! MCP servers (`trust.rs`), when they are new or changed. It does not know how tools or
 //! requests work.
 
+use crate::app::flags::RunOptions;
 use crate::app::repl_trust;
 use crate::app::setup::{self, Started};
 use crate::app::terminal::{self, BOLD, DIM, Display, Show};
 use crate::core::agent::{Agent, Finish};
-use crate::core::config::RunOptions;
 use crate::core::consent::{Answer, Mode, Plan};
 use crate::core::context::Tier;
 use crate::core::error::Error;

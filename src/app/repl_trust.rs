@@ -6,10 +6,11 @@
 //! this file only asks, and reads the configuration again once the answer is yes.
 
 use crate::app::dotenv::DotEnv;
+use crate::app::flags::{Invocation, RunOptions};
+use crate::app::resolve;
 use crate::app::setup;
 use crate::app::terminal::Display;
 use crate::core::agent::Agent;
-use crate::core::config::{self, Invocation, RunOptions};
 use crate::core::error::Error;
 use crate::extras::trust::{self, Project, Trust};
 use rustyline::DefaultEditor;
@@ -43,10 +44,10 @@ pub fn ask(
     // From what the process started with: its own environment and arguments no longer hold
     // the secrets (`secrets::hide_from_children`).
     let read_again = match shown.remember(&trust::store_path(&setup::corecoder_home())) {
-        Ok(()) => config::read_again(&options.launch, Trust::Untrusted),
+        Ok(()) => resolve::read_again(&options.launch, Trust::Untrusted),
         Err(e) => {
             display.note(&format!("{e}: trusted for this session only."));
-            config::read_again(&options.launch, Trust::Trusted)
+            resolve::read_again(&options.launch, Trust::Trusted)
         }
     };
     match read_again? {

@@ -120,7 +120,7 @@ impl ShellSafety {
             && !self.env_allow.iter().any(|allowed| allowed == name)
     }
 
-    /// From `CORECODER_SANDBOX` and `CORECODER_ENV_ALLOW`; `config.rs` puts the flags on top.
+    /// From `CORECODER_SANDBOX` and `CORECODER_ENV_ALLOW`; `app/flags.rs` puts the flags on top.
     pub fn from_env(env: &HashMap<String, String>) -> Result<ShellSafety, String> {
         let mode = env.get("CORECODER_SANDBOX").map_or("off", String::as_str);
         let allow = env.get("CORECODER_ENV_ALLOW").map_or("", String::as_str);

@@ -1,14 +1,14 @@
 //! Where the configuration comes from: the real environment first, then the project's `.env`
-//! (as much of it as the project's trust allows), then the flags, which `parse` applies.
+//! (as much of it as the project's trust allows), then the flags, which `flags::parse` applies.
 //!
 //! Runs once at start-up (and again after the interactive session's trust question, from the
-//! `Launch` kept in `RunOptions`). It reads
-//! the trust record and writes it only for `--trust-project`; the rules for `.env` are in
-//! `dotenv.rs`, the record in `trust.rs`.
+//! `Launch` kept in `RunOptions`). It reads the trust record and writes it only for
+//! `--trust-project`; the rules for `.env` are in `dotenv.rs`, the record in `trust.rs`.
 
-use super::{Config, Invocation, RunOptions, parse};
 use crate::app::dotenv::{self, DotEnv};
+use crate::app::flags::{Invocation, RunOptions, parse};
 use crate::app::setup;
+use crate::core::config::Config;
 use crate::core::error::Error;
 use crate::extras::trust::{self, Project, Trust};
 use std::collections::HashMap;
@@ -30,14 +30,6 @@ impl Launch {
     fn capture() -> Launch {
         Launch {
             args: std::env::args_os().skip(1).collect(),
-            ..Launch::variables_only()
-        }
-    }
-
-    /// The environment alone, for `Config::from_env` (no flags).
-    pub(super) fn variables_only() -> Launch {
-        Launch {
-            args: Vec::new(),
             env: std::env::vars().collect(),
         }
     }
@@ -64,7 +56,7 @@ pub fn read_again(launch: &Launch, granted: Trust) -> Result<Invocation, Error> 
 /// Read the flags against the real environment completed by `.env`. The flags are read first
 /// with only what an untrusted `.env` may set; once the project turns out trusted (remembered,
 /// or `--trust-project`, or `granted`), again with all of it.
-pub(super) fn resolve(launch: Launch, granted: Trust) -> Result<Invocation, Error> {
+fn resolve(launch: Launch, granted: Trust) -> Result<Invocation, Error> {
     let (args, real) = (launch.args.clone(), launch.env.clone());
     let home = real.get("HOME").cloned().unwrap_or_default();
     let cwd = std::env::current_dir().unwrap_or_default();
