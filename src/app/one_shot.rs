@@ -6,7 +6,7 @@
 //! is `repl.rs`.
 
 use crate::app::flags::{OutputFormat, RunOptions};
-use crate::app::output;
+use crate::app::json_output;
 use crate::app::setup::{self, Started};
 use crate::app::terminal::{self, DIM, Display, Show};
 use crate::core::consent::Mode;
@@ -27,7 +27,7 @@ pub fn run(options: RunOptions, prompt: &str) -> Result<i32, Error> {
         display.note(&note);
     }
     if options.output != OutputFormat::Text {
-        return Ok(output::run(&mut agent, &task, options.output));
+        return Ok(json_output::run(&mut agent, &task, options.output));
     }
     let finish = display.with_spinner(&mut || agent.run(&task, &mut |event| display.show(event)));
     // The reader went away (`| head -1`): the run was stopped; end quietly, as SIGPIPE would.

@@ -78,7 +78,7 @@ impl Display {
             },
             color: stderr_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
             open_line: Cell::new(Open::Nothing),
-            spinner: Spinner::new(stderr_tty),
+            spinner: Spinner::on_stderr(),
             calls: RefCell::new(VecDeque::new()),
             results_since_call: Cell::new(0),
             partial: RefCell::new(String::new()),
