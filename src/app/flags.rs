@@ -22,6 +22,9 @@ pub enum Invocation {
     Run(Box<RunOptions>),
 }
 
+/// One run as the user asked for it: the core's `Config`, and what only the binary and the
+/// extras read (the task, consent, the round cap, the output format, the trace, the sandbox,
+/// destructive opt-ins, the project's trust).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunOptions {
     pub config: Config,
