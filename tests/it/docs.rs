@@ -81,43 +81,62 @@ struct Row {
     role: String,
 }
 
-/// The code map's rows, and the byte range of the table in the README.
-fn code_map(readme: &str) -> (Vec<Row>, std::ops::Range<usize>) {
+/// One table of the code map (one per folder): its rows and its byte range in the README.
+struct Table {
+    rows: Vec<Row>,
+    range: std::ops::Range<usize>,
+}
+
+/// The code map's tables: every table between its heading and the next `## ` heading.
+fn code_map(readme: &str) -> Vec<Table> {
     let section = readme
         .find(CODE_MAP_HEADING)
         .expect("README has a code map");
-    let start = section
-        + readme[section..]
-            .find(TABLE_HEAD)
-            .expect("the code map's table");
-    let table_len: usize = (readme[start..].split_inclusive('\n'))
-        .take_while(|line| line.starts_with('|'))
-        .map(str::len)
-        .sum();
-    let rows = (readme[start..start + table_len].lines().skip(2))
-        .map(|line| {
-            let cells: Vec<&str> = line.trim_matches('|').split(" | ").map(str::trim).collect();
-            Row {
-                file: cells[0].trim_matches('`').to_string(),
-                lines: cells.get(1).and_then(|n| n.parse().ok()).unwrap_or(0),
-                role: cells[2..].join(" | "),
-            }
-        })
-        .collect();
-    (rows, start..start + table_len)
+    let end = (readme[section + 1..].find("\n## ")).map_or(readme.len(), |n| section + 1 + n);
+    let mut tables = Vec::new();
+    let mut at = section;
+    while let Some(found) = readme[at..end].find(TABLE_HEAD) {
+        let start = at + found;
+        let table_len: usize = (readme[start..].split_inclusive('\n'))
+            .take_while(|line| line.starts_with('|'))
+            .map(str::len)
+            .sum();
+        let rows = (readme[start..start + table_len].lines().skip(2))
+            .map(|line| {
+                let cells: Vec<&str> = line.trim_matches('|').split(" | ").map(str::trim).collect();
+                Row {
+                    file: cells[0].trim_matches('`').to_string(),
+                    lines: cells.get(1).and_then(|n| n.parse().ok()).unwrap_or(0),
+                    role: cells[2..].join(" | "),
+                }
+            })
+            .collect();
+        tables.push(Table {
+            rows,
+            range: start..start + table_len,
+        });
+        at = start + table_len;
+    }
+    assert!(!tables.is_empty(), "the code map's tables");
+    tables
 }
 
 #[test]
 fn the_readme_code_map_lists_every_source_file_with_its_size() {
     let readme = read("README.md");
-    let (rows, range) = code_map(&readme);
+    let tables = code_map(&readme);
     let files = source_files();
     if std::env::var_os("CORECODER_REGEN_CODEMAP").is_some() {
-        let table = regenerate(&rows, &files);
-        let updated = format!("{}{table}{}", &readme[..range.start], &readme[range.end..]);
+        let mut updated = readme.clone();
+        // From the last table back, so the earlier ranges stay where they are.
+        for (n, table) in tables.iter().enumerate().rev() {
+            let text = regenerate(&tables, n, &files);
+            updated.replace_range(table.range.clone(), &text);
+        }
         std::fs::write(root().join("README.md"), updated).expect("README.md is writable");
         return;
     }
+    let rows: Vec<&Row> = tables.iter().flat_map(|t| &t.rows).collect();
     let mut problems = Vec::new();
     for row in &rows {
         if !files.contains(&row.file) {
@@ -148,13 +167,25 @@ fn the_readme_code_map_lists_every_source_file_with_its_size() {
     );
 }
 
-/// The table with today's counts: listed files in their order, new ones at the end.
-fn regenerate(rows: &[Row], files: &[String]) -> String {
-    let kept = (rows.iter())
+/// Table `n` with today's counts: its listed files in their order, then the new files of its
+/// folder (a file of no listed folder goes to the last table).
+fn regenerate(tables: &[Table], n: usize, files: &[String]) -> String {
+    let folder = |file: &str| file.rsplit_once('/').map_or("", |(dir, _)| dir).to_string();
+    let listed = |file: &String| {
+        tables
+            .iter()
+            .any(|t| t.rows.iter().any(|r| &r.file == file))
+    };
+    let home = |file: &String| {
+        (tables.iter())
+            .position(|t| t.rows.iter().any(|r| folder(&r.file) == folder(file)))
+            .unwrap_or(tables.len() - 1)
+    };
+    let kept = (tables[n].rows.iter())
         .filter(|row| files.contains(&row.file))
         .map(|row| (row.file.clone(), row.role.clone()));
     let added = (files.iter())
-        .filter(|file| !rows.iter().any(|row| &row.file == *file))
+        .filter(|file| !listed(file) && home(file) == n)
         .map(|file| (file.clone(), NO_ROLE.to_string()));
     let mut table = TABLE_HEAD.to_string();
     for (file, role) in kept.chain(added) {
