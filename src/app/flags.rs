@@ -5,13 +5,13 @@
 //! that would do nothing useful. Runs once at start-up (again after the trust question); it
 //! only reads and validates, and every bad value becomes `Error::Usage` naming the flag.
 
-use crate::app::resolve::Launch;
 use crate::core::config::{Config, comma_list, dollars, number};
 use crate::core::error::Error;
 use crate::extras::sandbox::{Sandbox, ShellSafety};
 use crate::extras::trust::Project;
 use std::collections::HashMap;
 use std::ffi::OsString;
+use std::fmt;
 use std::path::PathBuf;
 
 /// What the user asked the binary to do.
@@ -65,6 +65,32 @@ pub enum Resume {
     Id(String),
     /// `-c`: the most recent session started in this directory.
     LatestHere,
+}
+
+/// What the process was started with: its arguments and environment, read once. Kept because
+/// `secrets::hide_from_children` then wipes their secret parts from the process itself, and
+/// the trust question reads the configuration again. `Debug` shows no values: they hold keys.
+#[derive(Clone, PartialEq, Default)]
+pub struct Launch {
+    pub(crate) args: Vec<OsString>,
+    pub(crate) env: HashMap<String, String>,
+}
+
+impl Launch {
+    /// The process's arguments and environment, now.
+    pub(crate) fn capture() -> Launch {
+        Launch {
+            args: std::env::args_os().skip(1).collect(),
+            env: std::env::vars().collect(),
+        }
+    }
+}
+
+impl fmt::Debug for Launch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (args, vars) = (self.args.len(), self.env.len());
+        write!(f, "Launch {{ {args} arguments, {vars} variables }}")
+    }
 }
 
 /// Flags override variables: build the config from `env`, then apply the flags on top.

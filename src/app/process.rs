@@ -3,15 +3,13 @@
 //!
 //! `main.rs` calls these first, while it is the only thread; the library never does (they are
 //! process-wide, and an embedding program owns its own process). Why one arena is in
-//! BENCHMARKS.md ("Peak memory"); what hiding secrets closes is in `extras/secrets.rs`.
+//! DESIGN.md ("One malloc arena"); what hiding secrets closes is in `extras/secrets.rs`.
 
 use crate::app::flags::RunOptions;
 use crate::extras::secrets;
 
-/// One malloc arena for the whole process. glibc gives each thread that allocates its own
-/// arena, and keeps it: the pool's workers alone took a session's peak memory from 7.4 to
-/// 12 MiB, and one arena cost no speed we could tell from noise. Call it first, before any
-/// thread exists.
+/// One malloc arena for every thread, not one kept per pool worker (DESIGN.md, "One malloc
+/// arena"). Call it first, before any thread exists.
 pub fn tune_malloc() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: no other thread exists yet, and this only sets one of malloc's tunables.

@@ -6,41 +6,14 @@
 //! `--trust-project`; the rules for `.env` are in `dotenv.rs`, the record in `trust.rs`.
 
 use crate::app::dotenv::{self, DotEnv};
-use crate::app::flags::{Invocation, RunOptions, parse};
+use crate::app::flags::{Invocation, Launch, RunOptions, parse};
 use crate::app::setup;
 use crate::core::config::Config;
 use crate::core::error::Error;
 use crate::extras::trust::{self, Project, Trust};
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::fmt;
 use std::path::Path;
-
-/// What the process was started with: its arguments and environment, read once. Kept because
-/// `secrets::hide_from_children` then wipes their secret parts from the process itself, and
-/// the trust question reads the configuration again. `Debug` shows no values: they hold keys.
-#[derive(Clone, PartialEq, Default)]
-pub struct Launch {
-    args: Vec<OsString>,
-    env: HashMap<String, String>,
-}
-
-impl Launch {
-    /// The process's arguments and environment, now.
-    fn capture() -> Launch {
-        Launch {
-            args: std::env::args_os().skip(1).collect(),
-            env: std::env::vars().collect(),
-        }
-    }
-}
-
-impl fmt::Debug for Launch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (args, vars) = (self.args.len(), self.env.len());
-        write!(f, "Launch {{ {args} arguments, {vars} variables }}")
-    }
-}
 
 /// The binary's entry point: the real environment, then `.env`, then the flags.
 pub fn from_command_line() -> Result<Invocation, Error> {

@@ -92,7 +92,8 @@ pub struct Finished {
 ///
 /// One thread and `poll(2)` rather than a reader thread per pipe: a process that left our
 /// group (`setsid`) can hold a pipe open forever, and a thread blocked in `read` on it could
-/// never be joined. `poll` lets us stop reading whenever we decide to.
+/// never be joined. `poll` lets us stop reading whenever we decide to (DESIGN.md, "Polling the
+/// pipes").
 fn collect(child: &mut Child, timeout: Duration, cancel: &AtomicBool) -> Result<Finished, String> {
     let group = child.id() as i32;
     let mut stdout = Stream::new(child.stdout.take().map(OwnedFd::from));
