@@ -7,8 +7,9 @@
 
 use crate::app::flags::{OutputFormat, RunOptions};
 use crate::app::json_output;
+use crate::app::process;
 use crate::app::setup::{self, Started};
-use crate::app::terminal::{self, DIM, Display, Show};
+use crate::app::terminal::{DIM, Display, Show};
 use crate::core::consent::Mode;
 use crate::core::error::Error;
 
@@ -20,7 +21,7 @@ pub fn run(options: RunOptions, prompt: &str) -> Result<i32, Error> {
         false => Mode::ReadOnly,
     };
     let Started { mut agent, notes } = setup::start(&options, mode)?;
-    terminal::watch_ctrl_c(agent.cancel_flag())?;
+    process::watch_ctrl_c(agent.cancel_flag())?;
     let display = Display::new(Show::Calls);
     display.stop_on_closed_output(agent.cancel_flag());
     for note in notes {
@@ -29,7 +30,9 @@ pub fn run(options: RunOptions, prompt: &str) -> Result<i32, Error> {
     if options.output != OutputFormat::Text {
         return Ok(json_output::run(&mut agent, &task, options.output));
     }
-    let finish = display.with_spinner(&mut || agent.run(&task, &mut |event| display.show(event)));
+    let finish = display
+        .spinner
+        .around(&mut || agent.run(&task, &mut |event| display.show(event)));
     // The reader went away (`| head -1`): the run was stopped; end quietly, as SIGPIPE would.
     if display.output_closed() {
         return Ok(141);

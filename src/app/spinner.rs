@@ -4,6 +4,8 @@
 //! `terminal.rs`'s `Display` owns one and starts or stops it at each event. It draws only on a
 //! terminal, and a write that fails (stderr closed) is ignored: it is decoration.
 
+use crate::core::agent::Finish;
+use crate::core::error::Error;
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
@@ -37,6 +39,18 @@ impl Spinner {
             on_terminal: std::io::stderr().is_terminal(),
             state: Mutex::new(state),
         }
+    }
+
+    /// Run a turn with the spinner's thread beside it; the thread ends with the turn.
+    pub fn around(&self, turn: &mut dyn FnMut() -> Result<Finish, Error>) -> Result<Finish, Error> {
+        let (done, finished) = crossbeam_channel::bounded::<()>(0);
+        std::thread::scope(|scope| {
+            scope.spawn(move || self.spin(&finished));
+            let result = turn();
+            // Dropping the sender wakes the spinner at once, so the turn ends without delay.
+            drop(done);
+            result
+        })
     }
 
     pub fn start(&self, label: &str) {

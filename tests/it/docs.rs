@@ -403,7 +403,7 @@ fn the_configuration_table_matches_help() {
 /// The command table lists exactly the commands `/help` prints (the REPL's `HELP`).
 #[test]
 fn the_command_table_matches_slash_help() {
-    let repl = read("src/app/repl.rs");
+    let repl = read("src/app/repl_commands.rs");
     let start = repl.find("const HELP: &str").expect("the REPL's HELP");
     let help = &repl[start..start + repl[start..].find("\";").expect("its end")];
     let readme = read("README.md");
