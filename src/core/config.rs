@@ -81,8 +81,8 @@ impl Config {
         Config::from_vars(&std::env::vars().collect())
     }
 
-    /// The variables in `env`, each over its default (a blank key, URL, model or list counts
-    /// as unset; a blank number is an error).
+    /// The variables in `env`, each over its default. A blank name, list, budget or choice
+    /// counts as unset; a blank count or timeout is an error.
     pub fn from_vars(env: &HashMap<String, String>) -> Result<Config, Error> {
         let text = |names: &[&str]| {
             (names.iter()).find_map(|name| env.get(*name).filter(|v| !v.trim().is_empty()).cloned())
