@@ -8,7 +8,9 @@
 //! consent, speak the HTTP transport, or use resources, prompts or sampling.
 
 use crate::core::dispatch::ServerHint;
-use crate::extras::mcp_wire::{Link, Wire, lock};
+/// How to start one server; defined beside the wire, which needs it and nothing else from here.
+pub use crate::extras::mcp_wire::ServerConfig;
+use crate::extras::mcp_wire::{Link, STOPPED, Wire, lock};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::thread::{self};
@@ -16,22 +18,8 @@ use std::time::{Duration, Instant};
 
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(15);
 const CALL_TIMEOUT: Duration = Duration::from_secs(60);
-/// How long a server may take to exit on its own once its stdin is closed.
-pub const EXIT_GRACE: Duration = Duration::from_secs(2);
 /// We ask for the first; a server may answer with any of them.
 const PROTOCOL_VERSIONS: [&str; 3] = ["2025-06-18", "2025-03-26", "2024-11-05"];
-/// Why a server is down after we stopped it ourselves.
-pub const STOPPED: &str = "stopped by corecoder";
-
-/// How to start one server: an entry of the config files (`mcp_config.rs` reads them).
-#[derive(Debug, Clone)]
-pub struct ServerConfig {
-    pub name: String,
-    pub command: String,
-    pub args: Vec<String>,
-    pub env: Vec<(String, String)>,
-}
-
 /// All servers of the session. Shared with pool workers as `Arc<Servers>`.
 pub struct Servers {
     servers: Vec<Server>,

@@ -217,8 +217,9 @@ fn read_ready(stdout: &mut Stream, stderr: &mut Stream) {
     }
 }
 
-/// SIGKILL the whole process group the shell leads (its pid is the group id).
-fn kill_group(group: i32) {
+/// SIGKILL the whole process group a child leads (its pid is the group id): the shells here,
+/// hooks (`hooks.rs`) and MCP servers (`mcp_wire.rs`) each start in a group of their own.
+pub fn kill_group(group: i32) {
     // `kill(-1)` would signal every process we may signal; never let a bad id get there.
     if group > 1 {
         // SAFETY: kill(2) takes two integers and touches no memory of ours.
