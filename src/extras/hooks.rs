@@ -8,20 +8,16 @@
 //! code (2 = block, stderr says why) or a JSON object on stdout. A hook that fails, hangs or
 //! cannot start becomes a warning, never an error. Hooks cannot skip our consent questions.
 
+use crate::tools::support::process::{self, Ending, Finished, Keep, Limits};
 use serde_json::{Value, json};
-use std::io::{Read, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
-/// Per stream we keep this much of what a hook prints; the rest is read and dropped.
+/// Per stream we keep the first this much of what a hook prints; the rest is read and dropped.
 const KEEP_BYTES: usize = 64 * 1024;
-/// How often we look at the hook, and at the clock, while it runs.
-const POLL: Duration = Duration::from_millis(10);
-/// How long we keep reading after the hook ended, for output still in flight.
-const GRACE: Duration = Duration::from_millis(500);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HookEvent {
@@ -259,14 +255,19 @@ fn run_hook(hook: &Hook, ctx: &HookContext, extra: &Value, warnings: &mut Vec<St
         Ok(finished) => finished,
         Err(e) => return warn(e),
     };
-    let stderr = finished.stderr.trim();
+    let stderr = finished.stderr.text();
+    let stderr = stderr.trim();
     let first_line = stderr.lines().next().unwrap_or("");
-    match finished.exit_code {
-        None => warn(format!("timed out after {}s", hook.timeout.as_secs_f64())),
-        Some(0) => read_answer(finished.stdout.trim()),
-        Some(2) if stderr.is_empty() => Reply::Block(format!("blocked by hook '{short}'")),
-        Some(2) => Reply::Block(stderr.to_string()),
-        Some(code) => warn(format!("exited {code}: {first_line}")),
+    match finished.ending {
+        Ending::TimedOut | Ending::Interrupted => {
+            warn(format!("timed out after {}s", hook.timeout.as_secs_f64()))
+        }
+        Ending::Exited(0) => read_answer(finished.stdout.text().trim()),
+        Ending::Exited(2) if stderr.is_empty() => {
+            Reply::Block(format!("blocked by hook '{short}'"))
+        }
+        Ending::Exited(2) => Reply::Block(stderr.to_string()),
+        Ending::Exited(code) => warn(format!("exited {code}: {first_line}")),
     }
 }
 
@@ -291,100 +292,36 @@ fn read_answer(stdout: &str) -> Reply {
     }
 }
 
-struct Finished {
-    /// `None` when the hook timed out and was killed.
-    exit_code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-/// Run `command` under `sh -c` in its own process group, with `input` on its stdin. A scoped
-/// thread per pipe, so a hook that never reads its stdin cannot stall us. When the hook ends
-/// (or is killed at its timeout), whatever it left holding a pipe gets a short grace and then
-/// dies with the group, so every thread ends with the call. Only a process that left our
-/// group *and* kept the pipes open could hold us longer.
+/// Run `command` under `sh -c` in its own process group, with `input` on its stdin, through
+/// the one process runner (`process.rs`): a hook that never reads its stdin cannot stall us,
+/// and when the hook ends (or is killed at its timeout) whatever it left holding a pipe, even
+/// in a session of its own (`setsid`), holds us only for a short grace.
 fn run_command(
     command: &str,
     cwd: &Path,
     input: &[u8],
     timeout: Duration,
 ) -> Result<Finished, String> {
-    let mut shell = Command::new("sh");
+    let mut shell = process::shell("sh", command, cwd);
     // The secret proxy variables kept for our own requests stay ours (`secrets.rs`).
     crate::extras::secrets::keep_from_child(&mut shell);
-    let mut child = shell
-        .args(["-c", command])
-        .current_dir(cwd)
-        // Claude Code's hook scripts find the project through this variable.
-        .env("CLAUDE_PROJECT_DIR", cwd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // Its own process group, so one kill reaches everything the hook started.
-        .process_group(0)
-        .spawn()
-        .map_err(|e| format!("could not start: {e}"))?;
-    let group = child.id() as i32;
-    let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
-    let deadline = Instant::now() + timeout;
-    std::thread::scope(|scope| {
-        // A hook may exit without reading its stdin; the failed write (EPIPE) is then fine.
-        scope.spawn(move || stdin.map(|mut pipe| pipe.write_all(input)));
-        let stdout = scope.spawn(move || read_capped(stdout));
-        let stderr = scope.spawn(move || read_capped(stderr));
-        let exit_code = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break status.code().or(status.signal().map(|s| 128 + s)),
-                Ok(None) if Instant::now() < deadline => std::thread::sleep(POLL),
-                // Past the deadline (a failed wait, never seen, is treated alike).
-                _ => {
-                    kill_group(group);
-                    break None;
-                }
-            }
-        };
-        let grace_ends = Instant::now() + GRACE;
-        let done = || stdout.is_finished() && stderr.is_finished();
-        while !done() && Instant::now() < grace_ends {
-            std::thread::sleep(POLL);
-        }
-        if !done() {
-            kill_group(group);
-        }
-        // Reap the shell; it has ended or was just killed, so this returns at once.
-        let _ = child.wait();
-        Ok(Finished {
-            exit_code,
-            stdout: stdout.join().unwrap_or_default(),
-            stderr: stderr.join().unwrap_or_default(),
-        })
-    })
-}
-
-/// Read a pipe to its end, keeping the first `KEEP_BYTES`; the rest is read and dropped, so a
-/// chatty hook never blocks on a full pipe.
-fn read_capped(pipe: Option<impl Read>) -> String {
-    let mut kept = Vec::new();
-    if let Some(mut pipe) = pipe {
-        let _ = pipe.by_ref().take(KEEP_BYTES as u64).read_to_end(&mut kept);
-        let _ = std::io::copy(&mut pipe, &mut std::io::sink());
-    }
-    String::from_utf8_lossy(&kept).into_owned()
-}
-
-/// SIGKILL the whole process group the shell leads (its pid is the group id).
-fn kill_group(group: i32) {
-    // `kill(-1)` would signal every process we may signal; never let a bad id get there.
-    if group > 1 {
-        // SAFETY: kill(2) takes two integers and touches no memory of ours.
-        unsafe { libc::kill(-group, libc::SIGKILL) };
-    }
+    // Claude Code's hook scripts find the project through this variable.
+    shell.env("CLAUDE_PROJECT_DIR", cwd).stdin(Stdio::piped());
+    let child = shell.spawn().map_err(|e| format!("could not start: {e}"))?;
+    let keep = Keep {
+        head: KEEP_BYTES,
+        tail: 0,
+    };
+    // Only a hook's own timeout ends it; Ctrl+C waits for it, as it always has.
+    let never = AtomicBool::new(false);
+    process::run(child, input, Limits { timeout, keep }, &never)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::tools::test_support::TempDir;
+    use std::time::Instant;
 
     fn hooks(json: &str) -> Hooks {
         let mut hooks = Hooks::default();

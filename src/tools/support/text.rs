@@ -31,26 +31,6 @@ pub fn printable(text: &str) -> String {
         .collect()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cuts_at_a_word() {
-        assert_eq!(cut_at_word("one two three four", 12), "one two …");
-        assert_eq!(cut_at_word("abcdefghijklmnop", 8), "abcdefgh…");
-        assert_eq!(cut_at_word("short", 8), "short");
-    }
-
-    #[test]
-    fn control_characters_are_shown_not_obeyed() {
-        assert_eq!(
-            printable("ls\r\x1b[2Kok\r\nnext\tcol"),
-            "ls??[2Kok\nnext\tcol"
-        );
-    }
-}
-
 /// Longest glob or grep pattern the tools take: a real one fits on a line, and parsing a 10 MB
 /// one took 1 GB of memory (the regex crate's size limit applies only after parsing).
 pub const MAX_PATTERN_BYTES: usize = 8192;
@@ -93,4 +73,24 @@ fn head_and_tail(text: &str, max_chars: usize) -> Option<(String, usize, String)
     let head: String = text.chars().take(keep).collect();
     let tail: String = text.chars().skip(total - keep).collect();
     Some((head, total, tail))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuts_at_a_word() {
+        assert_eq!(cut_at_word("one two three four", 12), "one two …");
+        assert_eq!(cut_at_word("abcdefghijklmnop", 8), "abcdefgh…");
+        assert_eq!(cut_at_word("short", 8), "short");
+    }
+
+    #[test]
+    fn control_characters_are_shown_not_obeyed() {
+        assert_eq!(
+            printable("ls\r\x1b[2Kok\r\nnext\tcol"),
+            "ls??[2Kok\nnext\tcol"
+        );
+    }
 }
