@@ -11,9 +11,10 @@
 
 use crate::app::dotenv::DotEnv;
 use crate::extras::sha256;
+use crate::tools::support::files::{Access, write_atomic};
 use serde_json::{Map, Value, json};
-use std::io::{ErrorKind, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::io::ErrorKind;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 /// Project files that make corecoder start commands, relative to the working directory. A
@@ -222,8 +223,8 @@ fn read_store(store: &Path) -> Map<String, Value> {
     }
 }
 
-/// Write `bytes` to `path` readable by the user only, atomically: a temporary file beside it,
-/// synced, then renamed over it, so a crash leaves the old store or the new one.
+/// Write `bytes` to `path` readable by the user only (its directory too), atomically, so a
+/// crash leaves the old store or the new one.
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::DirBuilder::new()
@@ -231,16 +232,7 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
             .mode(0o700)
             .create(dir)?;
     }
-    let temp = path.with_extension(format!("tmp.{}", std::process::id()));
-    let _ = std::fs::remove_file(&temp);
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&temp)?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    std::fs::rename(&temp, path)
+    write_atomic(path, bytes, Access::UserOnly)
 }
 
 #[cfg(test)]
