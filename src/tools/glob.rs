@@ -45,8 +45,10 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
         Some(path) => resolve(&ctx.cwd, path),
         None => ctx.cwd.clone(),
     };
-    bounded::off_thread(ctx, WALK_LIMIT, move |_: &_| find(&args, &root))
-        .map_err(|why| format!("gave up listing files: {why}"))?
+    bounded::off_thread(&ctx.cancel, &ctx.reads_running, WALK_LIMIT, move |_: &_| {
+        find(&args, &root)
+    })
+    .map_err(|why| format!("gave up listing files: {why}"))?
 }
 
 /// The walk and the listing, on the helper thread.

@@ -70,7 +70,7 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
     let pattern = echo(&args.pattern);
     let cwd = ctx.cwd.clone();
     let job = move |stop: &AtomicBool| search(&args, &cwd, &regex, stop);
-    let (lines, stopped) = bounded::off_thread(ctx, SEARCH_LIMIT, job)
+    let (lines, stopped) = bounded::off_thread(&ctx.cancel, &ctx.reads_running, SEARCH_LIMIT, job)
         .map_err(|why| format!("gave up searching: {why}"))??;
     let note = if lines.len() > MAX_MATCHES {
         "(stopped at 200 matches; more exist: narrow the pattern, path or include)".to_string()
