@@ -426,3 +426,60 @@ fn set_up_names_the_prerequisites_and_the_install_step() {
         "the install step"
     );
 }
+
+/// The module a source file is (`src/extras/mcp.rs` is `extras::mcp`, a `mod.rs` its folder).
+fn module_of(file: &str) -> String {
+    let path = file.trim_start_matches("src/").trim_end_matches(".rs");
+    path.trim_end_matches("/mod").replace('/', "::")
+}
+
+/// The modules of `src/` that `file` names (`crate::a::b`, or `super::b` beside it).
+fn imports_of(file: &str, modules: &[String]) -> Vec<String> {
+    let text = read(file);
+    let module = module_of(file);
+    let parent = module.rsplit_once("::").map_or("", |(parent, _)| parent);
+    let beside = text.replace("super::", &format!("crate::{parent}::"));
+    (modules.iter())
+        .filter(|other| **other != module)
+        .filter(|other| {
+            let named = format!("crate::{other}");
+            beside.match_indices(&named).any(|(at, _)| {
+                let rest = &beside[at + named.len()..];
+                !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_')
+            })
+        })
+        .cloned()
+        .collect()
+}
+
+/// What the tools share stands on its own: nothing in `tools/support/` imports the core, the
+/// extras or the binary's faces; and in `tools/support/` and `extras/` no two files import
+/// each other (the import circles this layout broke: danger_match <-> danger_rules,
+/// mcp <-> mcp_wire).
+#[test]
+fn tools_support_stands_alone_and_its_imports_run_one_way() {
+    let files = source_files();
+    let modules: Vec<String> = files.iter().map(|f| module_of(f)).collect();
+    let outer = ["crate::core", "crate::extras", "crate::app"];
+    let mut problems = Vec::new();
+    let layered =
+        |file: &&String| file.starts_with("src/tools/support/") || file.starts_with("src/extras/");
+    for file in files.iter().filter(layered) {
+        let text = read(file);
+        if file.starts_with("src/tools/support/") {
+            let found = outer.iter().filter(|outer| text.contains(*outer));
+            problems.extend(found.map(|outer| format!("{file} names {outer}")));
+        }
+        let module = module_of(file);
+        for other in imports_of(file, &modules) {
+            let back = files.iter().find(|f| module_of(f) == other);
+            if let Some(back) = back.filter(layered)
+                && module < other
+                && imports_of(back, &modules).contains(&module)
+            {
+                problems.push(format!("{module} and {other} import each other"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
