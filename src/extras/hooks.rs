@@ -7,7 +7,13 @@
 //! model stops (`notify`). Each hook gets one JSON object on stdin and answers with its exit
 //! code (2 = block, stderr says why) or a JSON object on stdout. A hook that fails, hangs or
 //! cannot start becomes a warning, never an error. Hooks cannot skip our consent questions.
+//!
+//! The config files are read in `hooks_config.rs`; each command runs through the one process
+//! runner (`tools/support/process.rs`), so a hook's stragglers cannot hold the turn.
 
+/// When a hook runs; defined with the config it is read from.
+pub use crate::extras::hooks_config::HookEvent;
+use crate::extras::hooks_config::{Hook, matches_tool, parse};
 use crate::tools::support::process::{self, Ending, Finished, Keep, Limits};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -15,18 +21,8 @@ use std::process::Stdio;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Per stream we keep the first this much of what a hook prints; the rest is read and dropped.
 const KEEP_BYTES: usize = 64 * 1024;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HookEvent {
-    PreToolUse,
-    PostToolUse,
-    UserPromptSubmit,
-    Stop,
-    SessionStart,
-}
 
 /// Who is running the hooks, and where.
 pub struct HookContext<'a> {
@@ -45,15 +41,6 @@ pub enum PreToolDecision {
 #[derive(Debug, Default)]
 pub struct Hooks {
     hooks: Vec<Hook>,
-}
-
-#[derive(Debug)]
-struct Hook {
-    event: HookEvent,
-    /// Tool events only: which tools, as `bash`, `Bash|Edit`, `*` or empty (all).
-    matcher: String,
-    command: String,
-    timeout: Duration,
 }
 
 /// What one hook answered, read the way Claude Code reads it.
@@ -158,86 +145,6 @@ impl Hooks {
     }
 }
 
-/// Add the hooks of one file to `found`. Accepts our flat form (`{"PreToolUse": [{"matcher",
-/// "command", "timeout"}]}`) and Claude Code's, which nests it all under `"hooks"` and gives
-/// each matcher a list of commands. Parts we do not support are skipped with a warning, so a
-/// Claude Code settings file still brings the hooks we can run.
-fn parse(text: &str, found: &mut Vec<Hook>, warnings: &mut Vec<String>) -> Result<(), String> {
-    let root: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
-    let events = root.get("hooks").unwrap_or(&root);
-    let events = events.as_object().ok_or("expected a JSON object")?;
-    for (name, entries) in events {
-        let Some(event) = event_named(name) else {
-            warnings.push(format!("hooks: event '{name}' is not supported, skipped"));
-            continue;
-        };
-        let entries = entries
-            .as_array()
-            .ok_or(format!("'{name}' is not a list"))?;
-        for entry in entries {
-            let matcher = entry.get("matcher").and_then(Value::as_str).unwrap_or("");
-            let commands = match entry.get("hooks").and_then(Value::as_array) {
-                Some(nested) => nested.iter().collect(),
-                None => vec![entry],
-            };
-            for command in commands {
-                let kind = command.get("type").and_then(Value::as_str);
-                if kind.is_some_and(|kind| kind != "command") {
-                    warnings.push(format!("hooks: '{name}' hook of type {kind:?} skipped"));
-                    continue;
-                }
-                let text = command.get("command").and_then(Value::as_str);
-                let text = text.ok_or(format!("a '{name}' hook has no \"command\""))?;
-                let seconds = command.get("timeout").and_then(Value::as_f64);
-                // Clamped: `from_secs_f64` panics on negative or enormous values.
-                let timeout = seconds.filter(|s| *s > 0.0).map(|s| s.min(86_400.0));
-                found.push(Hook {
-                    event,
-                    matcher: matcher.to_string(),
-                    command: text.to_string(),
-                    timeout: timeout.map_or(DEFAULT_TIMEOUT, Duration::from_secs_f64),
-                });
-            }
-        }
-    }
-    Ok(())
-}
-
-fn event_named(name: &str) -> Option<HookEvent> {
-    Some(match name {
-        "PreToolUse" => HookEvent::PreToolUse,
-        "PostToolUse" => HookEvent::PostToolUse,
-        "UserPromptSubmit" => HookEvent::UserPromptSubmit,
-        "Stop" => HookEvent::Stop,
-        "SessionStart" => HookEvent::SessionStart,
-        _ => return None,
-    })
-}
-
-/// `*` or empty matches every tool; otherwise one of the `|` alternatives must name the tool,
-/// by our name or by Claude Code's.
-fn matches_tool(matcher: &str, tool: &str) -> bool {
-    let matcher = matcher.trim();
-    matcher.is_empty()
-        || matcher.split('|').map(str::trim).any(|alternative| {
-            alternative == "*" || alternative == tool || claude_tool(alternative) == Some(tool)
-        })
-}
-
-fn claude_tool(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "Bash" => "bash",
-        "Read" => "read_file",
-        "Write" => "write_file",
-        "Edit" | "MultiEdit" => "edit_file",
-        "Glob" => "glob",
-        "Grep" => "grep",
-        "Task" => "agent",
-        "TodoWrite" => "todo_write",
-        _ => return None,
-    })
-}
-
 /// Run one hook with the event's JSON on stdin and read its answer. Problems become warnings.
 fn run_hook(hook: &Hook, ctx: &HookContext, extra: &Value, warnings: &mut Vec<String>) -> Reply {
     let mut input = extra.clone();
@@ -320,6 +227,7 @@ fn run_command(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::extras::hooks_config::DEFAULT_TIMEOUT;
     use crate::tools::test_support::TempDir;
     use std::time::Instant;
 

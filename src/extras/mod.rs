@@ -5,6 +5,7 @@
 pub mod checkpoint;
 pub mod cost;
 pub mod hooks;
+pub mod hooks_config;
 pub mod instructions;
 pub mod mcp;
 pub mod mcp_config;
