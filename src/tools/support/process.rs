@@ -308,4 +308,23 @@ mod tests {
             4 * KEEP_BYTES
         );
     }
+
+    #[test]
+    fn stdin_is_fed_whole_and_output_kept_as_asked() {
+        let mut cat = shell("sh", "cat; echo done >&2", &std::env::temp_dir());
+        let child = cat.stdin(Stdio::piped()).spawn().expect("sh");
+        let input = vec![b'y'; 3 << 20];
+        let limits = Limits {
+            timeout: Duration::from_secs(20),
+            keep: Keep {
+                head: 1000,
+                tail: 0,
+            },
+        };
+        let finished = run(child, &input, limits, &AtomicBool::new(false)).expect("ran");
+        assert_eq!(finished.ending, Ending::Exited(0));
+        assert_eq!(finished.stdout.head.len(), 1000);
+        assert_eq!(finished.stdout.dropped, input.len() - 1000);
+        assert_eq!(finished.stderr.text(), "done\n");
+    }
 }
