@@ -5,8 +5,8 @@
 //! with `corecoder::Config::from_env()?` (CORECODER_API_KEY, CORECODER_MODEL, ...).
 
 use corecoder::app::demo::{Turn, start_scripted_model, text, tool_calls};
-use corecoder::core::agent::Event;
 use corecoder::core::consent::{Consent, Mode};
+use corecoder::core::event::Event;
 use corecoder::{Agent, Llm};
 use serde_json::json;
 use std::sync::Arc;

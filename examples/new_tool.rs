@@ -16,8 +16,8 @@
 //! `cargo run --example new_tool` runs it against a scripted model on loopback.
 
 use corecoder::app::demo::{Turn, start_scripted_model, text, tool_calls};
-use corecoder::core::agent::Event;
 use corecoder::core::consent::{Consent, Mode};
+use corecoder::core::event::Event;
 use corecoder::extras::mcp::{ServerConfig, Servers};
 use corecoder::{Agent, Error, Llm};
 use serde_json::{Value, json};

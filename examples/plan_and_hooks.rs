@@ -11,8 +11,8 @@
 //! are the library's own.
 
 use corecoder::app::demo::{Turn, start_scripted_model, text, tool_calls};
-use corecoder::core::agent::Event;
 use corecoder::core::consent::{Consent, Mode, Plan};
+use corecoder::core::event::Event;
 use corecoder::extras::hooks::Hooks;
 use corecoder::{Agent, Error, Llm};
 use serde_json::json;

@@ -7,8 +7,8 @@
 //! (`Turn::when`); the reports come back in the order given, each under its name.
 
 use corecoder::app::demo::{Turn, start_scripted_model, text, tool_calls};
-use corecoder::core::agent::Event;
 use corecoder::core::consent::{Consent, Mode};
+use corecoder::core::event::Event;
 use corecoder::{Agent, Error, Llm};
 use serde_json::json;
 use std::sync::Arc;

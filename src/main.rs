@@ -14,9 +14,8 @@ use corecoder::extras::secrets;
 use std::io::Write;
 
 fn main() {
-    // glibc gives each thread that allocates its own malloc arena, and keeps it: the pool's
-    // workers alone took a session's peak memory from 7.4 to 12 MiB. One arena cost no speed
-    // we could tell from noise (grep and glob in BENCHMARKS.md): workers mostly wait on the disk.
+    // One malloc arena for every thread, not one kept per pool worker: see DESIGN.md,
+    // "One malloc arena".
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: no other thread exists yet, and this only sets one of malloc's tunables.
     unsafe {

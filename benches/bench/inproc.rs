@@ -7,7 +7,7 @@
 use crate::measure::{median_of, ms, thread_cpu_timed};
 use crate::{Row, sse_body};
 use corecoder::core::context::{self, Tier};
-use corecoder::core::message::{FunctionCall, Message, ToolCall};
+use corecoder::core::message::{Message, ToolCall};
 use corecoder::core::sse;
 use serde_json::json;
 use std::io::Cursor;
@@ -111,11 +111,8 @@ fn million_token_history() -> Vec<Message> {
         let id = format!("call_{n}");
         let call = ToolCall {
             id: id.clone(),
-            kind: "function".into(),
-            function: FunctionCall {
-                name: "read_file".into(),
-                arguments: json!({"file_path": format!("src/file{n}.rs")}).to_string(),
-            },
+            name: "read_file".into(),
+            arguments: json!({"file_path": format!("src/file{n}.rs")}).to_string(),
         };
         let mut ask = Message::assistant("Reading the next file.");
         ask.tool_calls = vec![call];

@@ -11,7 +11,8 @@ use corecoder::core::consent::{Consent, Mode};
 use corecoder::core::llm::Llm;
 use corecoder::tools::support::shell_words::{self, SimpleCommand};
 use corecoder::core::dispatch::{self, ToolContext};
-use corecoder::core::sse;
+use corecoder::core::event::Event;
+use corecoder::core::{message, sse};
 use corecoder::extras::{hooks, mcp, mcp_wire, session};
 use corecoder::tools::support::danger;
 use serde_json::json;
@@ -72,8 +73,8 @@ pub fn run(name: &str, scratch: &Scratch, data: &[u8]) {
 pub fn sse_stream(data: &[u8]) {
     let cancel = AtomicBool::new(false);
     let mut announced = Vec::new();
-    let mut on_delta = |delta: sse::Delta| {
-        if let sse::Delta::CallReady(call) = delta {
+    let mut on_delta = |delta: Event| {
+        if let Event::CallReady(call) = delta {
             announced.push(call.clone());
         }
     };
@@ -86,9 +87,9 @@ pub fn sse_stream(data: &[u8]) {
     // An announced call may already be running (read-only calls start early), so it must be
     // one of the reassembled calls, name and arguments alike, and no call announced twice:
     // each announcement takes a different final call.
-    let mut unclaimed: Vec<&sse::StreamedCall> = reply.tool_calls.iter().collect();
+    let mut unclaimed: Vec<&message::ToolCall> = reply.tool_calls.iter().collect();
     for call in &announced {
-        let same = |c: &&sse::StreamedCall| c.name == call.name && c.arguments == call.arguments;
+        let same = |c: &&message::ToolCall| c.name == call.name && c.arguments == call.arguments;
         let Some(at) = unclaimed.iter().position(same) else {
             panic!(
                 "announced {call:?}, but the reply's calls are {:?}",

@@ -9,10 +9,11 @@
 //! `examples/` use it with `tool_calls` and `text` to run offline. It understands no more of a
 //! request than its latest user message, which picks the reply.
 
-use crate::core::agent::{Agent, Event, Finish};
+use crate::core::agent::{Agent, Finish};
 use crate::core::config::Config;
 use crate::core::consent::{Consent, Mode};
 use crate::core::error::Error;
+use crate::core::event::Event;
 use crate::core::llm::Llm;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};

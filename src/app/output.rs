@@ -5,11 +5,12 @@
 //! object last. Only stdout carries JSON. It runs the task like the text mode; it decides
 //! nothing about the conversation.
 
-use crate::core::agent::{Agent, Event, Finish, ResultKind};
+use crate::core::agent::{Agent, Finish};
 use crate::core::config::OutputFormat;
 use crate::core::error::Error;
-use crate::core::llm::{self, Llm};
-use crate::core::sse::Usage;
+use crate::core::event::{Event, ResultKind};
+use crate::core::llm::Llm;
+use crate::core::message::Usage;
 use serde_json::{Value, json};
 use std::io::Write;
 use std::time::Instant;
@@ -76,12 +77,12 @@ pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
 /// One `stream-json` line for an agent event; `None` for what scripts need not see.
 fn event_json(event: &Event) -> Option<Value> {
     let line = match event {
-        Event::Llm(llm::Event::Text(text)) => json!({"type": "text", "text": text}),
-        Event::Llm(llm::Event::Reasoning(text)) => json!({"type": "reasoning", "text": text}),
-        Event::Llm(llm::Event::Retry { attempt, why, .. }) => {
+        Event::Text(text) => json!({"type": "text", "text": text}),
+        Event::Reasoning(text) => json!({"type": "reasoning", "text": text}),
+        Event::Retry { attempt, why, .. } => {
             json!({"type": "retry", "attempt": attempt, "reason": why})
         }
-        Event::Llm(llm::Event::Fallback { model, why }) => {
+        Event::Fallback { model, why } => {
             json!({"type": "fallback", "model": model, "reason": why})
         }
         Event::ToolCall { name, summary } => {
@@ -93,9 +94,7 @@ fn event_json(event: &Event) -> Option<Value> {
         }
         Event::Replied { usage } => json!({"type": "usage", "usage": usage_json(usage)}),
         Event::Notice(text) => json!({"type": "notice", "text": text}),
-        Event::Requesting { .. }
-        | Event::Proposed { .. }
-        | Event::Llm(llm::Event::CallReady(_)) => return None,
+        Event::Requesting { .. } | Event::Proposed { .. } | Event::CallReady(_) => return None,
     };
     Some(line)
 }

@@ -6,9 +6,9 @@
 //! about the conversation; it only prints.
 
 use crate::app::spinner::Spinner;
-use crate::core::agent::{CUT_OFF_MESSAGE, Event, Finish, ROUND_CAP_MESSAGE, ResultKind};
+use crate::core::agent::{CUT_OFF_MESSAGE, Finish, ROUND_CAP_MESSAGE};
 use crate::core::error::Error;
-use crate::core::llm;
+use crate::core::event::{Event, ResultKind};
 use crate::tools::support::text::{cut_at_word, printable};
 use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::VecDeque;
@@ -128,8 +128,8 @@ impl Display {
         }
         match event {
             Event::Requesting { .. } => self.spinner.start("thinking"),
-            Event::Llm(llm::Event::Text(text)) => self.answer_text(text),
-            Event::Llm(llm::Event::Reasoning(text)) => {
+            Event::Text(text) => self.answer_text(text),
+            Event::Reasoning(text) => {
                 // Without colour nothing else tells reasoning from the answer: a marker does.
                 if !self.color && self.open_line.get() != Open::Reasoning {
                     self.close_line_unless(Open::Nothing);
@@ -139,7 +139,7 @@ impl Display {
                 self.write(Stream::Err, &self.paint(DIM, text));
                 self.open_line.set(Open::Reasoning);
             }
-            Event::Llm(llm::Event::Retry { attempt, wait, why }) => {
+            Event::Retry { attempt, wait, why } => {
                 self.partial.borrow_mut().clear();
                 self.close_line_unless(Open::Nothing);
                 let secs = wait.as_secs_f64();
@@ -147,7 +147,7 @@ impl Display {
                 self.line(&self.paint(YELLOW, &text));
                 self.spinner.start("retrying");
             }
-            Event::Llm(llm::Event::Fallback { model, why }) => {
+            Event::Fallback { model, why } => {
                 self.partial.borrow_mut().clear();
                 self.close_line_unless(Open::Nothing);
                 let text = format!("[switching to model {model}: {why}]");
@@ -169,7 +169,7 @@ impl Display {
             Event::ToolResult { name, text, kind } => self.result(name, text, kind),
             Event::Proposed { name, preview } => self.preview(name, preview),
             Event::Replied { .. } => {}
-            Event::Llm(llm::Event::CallReady(_)) => {}
+            Event::CallReady(_) => {}
             Event::Notice(text) => {
                 self.close_line_unless(Open::Nothing);
                 self.line(&self.paint(YELLOW, text));

@@ -13,12 +13,13 @@ use crate::core::consent::{Answer, Consent};
 use crate::core::context::{self, Estimator};
 use crate::core::dispatch::{self, Effect, ToolContext, ToolSet};
 use crate::core::error::Error;
+use crate::core::event::Event;
 use crate::core::guard::LoopGuard;
-use crate::core::llm::{self, Llm};
+use crate::core::llm::Llm;
+use crate::core::message::Reply;
 use crate::core::message::{self, Message};
 use crate::core::pool::{EarlyCall, Pool};
 use crate::core::prompt::{self, Situation};
-use crate::core::sse::{Reply, Usage};
 use crate::extras::checkpoint::Checkpoints;
 use crate::extras::hooks::{HookEvent, Hooks};
 use crate::extras::instructions::Instructions;
@@ -38,48 +39,6 @@ pub enum Finish {
     /// The answer as far as it came before the provider's output limit (`max_tokens`) cut it.
     CutOff(String),
     RoundCap,
-}
-
-/// What the caller (the binary, an embedding program) is shown as a turn goes on.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Event<'a> {
-    /// A request is about to go out (the model is "thinking" until text arrives).
-    Requesting {
-        round: u32,
-    },
-    Llm(llm::Event<'a>),
-    /// A tool call is about to run: `> name(summary)`.
-    ToolCall {
-        name: &'a str,
-        summary: &'a str,
-    },
-    ToolResult {
-        name: &'a str,
-        text: &'a str,
-        kind: ResultKind,
-    },
-    /// A call the user is about to be asked about, and what it would do (an edit's diff, the
-    /// start of a write, a command and its directory), shown before the question.
-    Proposed {
-        name: &'a str,
-        preview: &'a str,
-    },
-    /// A reply arrived; the session's token totals so far.
-    Replied {
-        usage: &'a Usage,
-    },
-    /// Something the user should know that is not part of the conversation.
-    Notice(&'a str),
-}
-
-/// How a call ended, for whoever shows its result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ResultKind {
-    Ran,
-    /// Not run: the loop guard, a hook, consent or plan mode said no.
-    Refused,
-    /// Run, and it failed (the tool's result starts with `Error`).
-    Failed,
 }
 
 pub const ROUND_CAP_MESSAGE: &str = "(reached maximum tool-call rounds)";
@@ -304,21 +263,22 @@ impl Agent {
             let mut partial = String::new();
             let (mut early, mut from_lost_streams) = (Vec::<EarlyCall>::new(), 0);
             let mut guard_ahead = self.guard.clone();
-            let mut forward = |event: llm::Event| {
+            let mut forward = |event: Event| {
                 match event {
-                    llm::Event::Text(text) => partial.push_str(text),
+                    Event::Text(text) => partial.push_str(text),
                     // A retried request starts over, but what the lost stream started has run:
                     // it stays, to answer the same call of the new stream, not run it twice.
-                    llm::Event::Retry { .. } | llm::Event::Fallback { .. } => {
+                    Event::Retry { .. } | Event::Fallback { .. } => {
                         partial.clear();
                         from_lost_streams = early.len();
                         guard_ahead = self.guard.clone();
                     }
                     // A finished call that may start early (read-only) runs now, while the
                     // model is still talking.
-                    llm::Event::CallReady(call) => {
-                        let ran =
-                            |e: &EarlyCall| e.name == call.name && e.arguments == call.arguments;
+                    Event::CallReady(call) => {
+                        let ran = |e: &EarlyCall| {
+                            e.call.name == call.name && e.call.arguments == call.arguments
+                        };
                         let started = early_pool
                             .filter(|_| !early[..from_lost_streams].iter().any(ran))
                             .and_then(|pool| {
@@ -326,9 +286,9 @@ impl Agent {
                             });
                         early.extend(started);
                     }
-                    llm::Event::Reasoning(_) => {}
+                    _ => {}
                 }
-                on_event(Event::Llm(event));
+                on_event(event);
             };
             let streamed = self
                 .llm

@@ -7,9 +7,9 @@
 //! PostToolUse hooks see each result, and every call gets exactly one outcome, in call order.
 //! It never touches the history: the loop appends the results.
 
-use crate::core::agent::{Event, ResultKind};
 use crate::core::consent::{Answer, Consent, Verdict};
 use crate::core::dispatch::{self, Outcome, ToolContext};
+use crate::core::event::{Event, ResultKind};
 use crate::core::message::ToolCall;
 use crate::core::pool::{EarlyCall, Pool};
 use crate::extras::checkpoint::Checkpoints;
@@ -41,8 +41,8 @@ impl Batch<'_> {
         let mut refusals = Vec::with_capacity(calls.len());
         let guarded = std::mem::take(&mut self.guarded);
         for (call, guarded) in calls.iter().zip(guarded) {
-            let name = &call.function.name;
-            let summary = dispatch::summary(name, &call.function.arguments);
+            let name = &call.name;
+            let summary = dispatch::summary(name, &call.arguments);
             on_event(Event::ToolCall {
                 name,
                 summary: &summary,
@@ -90,7 +90,7 @@ impl Batch<'_> {
             kinds.push(kind);
         }
         for ((call, outcome), kind) in calls.iter().zip(&outcomes).zip(kinds) {
-            let (name, text) = (&call.function.name, &outcome.text);
+            let (name, text) = (&call.name, &outcome.text);
             on_event(Event::ToolResult { name, text, kind });
         }
         outcomes
@@ -105,10 +105,10 @@ impl Batch<'_> {
             .collect();
         let started: Vec<Option<EarlyCall>> = (allowed.iter())
             .map(|call| {
-                let (name, arguments) = (&call.function.name, &call.function.arguments);
+                let (name, arguments) = (&call.name, &call.arguments);
                 let same = |e: &Option<EarlyCall>| {
                     e.as_ref()
-                        .is_some_and(|e| e.name == *name && e.arguments == *arguments)
+                        .is_some_and(|e| e.call.name == *name && e.call.arguments == *arguments)
                 };
                 early.iter().position(same).and_then(|at| early[at].take())
             })
@@ -120,7 +120,7 @@ impl Batch<'_> {
         let mut ran_now = match (self.pool, rest.len()) {
             (Some(pool), 2..) => pool.run_batch(&rest, &self.ctx),
             _ => (rest.iter())
-                .map(|c| dispatch::run(&c.function.name, &c.function.arguments, &self.ctx))
+                .map(|c| dispatch::run(&c.name, &c.arguments, &self.ctx))
                 .collect(),
         }
         .into_iter();
@@ -142,7 +142,7 @@ impl Batch<'_> {
         if hooks.count() == 0 {
             return None;
         }
-        let (name, input) = (&call.function.name, parse_input(call));
+        let (name, input) = (&call.name, parse_input(call));
         let mut warnings = Vec::new();
         let decision = hooks.pre_tool_use(&self.hook_context(), name, &input, &mut warnings);
         warnings.iter().for_each(|w| on_event(Event::Notice(w)));
@@ -165,7 +165,7 @@ impl Batch<'_> {
         if hooks.count() == 0 {
             return outcome;
         }
-        let (name, input) = (&call.function.name, parse_input(call));
+        let (name, input) = (&call.name, parse_input(call));
         let mut warnings = Vec::new();
         let said = hooks.post_tool_use(
             &self.hook_context(),
@@ -196,11 +196,10 @@ impl Batch<'_> {
         on_event: &mut dyn FnMut(Event),
         ask: &mut dyn FnMut(&str, &str) -> Answer,
     ) -> Option<Outcome> {
-        let name = call.function.name.as_str();
-        let verdict = (self.consent).verdict_for_call(name, &call.function.arguments);
+        let name = call.name.as_str();
+        let verdict = (self.consent).verdict_for_call(name, &call.arguments);
         if matches!(verdict, Verdict::Ask | Verdict::AskEachTime(_))
-            && let Some(preview) =
-                crate::tools::preview::preview(name, &call.function.arguments, &self.ctx)
+            && let Some(preview) = crate::tools::preview::preview(name, &call.arguments, &self.ctx)
         {
             on_event(Event::Proposed {
                 name,
@@ -251,7 +250,7 @@ impl Batch<'_> {
                     .unwrap_or("")
                     .to_string()
             };
-            let recorded = match call.function.name.as_str() {
+            let recorded = match call.name.as_str() {
                 "write_file" | "edit_file" if !text("file_path").is_empty() => {
                     checkpoints.record(&resolve(&self.ctx.cwd, &text("file_path")))
                 }
@@ -260,7 +259,7 @@ impl Batch<'_> {
                 _ => Ok(()),
             };
             if let Err(e) = recorded {
-                let notice = format!("/undo will not cover this {}: {e}", call.function.name);
+                let notice = format!("/undo will not cover this {}: {e}", call.name);
                 on_event(Event::Notice(&notice));
             }
         }
@@ -270,6 +269,5 @@ impl Batch<'_> {
 
 /// The call's arguments as hooks and checkpoints see them (`{}` when they are not JSON).
 fn parse_input(call: &ToolCall) -> Value {
-    serde_json::from_str(&call.function.arguments)
-        .unwrap_or_else(|_| Value::Object(Default::default()))
+    serde_json::from_str(&call.arguments).unwrap_or_else(|_| Value::Object(Default::default()))
 }

@@ -240,8 +240,8 @@ fn render(message: &Message) -> String {
     let content = message.content.as_deref().unwrap_or("");
     let mut text = format!("[{role}] {}", truncate_middle(content, cap));
     for call in &message.tool_calls {
-        let arguments = truncate_middle(&call.function.arguments, 300);
-        text.push_str(&format!("\n  called {}({arguments})", call.function.name));
+        let arguments = truncate_middle(&call.arguments, 300);
+        text.push_str(&format!("\n  called {}({arguments})", call.name));
     }
     text
 }
@@ -269,7 +269,7 @@ pub fn fallback_summary(old: &[Message]) -> String {
         errors.extend(content.lines().filter(is_error).map(|l| one_line(l, 200)));
         let mut texts = vec![content];
         let calls = message.tool_calls.iter();
-        texts.extend(calls.map(|c| c.function.arguments.as_str()));
+        texts.extend(calls.map(|c| c.arguments.as_str()));
         for text in texts {
             // In tool output `items.iter` is code, not a file: only paths with a `/` count.
             let found = path_regex.find_iter(text).map(|m| m.as_str());
@@ -308,17 +308,14 @@ fn section(title: &str, items: Vec<String>, budget: usize, separator: &str) -> S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::message::{FunctionCall, ToolCall, repair_tool_pairs};
+    use crate::core::message::{ToolCall, repair_tool_pairs};
 
     fn calls(ids: &[&str]) -> Message {
         let tool_calls = (ids.iter())
             .map(|id| ToolCall {
                 id: id.to_string(),
-                kind: "function".into(),
-                function: FunctionCall {
-                    name: "read_file".into(),
-                    arguments: format!(r#"{{"path": "src/{id}.rs"}}"#),
-                },
+                name: "read_file".into(),
+                arguments: format!(r#"{{"path": "src/{id}.rs"}}"#),
             })
             .collect();
         Message {

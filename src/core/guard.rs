@@ -29,7 +29,7 @@ pub enum Verdict {
 
 impl LoopGuard {
     pub fn judge(&mut self, call: &ToolCall) -> Verdict {
-        self.judge_named(&call.function.name, &call.function.arguments)
+        self.judge_named(&call.name, &call.arguments)
     }
 
     /// `judge` for a call known only by name and arguments (one still streaming).
@@ -61,16 +61,12 @@ impl LoopGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::message::FunctionCall;
 
     fn check(guard: &mut LoopGuard, name: &str, arguments: &str) -> &'static str {
         let call = ToolCall {
             id: "c".into(),
-            kind: "function".into(),
-            function: FunctionCall {
-                name: name.into(),
-                arguments: arguments.into(),
-            },
+            name: name.into(),
+            arguments: arguments.into(),
         };
         match guard.judge(&call) {
             Verdict::Run => "run",

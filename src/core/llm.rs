@@ -11,9 +11,11 @@ mod body;
 
 use crate::core::config::Config;
 use crate::core::error::Error;
+use crate::core::event::Event;
 use crate::core::http;
 use crate::core::message::Message;
-use crate::core::sse::{self, Delta, Reply, StreamError, StreamedCall};
+use crate::core::message::Reply;
+use crate::core::sse::{self, StreamError};
 use crate::extras::cost::{Ledger, PriceTable};
 use crate::extras::trace::{Tee, Trace};
 use answers::transport_failure;
@@ -55,26 +57,6 @@ struct Adaptations {
     empty_content: bool,
     /// The provider's context window, once it said so; smaller than the configured one.
     context_limit: Option<u64>,
-}
-
-/// What the caller sees while a request is under way.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Event<'a> {
-    Text(&'a str),
-    Reasoning(&'a str),
-    /// A tool call is complete while the rest of the reply still streams.
-    CallReady(&'a StreamedCall),
-    /// The current model kept failing; from now on requests go to `model`.
-    Fallback {
-        model: &'a str,
-        why: &'a str,
-    },
-    /// The attempt failed and will be re-issued after `wait`; text already shown is void.
-    Retry {
-        attempt: u32,
-        wait: Duration,
-        why: &'a str,
-    },
 }
 
 /// Why one attempt failed, and so what `stream` does next.
@@ -301,12 +283,7 @@ impl Llm {
             }
             None => &mut body,
         };
-        let mut on_delta = |delta: Delta| match delta {
-            Delta::Text(text) => on_event(Event::Text(text)),
-            Delta::Reasoning(text) => on_event(Event::Reasoning(text)),
-            Delta::CallReady(call) => on_event(Event::CallReady(call)),
-        };
-        let read = sse::read_stream(reader, cancel, limits, &mut on_delta);
+        let read = sse::read_stream(reader, cancel, limits, on_event);
         read.map_err(|e| self.stream_failure(e))
     }
 

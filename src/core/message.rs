@@ -3,7 +3,6 @@
 //! Only `agent.rs` changes a history; this file just defines what a message is and how the
 //! invariant "every tool call is answered exactly once" is checked and repaired before a request.
 
-use crate::core::sse::{Reply, StreamedCall};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,19 +30,75 @@ pub struct Message {
     pub tool_call_id: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One tool call, the one shape it has from the stream to the pool and back into the history:
+/// `arguments` is the raw JSON text the model streamed, parsed only when the call runs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(from = "WireCall", into = "WireCall")]
 pub struct ToolCall {
     pub id: String,
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub function: FunctionCall,
+    pub name: String,
+    pub arguments: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FunctionCall {
-    pub name: String,
-    /// The raw JSON text the model streamed; parsed only when the call runs.
-    pub arguments: String,
+/// A call as chat completions (and the session log) spell it:
+/// `{"id", "type": "function", "function": {"name", "arguments"}}`.
+#[derive(Serialize, Deserialize)]
+struct WireCall {
+    id: String,
+    #[serde(rename = "type")]
+    kind: String,
+    function: WireFunction,
+}
+
+#[derive(Serialize, Deserialize)]
+struct WireFunction {
+    name: String,
+    arguments: String,
+}
+
+impl From<WireCall> for ToolCall {
+    fn from(wire: WireCall) -> ToolCall {
+        let WireFunction { name, arguments } = wire.function;
+        ToolCall {
+            id: wire.id,
+            name,
+            arguments,
+        }
+    }
+}
+
+impl From<ToolCall> for WireCall {
+    fn from(call: ToolCall) -> WireCall {
+        let (name, arguments) = (call.name, call.arguments);
+        let function = WireFunction { name, arguments };
+        WireCall {
+            id: call.id,
+            kind: "function".to_string(),
+            function,
+        }
+    }
+}
+
+/// One reply as the stream delivered it, before it joins the history.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Reply {
+    pub text: String,
+    pub reasoning: String,
+    /// In index order.
+    pub tool_calls: Vec<ToolCall>,
+    pub finish_reason: Option<String>,
+    /// None if the provider sent none.
+    pub usage: Option<Usage>,
+}
+
+/// Tokens one request used, as the provider reported them (or as estimated when it did not).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub cached_tokens: u64,
+    /// US$ the provider says the request cost (OpenRouter's `usage.cost`); it wins over the table.
+    pub cost: Option<f64>,
 }
 
 impl Message {
@@ -74,20 +129,13 @@ impl Message {
             .tool_calls
             .iter()
             .enumerate()
-            .map(|(i, call): (usize, &StreamedCall)| {
+            .map(|(i, call): (usize, &ToolCall)| {
                 let mut id = call.id.clone();
                 if id.is_empty() || !seen.insert(id.clone()) {
                     id = format!("call_{i}_{}", call.id);
                     seen.insert(id.clone());
                 }
-                ToolCall {
-                    id,
-                    kind: "function".to_string(),
-                    function: FunctionCall {
-                        name: call.name.clone(),
-                        arguments: call.arguments.clone(),
-                    },
-                }
+                ToolCall { id, ..call.clone() }
             })
             .collect();
         let reasoning = (!reply.reasoning.is_empty()).then(|| reply.reasoning.clone());
@@ -161,11 +209,8 @@ mod tests {
             .iter()
             .map(|id| ToolCall {
                 id: id.to_string(),
-                kind: "function".into(),
-                function: FunctionCall {
-                    name: "glob".into(),
-                    arguments: "{}".into(),
-                },
+                name: "glob".into(),
+                arguments: "{}".into(),
             })
             .collect();
         Message {

@@ -10,6 +10,7 @@ pub mod consent;
 pub mod context;
 pub mod dispatch;
 pub mod error;
+pub mod event;
 pub mod guard;
 pub mod http;
 pub mod llm;

@@ -4,6 +4,7 @@
 //! call order, whatever order they finish in. Every call starts in the same tracked cwd; the
 //! loop merges `cd` effects afterwards. Calls that write the same file form one chain and run
 //! one after the other, so two edits of a file never race. It never asks the user anything.
+//! Why a pool that lives with the agent, not a scope per batch: DESIGN.md, "The pool".
 
 use crate::core::dispatch::{self, Outcome, ToolContext};
 use crate::core::message::ToolCall;
@@ -21,9 +22,9 @@ pub struct Pool {
     workers: Vec<JoinHandle<()>>,
 }
 
-/// A chain of calls that must run in order on one worker: `(position in batch, name, args)`.
+/// A chain of calls that must run in order on one worker, each with its position in the batch.
 struct Job {
-    calls: Vec<(usize, String, String)>,
+    calls: Vec<(usize, ToolCall)>,
     ctx: ToolContext,
     done: Sender<(usize, Outcome)>,
 }
@@ -72,16 +73,15 @@ impl Pool {
 
 /// A read-only call started while the reply was still streaming; `Batch` collects its result.
 pub struct EarlyCall {
-    pub name: String,
-    pub arguments: String,
+    pub call: ToolCall,
     pub result: Receiver<(usize, Outcome)>,
 }
 
 impl Pool {
     /// Start one call now and return at once; the result arrives on `EarlyCall::result`.
-    pub fn start_early(&self, name: &str, arguments: &str, ctx: &ToolContext) -> EarlyCall {
+    pub fn start_early(&self, call: &ToolCall, ctx: &ToolContext) -> EarlyCall {
         let (done, result) = crossbeam_channel::bounded(1);
-        let calls = vec![(0, name.to_string(), arguments.to_string())];
+        let calls = vec![(0, call.clone())];
         if let Some(jobs) = &self.jobs {
             let _ = jobs.send(Job {
                 calls,
@@ -90,8 +90,7 @@ impl Pool {
             });
         }
         EarlyCall {
-            name: name.to_string(),
-            arguments: arguments.to_string(),
+            call: call.clone(),
             result,
         }
     }
@@ -115,12 +114,12 @@ impl Drop for Pool {
 
 fn work(queue: Receiver<Job>) {
     for job in queue.iter() {
-        for (index, name, arguments) in job.calls {
+        for (index, call) in job.calls {
             // A panicking tool cannot take the worker with it: `tools::run` catches the panic.
             let outcome = if job.ctx.cancel.load(Ordering::Relaxed) {
                 Outcome::text("[interrupted]")
             } else {
-                dispatch::run(&name, &arguments, &job.ctx)
+                dispatch::run(&call.name, &call.arguments, &job.ctx)
             };
             let _ = job.done.send((index, outcome));
         }
@@ -129,15 +128,11 @@ fn work(queue: Receiver<Job>) {
 
 /// Group the batch into chains: a call that writes a file joins the chain of an earlier call
 /// writing the same file; every other call is a chain of its own.
-fn chains(calls: &[&ToolCall], ctx: &ToolContext) -> Vec<Vec<(usize, String, String)>> {
-    let mut chains: Vec<Vec<(usize, String, String)>> = Vec::new();
+fn chains(calls: &[&ToolCall], ctx: &ToolContext) -> Vec<Vec<(usize, ToolCall)>> {
+    let mut chains: Vec<Vec<(usize, ToolCall)>> = Vec::new();
     let mut writers: Vec<(PathBuf, usize)> = Vec::new();
     for (index, call) in calls.iter().enumerate() {
-        let entry = (
-            index,
-            call.function.name.clone(),
-            call.function.arguments.clone(),
-        );
+        let entry = (index, (*call).clone());
         let target = written_file(call).map(|path| resolve(&ctx.cwd, &path));
         let earlier = target.as_ref().and_then(|t| {
             writers
@@ -159,27 +154,23 @@ fn chains(calls: &[&ToolCall], ctx: &ToolContext) -> Vec<Vec<(usize, String, Str
 }
 
 fn written_file(call: &ToolCall) -> Option<String> {
-    if !matches!(call.function.name.as_str(), "write_file" | "edit_file") {
+    if !matches!(call.name.as_str(), "write_file" | "edit_file") {
         return None;
     }
-    let args: serde_json::Value = serde_json::from_str(&call.function.arguments).ok()?;
+    let args: serde_json::Value = serde_json::from_str(&call.arguments).ok()?;
     Some(args.get("file_path")?.as_str()?.to_string())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::message::FunctionCall;
     use std::path::Path;
 
     fn call(name: &str, arguments: &str) -> ToolCall {
         ToolCall {
             id: format!("call_{name}"),
-            kind: "function".into(),
-            function: FunctionCall {
-                name: name.into(),
-                arguments: arguments.into(),
-            },
+            name: name.into(),
+            arguments: arguments.into(),
         }
     }
 
@@ -195,7 +186,7 @@ mod tests {
         let refs: Vec<&ToolCall> = calls.iter().collect();
         let shape: Vec<Vec<usize>> = chains(&refs, &ctx)
             .iter()
-            .map(|chain| chain.iter().map(|(index, _, _)| *index).collect())
+            .map(|chain| chain.iter().map(|(index, _)| *index).collect())
             .collect();
         assert_eq!(shape, vec![vec![0, 2], vec![1], vec![3]]);
     }

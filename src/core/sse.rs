@@ -11,6 +11,8 @@
 //! `MAX_REPLY` in bytes, `Limits` in time (`sse/clock.rs`); a chunk it cannot read fails the
 //! reply, since a reply with a piece missing cannot be trusted.
 
+use crate::core::event::Event;
+use crate::core::message::{Reply, ToolCall, Usage};
 use calls::Calls;
 use clock::Clocked;
 use depth::JsonDepth;
@@ -31,44 +33,6 @@ pub use clock::Limits;
 pub const MAX_LINE: usize = 16 << 20;
 /// What one reply may hold in all (text, reasoning, every call's arguments).
 pub const MAX_REPLY: usize = 64 << 20;
-
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Usage {
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-    pub cached_tokens: u64,
-    /// US$ the provider says the request cost (OpenRouter's `usage.cost`); it wins over the table.
-    pub cost: Option<f64>,
-}
-
-/// One tool call as reassembled from the stream; `arguments` is raw JSON text, NOT parsed here.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct StreamedCall {
-    pub id: String,
-    pub name: String,
-    pub arguments: String,
-}
-
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Reply {
-    pub text: String,
-    pub reasoning: String,
-    /// In index order.
-    pub tool_calls: Vec<StreamedCall>,
-    pub finish_reason: Option<String>,
-    /// None if the provider sent none.
-    pub usage: Option<Usage>,
-}
-
-/// What the caller sees while the reply streams (so text can be printed as it arrives).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Delta<'a> {
-    Text(&'a str),
-    Reasoning(&'a str),
-    /// A tool call is complete while the reply still streams: a later call began and this
-    /// one's arguments are a whole JSON value. (Its id may still be empty.)
-    CallReady(&'a StreamedCall),
-}
 
 #[derive(Debug)]
 pub enum StreamError {
@@ -124,7 +88,7 @@ pub fn read_stream(
     reader: &mut dyn BufRead,
     cancel: &AtomicBool,
     limits: &Limits,
-    on_delta: &mut dyn FnMut(Delta),
+    on_delta: &mut dyn FnMut(Event),
 ) -> Result<Reply, StreamError> {
     let mut parser = Parser::new();
     let mut reader = Clocked {
@@ -196,7 +160,7 @@ impl Parser {
     pub fn feed_line(
         &mut self,
         line: &str,
-        on_delta: &mut dyn FnMut(Delta),
+        on_delta: &mut dyn FnMut(Event),
     ) -> Result<Flow, StreamError> {
         if line.is_empty() {
             return self.dispatch(on_delta);
@@ -227,7 +191,7 @@ impl Parser {
     }
 
     /// Call at end of input: flushes a pending event, then decides Ok(Reply) or Err(Ended).
-    pub fn finish(mut self, on_delta: &mut dyn FnMut(Delta)) -> Result<Reply, StreamError> {
+    pub fn finish(mut self, on_delta: &mut dyn FnMut(Event)) -> Result<Reply, StreamError> {
         // A chunk the end of input cut short is a broken stream, not a malformed chunk.
         if self.data_is_open() {
             return Err(StreamError::Ended);
@@ -249,7 +213,7 @@ impl Parser {
     }
 
     /// Handle the buffered event (if any) and start a new one.
-    fn dispatch(&mut self, on_delta: &mut dyn FnMut(Delta)) -> Result<Flow, StreamError> {
+    fn dispatch(&mut self, on_delta: &mut dyn FnMut(Event)) -> Result<Flow, StreamError> {
         // Taken out and put back so the chunk can borrow the text while the reply is updated.
         let data = std::mem::take(&mut self.data);
         let flow = match data.is_empty() {
@@ -266,7 +230,7 @@ impl Parser {
     fn apply_event(
         &mut self,
         data: &str,
-        on_delta: &mut dyn FnMut(Delta),
+        on_delta: &mut dyn FnMut(Event),
     ) -> Result<Flow, StreamError> {
         if data.trim() == "[DONE]" {
             self.done = true;
@@ -298,19 +262,19 @@ impl Parser {
     fn apply_choice(
         &mut self,
         choice: WireChoice,
-        on_delta: &mut dyn FnMut(Delta),
+        on_delta: &mut dyn FnMut(Event),
     ) -> Result<(), StreamError> {
         if let Some(delta) = choice.delta {
             let reasoning = delta.reasoning_content.or(delta.reasoning);
             if let Some(piece) = reasoning.filter(|s| !s.is_empty()) {
                 self.keep(piece.len())?;
                 self.reply.reasoning.push_str(&piece);
-                on_delta(Delta::Reasoning(&piece));
+                on_delta(Event::Reasoning(&piece));
             }
             if let Some(piece) = delta.content.filter(|s| !s.is_empty()) {
                 self.keep(piece.len())?;
                 self.reply.text.push_str(&piece);
-                on_delta(Delta::Text(&piece));
+                on_delta(Event::Text(&piece));
             }
             // llama-cpp-python sends each piece twice, here and in the legacy `function_call`:
             // where `tool_calls` is present, it is the one to read.
@@ -374,10 +338,11 @@ mod tests {
         let path = format!("{}/fixtures/sse/{fixture}", env!("CARGO_MANIFEST_DIR"));
         let bytes = std::fs::read(&path).expect("fixture is readable");
         let mut seen = Vec::new();
-        let mut on_delta = |delta: Delta| match delta {
-            Delta::Text(text) => seen.push(format!("text:{text}")),
-            Delta::Reasoning(text) => seen.push(format!("reasoning:{text}")),
-            Delta::CallReady(call) => seen.push(format!("ready:{}:{}", call.name, call.arguments)),
+        let mut on_delta = |delta: Event| match delta {
+            Event::Text(text) => seen.push(format!("text:{text}")),
+            Event::Reasoning(text) => seen.push(format!("reasoning:{text}")),
+            Event::CallReady(call) => seen.push(format!("ready:{}:{}", call.name, call.arguments)),
+            _ => {}
         };
         let result = read_stream(
             &mut Cursor::new(bytes),
@@ -392,8 +357,8 @@ mod tests {
         replay(fixture).0
     }
 
-    fn call(id: &str, name: &str, arguments: &str) -> StreamedCall {
-        StreamedCall {
+    fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
+        ToolCall {
             id: id.into(),
             name: name.into(),
             arguments: arguments.into(),
@@ -419,7 +384,7 @@ mod tests {
         }
     }
 
-    fn calls_reply(tool_calls: Vec<StreamedCall>, finish_reason: &str) -> Reply {
+    fn calls_reply(tool_calls: Vec<ToolCall>, finish_reason: &str) -> Reply {
         let finish_reason = Some(finish_reason.to_string());
         Reply {
             tool_calls,
@@ -714,7 +679,7 @@ mod tests {
     #[test]
     fn parser_reports_done_and_ignores_what_follows() {
         let mut parser = Parser::new();
-        let mut ignore = |_: Delta| {};
+        let mut ignore = |_: Event| {};
         assert_eq!(
             parser.feed_line("data: [DONE]", &mut ignore).unwrap(),
             Flow::Continue

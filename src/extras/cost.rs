@@ -14,7 +14,7 @@ mod prices;
 
 pub use ledger::Ledger;
 
-use crate::core::sse::Usage;
+use crate::core::message::Usage;
 use serde::Deserialize;
 use std::path::Path;
 

@@ -2,6 +2,7 @@
 //! it on: hooks, MCP servers, the sandbox and secret filter, sessions, checkpoints, cost, the
 //! trace, project instructions and trust.
 
+pub mod account;
 pub mod checkpoint;
 pub mod cost;
 pub mod hooks;
@@ -16,3 +17,13 @@ pub mod session;
 pub mod sha256;
 pub mod trace;
 pub mod trust;
+
+/// The one seam between the core and every optional feature: the loop holds one `Extras` and
+/// calls one method per step of a turn, each a no-op when its feature is off; the client is
+/// handed the same value to report what it sent, spent and read. `Extras::default()` is a
+/// plain agent with every feature off.
+#[derive(Default)]
+pub struct Extras {
+    /// Prices, the ledger, fallbacks and the trace: what the client reports to.
+    pub account: account::Account,
+}

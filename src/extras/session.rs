@@ -383,7 +383,7 @@ pub fn path_for(dir: &Path, id: &str) -> Result<PathBuf, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::message::{FunctionCall, ToolCall};
+    use crate::core::message::ToolCall;
     use std::time::Duration;
 
     fn scratch(name: &str) -> PathBuf {
@@ -506,14 +506,10 @@ mod tests {
     #[test]
     fn an_unanswered_tool_call_is_repaired() {
         let dir = scratch("repair");
-        let function = FunctionCall {
-            name: "bash".into(),
-            arguments: "{}".into(),
-        };
         let call = ToolCall {
             id: "call_1".into(),
-            kind: "function".into(),
-            function,
+            name: "bash".into(),
+            arguments: "{}".into(),
         };
         let asking = Message {
             tool_calls: vec![call],

@@ -10,7 +10,6 @@ use crate::core::dispatch::{self, Outcome, ToolContext, ToolSet};
 use crate::core::guard::{LoopGuard, Verdict};
 use crate::core::message::ToolCall;
 use crate::core::pool::{EarlyCall, Pool};
-use crate::core::sse::StreamedCall;
 use crate::extras::hooks::HookContext;
 use serde_json::json;
 
@@ -34,7 +33,7 @@ impl Agent {
     /// refuse; `guard_ahead` is a copy of the guard judging calls in the order they become whole.
     pub(super) fn start_early(
         pool: &Pool,
-        call: &StreamedCall,
+        call: &ToolCall,
         ctx: &ToolContext,
         guard_ahead: &mut LoopGuard,
     ) -> Option<EarlyCall> {
@@ -43,7 +42,7 @@ impl Agent {
         if repeat || !dispatch::may_start_early(&call.name, hint, &ctx.consent) {
             return None;
         }
-        Some(pool.start_early(&call.name, &call.arguments, ctx))
+        Some(pool.start_early(call, ctx))
     }
 
     /// Which calls are answered without running: `Some` refusal for a repeat, or for a call
@@ -56,11 +55,11 @@ impl Agent {
     ) -> Result<Vec<Option<Outcome>>, String> {
         let mut guarded = Vec::with_capacity(calls.len());
         for call in calls {
-            let cut = cut_off && !is_json_object(&call.function.arguments);
+            let cut = cut_off && !is_json_object(&call.arguments);
             guarded.push(match self.guard.judge(call) {
                 Verdict::Stop(why) => return Err(why),
                 _ if cut => {
-                    let name = &call.function.name;
+                    let name = &call.name;
                     on_event(Event::Notice(&format!("{name}: not run, {CUT_CALL}")));
                     Some(Outcome::text(format!("[not run: {CUT_CALL}. {SMALLER}]")))
                 }
@@ -96,7 +95,7 @@ impl Agent {
         let outcomes = batch.run(calls, on_event, ask);
         if let Some(trace) = self.llm.trace() {
             for (call, outcome) in calls.iter().zip(&outcomes) {
-                let (name, arguments) = (&call.function.name, &call.function.arguments);
+                let (name, arguments) = (&call.name, &call.arguments);
                 let fields = json!({"id": call.id, "name": name, "arguments": arguments, "result": outcome.text});
                 trace.record("tool", fields);
             }

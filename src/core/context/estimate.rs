@@ -47,7 +47,7 @@ pub fn estimate_text(text: &str) -> usize {
 }
 
 /// How many bytes are ASCII punctuation. Summed as u8 over 255-byte chunks (where a u8 cannot
-/// overflow) so the compiler can count 32 bytes at a time: about 3× a plain `filter().count()`.
+/// overflow) so the compiler can count 32 bytes at a time (DESIGN.md, "The token estimate").
 fn ascii_punctuation(bytes: &[u8]) -> usize {
     let count = |chunk: &[u8]| -> u8 {
         chunk
@@ -74,7 +74,7 @@ pub fn estimate_messages(messages: &[Message]) -> usize {
         .iter()
         .map(|m| {
             let calls: usize = (m.tool_calls.iter())
-                .map(|c| estimate_text(&c.function.name) + estimate_text(&c.function.arguments))
+                .map(|c| estimate_text(&c.name) + estimate_text(&c.arguments))
                 .sum();
             MESSAGE_OVERHEAD_TOKENS + text(&m.content) + text(&m.reasoning_content) + calls
         })
@@ -118,7 +118,7 @@ impl Estimator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::message::{FunctionCall, ToolCall};
+    use crate::core::message::ToolCall;
 
     fn within(actual: usize, expected: usize, percent: usize) -> bool {
         actual * 100 >= expected * (100 - percent) && actual * 100 <= expected * (100 + percent)
@@ -127,11 +127,8 @@ mod tests {
     fn read_call(id: &str) -> Message {
         let call = ToolCall {
             id: id.to_string(),
-            kind: "function".into(),
-            function: FunctionCall {
-                name: "read_file".into(),
-                arguments: format!(r#"{{"path": "src/{id}.rs"}}"#),
-            },
+            name: "read_file".into(),
+            arguments: format!(r#"{{"path": "src/{id}.rs"}}"#),
         };
         Message {
             tool_calls: vec![call],

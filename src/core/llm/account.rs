@@ -8,7 +8,7 @@ use crate::core::config::Config;
 use crate::core::context;
 use crate::core::error::Error;
 use crate::core::message::Message;
-use crate::core::sse::{Reply, Usage};
+use crate::core::message::{Reply, Usage};
 use crate::extras::cost::{Ledger, PriceTable};
 use crate::extras::trace::Trace;
 use std::path::Path;

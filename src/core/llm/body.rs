@@ -6,10 +6,11 @@
 //! the rest fail at once with what the server said, since sending the same request again would
 //! get the same page. It does not read event streams; `sse.rs` does.
 
-use super::{Event, Failure};
+use super::Failure;
 use crate::core::error::Error;
+use crate::core::event::Event;
 use crate::core::http;
-use crate::core::sse::{Reply, StreamedCall, Usage};
+use crate::core::message::{Reply, ToolCall, Usage};
 use serde_json::Value;
 use std::io::{BufRead, Read};
 
@@ -110,7 +111,7 @@ fn completion_reply(json: &Value, on_event: &mut dyn FnMut(Event)) -> Reply {
     }
     let calls = message["tool_calls"].as_array().map(Vec::as_slice);
     let tool_calls = (calls.unwrap_or_default().iter().enumerate())
-        .map(|(n, call)| StreamedCall {
+        .map(|(n, call)| ToolCall {
             id: (call["id"].as_str().filter(|id| !id.is_empty()))
                 .map_or(format!("call_{n}"), String::from),
             name: call["function"]["name"].as_str().unwrap_or("").to_string(),

@@ -5,15 +5,16 @@
 //! Part of the SSE reader (see `sse.rs`), which hands it each fragment of a delta. It does not
 //! judge the arguments beyond "a whole JSON object"; the tools do.
 
+use super::ToolCall;
 use super::depth::JsonDepth;
 use super::wire::WireToolCall;
-use super::{Delta, StreamedCall};
+use crate::core::event::Event;
 use serde::de::IgnoredAny;
 
 #[derive(Default)]
 pub(super) struct Calls {
     /// Calls in order of first appearance, each with the index the provider gave it.
-    calls: Vec<(u64, StreamedCall)>,
+    calls: Vec<(u64, ToolCall)>,
     /// Which calls `announce_ready` has judged, and how deep in JSON each one's arguments are.
     announced: Vec<bool>,
     depths: Vec<JsonDepth>,
@@ -22,7 +23,7 @@ pub(super) struct Calls {
 impl Calls {
     /// A call is finished once its arguments are a whole JSON object: nothing valid can follow
     /// a closing brace. Say so once per call, as soon as it happens.
-    pub(super) fn announce_ready(&mut self, on_delta: &mut dyn FnMut(Delta)) {
+    pub(super) fn announce_ready(&mut self, on_delta: &mut dyn FnMut(Event)) {
         self.announced.resize(self.calls.len(), false);
         self.depths.resize(self.calls.len(), JsonDepth::default());
         let judged = self.announced.iter_mut().zip(&mut self.depths);
@@ -35,7 +36,7 @@ impl Calls {
             if depth.is_closed() {
                 *announced = true;
                 if serde_json::from_str::<IgnoredAny>(&call.arguments).is_ok() {
-                    on_delta(Delta::CallReady(call));
+                    on_delta(Event::CallReady(call));
                 }
             }
         }
@@ -89,13 +90,13 @@ impl Calls {
         }
         let next_index = self.calls.iter().map(|(at, _)| at + 1).max().unwrap_or(0);
         self.calls
-            .push((index.unwrap_or(next_index), StreamedCall::default()));
+            .push((index.unwrap_or(next_index), ToolCall::default()));
         self.calls.len() - 1
     }
 
     /// The calls in index order (stable: calls that share an index keep the order they came
     /// in), each with an id (`call_N` where the provider gave none).
-    pub(super) fn in_index_order(mut self) -> Vec<StreamedCall> {
+    pub(super) fn in_index_order(mut self) -> Vec<ToolCall> {
         self.calls.sort_by_key(|(index, _)| *index);
         let calls = self.calls.into_iter().enumerate();
         calls

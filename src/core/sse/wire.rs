@@ -17,8 +17,8 @@ pub(super) struct Chunk<'a> {
 }
 
 /// `choices`, of which only the first with index 0 is kept (we never ask for more than one).
-/// Read element by element rather than into a `Vec`: this runs for every delta of every reply,
-/// and a list costs an allocation, a free and more copies each time.
+/// Read element by element rather than into a `Vec`, which would cost an allocation for every
+/// delta of every reply (DESIGN.md, "SSE chunks").
 pub(super) struct FirstChoice<'a>(pub(super) Option<WireChoice<'a>>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for FirstChoice<'a> {
@@ -44,11 +44,8 @@ impl<'de: 'a, 'a> Visitor<'de> for FirstChoice<'a> {
     }
 }
 
-// A choice is moved several times per chunk inside serde. At 184 bytes each move was a call to
-// `memcpy`, the largest single cost in a profile of the SSE benchmark; at 128 bytes or less the
-// compiler moves it with a few vector instructions. Hence the u32, the boxed str and the boxed
-// (rare) `function_call`. With `FirstChoice` this took 5 % of the parser's instructions and 44 %
-// of its `memcpy` work away (callgrind, `cargo bench --bench bench -- sse`).
+// Kept at 128 bytes or less, so serde's moves of it need no `memcpy` call: hence the u32, the
+// boxed str and the boxed (rare) `function_call`. See DESIGN.md, "SSE chunks".
 #[derive(Deserialize)]
 pub(super) struct WireChoice<'a> {
     pub(super) index: Option<u32>,

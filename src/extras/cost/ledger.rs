@@ -7,7 +7,7 @@
 //! (`llm/account.rs` does).
 
 use super::{PriceTable, dollars_for};
-use crate::core::sse::Usage;
+use crate::core::message::Usage;
 
 /// Running totals for a session, and the same per model in the order they were first used
 /// (shared by sub-agents, summaries and `/model` switches: the caller wraps it in a Mutex).

@@ -43,8 +43,8 @@ pub fn off_thread<T: Send + 'static>(
     limit: Duration,
     job: impl FnOnce(&AtomicBool) -> T + Send + 'static,
 ) -> Result<T, String> {
-    // The waiting is written once for every job's type, not once per tool (each copy of the
-    // thread, channel and loop was ~10 KB of the binary): the value travels boxed.
+    // The waiting is compiled once for every job's type, not once per tool: the value travels
+    // boxed (DESIGN.md, "Reads that may never return").
     let boxed: Job = Box::new(move |stop| Box::new(job(stop)));
     match run_boxed(cancel, running, limit, boxed)?.downcast::<T>() {
         Ok(value) => Ok(*value),

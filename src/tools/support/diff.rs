@@ -1,9 +1,8 @@
 //! Unified diffs of two texts: the preview `edit_file` returns and what `/diff` prints.
 //!
-//! The lines are compared by `similar`'s Myers algorithm, called directly on slices of lines.
-//! (`similar::TextDiff` would do the same, but it compiles in every algorithm it could pick at
-//! run time, about 400 KB of the binary.) The hunks are written here, in the same format as
-//! `diff -u`. This does not shorten long diffs or colour them; the callers do.
+//! The lines are compared by `similar`'s Myers algorithm, called directly on slices of lines
+//! (not through `similar::TextDiff`: see DESIGN.md, "Diffs"). The hunks are written here, in
+//! the same format as `diff -u`. This does not shorten long diffs or colour them; the callers do.
 
 use similar::algorithms::{Capture, Compact, Replace, myers};
 use similar::udiff::UnifiedHunkHeader;

@@ -90,7 +90,8 @@ pub fn run(
 ///
 /// One thread and `poll(2)` rather than a thread per pipe: a process that left our group
 /// (`setsid`) can hold a pipe open forever, and a thread blocked in `read` or `write` on it
-/// could never be joined. `poll` lets us stop whenever we decide to.
+/// could never be joined. `poll` lets us stop whenever we decide to (DESIGN.md, "Polling the
+/// pipes").
 fn collect(
     child: &mut Child,
     mut feed: Feed,

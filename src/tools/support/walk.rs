@@ -8,7 +8,8 @@
 //! Results are sorted into path order at the end, so they are the same on every run.
 //!
 //! It does not read file contents, follow symlinks, or know about `.git/info/exclude`, global
-//! excludes or escaped trailing spaces in `.gitignore`.
+//! excludes or escaped trailing spaces in `.gitignore`. Why this and not `walkdir`: DESIGN.md,
+//! "The walk".
 
 use regex::Regex;
 use regex::bytes::{Regex as BytesRegex, RegexSet};
@@ -109,7 +110,7 @@ pub fn share_work<R: Send>(items: usize, per_thread: usize, work: impl Fn() -> R
 /// How many threads should help the calling one with `items` pieces of work: none unless each
 /// of at least two would get `per_thread`. A thread costs more than listing a few directories or
 /// searching a few files. Only then is the core count read: on Linux that is a dozen system
-/// calls, which every small glob paid before.
+/// calls (DESIGN.md, "The walk").
 fn helper_threads(items: usize, per_thread: usize) -> usize {
     let wanted = items / per_thread;
     if wanted < 2 {
@@ -169,8 +170,8 @@ pub fn relative(root: &Path, path: &Path) -> String {
 }
 
 /// `path` below `base`, as bytes. Every path the walk yields is `base` joined with more, so a
-/// byte prefix settles it; `Path::strip_prefix` compares component by component, and was the
-/// largest cost of a glob over a big tree. Falls back to it for any other spelling.
+/// byte prefix settles it, without `Path::strip_prefix`'s comparing component by component
+/// (DESIGN.md, "The walk"). Falls back to it for any other spelling.
 fn below<'a>(path: &'a Path, base: &Path) -> Option<&'a [u8]> {
     let bytes = path.as_os_str().as_encoded_bytes();
     let base_bytes = base.as_os_str().as_encoded_bytes();
