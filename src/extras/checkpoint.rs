@@ -114,10 +114,7 @@ impl Checkpoints {
         // dropped, not after every batch (most batches record nothing at all).
         let dropped = kept.len() < recorded;
         self.entries.extend(kept);
-        if !dropped {
-            return Ok(());
-        }
-        self.save()
+        if dropped { self.save() } else { Ok(()) }
     }
 
     pub fn len(&self) -> usize {

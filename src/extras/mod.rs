@@ -10,6 +10,7 @@ pub mod hooks_config;
 pub mod instructions;
 pub mod mcp;
 pub mod mcp_config;
+pub mod mcp_protocol;
 pub mod mcp_wire;
 pub mod sandbox;
 pub mod secrets;
