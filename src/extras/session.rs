@@ -12,6 +12,9 @@
 //!
 //! Loading replays the lines in order. This file does not decide *when* to write, compacts
 //! nothing, and never deletes a session.
+//!
+//! Over 300 lines (about 380) on purpose: the writer and the reader of this one file format
+//! stay together, so a change to the format is made, and reviewed, in one place.
 
 use crate::core::message::{self, Message, Role};
 use crate::tools::support::text::one_line;

@@ -10,7 +10,7 @@
 use crate::core::dispatch::{Outcome, ToolContext};
 use crate::tools::support::files::resolve;
 use crate::tools::support::text::echo;
-use crate::tools::support::{bounded, walk};
+use crate::tools::support::{bounded, glob_regex, walk};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::Path;
@@ -60,7 +60,7 @@ fn find(args: &Args, root: &Path) -> Result<Outcome, String> {
         ));
     }
     let pattern = relative_pattern(&args.pattern, root);
-    let matcher = walk::compile_glob(pattern)?;
+    let matcher = glob_regex::compile_glob(pattern)?;
     // The match and the `stat` run on the walking threads.
     let mut found: Vec<(SystemTime, String)> = walk::files_with(root, |path| {
         let rel = walk::relative(root, path);

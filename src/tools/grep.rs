@@ -15,7 +15,7 @@
 use crate::core::dispatch::{Outcome, ToolContext};
 use crate::tools::support::files::resolve;
 use crate::tools::support::text::{echo, pattern_too_long};
-use crate::tools::support::{bounded, walk};
+use crate::tools::support::{bounded, glob_regex, walk};
 use regex::bytes::{Regex, RegexBuilder};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -153,7 +153,7 @@ type Target = (PathBuf, String);
 /// The `include` filter over relative paths: `*.rs` matches file names anywhere, as in
 /// `grep --include`; a glob with a `/` matches the whole path.
 fn include_filter(include: Option<&str>) -> Result<impl Fn(&str) -> bool + Sync, String> {
-    let glob = include.map(walk::compile_glob).transpose()?;
+    let glob = include.map(glob_regex::compile_glob).transpose()?;
     let by_name = include.is_some_and(|glob| !glob.contains('/'));
     Ok(move |rel: &str| {
         let subject = if by_name {
