@@ -10,7 +10,7 @@
 
 use crate::core::config::Config;
 use crate::core::error::Error;
-use crate::extras::trust::Trust;
+use crate::extras::trust::{EnvFile, Trust};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -108,6 +108,14 @@ impl DotEnv {
     /// something only a trusted project may.
     pub fn needs_trust(&self) -> bool {
         self.value(&BASE_URL_NAMES).is_some() || !self.widening().is_empty()
+    }
+
+    /// What the trust question shows of it, if it needs trust at all.
+    pub fn for_trust(&self) -> Option<EnvFile<'_>> {
+        (self.needs_trust()).then(|| EnvFile {
+            path: &self.path,
+            summary: self.summary(),
+        })
     }
 
     /// What trusting it would allow, for the trust question: never a key's value.

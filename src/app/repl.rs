@@ -17,6 +17,7 @@ use crate::core::agent::{Agent, Finish};
 use crate::core::consent::{Answer, Mode, Plan};
 use crate::core::error::Error;
 use crate::extras::sandbox::Sandbox;
+use crate::tools::support::files::{Access, write_atomic};
 use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
 use std::sync::atomic::Ordering;
@@ -77,20 +78,20 @@ pub fn run(options: RunOptions) -> Result<i32, Error> {
 }
 
 /// rustyline's `save_history` truncates the file and then writes it: a crash in between would
-/// lose the whole history. So it writes a temporary file, synced and then renamed over it.
+/// lose the whole history. So it writes a scratch file, whose bytes `write_atomic` puts in place.
 fn save_history(editor: &mut DefaultEditor, history: &std::path::Path) {
     if let Some(dir) = history.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
-    let temp = history.with_extension("tmp");
-    let _ = std::fs::remove_file(&temp);
-    // Nothing new to save writes nothing; then there is no temporary file to rename.
-    if editor.save_history(&temp).is_ok() && temp.exists() {
-        let synced = std::fs::File::open(&temp).and_then(|file| file.sync_all());
-        if synced.is_ok() {
-            let _ = std::fs::rename(&temp, history);
-        }
+    let scratch = history.with_extension("tmp");
+    let _ = std::fs::remove_file(&scratch);
+    // Nothing new to save writes nothing; then there is no scratch file to read.
+    if editor.save_history(&scratch).is_ok()
+        && let Ok(bytes) = std::fs::read(&scratch)
+    {
+        let _ = write_atomic(history, &bytes, Access::UserOnly);
     }
+    let _ = std::fs::remove_file(&scratch);
 }
 
 fn banner(display: &Display, agent: &Agent, mode: Mode, sandbox: Sandbox) {

@@ -64,7 +64,11 @@ pub fn trust_now(agent: &mut Agent, display: &Display) {
     let user_home = std::env::var_os("HOME").unwrap_or_default();
     let dotenv = DotEnv::find(agent.cwd(), Path::new(&user_home));
     let store = trust::store_path(&home);
-    let mut project = Project::look(agent.cwd(), dotenv.as_ref(), &store);
+    let mut project = Project::look(
+        agent.cwd(),
+        dotenv.as_ref().and_then(DotEnv::for_trust),
+        &store,
+    );
     if project.files.is_empty() {
         return display.note("This folder has no hooks, MCP servers or .env settings to trust.");
     }

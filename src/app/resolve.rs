@@ -35,7 +35,7 @@ fn resolve(launch: Launch, granted: Trust) -> Result<Invocation, Error> {
     let cwd = std::env::current_dir().unwrap_or_default();
     let file = DotEnv::find(&cwd, Path::new(&home));
     let store = trust::store_path(&setup::corecoder_home());
-    let mut project = Project::look(&cwd, file.as_ref(), &store);
+    let mut project = Project::look(&cwd, file.as_ref().and_then(DotEnv::for_trust), &store);
     project
         .notes
         .extend(file.iter().flat_map(|file| file.warnings.clone()));
