@@ -10,7 +10,7 @@ use crate::core::event::Event;
 use crate::core::llm::{self, Llm};
 use crate::core::message::{Estimator, Message, Role, estimate_messages};
 use crate::core::prompt;
-use crate::tools::support::text::truncate_middle;
+use crate::tools::support::text::{one_line, truncate_middle};
 use regex::Regex;
 
 /// Tool results are snipped when longer than both of these.
@@ -306,15 +306,6 @@ fn section(title: &str, items: Vec<String>, budget: usize, separator: &str) -> S
     match kept.is_empty() {
         true => String::new(),
         false => format!("\n{title}:{separator}{}", kept.join(separator)),
-    }
-}
-
-/// Whitespace squeezed to single spaces, cut at `max` chars.
-fn one_line(text: &str, max: usize) -> String {
-    let squeezed = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match squeezed.chars().count() > max {
-        true => format!("{}…", squeezed.chars().take(max).collect::<String>()),
-        false => squeezed,
     }
 }
 

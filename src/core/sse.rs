@@ -321,13 +321,11 @@ fn malformed(data: &str) -> StreamError {
     StreamError::Malformed(start)
 }
 
-/// The message of an error sent inside the stream: `{"error": {"message": ..}}`,
-/// `{"error": "text"}`, `{"message": ..}`, or else the raw data.
+/// The message of an error sent inside the stream (`http::json_error_message`), or else the
+/// raw data.
 fn provider_error(data: &str) -> StreamError {
-    let value: serde_json::Value = serde_json::from_str(data).unwrap_or_default();
-    let error = value.get("error").unwrap_or(&value);
-    let message = error.as_str().or_else(|| error.get("message")?.as_str());
-    StreamError::Provider(message.unwrap_or(data.trim()).to_string())
+    let message = crate::core::http::json_error_message(data);
+    StreamError::Provider(message.unwrap_or_else(|| data.trim().to_string()))
 }
 
 #[cfg(test)]

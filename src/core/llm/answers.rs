@@ -28,7 +28,7 @@ impl Llm {
             self.learn_context_limit(message);
             return Failure::Fatal(Error::ContextTooLong(message.to_string()));
         }
-        let said = http::one_line(message);
+        let said = http::headline(message);
         if status == 408 || status == 429 || status >= 500 {
             let why = format!("HTTP {status}: {said}");
             return Failure::Retryable { why, wait };

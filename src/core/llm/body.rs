@@ -64,7 +64,7 @@ pub(super) fn whole_answer(
     let json: Option<Value> = serde_json::from_str(text).ok();
     match json {
         Some(json) if json.get("error").is_some_and(|e| !e.is_null()) => {
-            let message = http::one_line(&http::message_in(text));
+            let message = http::headline(&http::message_in(text));
             fail(format!("the server answered with an error: {message}"))
         }
         Some(json) if json["choices"][0]["message"].is_object() => {
@@ -89,7 +89,7 @@ pub(super) fn whole_answer(
             };
             fail(format!(
                 "the server answered {kind}, not an event stream ({}): check the base URL",
-                http::one_line(text)
+                http::headline(text)
             ))
         }
     }
