@@ -7,7 +7,8 @@
 use crate::measure::{median_of, ms, thread_cpu_timed};
 use crate::{Row, sse_body};
 use corecoder::core::context::{self, Tier};
-use corecoder::core::message::{self, Message, ToolCall};
+use corecoder::core::message::{Message, ToolCall};
+use corecoder::core::prompt;
 use corecoder::core::sse;
 use serde_json::json;
 use std::io::Cursor;
@@ -77,11 +78,11 @@ fn recorded_stream() -> Vec<u8> {
 /// estimate + snip (`compact` at `Tier::Snip`) on a history of about a million tokens.
 pub fn compaction() -> Row {
     let history = million_token_history();
-    let tokens = message::estimate_messages(&history);
+    let tokens = prompt::estimate_messages(&history);
     let took = median_of(5, || {
         let mut history = history.clone();
         thread_cpu_timed(|| {
-            let estimate = message::estimate_messages(&history);
+            let estimate = prompt::estimate_messages(&history);
             let report = context::compact(&mut history, Tier::Snip, &mut |_| Err("no".into()));
             assert!(estimate > 0 && report.after < report.before);
         })
@@ -107,7 +108,7 @@ fn million_token_history() -> Vec<Message> {
         Message::user("fix it"),
     ];
     let mut n = 0;
-    while message::estimate_messages(&history) < 1_000_000 {
+    while prompt::estimate_messages(&history) < 1_000_000 {
         let id = format!("call_{n}");
         let call = ToolCall {
             id: id.clone(),

@@ -8,8 +8,8 @@
 
 use crate::core::event::Event;
 use crate::core::llm::{self, Llm};
-use crate::core::message::{Estimator, Message, Role, estimate_messages};
-use crate::core::prompt;
+use crate::core::message::{Message, Role};
+use crate::core::prompt::{self, Estimator, SUMMARY_HEADER, estimate_messages};
 use crate::tools::support::text::{one_line, truncate_middle};
 use regex::Regex;
 
@@ -26,11 +26,6 @@ const COLLAPSE_KEEPS: usize = 2;
 
 /// Caps what a summary, however it was made, may take of the window.
 const SUMMARY_MAX_CHARS: usize = 12_000;
-const TASK_LINE_CHARS: usize = 1_000;
-
-pub const SUMMARY_HEADER: &str = "[Summary of the earlier conversation]";
-const ORIGINAL_TASK: &str = "Original task: ";
-const LATEST_REQUEST: &str = "Latest user message: ";
 
 /// How hard to compact, cheapest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -208,46 +203,21 @@ fn summarise_before(
 ) -> SummarySource {
     let old = &history[1..split];
     let reply =
-        summarise(prompt::summary_prompt(old, &task_lines(old))).and_then(|text| {
-            match text.trim().is_empty() {
-                true => Err("the model returned an empty summary".to_string()),
-                false => Ok(text),
-            }
+        summarise(prompt::summary_prompt(old)).and_then(|text| match text.trim().is_empty() {
+            true => Err("the model returned an empty summary".to_string()),
+            false => Ok(text),
         });
     let (text, source) = match reply {
         Ok(text) => (text, SummarySource::Model),
         Err(why) => (fallback_summary(old), SummarySource::Fallback(why)),
     };
     let text = truncate_middle(text.trim(), SUMMARY_MAX_CHARS);
-    let body = format!("{SUMMARY_HEADER}\n{}\n\n{text}", task_lines(history));
+    let body = format!(
+        "{SUMMARY_HEADER}\n{}\n\n{text}",
+        prompt::task_lines(history)
+    );
     history.splice(1..split, [Message::user(&body)]);
     source
-}
-
-/// The first user task and the latest user message, one line each, so neither is lost however
-/// often the history is compacted: a previous summary carries its lines forward.
-fn task_lines(history: &[Message]) -> String {
-    let (mut original, mut latest) = (None, None);
-    let users = history.iter().filter(|m| m.role == Role::User);
-    for text in users.filter_map(|m| m.content.as_deref()) {
-        let line = |label: &str| format!("{label}{}", one_line(text, TASK_LINE_CHARS));
-        match text.strip_prefix(SUMMARY_HEADER) {
-            // Only the lines right under the header: the model's text could echo the labels.
-            Some(summary) => {
-                for carried in summary.lines().take(3) {
-                    if carried.starts_with(ORIGINAL_TASK) && original.is_none() {
-                        original = Some(carried.to_string());
-                    } else if carried.starts_with(LATEST_REQUEST) {
-                        latest = Some(carried.to_string());
-                    }
-                }
-            }
-            None if original.is_none() => original = Some(line(ORIGINAL_TASK)),
-            None => latest = Some(line(LATEST_REQUEST)),
-        }
-    }
-    let lines: Vec<String> = original.into_iter().chain(latest).collect();
-    lines.join("\n")
 }
 
 /// A summary made without the model: user messages, file paths and error lines, deduplicated
@@ -312,7 +282,7 @@ fn section(title: &str, items: Vec<String>, budget: usize, separator: &str) -> S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::message::{Estimator, ToolCall, repair_tool_pairs};
+    use crate::core::message::{ToolCall, repair_tool_pairs};
     use crate::core::prompt::RENDER_TOTAL_CHARS;
 
     fn calls(ids: &[&str]) -> Message {

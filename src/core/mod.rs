@@ -22,9 +22,9 @@ pub mod event;
 pub mod http;
 /// The LLM client: one streamed request, with retries.
 pub mod llm;
-/// The history types, their repair, and the token estimate.
+/// The history types and their repair.
 pub mod message;
-/// The system prompt, rebuilt every round.
+/// What we tell the model (the system prompt, the summary request) and its token estimate.
 pub mod prompt;
 /// The SSE parser and its wire shapes.
 pub mod sse;

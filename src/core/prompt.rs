@@ -1,14 +1,17 @@
-//! What we tell the model: the system prompt, rebuilt at the start of every round, and the
-//! request compaction (`context.rs`) sends when it asks for a summary.
+//! What we tell the model, and how big it is: the system prompt, rebuilt at the start of every
+//! round; the summary's form and the request compaction (`context.rs`) sends for one; and the
+//! token estimate of a prompt before the provider says so. It sends nothing itself.
 //!
 //! The system prompt tells the model where it is (working directory, OS, date), what it can do
-//! (the tools), how to behave (the rules) and what it planned (the todo list). It sends nothing
-//! itself.
+//! (the tools), how to behave (the rules) and what it planned (the todo list). The estimate
+//! counts text line by line (CJK characters apart, the rest as code or prose), and `Estimator`
+//! anchors the sum on the last prompt size the provider reported. No tokenizer: a rough figure
+//! is all compaction needs, and the calibration corrects it every round.
 
 use crate::core::consent::Plan;
 use crate::core::dispatch::AgentKind;
 use crate::core::message::{Message, Role};
-use crate::tools::support::text::{civil_from_days, truncate_middle};
+use crate::tools::support::text::{civil_from_days, one_line, truncate_middle};
 use crate::tools::todo_write::{self, Todo};
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -28,6 +31,10 @@ const PLAN_MODE: &str = "\nPLAN MODE IS ON. Do not change anything: bash, write_
 and agent will be refused. Investigate with read_file, glob and grep, then present a numbered \
 plan and stop. The user will approve it before you carry it out.\n";
 
+pub const SUMMARY_HEADER: &str = "[Summary of the earlier conversation]";
+const ORIGINAL_TASK: &str = "Original task: ";
+const LATEST_REQUEST: &str = "Latest user message: ";
+const TASK_LINE_CHARS: usize = 1_000;
 /// Caps that keep the summary request small.
 const RENDER_TOOL_CHARS: usize = 2_000;
 const RENDER_OTHER_CHARS: usize = 4_000;
@@ -71,9 +78,9 @@ pub fn system_prompt(now: &Situation) -> String {
     prompt
 }
 
-/// The request compaction sends to condense `old`: instructions, the task lines (`task`: the
-/// first task and the latest request), then the messages rendered as plain text.
-pub fn summary_prompt(old: &[Message], task: &str) -> Vec<Message> {
+/// The request compaction sends to condense `old`: instructions, the task lines, then the
+/// messages rendered as plain text.
+pub fn summary_prompt(old: &[Message]) -> Vec<Message> {
     let instructions = "You condense the earlier part of a coding agent's conversation so the \
         agent can continue with less context. Keep: the user's task and its current state (what \
         is done, what remains), file paths read or changed, decisions and their reasons, errors \
@@ -93,7 +100,7 @@ pub fn summary_prompt(old: &[Message], task: &str) -> Vec<Message> {
         entries.push(entry);
     }
     entries.reverse();
-    let conversation = entries.join("\n\n");
+    let (task, conversation) = (task_lines(old), entries.join("\n\n"));
     let request = format!("{task}\n\nSummarise this conversation:\n\n{conversation}");
     vec![Message::system(instructions), Message::user(&request)]
 }
@@ -114,6 +121,32 @@ fn render(message: &Message) -> String {
     text
 }
 
+/// The first user task and the latest user message, one line each, so neither is lost however
+/// often the history is compacted: a previous summary carries its lines forward.
+pub fn task_lines(history: &[Message]) -> String {
+    let (mut original, mut latest) = (None, None);
+    let users = history.iter().filter(|m| m.role == Role::User);
+    for text in users.filter_map(|m| m.content.as_deref()) {
+        let line = |label: &str| format!("{label}{}", one_line(text, TASK_LINE_CHARS));
+        match text.strip_prefix(SUMMARY_HEADER) {
+            // Only the lines right under the header: the model's text could echo the labels.
+            Some(summary) => {
+                for carried in summary.lines().take(3) {
+                    if carried.starts_with(ORIGINAL_TASK) && original.is_none() {
+                        original = Some(carried.to_string());
+                    } else if carried.starts_with(LATEST_REQUEST) {
+                        latest = Some(carried.to_string());
+                    }
+                }
+            }
+            None if original.is_none() => original = Some(line(ORIGINAL_TASK)),
+            None => latest = Some(line(LATEST_REQUEST)),
+        }
+    }
+    let lines: Vec<String> = original.into_iter().chain(latest).collect();
+    lines.join("\n")
+}
+
 /// Today's UTC date as YYYY-MM-DD, from the civil-from-days algorithm (no date crate needed).
 fn today() -> String {
     let secs = SystemTime::now()
@@ -121,4 +154,212 @@ fn today() -> String {
         .map_or(0, |d| d.as_secs());
     let (y, m, d) = civil_from_days((secs / 86_400) as i64);
     format!("{y:04}-{m:02}-{d:02}")
+}
+
+// The token estimate: how big a prompt is before the provider says so (asked before every
+// request whether to compact).
+
+/// Characters per token, measured roughly on common BPE tokenizers.
+const CJK_CHARS_PER_TOKEN: f64 = 1.5;
+const CODE_CHARS_PER_TOKEN: f64 = 2.8;
+const PROSE_CHARS_PER_TOKEN: f64 = 3.4;
+/// A line with at least this share (percent) of ASCII punctuation counts as code.
+const CODE_SYMBOL_PERCENT: usize = 8;
+/// Role markers and separators the provider adds around every message.
+const MESSAGE_OVERHEAD_TOKENS: usize = 4;
+
+/// Tokens for `text`, line by line: CJK characters apart, the rest as code or prose.
+pub fn estimate_text(text: &str) -> usize {
+    let mut tokens = 0.0;
+    for line in text.split_inclusive('\n') {
+        let (mut cjk, mut other, mut symbols) = (0, 0, 0);
+        // Most lines are ASCII, and the whole history is estimated every round: counting bytes
+        // there is faster than decoding chars, and gives the same figures.
+        if line.is_ascii() {
+            other = line.len();
+            symbols = ascii_punctuation(line.as_bytes());
+        } else {
+            for c in line.chars() {
+                if is_cjk(c) {
+                    cjk += 1;
+                } else {
+                    other += 1;
+                    symbols += usize::from(c.is_ascii_punctuation());
+                }
+            }
+        }
+        let per_token = if symbols * 100 >= other * CODE_SYMBOL_PERCENT {
+            CODE_CHARS_PER_TOKEN
+        } else {
+            PROSE_CHARS_PER_TOKEN
+        };
+        tokens += cjk as f64 / CJK_CHARS_PER_TOKEN + other as f64 / per_token;
+    }
+    tokens.ceil() as usize
+}
+
+/// How many bytes are ASCII punctuation. Summed as u8 over 255-byte chunks (where a u8 cannot
+/// overflow) so the compiler can count 32 bytes at a time (DESIGN.md, "The token estimate").
+fn ascii_punctuation(bytes: &[u8]) -> usize {
+    let count = |chunk: &[u8]| -> u8 {
+        chunk
+            .iter()
+            .map(|b| u8::from(b.is_ascii_punctuation()))
+            .sum()
+    };
+    bytes
+        .chunks(255)
+        .map(|chunk| usize::from(count(chunk)))
+        .sum()
+}
+
+/// Han, kana, Hangul and full-width forms: each is roughly a token of its own or less.
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x2E80..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0xFF00..=0xFFEF | 0x20000..=0x2FFFF)
+}
+
+/// Tokens for a request's messages: content, reasoning, tool-call names and arguments.
+pub fn estimate_messages(messages: &[Message]) -> usize {
+    let text = |t: &Option<String>| t.as_deref().map_or(0, estimate_text);
+    messages
+        .iter()
+        .map(|m| {
+            let calls: usize = (m.tool_calls.iter())
+                .map(|c| estimate_text(&c.name) + estimate_text(&c.arguments))
+                .sum();
+            MESSAGE_OVERHEAD_TOKENS + text(&m.content) + text(&m.reasoning_content) + calls
+        })
+        .sum()
+}
+
+/// The estimate, anchored on the last prompt size the provider actually reported.
+#[derive(Debug, Clone, Default)]
+pub struct Estimator {
+    /// `(history_len, prompt_tokens)` of the last request the provider measured.
+    calibrated: Option<(usize, usize)>,
+}
+
+impl Estimator {
+    pub fn new() -> Estimator {
+        Estimator::default()
+    }
+
+    /// The request that sent `history[..history_len]` cost `actual_prompt_tokens`.
+    pub fn calibrate(&mut self, history_len: usize, actual_prompt_tokens: u64) {
+        let tokens = usize::try_from(actual_prompt_tokens).unwrap_or(usize::MAX);
+        self.calibrated = Some((history_len, tokens));
+    }
+
+    /// Forget the calibration: call after `compact`, which may shrink messages in place (a snip
+    /// keeps the length, so `estimate` could not notice on its own).
+    pub fn reset(&mut self) {
+        self.calibrated = None;
+    }
+
+    pub fn estimate(&self, history: &[Message]) -> usize {
+        match self.calibrated {
+            Some((len, tokens)) if len <= history.len() => {
+                tokens.saturating_add(estimate_messages(&history[len..]))
+            }
+            _ => estimate_messages(history),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::message::ToolCall;
+
+    fn within(actual: usize, expected: usize, percent: usize) -> bool {
+        actual * 100 >= expected * (100 - percent) && actual * 100 <= expected * (100 + percent)
+    }
+
+    fn read_call(id: &str) -> Message {
+        let call = ToolCall {
+            id: id.to_string(),
+            name: "read_file".into(),
+            arguments: format!(r#"{{"path": "src/{id}.rs"}}"#),
+        };
+        Message {
+            tool_calls: vec![call],
+            ..Message::assistant("")
+        }
+    }
+
+    #[test]
+    fn estimates_follow_the_kind_of_text() {
+        let cjk: String = "上下文窗口管理".chars().cycle().take(1_000).collect();
+        let prose =
+            "The agent reads the file and then explains what it found to the user. ".repeat(50);
+        let code = "    let total = items.iter().map(|x| x.len()).sum::<usize>();\n".repeat(50);
+        let (c, p, k) = (
+            estimate_text(&cjk),
+            estimate_text(&prose),
+            estimate_text(&code),
+        );
+        assert!(within(c, 667, 15), "cjk {c}");
+        assert!(within(p, prose.len() * 10 / 34, 15), "prose {p}");
+        assert!(within(k, code.len() * 10 / 28, 15), "code {k}");
+        // Tokens per character: CJK > code > prose.
+        assert!(c * 1000 / 1_000 > k * 1000 / code.len());
+        assert!(k * 1000 / code.len() > p * 1000 / prose.len());
+        assert_eq!(estimate_text(""), 0);
+    }
+
+    #[test]
+    fn message_estimates_count_calls_reasoning_and_overhead() {
+        assert_eq!(
+            estimate_messages(&[Message::assistant("")]),
+            MESSAGE_OVERHEAD_TOKENS
+        );
+        let mut call = read_call("a");
+        let bare = estimate_messages(std::slice::from_ref(&call));
+        assert!(bare > MESSAGE_OVERHEAD_TOKENS + 5);
+        call.reasoning_content = Some("I should look at the file first.".repeat(10));
+        assert!(estimate_messages(&[call]) > bare + 50);
+    }
+
+    #[test]
+    fn the_estimator_builds_on_the_reported_size() {
+        let mut history = vec![Message::system("sys"), Message::user("task")];
+        let result = "    let value = compute(input); // a line of code\n".repeat(100);
+        history.extend([read_call("r"), Message::tool_result("r", &result)]);
+        let mut estimator = Estimator::new();
+        assert_eq!(estimator.estimate(&history), estimate_messages(&history));
+        estimator.calibrate(2, 5_000);
+        assert_eq!(
+            estimator.estimate(&history),
+            5_000 + estimate_messages(&history[2..])
+        );
+        assert_eq!(estimator.estimate(&history[..2]), 5_000);
+        // Shorter than what was measured: the history was compacted, start over.
+        assert_eq!(
+            estimator.estimate(&history[..1]),
+            estimate_messages(&history[..1])
+        );
+        estimator.reset();
+        assert_eq!(estimator.estimate(&history), estimate_messages(&history));
+    }
+
+    #[test]
+    fn ascii_punctuation_counts_what_decoding_chars_would() {
+        let by_chars = |text: &str| text.chars().filter(char::is_ascii_punctuation).count();
+        let code = "fn main() { let x = [1, 2]; } // done\n".repeat(40);
+        let lines = [
+            "",
+            "a.b, (c)!",
+            "plain words only",
+            &";".repeat(1000),
+            &code,
+        ];
+        for line in lines {
+            assert_eq!(
+                ascii_punctuation(line.as_bytes()),
+                by_chars(line),
+                "{line:?}"
+            );
+        }
+    }
 }

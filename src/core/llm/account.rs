@@ -6,9 +6,9 @@
 use super::Llm;
 use crate::core::config::Config;
 use crate::core::event::Error;
-use crate::core::message;
 use crate::core::message::Message;
 use crate::core::message::{Reply, Usage};
+use crate::core::prompt;
 use crate::extras::cost::{Ledger, PriceTable};
 use crate::extras::trace::Trace;
 use std::path::Path;
@@ -186,10 +186,10 @@ fn estimate_usage(reply: &Reply, messages: &[Message]) -> Usage {
         .collect();
     let completion = [&reply.text, &reply.reasoning, &arguments];
     Usage {
-        prompt_tokens: message::estimate_messages(messages) as u64,
+        prompt_tokens: prompt::estimate_messages(messages) as u64,
         completion_tokens: completion
             .iter()
-            .map(|t| message::estimate_text(t))
+            .map(|t| prompt::estimate_text(t))
             .sum::<usize>() as u64,
         cached_tokens: 0,
         cost: None,
