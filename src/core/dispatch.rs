@@ -197,14 +197,7 @@ impl Pool {
     pub fn run_batch(&self, calls: &[&ToolCall], ctx: &ToolContext) -> Vec<Outcome> {
         let (done, results) = crossbeam_channel::unbounded();
         for chain in chains(calls, ctx) {
-            let job = Job {
-                calls: chain,
-                ctx: ctx.clone(),
-                done: done.clone(),
-            };
-            if let Some(jobs) = &self.jobs {
-                let _ = jobs.send(job);
-            }
+            self.send(chain, ctx, done.clone());
         }
         // Only the jobs hold senders now, so `results` ends when the last job is done.
         drop(done);
@@ -218,22 +211,25 @@ impl Pool {
             .map(|o| o.unwrap_or_else(lost))
             .collect()
     }
-}
 
-impl Pool {
     /// Start one call now and return at once; its result arrives on the receiver (early
     /// start: `extras/early.rs`).
     pub fn start(&self, call: &ToolCall, ctx: &ToolContext) -> Receiver<(usize, Outcome)> {
         let (done, result) = crossbeam_channel::bounded(1);
-        let calls = vec![(0, call.clone())];
-        if let Some(jobs) = &self.jobs {
-            let _ = jobs.send(Job {
-                calls,
-                ctx: ctx.clone(),
-                done,
-            });
-        }
+        self.send(vec![(0, call.clone())], ctx, done);
         result
+    }
+
+    fn send(
+        &self,
+        calls: Vec<(usize, ToolCall)>,
+        ctx: &ToolContext,
+        done: Sender<(usize, Outcome)>,
+    ) {
+        let ctx = ctx.clone();
+        if let Some(jobs) = &self.jobs {
+            let _ = jobs.send(Job { calls, ctx, done });
+        }
     }
 }
 

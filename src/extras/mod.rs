@@ -3,7 +3,8 @@
 //! trace, project instructions, early start of read-only calls, and trust.
 //!
 //! This file is the seam: the one value the loop (`core/agent.rs`, `core/batch.rs`) holds, with
-//! one method per step of a turn, in the order a turn calls them. It never runs the loop.
+//! one method per step of a turn, in the order a turn calls them. It never runs the loop. It is
+//! over 300 lines so that every step the loop can call is in one file, read in one place.
 
 pub mod account;
 pub mod checkpoint;
