@@ -44,7 +44,7 @@ pub struct Hooks {
 }
 
 /// What one hook answered, read the way Claude Code reads it.
-enum Reply {
+enum HookResponse {
     /// Exit 0: plain stdout (trimmed, maybe empty), or the context its JSON added.
     Proceed(String),
     /// Exit 2 (stderr), or JSON saying block/deny (its reason).
@@ -87,7 +87,7 @@ impl Hooks {
     ) -> PreToolDecision {
         let extra = json!({"tool_name": tool, "tool_input": input});
         for hook in self.matching(HookEvent::PreToolUse, tool) {
-            if let Reply::Block(reason) = run_hook(hook, ctx, &extra, warnings) {
+            if let HookResponse::Block(reason) = run_hook(hook, ctx, &extra, warnings) {
                 return PreToolDecision::Block(reason);
             }
         }
@@ -107,8 +107,8 @@ impl Hooks {
         let said: Vec<String> = self
             .matching(HookEvent::PostToolUse, tool)
             .filter_map(|hook| match run_hook(hook, ctx, &extra, warnings) {
-                Reply::Proceed(text) | Reply::Block(text) => Some(text),
-                Reply::Failed => None,
+                HookResponse::Proceed(text) | HookResponse::Block(text) => Some(text),
+                HookResponse::Failed => None,
             })
             .filter(|text| !text.is_empty())
             .collect();
@@ -123,7 +123,7 @@ impl Hooks {
     ) -> Result<(), String> {
         let extra = json!({"prompt": prompt});
         for hook in self.matching(HookEvent::UserPromptSubmit, "") {
-            if let Reply::Block(reason) = run_hook(hook, ctx, &extra, warnings) {
+            if let HookResponse::Block(reason) = run_hook(hook, ctx, &extra, warnings) {
                 return Err(reason);
             }
         }
@@ -146,7 +146,12 @@ impl Hooks {
 }
 
 /// Run one hook with the event's JSON on stdin and read its answer. Problems become warnings.
-fn run_hook(hook: &Hook, ctx: &HookContext, extra: &Value, warnings: &mut Vec<String>) -> Reply {
+fn run_hook(
+    hook: &Hook,
+    ctx: &HookContext,
+    extra: &Value,
+    warnings: &mut Vec<String>,
+) -> HookResponse {
     let mut input = extra.clone();
     // The variant names are Claude Code's event names, so `Debug` spells them right.
     input["hook_event_name"] = format!("{:?}", hook.event).into();
@@ -156,7 +161,7 @@ fn run_hook(hook: &Hook, ctx: &HookContext, extra: &Value, warnings: &mut Vec<St
     let short: String = hook.command.chars().take(60).collect();
     let mut warn = |problem: String| {
         warnings.push(format!("hook '{short}' ({:?}) {problem}", hook.event));
-        Reply::Failed
+        HookResponse::Failed
     };
     let finished = match run_command(&hook.command, ctx.cwd, stdin.as_bytes(), hook.timeout) {
         Ok(finished) => finished,
@@ -171,9 +176,9 @@ fn run_hook(hook: &Hook, ctx: &HookContext, extra: &Value, warnings: &mut Vec<St
         }
         Ending::Exited(0) => read_answer(finished.stdout.text().trim()),
         Ending::Exited(2) if stderr.is_empty() => {
-            Reply::Block(format!("blocked by hook '{short}'"))
+            HookResponse::Block(format!("blocked by hook '{short}'"))
         }
-        Ending::Exited(2) => Reply::Block(stderr.to_string()),
+        Ending::Exited(2) => HookResponse::Block(stderr.to_string()),
         Ending::Exited(code) => warn(format!("exited {code}: {first_line}")),
     }
 }
@@ -181,21 +186,21 @@ fn run_hook(hook: &Hook, ctx: &HookContext, extra: &Value, warnings: &mut Vec<St
 /// Exit 0: plain text is passed on; a JSON object may block (`"decision": "block"`, or
 /// Claude Code's `permissionDecision: "deny"`) or add context. "allow" and "ask" change
 /// nothing: a hook may refuse a call, never wave one past our consent.
-fn read_answer(stdout: &str) -> Reply {
+fn read_answer(stdout: &str) -> HookResponse {
     let Ok(Value::Object(answer)) = serde_json::from_str::<Value>(stdout) else {
-        return Reply::Proceed(stdout.to_string());
+        return HookResponse::Proceed(stdout.to_string());
     };
     let text = |value: Option<&Value>| value.and_then(Value::as_str).map(str::to_string);
     let specific = answer.get("hookSpecificOutput");
     let field = |name: &str| specific.and_then(|s| s.get(name));
     let reason = text(answer.get("reason")).unwrap_or_else(|| "blocked by a hook".into());
     if text(answer.get("decision")).as_deref() == Some("block") {
-        Reply::Block(reason)
+        HookResponse::Block(reason)
     } else if text(field("permissionDecision")).as_deref() == Some("deny") {
         let why = text(field("permissionDecisionReason"));
-        Reply::Block(why.unwrap_or(reason))
+        HookResponse::Block(why.unwrap_or(reason))
     } else {
-        Reply::Proceed(text(field("additionalContext")).unwrap_or_default())
+        HookResponse::Proceed(text(field("additionalContext")).unwrap_or_default())
     }
 }
 
