@@ -2,7 +2,7 @@
 //!
 //! The agent loop asks `Consent::verdict_for_call` for every call of a reply, on its own
 //! thread, before the batch starts; only a `Verdict::Ask` or `AskEachTime` reaches the
-//! terminal, as a question. A bash command the danger gate (`tools/danger.rs`) calls
+//! terminal, as a question. A bash command the danger gate (`tools/support/danger.rs`) calls
 //! catastrophic is refused in every mode; a destructive one is asked about every time (even
 //! when bash is allowed "always"), and under `--yes` runs only if the user opted in to it by
 //! name. The decision is pure logic (testable without a terminal); the one side effect here

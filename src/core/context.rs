@@ -1,10 +1,11 @@
 //! Keeping the context window under control: compact the history when the estimate
-//! (`message.rs`) says it grows too big.
+//! (`prompt.rs`) says it grows too big, or the provider says it did.
 //!
 //! Before every request the agent asks `tier_for(estimate, max_context)`; if a tier comes back it
 //! calls `compact`, three tiers, cheapest first: snip big tool results, summarise old turns,
-//! collapse all but the last few messages. This file is pure logic: it does no I/O and never calls
-//! the model itself (the summary comes through the closure the agent passes in).
+//! collapse all but the last few messages; after a "too long" answer `tier_to_fit` picks one
+//! tier harder. This file is pure logic: it does no I/O and never calls the model itself (the
+//! summary comes through the closure the agent passes in; notices go to `on_event`).
 
 use crate::core::event::Event;
 use crate::core::llm::{self, Llm};
