@@ -19,11 +19,12 @@ use serde_json::Value;
 const CUT_CALL: &str = "the reply hit the output token limit before its arguments were complete";
 const SMALLER: &str = "Send smaller calls (write a large file in several parts)";
 
-/// What the loop guard ruled on a call, before anyone else looks at it.
+/// Whether a call may still run, as the loop guard, then the hooks and consent, rule on it.
 pub enum Ruling {
-    /// Not refused yet: hooks and consent decide.
+    /// Not refused (yet: after the guard, hooks and consent still decide).
     Open,
-    /// Answered without running (a repeat, or arguments the output limit cut): the model reads this.
+    /// Answered without running (a repeat, cut arguments, a hook's veto, consent's no): the
+    /// model reads this instead of a result.
     Refused(Outcome),
 }
 
