@@ -143,7 +143,7 @@ fn one_shot(options: RunOptions, task: &str) -> Result<i32, Error> {
     if let Err(Error::Interrupted) = finish {
         display.interrupted();
     }
-    display.note(&display.paint(DIM, &agent.llm().cost_summary()));
+    display.note(&display.paint(DIM, &agent.extras().account.cost_summary()));
     Ok(display.finish(&finish?))
 }
 

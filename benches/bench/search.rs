@@ -106,6 +106,7 @@ fn context(root: &Path) -> ToolContext {
     ToolContext {
         cwd: root.to_path_buf(),
         llm: Arc::new(Llm::new(config)),
+        account: Default::default(),
         consent: Consent::new(Mode::AllowAll),
         cancel: Arc::new(AtomicBool::new(false)),
         instructions: None,

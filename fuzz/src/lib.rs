@@ -187,6 +187,7 @@ fn tool_context(dir: &Path) -> ToolContext {
     ToolContext {
         cwd: dir.to_path_buf(),
         llm: Arc::new(Llm::new(config)),
+        account: Default::default(),
         consent: Consent::new(Mode::AllowAll),
         cancel: Arc::new(AtomicBool::new(false)),
         instructions: None,

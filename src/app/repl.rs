@@ -87,7 +87,7 @@ pub fn run(options: RunOptions) -> Result<i32, Error> {
     }
     save_history(&mut editor, &history);
     // What the session spent, as `-p` says it at its end.
-    display.note(&display.paint(DIM, &agent.llm().cost_summary()));
+    display.note(&display.paint(DIM, &agent.extras().account.cost_summary()));
     Ok(0)
 }
 
@@ -185,13 +185,16 @@ fn command(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
     match name {
         "/help" => display.note(HELP),
         "/model" if arg.is_empty() => {
-            display.note(&format!("Model: {}", agent.llm().model()));
+            display.note(&format!(
+                "Model: {}",
+                agent.extras().account.model(agent.llm().config())
+            ));
         }
         "/model" => {
             agent.switch_model(arg);
             display.note(&format!("Model: {arg}"));
         }
-        "/tokens" => display.note(&agent.llm().cost_summary()),
+        "/tokens" => display.note(&agent.extras().account.cost_summary()),
         "/plan" => {
             let consent = agent.consent_mut();
             consent.plan = match consent.plan {

@@ -20,6 +20,7 @@ use crate::core::message::Reply;
 use crate::core::message::{self, Message};
 use crate::core::pool::{EarlyCall, Pool};
 use crate::core::prompt::{self, Situation};
+use crate::extras::Extras;
 use crate::extras::checkpoint::Checkpoints;
 use crate::extras::hooks::{HookEvent, Hooks};
 use crate::extras::instructions::Instructions;
@@ -47,6 +48,8 @@ pub const CUT_OFF_MESSAGE: &str =
 
 pub struct Agent {
     llm: Arc<Llm>,
+    /// Every optional feature, behind the one seam (the client reports to `extras.account`).
+    extras: Extras,
     /// `history[0]` is the system prompt, rebuilt every round.
     history: Vec<Message>,
     cwd: PathBuf,
@@ -87,6 +90,7 @@ impl Agent {
     pub fn new(llm: Arc<Llm>, cwd: PathBuf, consent: Consent) -> Agent {
         Agent {
             llm,
+            extras: Extras::default(),
             history: vec![Message::system("")],
             cwd,
             todos: Vec::new(),
@@ -122,6 +126,7 @@ impl Agent {
         agent.max_rounds = max_rounds;
         agent.cancel = ctx.cancel.clone();
         agent.reads_running = ctx.reads_running.clone();
+        agent.extras.account = ctx.account.clone();
         agent
     }
 
@@ -190,7 +195,7 @@ impl Agent {
             self.rounds = round;
             let reply = self.ask_model(&tool_schemas, on_event)?;
             on_event(Event::Replied {
-                usage: &self.llm.usage(),
+                usage: &self.extras.account.usage(),
             });
 
             // 5. No tool calls: this is the answer (unless there is none, or it was cut off).
@@ -290,9 +295,13 @@ impl Agent {
                 }
                 on_event(event);
             };
-            let streamed = self
-                .llm
-                .stream(&self.history, tools, &self.cancel, &mut forward);
+            let streamed = self.llm.stream(
+                &self.history,
+                tools,
+                &self.extras,
+                &self.cancel,
+                &mut forward,
+            );
             self.early = early;
             match streamed {
                 Ok(reply) => {

@@ -8,6 +8,7 @@
 
 use crate::core::consent::{Consent, Verdict};
 use crate::core::llm::Llm;
+use crate::extras::account::Account;
 use crate::extras::hooks::Hooks;
 use crate::extras::instructions::Instructions;
 use crate::extras::mcp::Servers;
@@ -32,6 +33,8 @@ pub struct ToolContext {
     pub cwd: PathBuf,
     /// Only the `agent` tool uses these: a sub-agent shares the connection, usage and consent.
     pub llm: Arc<Llm>,
+    /// The session's ledger, trace and fallback, shared with sub-agents.
+    pub account: Account,
     pub consent: Consent,
     /// Set by Ctrl+C; long-running tools poll it and stop early.
     pub cancel: Arc<AtomicBool>,

@@ -1,15 +1,20 @@
-//! The HTTP side of the LLM client: the `ureq` agent (timeouts, trusted roots, proxy) and
-//! reading what a failed answer says (`Retry-After`, the server's error message), and the two
-//! ways Ctrl+C reaches a request: shutting the agent down, and a backoff sleep that gives way.
+//! The HTTP side of the LLM client: the `ureq` agent (timeouts, trusted roots, proxy); reading
+//! what an answer says when it is not a stream (`Retry-After`, the server's error message, a
+//! "does not fit" message's numbers, a page, a JSON error or a whole completion in a 200); and
+//! the two ways Ctrl+C reaches a request: shutting the agent down, and a sleep that gives way.
 //!
 //! The agent is built once, when `Llm::new` runs. Nothing here sends a request or decides
-//! whether to retry; that is `llm.rs`.
+//! whether to retry; that is `llm.rs`. Event streams are read by `sse.rs`.
 
 use crate::core::config::Config;
 use crate::core::error::Error;
+use crate::core::event::Event;
+use crate::core::message::Reply;
+use crate::core::wire::completion_reply;
 use crossbeam_channel::{Receiver, RecvTimeoutError};
+use regex::Regex;
 use serde_json::Value;
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
@@ -23,6 +28,10 @@ const SYSTEM_BUNDLES: &[&str] = &[
     "/usr/local/etc/openssl/cert.pem",
     "/opt/homebrew/etc/openssl@3/cert.pem",
 ];
+/// A whole answer is read up to this size; more than any real completion, and bounded.
+const WHOLE_BODY_LIMIT: u64 = 16 * 1024 * 1024;
+/// Blank lines read before the first line that says what the body is.
+const LEADING_BLANK_LINES: usize = 8;
 
 pub fn agent(config: &Config) -> ureq::Agent {
     let is_https = config.base_url.starts_with("https://");
@@ -127,6 +136,144 @@ pub fn html_title(text: &str) -> Option<&str> {
     Some(text[start..end].trim()).filter(|title| !title.is_empty())
 }
 
+/// The start of a 200 body: its first line that is not blank (with the blank ones before it),
+/// `WHOLE_BODY_LIMIT` bytes at most in all.
+pub fn first_line(body: &mut dyn BufRead) -> std::io::Result<Vec<u8>> {
+    let mut start = Vec::new();
+    for _ in 0..LEADING_BLANK_LINES {
+        let room = WHOLE_BODY_LIMIT.saturating_sub(start.len() as u64);
+        let read = (&mut *body).take(room).read_until(b'\n', &mut start)?;
+        if read == 0 || !start.trim_ascii().is_empty() {
+            break;
+        }
+    }
+    Ok(start)
+}
+
+/// Whether a body that starts with `start` is an event stream, whatever its content type says
+/// (an empty body is left to the SSE reader, which calls it a broken stream).
+pub fn is_event_stream(content_type: &str, start: &[u8]) -> bool {
+    let start = String::from_utf8_lossy(start.trim_ascii_start());
+    let start = start.trim_start_matches('\u{feff}');
+    let is_event = ["data:", "event:", "id:", "retry:", ":"]
+        .iter()
+        .any(|field| start.starts_with(field));
+    is_event || start.is_empty() || content_type.contains("text/event-stream")
+}
+
+/// The rest of a body that is not a stream, after its `start`, as text: `WHOLE_BODY_LIMIT`
+/// bytes at most in all, however much the server sends.
+pub fn read_whole(start: &[u8], body: &mut dyn BufRead) -> String {
+    let mut bytes = start.to_vec();
+    let room = WHOLE_BODY_LIMIT.saturating_sub(bytes.len() as u64);
+    let _ = (&mut *body).take(room).read_to_end(&mut bytes);
+    String::from_utf8_lossy(&bytes).trim().to_string()
+}
+
+/// A body that is not a stream: a whole completion becomes the reply; anything else fails at
+/// once with what the server said.
+pub fn whole_answer(
+    content_type: &str,
+    text: &str,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Reply, Error> {
+    let fail = |why: String| Err(Error::Api(why));
+    let json: Option<Value> = serde_json::from_str(text).ok();
+    match json {
+        Some(json) if json.get("error").is_some_and(|e| !e.is_null()) => {
+            let message = one_line(&message_in(text));
+            fail(format!("the server answered with an error: {message}"))
+        }
+        Some(json) if json["choices"][0]["message"].is_object() => {
+            Ok(completion_reply(&json, on_event))
+        }
+        _ if content_type.contains("html") || text.starts_with('<') => {
+            let title = html_title(text).unwrap_or("no title");
+            let kind = if content_type.is_empty() {
+                "text/html"
+            } else {
+                content_type
+            };
+            fail(format!(
+                "the server answered {kind} ({title}), not an event stream: check the base URL"
+            ))
+        }
+        _ => {
+            let kind = if content_type.is_empty() {
+                "no content type"
+            } else {
+                content_type
+            };
+            fail(format!(
+                "the server answered {kind}, not an event stream ({}): check the base URL",
+                one_line(text)
+            ))
+        }
+    }
+}
+
+/// How providers word "your prompt does not fit": OpenAI, DeepSeek, Qwen and vLLM say
+/// "maximum context length", Anthropic "prompt is too long"; a 413 is always about size.
+pub fn is_context_overflow(status: u16, message: &str) -> bool {
+    let message = message.to_ascii_lowercase();
+    let phrases = [
+        "context_length_exceeded",
+        "maximum context length",
+        "context length",
+        "context window",
+        "prompt is too long",
+        "context size",
+        "too many tokens",
+        "reduce the length",
+    ];
+    status == 413 || phrases.iter().any(|p| message.contains(p))
+}
+
+/// What a "does not fit" message says in numbers, where it says them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Overflow {
+    /// The tokens a prompt may have, the completion's share already taken out.
+    pub limit: Option<u64>,
+    /// The tokens the prompt had, as the provider counted them.
+    pub prompt: Option<u64>,
+}
+
+/// Read the window and the prompt's size from the wordings of OpenAI, DeepSeek, vLLM and
+/// llama-cpp-python ("maximum context length is N tokens. However, you requested T tokens
+/// (P in the messages, C in the completion)" or "your messages resulted in P tokens"),
+/// llama.cpp ("request (P tokens) exceeds the available context size (N tokens)") and
+/// Anthropic ("prompt is too long: P tokens > N maximum").
+pub fn overflow_numbers(message: &str) -> Overflow {
+    let find = |patterns: &[&str]| {
+        patterns.iter().find_map(|pattern| {
+            let regex = Regex::new(pattern).ok()?;
+            regex
+                .captures(message)?
+                .get(1)?
+                .as_str()
+                .parse::<u64>()
+                .ok()
+        })
+    };
+    let window = find(&[
+        r"maximum context length is (\d+)",
+        r"context size \((\d+) tokens\)",
+        r"context window of (\d+)",
+        r"tokens > (\d+) maximum",
+    ]);
+    let prompt = find(&[
+        r"\((\d+) in the messages",
+        r"resulted in (\d+) tokens",
+        r"request \((\d+) tokens\)",
+        r"(\d+) tokens > \d+ maximum",
+    ]);
+    let completion = find(&[r"(\d+) in the completion"]).unwrap_or(0);
+    Overflow {
+        limit: window.map(|window| window.saturating_sub(completion)),
+        prompt,
+    }
+}
+
 /// Wakes a request blocked on a silent server: shutting the agent down fails its reads.
 pub fn shut_down_on_cancel(http: &ureq::Agent, cancel: &AtomicBool, finished: &Receiver<()>) {
     let tick = Duration::from_millis(50);
@@ -174,6 +321,7 @@ pub fn host(url: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Cursor;
 
     #[test]
     fn the_host_of_a_url() {
@@ -213,5 +361,72 @@ mod tests {
         assert!(line.len() <= 205 && line.ends_with(" …"), "{line}");
         let unicode = one_line(&"Ünïcode ".repeat(100));
         assert!(unicode.chars().count() <= 202, "{unicode}");
+    }
+
+    #[test]
+    fn overflow_numbers_in_each_wording() {
+        let openai = "This model's maximum context length is 8192 tokens. However, your \
+                      messages resulted in 10000 tokens. Please reduce the length of the messages.";
+        let vllm = "This model's maximum context length is 4096 tokens. However, you requested \
+                    5000 tokens (4000 in the messages, 1000 in the completion).";
+        let llama_cpp = "request (5000 tokens) exceeds the available context size (4096 tokens), \
+                         try increasing it";
+        let anthropic = "prompt is too long: 210000 tokens > 200000 maximum";
+        let both = |limit, prompt| Overflow {
+            limit: Some(limit),
+            prompt: Some(prompt),
+        };
+        assert_eq!(overflow_numbers(openai), both(8192, 10000));
+        assert_eq!(overflow_numbers(vllm), both(3096, 4000));
+        assert_eq!(overflow_numbers(llama_cpp), both(4096, 5000));
+        assert_eq!(overflow_numbers(anthropic), both(200000, 210000));
+        assert_eq!(overflow_numbers("too many tokens"), Overflow::default());
+    }
+
+    fn judge(content_type: &str, body: &str) -> Option<Result<Reply, String>> {
+        let mut body = Cursor::new(body.as_bytes().to_vec());
+        let start = first_line(&mut body).unwrap();
+        if is_event_stream(content_type, &start) {
+            return None;
+        }
+        let text = read_whole(&start, &mut body);
+        let outcome = whole_answer(content_type, &text, &mut |_| {});
+        Some(outcome.map_err(|error| error.to_string()))
+    }
+
+    #[test]
+    fn event_streams_go_to_the_sse_reader_whatever_their_type() {
+        assert!(judge("text/event-stream", "{\"error\": 1}").is_none());
+        assert!(judge("application/json", "data: {}\n\n").is_none());
+        assert!(judge("text/plain", ": keep-alive\n").is_none());
+        assert!(judge("", "").is_none());
+        assert!(judge("", "\n\n\ndata: {}\n").is_none());
+        assert!(judge("", "\n\n<html></html>").is_some());
+    }
+
+    #[test]
+    fn pages_and_errors_fail_with_what_they_say() {
+        let page = "<!DOCTYPE html>\n<html><head><title>Welcome to nginx!</title></head></html>\n";
+        let why = judge("text/html", page).unwrap().unwrap_err();
+        assert!(why.contains("text/html (Welcome to nginx!)"), "{why}");
+        assert!(why.contains("check the base URL"), "{why}");
+        let error = r#"{"error": {"message": "model 'x' not loaded", "code": 400}}"#;
+        let why = judge("application/json", error).unwrap().unwrap_err();
+        assert!(why.contains("model 'x' not loaded"), "{why}");
+        let why = judge("text/plain", "Not Found\n").unwrap().unwrap_err();
+        assert!(
+            why.contains("text/plain") && why.contains("Not Found"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn a_whole_completion_is_a_reply() {
+        let body = r#"{"object":"chat.completion","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"glob","arguments":"{\"pattern\":\"*\"}"}}]}}],"usage":{"prompt_tokens":7,"completion_tokens":3}}"#;
+        let reply = judge("application/json", body).unwrap().unwrap();
+        assert_eq!(reply.tool_calls[0].id, "c1");
+        assert_eq!(reply.tool_calls[0].arguments, r#"{"pattern":"*"}"#);
+        assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(reply.usage.map(|u| u.prompt_tokens), Some(7));
     }
 }

@@ -2,28 +2,22 @@
 //!
 //! The agent loop calls `Llm::stream` once per round. It builds the JSON body, POSTs it with
 //! `ureq` (blocking), hands the body reader to `sse::read_stream`, and returns the reassembled
-//! `Reply`. Retries re-issue the *whole* request; there is no other retry layer anywhere.
-//! It does not parse tool arguments, run tools or touch the history.
-
-mod account;
-mod answers;
-mod body;
+//! `Reply`; each attempt ends in a `Next`, what `stream` does next: adapt, retry, fall back or
+//! stop. Retries re-issue the *whole* request; there is no other retry layer anywhere. What the
+//! session spends, the fallback in use and the trace are `extras.account`'s. It does not parse
+//! tool arguments, run tools or touch the history.
 
 use crate::core::config::Config;
-use crate::core::error::Error;
+use crate::core::error::{Broke, Error};
 use crate::core::event::Event;
 use crate::core::http;
-use crate::core::message::Message;
-use crate::core::message::Reply;
-use crate::core::sse::{self, StreamError};
-use crate::extras::cost::{Ledger, PriceTable};
-use crate::extras::trace::{Tee, Trace};
-use answers::transport_failure;
-pub use answers::{Overflow, overflow_numbers};
+use crate::core::message::{Message, Reply, Role};
+use crate::core::sse;
+use crate::extras::Extras;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Cursor, Read};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::io::{BufReader, Cursor, Read};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 const MAX_RETRIES: u32 = 4;
@@ -35,17 +29,6 @@ pub struct Llm {
     http: Mutex<ureq::Agent>,
     /// Learnt from 400 answers; shared by every request (and sub-agent) of the session.
     adaptations: Mutex<Adaptations>,
-    prices: Arc<PriceTable>,
-    /// Every request of the session, priced at the model it used; one ledger for the whole
-    /// session, shared with the `Llm` a `/model` switch makes.
-    ledger: Arc<Mutex<Ledger>>,
-    /// The model in use: `config.model` until a fallback takes over.
-    model: Mutex<String>,
-    fallbacks_used: AtomicUsize,
-    /// `--trace FILE`: requests and stream lines are written there.
-    trace: Option<Arc<Trace>>,
-    /// Some reply came without usage, so its tokens were estimated; the summary says so.
-    estimated: AtomicBool,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -59,66 +42,99 @@ struct Adaptations {
     context_limit: Option<u64>,
 }
 
-/// Why one attempt failed, and so what `stream` does next.
-enum Failure {
-    /// The request was changed after a 400; send it again at once.
+/// What one attempt leads to: what `stream` does next.
+enum Next {
+    Replied(Reply),
+    /// The request was changed after a 400: send it again at once.
     Adapted,
-    /// A 404: the model does not exist here; a fallback may.
-    ModelMissing(String),
-    Retryable {
+    /// Transient: send it again after `wait` (the server's `Retry-After`) or the backoff.
+    Retry {
         why: String,
         wait: Option<Duration>,
     },
-    Fatal(Error),
+    /// This model fails here (a 404, or its retries are spent): a fallback may not.
+    Fallback(String),
+    Stop(Error),
 }
 
 impl Llm {
     pub fn new(config: Config) -> Llm {
-        let http = http::agent(&config);
-        let model = Mutex::new(config.model.clone());
         Llm {
-            model,
+            http: Mutex::new(http::agent(&config)),
             config,
-            http: Mutex::new(http),
             adaptations: Mutex::new(Adaptations::default()),
-            prices: Arc::new(PriceTable::builtin()),
-            ledger: Arc::new(Mutex::new(Ledger::default())),
-            estimated: AtomicBool::new(false),
-            trace: None,
-            fallbacks_used: AtomicUsize::new(0),
         }
+    }
+
+    /// The same session on another model: a fresh connection and adaptations (the ledger is
+    /// `extras.account`'s, so it carries over).
+    pub fn with_model(&self, model: &str) -> Llm {
+        let model = model.to_string();
+        Llm::new(Config {
+            model,
+            ..self.config.clone()
+        })
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
     }
 
     /// A whole answer that no one watches (the compaction summary): the same streamed request
     /// without tools, collected, so retries, adaptation and cost work exactly as for a turn.
-    pub fn complete(&self, messages: &[Message], cancel: &AtomicBool) -> Result<String, Error> {
-        self.stream(messages, &[], cancel, &mut |_| {})
-            .map(|reply| reply.text)
+    pub fn complete(
+        &self,
+        messages: &[Message],
+        extras: &Extras,
+        cancel: &AtomicBool,
+    ) -> Result<String, Error> {
+        let reply = self.stream(messages, &[], extras, cancel, &mut |_| {});
+        reply.map(|reply| reply.text)
     }
 
-    /// Send the history and stream the reply, retrying transient failures with backoff.
+    /// Send the history and stream the reply, retrying transient failures with backoff (about
+    /// 1, 2, 4, 8 s) and moving to the next fallback model when one keeps failing.
     pub fn stream(
         &self,
         messages: &[Message],
         tools: &[Value],
+        extras: &Extras,
         cancel: &AtomicBool,
         on_event: &mut dyn FnMut(Event),
     ) -> Result<Reply, Error> {
-        self.check_budget()?;
+        let account = &extras.account;
+        account.check_budget(&self.config)?;
+        let mut retries = 0;
         loop {
-            let why = match self.stream_with_retries(messages, tools, cancel, on_event) {
-                Ok(reply) => return Ok(reply),
-                Err(Failure::Fatal(error)) => return Err(error),
-                Err(Failure::Retryable { why, .. }) => {
-                    format!("{why} (gave up after {MAX_RETRIES} retries)")
+            let model = account.model(&self.config);
+            let why = match self
+                .attempt_interruptibly(&model, messages, tools, extras, cancel, on_event)
+            {
+                Next::Replied(reply) => {
+                    account.count(&model, &reply, messages);
+                    return Ok(reply);
                 }
-                Err(Failure::ModelMissing(why)) => why,
-                Err(Failure::Adapted) => continue,
+                Next::Adapted => continue,
+                Next::Retry { why, wait } if retries < MAX_RETRIES => {
+                    let wait = wait.unwrap_or(Duration::from_secs(1 << retries));
+                    retries += 1;
+                    let attempt = retries;
+                    on_event(Event::Retry {
+                        attempt,
+                        wait,
+                        why: &why,
+                    });
+                    http::sleep_unless_cancelled(wait.min(MAX_RETRY_AFTER), cancel)?;
+                    continue;
+                }
+                Next::Retry { why, .. } => format!("{why} (gave up after {MAX_RETRIES} retries)"),
+                Next::Fallback(why) => why,
+                Next::Stop(error) => return Err(error),
             };
-            // The model keeps failing: the same request goes to the next fallback, if any.
-            let Some(model) = self.switch_to_fallback() else {
+            let Some(model) = account.switch_to_fallback(&self.config) else {
                 return Err(Error::Api(why));
             };
+            retries = 0;
             on_event(Event::Fallback {
                 model: &model,
                 why: &why,
@@ -126,201 +142,240 @@ impl Llm {
         }
     }
 
-    /// Send the request until it succeeds, fails for good, or the retries are spent.
-    fn stream_with_retries(
-        &self,
-        messages: &[Message],
-        tools: &[Value],
-        cancel: &AtomicBool,
-        on_event: &mut dyn FnMut(Event),
-    ) -> Result<Reply, Failure> {
-        let mut retries = 0;
-        loop {
-            match self.attempt_interruptibly(messages, tools, cancel, on_event) {
-                Ok(reply) => {
-                    self.count_usage(&reply, messages);
-                    return Ok(reply);
-                }
-                Err(Failure::Adapted) => continue,
-                Err(Failure::Retryable { why, wait }) if retries < MAX_RETRIES => {
-                    // About 1, 2, 4, 8 s, unless the server said how long to wait.
-                    let wait = wait.unwrap_or(Duration::from_secs(1 << retries));
-                    retries += 1;
-                    on_event(Event::Retry {
-                        attempt: retries,
-                        wait,
-                        why: &why,
-                    });
-                    http::sleep_unless_cancelled(wait.min(MAX_RETRY_AFTER), cancel)
-                        .map_err(Failure::Fatal)?;
-                }
-                Err(failure) => return Err(failure),
-            }
-        }
-    }
-
     /// One attempt that Ctrl+C cuts off at once, even while the server is silent: a watcher
     /// thread shuts the HTTP agent down, which wakes the blocked read.
     fn attempt_interruptibly(
         &self,
+        model: &str,
         messages: &[Message],
         tools: &[Value],
+        extras: &Extras,
         cancel: &AtomicBool,
         on_event: &mut dyn FnMut(Event),
-    ) -> Result<Reply, Failure> {
+    ) -> Next {
         let http = match self.http.lock() {
             Ok(agent) => agent.clone(),
             Err(poisoned) => poisoned.into_inner().clone(),
         };
         let (done, finished) = crossbeam_channel::bounded::<()>(0);
-        let result = std::thread::scope(|scope| {
+        let next = std::thread::scope(|scope| {
             scope.spawn(|| http::shut_down_on_cancel(&http, cancel, &finished));
-            let result = self.attempt(&http, messages, tools, cancel, on_event);
+            let body = self.request_body(model, messages, tools);
+            let next = self.attempt(&http, body, messages, extras, cancel, on_event);
             // Dropping the sender wakes the watcher at once, so it costs no latency.
             drop(done);
-            result
+            next
         });
         if cancel.load(Ordering::Relaxed) {
             // A shut-down agent refuses every later request, so the next one gets a new agent.
             if let Ok(mut agent) = self.http.lock() {
                 *agent = http::agent(&self.config);
             }
-            return Err(Failure::Fatal(Error::Interrupted));
+            return Next::Stop(Error::Interrupted);
         }
-        result
+        next
     }
 
     fn attempt(
         &self,
         http: &ureq::Agent,
+        sent_body: Value,
         messages: &[Message],
-        tools: &[Value],
+        extras: &Extras,
         cancel: &AtomicBool,
         on_event: &mut dyn FnMut(Event),
-    ) -> Result<Reply, Failure> {
+    ) -> Next {
         let limits = sse::Limits {
             idle: self.config.idle_timeout,
             deadline: Some(Instant::now() + self.config.request_timeout),
         };
-        let body = self.request_body(messages, tools);
         let url = format!(
             "{}/chat/completions",
             self.config.base_url.trim_end_matches('/')
         );
+        let trace = extras.account.trace();
         let mut request = http.post(&url);
         // Local servers run without a key; sending "Bearer " with nothing after it confuses some.
         if let Some(key) = &self.config.api_key {
             request = request.header("Authorization", &format!("Bearer {key}"));
         }
-        if let Some(trace) = &self.trace {
-            trace.record("request", json!({"url": url, "body": body}));
+        if let Some(trace) = trace {
+            trace.record("request", json!({"url": url, "body": sent_body}));
         }
         let response = request
             .header("Content-Type", "application/json")
             .header("Accept", "text/event-stream")
-            .send(body.to_string());
+            .send(sent_body.to_string());
         let response = match response {
             Ok(response) => response,
-            Err(e) => return Err(transport_failure(e, &url)),
+            Err(e) => return transport_failure(e, &url),
         };
-        match response.status().as_u16() {
-            200 => self.read_reply(response, cancel, &limits, on_event),
-            status => Err(self.failed_answer(status, response, &url, messages)),
+        let status = response.status().as_u16();
+        if status != 200 {
+            // What the server said (its whole body to `--trace`) decides what comes next.
+            let wait = http::retry_after(response.headers());
+            let body = http::error_body(response.into_body().into_reader());
+            if let Some(trace) = trace {
+                trace.record("http_error", json!({"status": status, "body": body}));
+            }
+            let message = http::message_in(&body);
+            let sent = (
+                url.as_str(),
+                sent_body["model"].as_str().unwrap_or(""),
+                messages,
+            );
+            return self.status_failure(status, &message, wait, sent);
         }
-    }
-
-    /// A non-200 answer: what the server said (its whole body to `--trace`) decides whether
-    /// the request is adapted, retried or given up.
-    fn failed_answer(
-        &self,
-        status: u16,
-        response: ureq::http::Response<ureq::Body>,
-        url: &str,
-        messages: &[Message],
-    ) -> Failure {
-        let retry_after = http::retry_after(response.headers());
-        let body = http::error_body(response.into_body().into_reader());
-        if let Some(trace) = &self.trace {
-            trace.record("http_error", json!({"status": status, "body": body}));
-        }
-        let message = http::message_in(&body);
-        self.status_failure(status, &message, retry_after, (url, messages))
-    }
-
-    /// A 200: the event stream read by `sse::read_stream`, or, when the body turns out to be
-    /// something else (a page, a JSON error, a whole completion), that (`llm/body.rs`).
-    fn read_reply(
-        &self,
-        response: ureq::http::Response<ureq::Body>,
-        cancel: &AtomicBool,
-        limits: &sse::Limits,
-        on_event: &mut dyn FnMut(Event),
-    ) -> Result<Reply, Failure> {
         let content_type = (response.headers().get("content-type"))
             .and_then(|value| value.to_str().ok())
             .unwrap_or("")
             .to_ascii_lowercase();
         let mut body = BufReader::new(response.into_body().into_reader());
-        let start = body::first_line(&mut body).map_err(|e| Failure::Retryable {
-            why: format!("the stream broke: {e}"),
-            wait: None,
-        })?;
-        if !body::is_event_stream(&content_type, &start) {
-            let text = body::read_whole(&start, &mut body);
-            if let Some(trace) = &self.trace {
+        let start = match http::first_line(&mut body) {
+            Ok(start) => start,
+            Err(e) => {
+                let why = format!("the stream broke: {e}");
+                return Next::Retry { why, wait: None };
+            }
+        };
+        // A 200 that is not an event stream: a page, a JSON error, or a whole completion.
+        if !http::is_event_stream(&content_type, &start) {
+            let text = http::read_whole(&start, &mut body);
+            if let Some(trace) = trace {
                 let fields = json!({"content_type": content_type, "body": text});
                 trace.record("not_a_stream", fields);
             }
-            return body::whole_answer(&content_type, &text, on_event);
+            return match http::whole_answer(&content_type, &text, on_event) {
+                Ok(reply) => Next::Replied(reply),
+                Err(error) => Next::Stop(error),
+            };
         }
         // The line already read goes first, as if it had never been taken out.
         let mut body = Cursor::new(start).chain(body);
-        let mut traced;
-        let reader: &mut dyn BufRead = match &self.trace {
-            Some(trace) => {
-                traced = Tee::new(&mut body, trace);
-                &mut traced
-            }
-            None => &mut body,
-        };
-        let read = sse::read_stream(reader, cancel, limits, on_event);
-        read.map_err(|e| self.stream_failure(e))
+        let read = sse::read_stream(
+            &mut extras.account.tee(&mut body),
+            cancel,
+            &limits,
+            on_event,
+        );
+        match read {
+            Ok(reply) => Next::Replied(reply),
+            Err(error) => stream_failure(error, &self.config),
+        }
     }
 
-    /// A stream that broke is retried; one that broke a limit would only break it again.
-    fn stream_failure(&self, error: StreamError) -> Failure {
-        let limit = match error {
-            StreamError::Interrupted => return Failure::Fatal(Error::Interrupted),
-            StreamError::Provider(message) => {
-                let why = format!("the provider sent an error mid-stream: {message}");
-                return Failure::Retryable { why, wait: None };
-            }
-            StreamError::Deadline => format!(
-                "{error} (CORECODER_REQUEST_TIMEOUT, {} s)",
-                self.config.request_timeout.as_secs()
-            ),
-            StreamError::TooLarge(_) => format!(
-                "{error}: past {} MiB, or a line past {} MiB; stopped reading",
-                sse::MAX_REPLY >> 20,
-                sse::MAX_LINE >> 20
-            ),
-            other => {
-                let why = format!("the stream broke: {other}");
-                return Failure::Retryable { why, wait: None };
-            }
+    /// A non-200 answer: adapt to a known 400 once, retry what is transient, fail the rest.
+    /// `message` is the server's whole message; what the user is shown is one line of it.
+    fn status_failure(
+        &self,
+        status: u16,
+        message: &str,
+        wait: Option<Duration>,
+        (url, model, messages): (&str, &str, &[Message]),
+    ) -> Next {
+        if status == 400 && self.adapt_to(message) {
+            return Next::Adapted;
+        }
+        if matches!(status, 400 | 422 | 500) && self.adapt_null_content(message, messages) {
+            return Next::Adapted;
+        }
+        if (status == 400 || status == 413) && http::is_context_overflow(status, message) {
+            self.learn_context_limit(message);
+            return Next::Stop(Error::ContextTooLong(message.to_string()));
+        }
+        let said = http::one_line(message);
+        if status == 408 || status == 429 || status >= 500 {
+            let why = format!("HTTP {status}: {said}");
+            return Next::Retry { why, wait };
+        }
+        if status == 404 {
+            return Next::Fallback(format!(
+                "HTTP 404: {said} (POST {url}, model {model}: check the base URL and the model name)"
+            ));
+        }
+        let from = match self.config.api_key_from.as_str() {
+            "" => "CORECODER_API_KEY",
+            from => from,
         };
-        Failure::Fatal(Error::Api(limit))
+        let hint = match status {
+            401 => format!(
+                " (the API key from {from} was rejected by {})",
+                http::host(url)
+            ),
+            403 => " (the key may not have access to this model)".to_string(),
+            _ => String::new(),
+        };
+        Next::Stop(Error::Api(format!("HTTP {status}: {said}{hint}")))
     }
 
-    fn request_body(&self, messages: &[Message], tools: &[Value]) -> Value {
+    /// Providers disagree on three request fields; each is dropped or renamed at most once.
+    fn adapt_to(&self, message: &str) -> bool {
+        let Ok(mut adapt) = self.adaptations.lock() else {
+            return false;
+        };
+        let flag = if message.contains("'max_tokens'") {
+            &mut adapt.max_completion_tokens
+        } else if message.contains("'temperature'") {
+            &mut adapt.omit_temperature
+        } else if message.contains("stream_options") {
+            &mut adapt.omit_stream_options
+        } else {
+            return false;
+        };
+        let first_time = !*flag;
+        *flag = true;
+        first_time
+    }
+
+    /// llama-cpp-python's validator rejects an assistant message whose `content` is `null`
+    /// (the OpenAI shape for a reply of only tool calls), while others reject `""`. So `null`
+    /// stays, unless a server's error names `content` while the history holds one: then `""`.
+    fn adapt_null_content(&self, message: &str, messages: &[Message]) -> bool {
+        let names_content = message.to_ascii_lowercase().contains("content");
+        let has_null = (messages.iter()).any(|m| m.role == Role::Assistant && m.content.is_none());
+        let Ok(mut adapt) = self.adaptations.lock() else {
+            return false;
+        };
+        let first_time = names_content && has_null && !adapt.empty_content;
+        adapt.empty_content |= first_time;
+        first_time
+    }
+
+    /// The provider said the prompt does not fit and how big its window is: from now on the
+    /// session compacts for that window (if it is smaller than the configured one).
+    fn learn_context_limit(&self, message: &str) {
+        let Some(limit) = http::overflow_numbers(message).limit else {
+            return;
+        };
+        if let Ok(mut adapt) = self.adaptations.lock() {
+            let known = adapt
+                .context_limit
+                .unwrap_or(self.config.max_context as u64);
+            adapt.context_limit = Some(known.min(limit));
+        }
+    }
+
+    /// The context window to compact for: the configured one, or the provider's if smaller.
+    pub fn context_limit(&self) -> usize {
+        let learnt = self.adaptations().context_limit;
+        let limit = learnt.unwrap_or(self.config.max_context as u64);
+        usize::try_from(limit).unwrap_or(usize::MAX)
+    }
+
+    fn adaptations(&self) -> Adaptations {
+        self.adaptations.lock().map(|a| *a).unwrap_or_default()
+    }
+
+    fn request_body(&self, model: &str, messages: &[Message], tools: &[Value]) -> Value {
         let adapt = self.adaptations();
-        let mut body = json!({
-            "model": self.model(),
-            "messages": messages,
-            "stream": true,
-        });
+        let mut body = json!({"model": model, "messages": messages, "stream": true});
         if adapt.empty_content {
-            empty_for_null_content(&mut body["messages"]);
+            // `content: null` becomes `""` (see `adapt_null_content`).
+            for message in body["messages"].as_array_mut().into_iter().flatten() {
+                if message["content"].is_null() {
+                    message["content"] = json!("");
+                }
+            }
         }
         if !tools.is_empty() {
             body["tools"] = json!(tools);
@@ -343,12 +398,41 @@ impl Llm {
     }
 }
 
-/// `content: null` becomes `""` (see `adapt_null_content`).
-fn empty_for_null_content(messages: &mut Value) {
-    for message in messages.as_array_mut().into_iter().flatten() {
-        if message["content"].is_null() {
-            message["content"] = json!("");
+/// A stream that broke is retried; one that broke a limit would only break it again.
+fn stream_failure(error: Error, config: &Config) -> Next {
+    let why = match &error {
+        Error::Stream(Broke::Provider(message)) => {
+            format!("the provider sent an error mid-stream: {message}")
         }
+        Error::Stream(Broke::Deadline) => {
+            let secs = config.request_timeout.as_secs();
+            return Next::Stop(Error::Api(format!(
+                "{error} (CORECODER_REQUEST_TIMEOUT, {secs} s)"
+            )));
+        }
+        Error::Stream(Broke::TooLarge(_)) => {
+            let (reply, line) = (sse::MAX_REPLY >> 20, sse::MAX_LINE >> 20);
+            let why =
+                format!("{error}: past {reply} MiB, or a line past {line} MiB; stopped reading");
+            return Next::Stop(Error::Api(why));
+        }
+        Error::Stream(_) => format!("the stream broke: {error}"),
+        _ => return Next::Stop(error),
+    };
+    Next::Retry { why, wait: None }
+}
+
+/// Connection-level errors: retry what a second try could fix. Each names the host, since
+/// the error alone ("connection failed") does not say which one.
+fn transport_failure(error: ureq::Error, url: &str) -> Next {
+    let why = format!("request to {} failed: {error}", http::host(url));
+    match error {
+        ureq::Error::Io(_)
+        | ureq::Error::Timeout(_)
+        | ureq::Error::ConnectionFailed
+        | ureq::Error::HostNotFound
+        | ureq::Error::Protocol(_) => Next::Retry { why, wait: None },
+        _ => Next::Stop(Error::Api(why)),
     }
 }
 
@@ -358,13 +442,13 @@ mod tests {
 
     fn check(llm: &Llm, message: &str) -> (bool, Value) {
         let adapted = llm.adapt_to(message);
-        (adapted, llm.request_body(&[Message::user("hi")], &[]))
+        (adapted, llm.request_body("m", &[Message::user("hi")], &[]))
     }
 
     #[test]
     fn each_adaptation_happens_once_and_sticks() {
         let llm = Llm::new(Config::default());
-        let body = llm.request_body(&[], &[]);
+        let body = llm.request_body("m", &[], &[]);
         assert_eq!(body["max_tokens"], 4096);
         assert_eq!(body["stream_options"]["include_usage"], true);
         let (adapted, body) = check(&llm, "Unsupported parameter: 'max_tokens' is not supported");

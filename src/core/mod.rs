@@ -18,3 +18,4 @@ pub mod message;
 pub mod pool;
 pub mod prompt;
 pub mod sse;
+pub mod wire;

@@ -93,7 +93,7 @@ impl Agent {
             guarded,
         };
         let outcomes = batch.run(calls, on_event, ask);
-        if let Some(trace) = self.llm.trace() {
+        if let Some(trace) = self.extras.account.trace() {
             for (call, outcome) in calls.iter().zip(&outcomes) {
                 let (name, arguments) = (&call.name, &call.arguments);
                 let fields = json!({"id": call.id, "name": name, "arguments": arguments, "result": outcome.text});
@@ -111,6 +111,7 @@ impl Agent {
             instructions: self.instructions.clone(),
             cwd: self.cwd.clone(),
             llm: self.llm.clone(),
+            account: self.extras.account.clone(),
             consent: self.consent.clone(),
             cancel: self.cancel.clone(),
             shell: self.shell.clone(),

@@ -5,7 +5,7 @@
 
 use super::{Agent, Event};
 use crate::core::context::{self, Report, SummarySource, Tier};
-use crate::core::llm;
+use crate::core::http;
 use crate::core::message::{self, Message};
 use serde_json::json;
 
@@ -13,9 +13,10 @@ impl Agent {
     /// Shrink the history at `tier` (the summary is a model call of its own, counted in the
     /// cost like any other) and tell the user when anything changed.
     pub fn compact(&mut self, tier: Tier, on_event: &mut dyn FnMut(Event)) -> Report {
-        let (llm, cancel) = (self.llm.clone(), self.cancel.clone());
-        let mut summarise =
-            |prompt: Vec<Message>| llm.complete(&prompt, &cancel).map_err(|e| e.to_string());
+        let (llm, cancel, extras) = (self.llm.clone(), self.cancel.clone(), &self.extras);
+        let mut summarise = |prompt: Vec<Message>| {
+            (llm.complete(&prompt, extras, &cancel)).map_err(|e| e.to_string())
+        };
         let report = context::compact(&mut self.history, tier, &mut summarise);
         self.estimator.reset();
         if report.after < report.before {
@@ -40,7 +41,7 @@ impl Agent {
         message: &str,
         on_event: &mut dyn FnMut(Event),
     ) -> bool {
-        let said = llm::overflow_numbers(message);
+        let said = http::overflow_numbers(message);
         if let Some(prompt) = said.prompt {
             self.estimator.calibrate(self.history.len(), prompt);
         }
@@ -77,7 +78,7 @@ impl Agent {
     /// A repair means a step lost a tool result (Ctrl+C, a crash, or a bug): the user and the
     /// trace hear of it, so a loop that drops results cannot hide behind the repair.
     pub(super) fn report_repairs(&self, changed: usize, on_event: &mut dyn FnMut(Event)) {
-        if let Some(trace) = self.llm.trace() {
+        if let Some(trace) = self.extras.account.trace() {
             trace.record("repair", json!({"changed": changed, "at": "request"}));
         }
         on_event(Event::Notice(&message::repair_notice(

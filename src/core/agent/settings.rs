@@ -5,6 +5,7 @@ use super::Agent;
 use crate::core::consent::Consent;
 use crate::core::llm::Llm;
 use crate::core::message::Message;
+use crate::extras::Extras;
 use crate::extras::checkpoint::Checkpoints;
 use crate::extras::hooks::{HookEvent, Hooks};
 use crate::extras::instructions::Instructions;
@@ -36,6 +37,14 @@ impl Agent {
 
     pub fn llm(&self) -> &Llm {
         &self.llm
+    }
+
+    pub fn extras(&self) -> &Extras {
+        &self.extras
+    }
+
+    pub fn extras_mut(&mut self) -> &mut Extras {
+        &mut self.extras
     }
 
     /// Run these hooks from now on (sub-agents share them).
@@ -95,6 +104,7 @@ impl Agent {
     /// Talk to another model from the next request on; the usage totals carry over.
     pub fn switch_model(&mut self, model: &str) {
         self.llm = Arc::new(self.llm.with_model(model));
+        self.extras.account.forget_fallback();
         // Recorded in the log, so `corecoder -r` resumes on the model the session ended with.
         if let Some(log) = &mut self.log
             && let Err(e) = log.record_model(model)

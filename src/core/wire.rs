@@ -1,0 +1,383 @@
+//! The wire shapes of a streamed chunk (only the fields the SSE parser reads), and the tool
+//! calls put back together from their fragments.
+//!
+//! `sse.rs`'s `Parser` deserializes each `data:` event into a `Chunk` and merges each call
+//! fragment into `Calls`, which tells calls apart when providers number them oddly (every call
+//! as index 0, no index at all, ids and names repeated in every fragment) and announces a call
+//! ready as soon as its arguments close (`JsonDepth` sees that without parsing again). The text
+//! fields borrow from the event, and the structs stay small, because this runs for every delta
+//! of every reply (DESIGN.md, "SSE chunks"). Nothing here judges the arguments beyond "a whole
+//! JSON object"; the tools do.
+
+use crate::core::event::Event;
+use crate::core::message::{Reply, ToolCall, Usage};
+use serde::Deserialize;
+use serde::de::{IgnoredAny, SeqAccess, Visitor};
+use serde_json::Value;
+use std::borrow::Cow;
+
+#[derive(Deserialize)]
+pub(crate) struct Chunk<'a> {
+    #[serde(borrow)]
+    pub(crate) choices: Option<FirstChoice<'a>>,
+    pub(crate) usage: Option<WireUsage>,
+    pub(crate) error: Option<IgnoredAny>,
+}
+
+/// `choices`, of which only the first with index 0 is kept (we never ask for more than one).
+/// Read element by element rather than into a `Vec`, which would cost an allocation for every
+/// delta of every reply (DESIGN.md, "SSE chunks").
+pub(crate) struct FirstChoice<'a>(pub(crate) Option<WireChoice<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for FirstChoice<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_seq(FirstChoice(None))
+    }
+}
+
+impl<'de: 'a, 'a> Visitor<'de> for FirstChoice<'a> {
+    type Value = FirstChoice<'a>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a list of choices")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while let Some(choice) = seq.next_element::<WireChoice>()? {
+            if self.0.is_none() && choice.index.unwrap_or(0) == 0 {
+                self.0 = Some(choice);
+            }
+        }
+        Ok(self)
+    }
+}
+
+// Kept at 128 bytes or less, so serde's moves of it need no `memcpy` call: hence the u32, the
+// boxed str and the boxed (rare) `function_call`. See DESIGN.md, "SSE chunks".
+#[derive(Deserialize)]
+pub(crate) struct WireChoice<'a> {
+    pub(crate) index: Option<u32>,
+    #[serde(borrow)]
+    pub(crate) delta: Option<WireDelta<'a>>,
+    pub(crate) finish_reason: Option<Box<str>>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct WireDelta<'a> {
+    #[serde(borrow)]
+    pub(crate) content: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub(crate) reasoning_content: Option<Cow<'a, str>>,
+    /// OpenRouter's and Ollama's name for `reasoning_content`.
+    #[serde(borrow)]
+    pub(crate) reasoning: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub(crate) tool_calls: Option<Vec<WireToolCall<'a>>>,
+    /// The pre-tools API: one call per reply, no id.
+    #[serde(borrow)]
+    pub(crate) function_call: Option<Box<WireFunction<'a>>>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct WireToolCall<'a> {
+    pub(crate) index: Option<u64>,
+    pub(crate) id: Option<String>,
+    #[serde(borrow)]
+    pub(crate) function: Option<WireFunction<'a>>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct WireFunction<'a> {
+    pub(crate) name: Option<String>,
+    #[serde(borrow)]
+    pub(crate) arguments: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct WireUsage {
+    pub(crate) prompt_tokens: Option<u64>,
+    pub(crate) completion_tokens: Option<u64>,
+    pub(crate) prompt_tokens_details: Option<WireUsageDetails>,
+    /// OpenRouter: what the request cost, in credits (US$). Any JSON value, so that a gateway
+    /// sending a string here costs only the figure, not the reply; `sse.rs` keeps numbers.
+    pub(crate) cost: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct WireUsageDetails {
+    pub(crate) cached_tokens: Option<u64>,
+}
+
+#[derive(Default)]
+pub(crate) struct Calls {
+    /// Calls in order of first appearance, each with the index the provider gave it.
+    calls: Vec<(u64, ToolCall)>,
+    /// Which calls `announce_ready` has judged, and how deep in JSON each one's arguments are.
+    announced: Vec<bool>,
+    depths: Vec<JsonDepth>,
+}
+
+impl Calls {
+    /// A call is finished once its arguments are a whole JSON object: nothing valid can follow
+    /// a closing brace. Say so once per call, as soon as it happens.
+    pub(crate) fn announce_ready(&mut self, on_delta: &mut dyn FnMut(Event)) {
+        self.announced.resize(self.calls.len(), false);
+        self.depths.resize(self.calls.len(), JsonDepth::default());
+        let judged = self.announced.iter_mut().zip(&mut self.depths);
+        for ((_, call), (announced, depth)) in self.calls.iter().zip(judged) {
+            if *announced {
+                continue;
+            }
+            // Only the new pieces are counted, and the whole is parsed once, when it closes.
+            depth.update(&call.arguments);
+            if depth.is_closed() {
+                *announced = true;
+                if serde_json::from_str::<IgnoredAny>(&call.arguments).is_ok() {
+                    on_delta(Event::CallReady(call));
+                }
+            }
+        }
+    }
+
+    /// Merge one fragment into its call; returns how many bytes that kept, for `MAX_REPLY`
+    /// (a new call counts too, so an endless list of empty calls is bounded as well).
+    pub(crate) fn merge(&mut self, fragment: WireToolCall) -> usize {
+        let id = fragment.id.filter(|id| !id.is_empty());
+        let calls = self.calls.len();
+        let slot = self.slot_for(fragment.index, id.as_deref());
+        let mut added = if self.calls.len() > calls { 64 } else { 0 };
+        let call = &mut self.calls[slot].1;
+        // id and name are assigned, never appended: llama.cpp repeats them in every fragment.
+        if let Some(id) = id {
+            call.id = id;
+        }
+        // An announced call may already be running (read-only calls start early): it is final,
+        // so what the caller started is what the reply holds.
+        let judged = self.announced.get(slot).is_some_and(|a| *a);
+        let Some(function) = fragment.function.filter(|_| !judged) else {
+            return added;
+        };
+        if let Some(name) = function.name.filter(|name| !name.is_empty()) {
+            call.name = name;
+        }
+        if let Some(piece) = function.arguments {
+            call.arguments.push_str(&piece);
+            added += piece.len();
+        }
+        added
+    }
+
+    /// Which call a fragment belongs to; opens a new one when none fits.
+    fn slot_for(&mut self, index: Option<u64>, id: Option<&str>) -> usize {
+        let open = match index {
+            Some(index) => self.calls.iter().rposition(|(at, _)| *at == index),
+            None => id
+                .and_then(|id| self.calls.iter().rposition(|(_, call)| call.id == id))
+                .or(self.calls.len().checked_sub(1)),
+        };
+        if let Some(slot) = open {
+            let call = &self.calls[slot].1;
+            // Some providers send every call as index 0; a new id after arguments is a new call.
+            let other_call = id.is_some_and(|id| {
+                !call.id.is_empty() && call.id != id && !call.arguments.is_empty()
+            });
+            if !other_call {
+                return slot;
+            }
+        }
+        let next_index = self.calls.iter().map(|(at, _)| at + 1).max().unwrap_or(0);
+        self.calls
+            .push((index.unwrap_or(next_index), ToolCall::default()));
+        self.calls.len() - 1
+    }
+
+    /// The calls in index order (stable: calls that share an index keep the order they came
+    /// in), each with an id (`call_N` where the provider gave none).
+    pub(crate) fn in_index_order(mut self) -> Vec<ToolCall> {
+        self.calls.sort_by_key(|(index, _)| *index);
+        let calls = self.calls.into_iter().enumerate();
+        calls
+            .map(|(n, (_, mut call))| {
+                if call.id.is_empty() {
+                    call.id = format!("call_{n}");
+                }
+                call
+            })
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct JsonDepth {
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+    /// A `{` or `[` has been seen: only then can the value close.
+    opened: bool,
+    /// Bytes of the text already counted.
+    scanned: usize,
+}
+
+impl JsonDepth {
+    /// Count the part of `text` not seen yet (`text` only ever grows between calls).
+    pub(crate) fn update(&mut self, text: &str) {
+        let new = text.as_bytes().get(self.scanned..).unwrap_or_default();
+        for &byte in new {
+            match (self.in_string, byte) {
+                (true, _) if self.escaped => self.escaped = false,
+                (true, b'\\') => self.escaped = true,
+                (true, b'"') => self.in_string = false,
+                (true, _) => {}
+                (false, b'"') => self.in_string = true,
+                (false, b'{' | b'[') => {
+                    self.depth += 1;
+                    self.opened = true;
+                }
+                (false, b'}' | b']') => self.depth = self.depth.saturating_sub(1),
+                (false, _) => {}
+            }
+        }
+        self.scanned = text.len();
+    }
+
+    /// Inside a string or an unclosed bracket: more text would continue this value.
+    pub(crate) fn is_open(&self) -> bool {
+        self.in_string || self.depth > 0
+    }
+
+    /// An object or array was opened and is closed again.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.opened && !self.is_open()
+    }
+}
+
+/// A non-streamed `chat.completion` (some servers ignore `stream: true`), shown as it would
+/// have streamed.
+pub(crate) fn completion_reply(json: &Value, on_event: &mut dyn FnMut(Event)) -> Reply {
+    let choice = &json["choices"][0];
+    let message = &choice["message"];
+    let text_of = |field: &str| message[field].as_str().unwrap_or("").to_string();
+    let reasoning = text_of("reasoning_content");
+    let text = text_of("content");
+    if !reasoning.is_empty() {
+        on_event(Event::Reasoning(&reasoning));
+    }
+    if !text.is_empty() {
+        on_event(Event::Text(&text));
+    }
+    let calls = message["tool_calls"].as_array().map(Vec::as_slice);
+    let tool_calls = (calls.unwrap_or_default().iter().enumerate())
+        .map(|(n, call)| ToolCall {
+            id: (call["id"].as_str().filter(|id| !id.is_empty()))
+                .map_or(format!("call_{n}"), String::from),
+            name: call["function"]["name"].as_str().unwrap_or("").to_string(),
+            arguments: call["function"]["arguments"]
+                .as_str()
+                .unwrap_or("")
+                .to_string(),
+        })
+        .collect();
+    let count = |field: &str| json["usage"][field].as_u64();
+    let usage = count("prompt_tokens").map(|prompt_tokens| Usage {
+        prompt_tokens,
+        completion_tokens: count("completion_tokens").unwrap_or(0),
+        cached_tokens: json["usage"]["prompt_tokens_details"]["cached_tokens"]
+            .as_u64()
+            .unwrap_or(0),
+        cost: json["usage"]["cost"].as_f64(),
+    });
+    Reply {
+        text,
+        reasoning,
+        tool_calls,
+        finish_reason: choice["finish_reason"].as_str().map(String::from),
+        usage,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn first_choice(data: &str) -> Option<String> {
+        let chunk: Chunk = serde_json::from_str(data).expect("a valid chunk");
+        let choice = chunk.choices?.0?;
+        Some(choice.delta?.content?.into_owned())
+    }
+
+    #[test]
+    fn only_the_first_choice_with_index_zero_is_kept() {
+        let two = r#"{"choices":[{"index":1,"delta":{"content":"b"}},{"index":0,"delta":{"content":"a"}},{"index":0,"delta":{"content":"c"}}]}"#;
+        assert_eq!(first_choice(two).as_deref(), Some("a"));
+        let no_index = r#"{"choices":[{"delta":{"content":"a"}}]}"#;
+        assert_eq!(first_choice(no_index).as_deref(), Some("a"));
+        assert_eq!(first_choice(r#"{"choices":[]}"#), None);
+        assert_eq!(first_choice(r#"{"choices":null,"usage":null}"#), None);
+        assert!(serde_json::from_str::<Chunk>(r#"{"choices":{"index":0}}"#).is_err());
+    }
+
+    /// OpenRouter's usage chunk (its documented shape): the cost is read; a cost that is not a
+    /// number (a string, from some gateway) still parses, so the reply is not lost over it.
+    #[test]
+    fn the_usage_cost_is_read_and_a_strange_one_does_not_fail_the_chunk() {
+        let openrouter = r#"{"object":"chat.completion.chunk","choices":[],"usage":{"completion_tokens":2,"completion_tokens_details":{"reasoning_tokens":0},"cost":0.95,"cost_details":{"upstream_inference_cost":19},"prompt_tokens":194,"prompt_tokens_details":{"cached_tokens":0,"cache_write_tokens":100,"audio_tokens":0},"total_tokens":196}}"#;
+        let cost = |data: &str| {
+            let chunk: Chunk = serde_json::from_str(data).expect("a valid chunk");
+            chunk.usage.and_then(|u| u.cost).and_then(|c| c.as_f64())
+        };
+        assert_eq!(cost(openrouter), Some(0.95));
+        assert_eq!(cost(r#"{"usage":{"prompt_tokens":1,"cost":"0.95"}}"#), None);
+        assert_eq!(cost(r#"{"usage":{"prompt_tokens":1,"cost":null}}"#), None);
+        assert_eq!(cost(r#"{"usage":{"prompt_tokens":1}}"#), None);
+    }
+
+    /// See the comment above `WireChoice`: a bigger choice is copied by `memcpy` calls.
+    #[test]
+    fn a_choice_stays_small_enough_to_move_cheaply() {
+        assert!(
+            size_of::<WireChoice>() <= 128,
+            "{}",
+            size_of::<WireChoice>()
+        );
+    }
+
+    fn depth_of(pieces: &[&str]) -> JsonDepth {
+        let mut depth = JsonDepth::default();
+        let mut text = String::new();
+        for piece in pieces {
+            text.push_str(piece);
+            depth.update(&text);
+        }
+        depth
+    }
+
+    #[test]
+    fn brackets_in_strings_and_escapes_do_not_count() {
+        assert!(depth_of(&[r#"{"a": "}"#]).is_open());
+        assert!(depth_of(&[r#"{"a": "}"#, r#"\"}"}"#]).is_closed());
+        assert!(depth_of(&[r#"{"a": [1, {"b": "\\"}"#, "]}"]).is_closed());
+        assert!(
+            depth_of(&[r#"{"a": "x\\"#, r#"""#]).is_open(),
+            "an escaped quote"
+        );
+        assert!(!depth_of(&["[DONE"]).is_closed() && depth_of(&["[DONE]"]).is_closed());
+        assert!(!depth_of(&["plain"]).is_open() && !depth_of(&["plain"]).is_closed());
+    }
+
+    /// Two megabytes of pieces that each end in `}` inside a string: each byte counted once.
+    #[test]
+    fn many_closing_looking_pieces_cost_linear_time() {
+        let started = std::time::Instant::now();
+        let mut depth = JsonDepth::default();
+        let mut text = String::from(r#"{"content": ""#);
+        for _ in 0..100_000 {
+            text.push_str("xxxxxxxxxxxxxxxxxxx}");
+            depth.update(&text);
+        }
+        assert!(depth.is_open());
+        text.push_str(r#""}"#);
+        depth.update(&text);
+        assert!(depth.is_closed());
+        assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+    }
+}
