@@ -8,9 +8,6 @@
 
 use crate::core::config::Config;
 use crate::core::error::Error;
-use crate::core::event::Event;
-use crate::core::message::Reply;
-use crate::core::wire::completion_reply;
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use regex::Regex;
 use serde_json::Value;
@@ -170,22 +167,15 @@ pub fn read_whole(start: &[u8], body: &mut dyn BufRead) -> String {
     String::from_utf8_lossy(&bytes).trim().to_string()
 }
 
-/// A body that is not a stream: a whole completion becomes the reply; anything else fails at
-/// once with what the server said.
-pub fn whole_answer(
-    content_type: &str,
-    text: &str,
-    on_event: &mut dyn FnMut(Event),
-) -> Result<Reply, Error> {
-    let fail = |why: String| Err(Error::Api(why));
+/// A body that is neither a stream nor a whole completion (`sse::whole_completion`) fails at
+/// once with what the server said: the same request would get the same page.
+pub fn not_a_stream(content_type: &str, text: &str) -> Error {
+    let fail = Error::Api;
     let json: Option<Value> = serde_json::from_str(text).ok();
     match json {
         Some(json) if json.get("error").is_some_and(|e| !e.is_null()) => {
             let message = one_line(&message_in(text));
             fail(format!("the server answered with an error: {message}"))
-        }
-        Some(json) if json["choices"][0]["message"].is_object() => {
-            Ok(completion_reply(&json, on_event))
         }
         _ if content_type.contains("html") || text.starts_with('<') => {
             let title = html_title(text).unwrap_or("no title");
@@ -321,7 +311,6 @@ pub fn host(url: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Cursor;
 
     #[test]
     fn the_host_of_a_url() {
@@ -381,52 +370,5 @@ mod tests {
         assert_eq!(overflow_numbers(llama_cpp), both(4096, 5000));
         assert_eq!(overflow_numbers(anthropic), both(200000, 210000));
         assert_eq!(overflow_numbers("too many tokens"), Overflow::default());
-    }
-
-    fn judge(content_type: &str, body: &str) -> Option<Result<Reply, String>> {
-        let mut body = Cursor::new(body.as_bytes().to_vec());
-        let start = first_line(&mut body).unwrap();
-        if is_event_stream(content_type, &start) {
-            return None;
-        }
-        let text = read_whole(&start, &mut body);
-        let outcome = whole_answer(content_type, &text, &mut |_| {});
-        Some(outcome.map_err(|error| error.to_string()))
-    }
-
-    #[test]
-    fn event_streams_go_to_the_sse_reader_whatever_their_type() {
-        assert!(judge("text/event-stream", "{\"error\": 1}").is_none());
-        assert!(judge("application/json", "data: {}\n\n").is_none());
-        assert!(judge("text/plain", ": keep-alive\n").is_none());
-        assert!(judge("", "").is_none());
-        assert!(judge("", "\n\n\ndata: {}\n").is_none());
-        assert!(judge("", "\n\n<html></html>").is_some());
-    }
-
-    #[test]
-    fn pages_and_errors_fail_with_what_they_say() {
-        let page = "<!DOCTYPE html>\n<html><head><title>Welcome to nginx!</title></head></html>\n";
-        let why = judge("text/html", page).unwrap().unwrap_err();
-        assert!(why.contains("text/html (Welcome to nginx!)"), "{why}");
-        assert!(why.contains("check the base URL"), "{why}");
-        let error = r#"{"error": {"message": "model 'x' not loaded", "code": 400}}"#;
-        let why = judge("application/json", error).unwrap().unwrap_err();
-        assert!(why.contains("model 'x' not loaded"), "{why}");
-        let why = judge("text/plain", "Not Found\n").unwrap().unwrap_err();
-        assert!(
-            why.contains("text/plain") && why.contains("Not Found"),
-            "{why}"
-        );
-    }
-
-    #[test]
-    fn a_whole_completion_is_a_reply() {
-        let body = r#"{"object":"chat.completion","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"glob","arguments":"{\"pattern\":\"*\"}"}}]}}],"usage":{"prompt_tokens":7,"completion_tokens":3}}"#;
-        let reply = judge("application/json", body).unwrap().unwrap();
-        assert_eq!(reply.tool_calls[0].id, "c1");
-        assert_eq!(reply.tool_calls[0].arguments, r#"{"pattern":"*"}"#);
-        assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
-        assert_eq!(reply.usage.map(|u| u.prompt_tokens), Some(7));
     }
 }

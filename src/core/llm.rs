@@ -245,9 +245,9 @@ impl Llm {
                 let fields = json!({"content_type": content_type, "body": text});
                 trace.record("not_a_stream", fields);
             }
-            return match http::whole_answer(&content_type, &text, on_event) {
-                Ok(reply) => Next::Replied(reply),
-                Err(error) => Next::Stop(error),
+            return match sse::whole_completion(&text, on_event) {
+                Some(reply) => Next::Replied(reply),
+                None => Next::Stop(http::not_a_stream(&content_type, &text)),
             };
         }
         // The line already read goes first, as if it had never been taken out.

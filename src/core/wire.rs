@@ -10,10 +10,9 @@
 //! JSON object"; the tools do.
 
 use crate::core::event::Event;
-use crate::core::message::{Reply, ToolCall, Usage};
+use crate::core::message::ToolCall;
 use serde::Deserialize;
 use serde::de::{IgnoredAny, SeqAccess, Visitor};
-use serde_json::Value;
 use std::borrow::Cow;
 
 #[derive(Deserialize)]
@@ -57,7 +56,8 @@ impl<'de: 'a, 'a> Visitor<'de> for FirstChoice<'a> {
 #[derive(Deserialize)]
 pub(crate) struct WireChoice<'a> {
     pub(crate) index: Option<u32>,
-    #[serde(borrow)]
+    /// A whole completion's `message` has a delta's shape (see `sse::whole_completion`).
+    #[serde(borrow, alias = "message")]
     pub(crate) delta: Option<WireDelta<'a>>,
     pub(crate) finish_reason: Option<Box<str>>,
 }
@@ -248,50 +248,6 @@ impl JsonDepth {
     /// An object or array was opened and is closed again.
     pub(crate) fn is_closed(&self) -> bool {
         self.opened && !self.is_open()
-    }
-}
-
-/// A non-streamed `chat.completion` (some servers ignore `stream: true`), shown as it would
-/// have streamed.
-pub(crate) fn completion_reply(json: &Value, on_event: &mut dyn FnMut(Event)) -> Reply {
-    let choice = &json["choices"][0];
-    let message = &choice["message"];
-    let text_of = |field: &str| message[field].as_str().unwrap_or("").to_string();
-    let reasoning = text_of("reasoning_content");
-    let text = text_of("content");
-    if !reasoning.is_empty() {
-        on_event(Event::Reasoning(&reasoning));
-    }
-    if !text.is_empty() {
-        on_event(Event::Text(&text));
-    }
-    let calls = message["tool_calls"].as_array().map(Vec::as_slice);
-    let tool_calls = (calls.unwrap_or_default().iter().enumerate())
-        .map(|(n, call)| ToolCall {
-            id: (call["id"].as_str().filter(|id| !id.is_empty()))
-                .map_or(format!("call_{n}"), String::from),
-            name: call["function"]["name"].as_str().unwrap_or("").to_string(),
-            arguments: call["function"]["arguments"]
-                .as_str()
-                .unwrap_or("")
-                .to_string(),
-        })
-        .collect();
-    let count = |field: &str| json["usage"][field].as_u64();
-    let usage = count("prompt_tokens").map(|prompt_tokens| Usage {
-        prompt_tokens,
-        completion_tokens: count("completion_tokens").unwrap_or(0),
-        cached_tokens: json["usage"]["prompt_tokens_details"]["cached_tokens"]
-            .as_u64()
-            .unwrap_or(0),
-        cost: json["usage"]["cost"].as_f64(),
-    });
-    Reply {
-        text,
-        reasoning,
-        tool_calls,
-        finish_reason: choice["finish_reason"].as_str().map(String::from),
-        usage,
     }
 }
 
