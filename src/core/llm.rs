@@ -11,13 +11,14 @@ use crate::core::config::Config;
 use crate::core::error::{Broke, Error};
 use crate::core::event::Event;
 use crate::core::http;
-use crate::core::message::{Message, Reply, Role};
+use crate::core::message::{Message, Reply};
 use crate::core::sse;
+use crate::core::wire::Adaptations;
 use crate::extras::Extras;
 use serde_json::{Value, json};
 use std::io::{BufReader, Cursor, Read};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 const MAX_RETRIES: u32 = 4;
@@ -29,17 +30,6 @@ pub struct Llm {
     http: Mutex<ureq::Agent>,
     /// Learnt from 400 answers; shared by every request (and sub-agent) of the session.
     adaptations: Mutex<Adaptations>,
-}
-
-#[derive(Debug, Clone, Copy, Default)]
-struct Adaptations {
-    max_completion_tokens: bool,
-    omit_temperature: bool,
-    omit_stream_options: bool,
-    /// Send `""` rather than `null` as an assistant message's missing content.
-    empty_content: bool,
-    /// The provider's context window, once it said so; smaller than the configured one.
-    context_limit: Option<u64>,
 }
 
 /// What one attempt leads to: what `stream` does next.
@@ -69,11 +59,9 @@ impl Llm {
     /// The same session on another model: a fresh connection and adaptations (the ledger is
     /// `extras.account`'s, so it carries over).
     pub fn with_model(&self, model: &str) -> Llm {
-        let model = model.to_string();
-        Llm::new(Config {
-            model,
-            ..self.config.clone()
-        })
+        let mut config = self.config.clone();
+        config.model = model.to_string();
+        Llm::new(config)
     }
 
     pub fn config(&self) -> &Config {
@@ -153,14 +141,17 @@ impl Llm {
         cancel: &AtomicBool,
         on_event: &mut dyn FnMut(Event),
     ) -> Next {
-        let http = match self.http.lock() {
-            Ok(agent) => agent.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        };
+        let http = self
+            .http
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
         let (done, finished) = crossbeam_channel::bounded::<()>(0);
         let next = std::thread::scope(|scope| {
             scope.spawn(|| http::shut_down_on_cancel(&http, cancel, &finished));
-            let body = self.request_body(model, messages, tools);
+            let body = self
+                .adaptations()
+                .request_body(&self.config, model, messages, tools);
             let next = self.attempt(&http, body, messages, extras, cancel, on_event);
             // Dropping the sender wakes the watcher at once, so it costs no latency.
             drop(done);
@@ -273,10 +264,11 @@ impl Llm {
         wait: Option<Duration>,
         (url, model, messages): (&str, &str, &[Message]),
     ) -> Next {
-        if status == 400 && self.adapt_to(message) {
-            return Next::Adapted;
-        }
-        if matches!(status, 400 | 422 | 500) && self.adapt_null_content(message, messages) {
+        let mut adapt = self.adaptations();
+        let adapted = (status == 400 && adapt.adapt_to(message))
+            || (matches!(status, 400 | 422 | 500) && adapt.adapt_null_content(message, messages));
+        drop(adapt);
+        if adapted {
             return Next::Adapted;
         }
         if (status == 400 || status == 413) && http::is_context_overflow(status, message) {
@@ -293,10 +285,8 @@ impl Llm {
                 "HTTP 404: {said} (POST {url}, model {model}: check the base URL and the model name)"
             ));
         }
-        let from = match self.config.api_key_from.as_str() {
-            "" => "CORECODER_API_KEY",
-            from => from,
-        };
+        let from = Some(self.config.api_key_from.as_str()).filter(|from| !from.is_empty());
+        let from = from.unwrap_or("CORECODER_API_KEY");
         let hint = match status {
             401 => format!(
                 " (the API key from {from} was rejected by {})",
@@ -308,51 +298,17 @@ impl Llm {
         Next::Stop(Error::Api(format!("HTTP {status}: {said}{hint}")))
     }
 
-    /// Providers disagree on three request fields; each is dropped or renamed at most once.
-    fn adapt_to(&self, message: &str) -> bool {
-        let Ok(mut adapt) = self.adaptations.lock() else {
-            return false;
-        };
-        let flag = if message.contains("'max_tokens'") {
-            &mut adapt.max_completion_tokens
-        } else if message.contains("'temperature'") {
-            &mut adapt.omit_temperature
-        } else if message.contains("stream_options") {
-            &mut adapt.omit_stream_options
-        } else {
-            return false;
-        };
-        let first_time = !*flag;
-        *flag = true;
-        first_time
-    }
-
-    /// llama-cpp-python's validator rejects an assistant message whose `content` is `null`
-    /// (the OpenAI shape for a reply of only tool calls), while others reject `""`. So `null`
-    /// stays, unless a server's error names `content` while the history holds one: then `""`.
-    fn adapt_null_content(&self, message: &str, messages: &[Message]) -> bool {
-        let names_content = message.to_ascii_lowercase().contains("content");
-        let has_null = (messages.iter()).any(|m| m.role == Role::Assistant && m.content.is_none());
-        let Ok(mut adapt) = self.adaptations.lock() else {
-            return false;
-        };
-        let first_time = names_content && has_null && !adapt.empty_content;
-        adapt.empty_content |= first_time;
-        first_time
-    }
-
     /// The provider said the prompt does not fit and how big its window is: from now on the
     /// session compacts for that window (if it is smaller than the configured one).
     fn learn_context_limit(&self, message: &str) {
         let Some(limit) = http::overflow_numbers(message).limit else {
             return;
         };
-        if let Ok(mut adapt) = self.adaptations.lock() {
-            let known = adapt
-                .context_limit
-                .unwrap_or(self.config.max_context as u64);
-            adapt.context_limit = Some(known.min(limit));
-        }
+        let mut adapt = self.adaptations();
+        let known = adapt
+            .context_limit
+            .unwrap_or(self.config.max_context as u64);
+        adapt.context_limit = Some(known.min(limit));
     }
 
     /// The context window to compact for: the configured one, or the provider's if smaller.
@@ -362,39 +318,10 @@ impl Llm {
         usize::try_from(limit).unwrap_or(usize::MAX)
     }
 
-    fn adaptations(&self) -> Adaptations {
-        self.adaptations.lock().map(|a| *a).unwrap_or_default()
-    }
-
-    fn request_body(&self, model: &str, messages: &[Message], tools: &[Value]) -> Value {
-        let adapt = self.adaptations();
-        let mut body = json!({"model": model, "messages": messages, "stream": true});
-        if adapt.empty_content {
-            // `content: null` becomes `""` (see `adapt_null_content`).
-            for message in body["messages"].as_array_mut().into_iter().flatten() {
-                if message["content"].is_null() {
-                    message["content"] = json!("");
-                }
-            }
-        }
-        if !tools.is_empty() {
-            body["tools"] = json!(tools);
-            if let Some(choice) = &self.config.tool_choice {
-                body["tool_choice"] = json!(choice.as_str());
-            }
-        }
-        if !adapt.omit_stream_options {
-            body["stream_options"] = json!({"include_usage": true});
-        }
-        if !adapt.omit_temperature {
-            body["temperature"] = json!(self.config.temperature);
-        }
-        let limit_key = match adapt.max_completion_tokens {
-            true => "max_completion_tokens",
-            false => "max_tokens",
-        };
-        body[limit_key] = json!(self.config.max_tokens);
-        body
+    fn adaptations(&self) -> MutexGuard<'_, Adaptations> {
+        self.adaptations
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -433,35 +360,5 @@ fn transport_failure(error: ureq::Error, url: &str) -> Next {
         | ureq::Error::HostNotFound
         | ureq::Error::Protocol(_) => Next::Retry { why, wait: None },
         _ => Next::Stop(Error::Api(why)),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn check(llm: &Llm, message: &str) -> (bool, Value) {
-        let adapted = llm.adapt_to(message);
-        (adapted, llm.request_body("m", &[Message::user("hi")], &[]))
-    }
-
-    #[test]
-    fn each_adaptation_happens_once_and_sticks() {
-        let llm = Llm::new(Config::default());
-        let body = llm.request_body("m", &[], &[]);
-        assert_eq!(body["max_tokens"], 4096);
-        assert_eq!(body["stream_options"]["include_usage"], true);
-        let (adapted, body) = check(&llm, "Unsupported parameter: 'max_tokens' is not supported");
-        assert!(adapted);
-        assert_eq!(
-            (body.get("max_tokens"), &body["max_completion_tokens"]),
-            (None, &json!(4096))
-        );
-        assert!(!check(&llm, "Unsupported parameter: 'max_tokens'").0);
-        let (adapted, body) = check(&llm, "'temperature' does not support 0");
-        assert!(adapted && body.get("temperature").is_none());
-        let (adapted, body) = check(&llm, "stream_options is not allowed");
-        assert!(adapted && body.get("stream_options").is_none());
-        assert!(!check(&llm, "some other 400").0);
     }
 }
