@@ -25,6 +25,8 @@ const SYSTEM_BUNDLES: &[&str] = &[
     "/usr/local/etc/openssl/cert.pem",
     "/opt/homebrew/etc/openssl@3/cert.pem",
 ];
+/// What a request brings back: an answer of any status, or a connection-level error.
+type Answer = Result<ureq::http::Response<ureq::Body>, ureq::Error>;
 /// A whole answer is read up to this size; more than any real completion, and bounded.
 const WHOLE_BODY_LIMIT: u64 = 16 * 1024 * 1024;
 /// Blank lines read before the first line that says what the body is.
@@ -75,6 +77,35 @@ fn root_certs() -> RootCerts {
         true => RootCerts::WebPki,
         false => RootCerts::new_with_certs(&certs),
     }
+}
+
+/// POST `body` to `url`, with the key, if there is one, in its header.
+pub fn post(http: &ureq::Agent, url: &str, key: Option<&str>, body: &Value) -> Answer {
+    let mut request = http.post(url);
+    // Local servers run without a key; sending "Bearer " with nothing after it confuses some.
+    if let Some(key) = key {
+        request = request.header("Authorization", &format!("Bearer {key}"));
+    }
+    let request = request.header("Content-Type", "application/json");
+    request
+        .header("Accept", "text/event-stream")
+        .send(body.to_string())
+}
+
+/// A connection-level error a second try could fix.
+pub fn is_transient(error: &ureq::Error) -> bool {
+    use ureq::Error::{ConnectionFailed, HostNotFound, Io, Protocol, Timeout};
+    matches!(
+        error,
+        Io(_) | Timeout(_) | ConnectionFailed | HostNotFound | Protocol(_)
+    )
+}
+
+/// The answer's content type, lower case (`""` when it has none).
+pub fn content_type(answer: &ureq::http::Response<ureq::Body>) -> String {
+    let value = answer.headers().get("content-type");
+    let value = value.and_then(|value| value.to_str().ok()).unwrap_or("");
+    value.to_ascii_lowercase()
 }
 
 /// `Retry-After` in seconds, if it is a number that means something (`nan`, `inf` or a date
@@ -178,45 +209,32 @@ pub fn not_a_stream(content_type: &str, text: &str) -> Error {
             fail(format!("the server answered with an error: {message}"))
         }
         _ if content_type.contains("html") || text.starts_with('<') => {
-            let title = html_title(text).unwrap_or("no title");
-            let kind = if content_type.is_empty() {
-                "text/html"
-            } else {
-                content_type
-            };
+            let (kind, title) = (or(content_type, "text/html"), html_title(text));
+            let title = title.unwrap_or("no title");
             fail(format!(
                 "the server answered {kind} ({title}), not an event stream: check the base URL"
             ))
         }
-        _ => {
-            let kind = if content_type.is_empty() {
-                "no content type"
-            } else {
-                content_type
-            };
-            fail(format!(
-                "the server answered {kind}, not an event stream ({}): check the base URL",
-                one_line(text)
-            ))
-        }
+        _ => fail(format!(
+            "the server answered {}, not an event stream ({}): check the base URL",
+            or(content_type, "no content type"),
+            one_line(text)
+        )),
     }
+}
+
+/// `text`, or `otherwise` when it is empty.
+fn or<'a>(text: &'a str, otherwise: &'a str) -> &'a str {
+    if text.is_empty() { otherwise } else { text }
 }
 
 /// How providers word "your prompt does not fit": OpenAI, DeepSeek, Qwen and vLLM say
 /// "maximum context length", Anthropic "prompt is too long"; a 413 is always about size.
 pub fn is_context_overflow(status: u16, message: &str) -> bool {
     let message = message.to_ascii_lowercase();
-    let phrases = [
-        "context_length_exceeded",
-        "maximum context length",
-        "context length",
-        "context window",
-        "prompt is too long",
-        "context size",
-        "too many tokens",
-        "reduce the length",
-    ];
-    status == 413 || phrases.iter().any(|p| message.contains(p))
+    let phrases = "context_length_exceeded|maximum context length|context length|context window\
+                   |prompt is too long|context size|too many tokens|reduce the length";
+    status == 413 || phrases.split('|').any(|p| message.contains(p))
 }
 
 /// What a "does not fit" message says in numbers, where it says them.

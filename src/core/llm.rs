@@ -185,21 +185,19 @@ impl Llm {
             self.config.base_url.trim_end_matches('/')
         );
         let trace = extras.account.trace();
-        let mut request = http.post(&url);
-        // Local servers run without a key; sending "Bearer " with nothing after it confuses some.
-        if let Some(key) = &self.config.api_key {
-            request = request.header("Authorization", &format!("Bearer {key}"));
-        }
         if let Some(trace) = trace {
             trace.record("request", json!({"url": url, "body": sent_body}));
         }
-        let response = request
-            .header("Content-Type", "application/json")
-            .header("Accept", "text/event-stream")
-            .send(sent_body.to_string());
-        let response = match response {
+        let response = match http::post(http, &url, self.config.api_key.as_deref(), &sent_body) {
             Ok(response) => response,
-            Err(e) => return transport_failure(e, &url),
+            // Retry what a second try could fix; name the host, which the error does not.
+            Err(e) => {
+                let why = format!("request to {} failed: {e}", http::host(&url));
+                return match http::is_transient(&e) {
+                    true => Next::Retry { why, wait: None },
+                    false => Next::Stop(Error::Api(why)),
+                };
+            }
         };
         let status = response.status().as_u16();
         if status != 200 {
@@ -217,10 +215,7 @@ impl Llm {
             );
             return self.status_failure(status, &message, wait, sent);
         }
-        let content_type = (response.headers().get("content-type"))
-            .and_then(|value| value.to_str().ok())
-            .unwrap_or("")
-            .to_ascii_lowercase();
+        let content_type = http::content_type(&response);
         let mut body = BufReader::new(response.into_body().into_reader());
         let start = match http::first_line(&mut body) {
             Ok(start) => start,
@@ -272,7 +267,11 @@ impl Llm {
             return Next::Adapted;
         }
         if (status == 400 || status == 413) && http::is_context_overflow(status, message) {
-            self.learn_context_limit(message);
+            // The provider said how big its window is: the session compacts for it from now on.
+            if let Some(limit) = http::overflow_numbers(message).limit {
+                let configured = self.config.max_context as u64;
+                self.adaptations().learn_window(limit, configured);
+            }
             return Next::Stop(Error::ContextTooLong(message.to_string()));
         }
         let said = http::one_line(message);
@@ -296,19 +295,6 @@ impl Llm {
             _ => String::new(),
         };
         Next::Stop(Error::Api(format!("HTTP {status}: {said}{hint}")))
-    }
-
-    /// The provider said the prompt does not fit and how big its window is: from now on the
-    /// session compacts for that window (if it is smaller than the configured one).
-    fn learn_context_limit(&self, message: &str) {
-        let Some(limit) = http::overflow_numbers(message).limit else {
-            return;
-        };
-        let mut adapt = self.adaptations();
-        let known = adapt
-            .context_limit
-            .unwrap_or(self.config.max_context as u64);
-        adapt.context_limit = Some(known.min(limit));
     }
 
     /// The context window to compact for: the configured one, or the provider's if smaller.
@@ -347,18 +333,4 @@ fn stream_failure(error: Error, config: &Config) -> Next {
         _ => return Next::Stop(error),
     };
     Next::Retry { why, wait: None }
-}
-
-/// Connection-level errors: retry what a second try could fix. Each names the host, since
-/// the error alone ("connection failed") does not say which one.
-fn transport_failure(error: ureq::Error, url: &str) -> Next {
-    let why = format!("request to {} failed: {error}", http::host(url));
-    match error {
-        ureq::Error::Io(_)
-        | ureq::Error::Timeout(_)
-        | ureq::Error::ConnectionFailed
-        | ureq::Error::HostNotFound
-        | ureq::Error::Protocol(_) => Next::Retry { why, wait: None },
-        _ => Next::Stop(Error::Api(why)),
-    }
 }

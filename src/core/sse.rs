@@ -56,7 +56,7 @@ pub fn read_stream(
     limits: &Limits,
     on_delta: &mut dyn FnMut(Event),
 ) -> Result<Reply, Error> {
-    let mut parser = Parser::new();
+    let mut parser = Parser::default();
     let mut reader = Clocked {
         inner: reader,
         limits: *limits,
@@ -177,10 +177,6 @@ pub struct Parser {
 }
 
 impl Parser {
-    pub fn new() -> Parser {
-        Parser::default()
-    }
-
     /// Feed one line without its line terminator (the caller strips "\n" / "\r\n").
     pub fn feed_line(
         &mut self,
@@ -475,7 +471,7 @@ mod tests {
         assert_eq!(ready("interleaved-two-calls.sse").len(), 2);
         let half = r#"data: {"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"glob","arguments":"{\"pattern\": \"*\""}}]}}]}"#;
         let mut seen = Vec::new();
-        let mut parser = Parser::new();
+        let mut parser = Parser::default();
         for line in [half, ""] {
             parser
                 .feed_line(line, &mut |d| seen.push(format!("{d:?}")))
@@ -496,7 +492,7 @@ mod tests {
             )
         };
         let mut ready = Vec::new();
-        let mut parser = Parser::new();
+        let mut parser = Parser::default();
         for line in [&fragment("{}"), "", &fragment("x"), ""] {
             parser
                 .feed_line(line, &mut |d| ready.push(format!("{d:?}")))
@@ -639,7 +635,7 @@ mod tests {
     /// A chunk that is JSON but not a chunk's shape loses a piece just the same.
     #[test]
     fn a_chunk_of_the_wrong_shape_fails_the_reply() {
-        let mut parser = Parser::new();
+        let mut parser = Parser::default();
         let line = r#"data: {"choices":{"index":0,"delta":{"content":"lost"}}}"#;
         parser.feed_line(line, &mut |_| {}).unwrap();
         let err = parser.feed_line("", &mut |_| {}).unwrap_err();
@@ -691,7 +687,7 @@ mod tests {
 
     #[test]
     fn parser_reports_done_and_ignores_what_follows() {
-        let mut parser = Parser::new();
+        let mut parser = Parser::default();
         let mut ignore = |_: Event| {};
         assert_eq!(
             parser.feed_line("data: [DONE]", &mut ignore).unwrap(),

@@ -319,6 +319,11 @@ impl Adaptations {
         first_time
     }
 
+    /// A window smaller than the configured one, learnt from a "does not fit" answer.
+    pub(crate) fn learn_window(&mut self, limit: u64, configured: u64) {
+        self.context_limit = Some(self.context_limit.unwrap_or(configured).min(limit));
+    }
+
     /// llama-cpp-python's validator rejects an assistant message whose `content` is `null`
     /// (the OpenAI shape for a reply of only tool calls), while others reject `""`. So `null`
     /// stays, unless a server's error names `content` while the history holds one: then `""`.
