@@ -1,11 +1,9 @@
-//! The LLM client: one streamed chat-completions request, with retries and 400 adaptation.
-//!
-//! The agent loop calls `Llm::stream` once per round. It builds the JSON body, POSTs it with
-//! `ureq` (blocking), hands the body reader to `sse::read_stream`, and returns the reassembled
-//! `Reply`; each attempt ends in a `Next`, what `stream` does next: adapt, retry, fall back or
-//! stop. Retries re-issue the *whole* request; there is no other retry layer anywhere. What the
-//! session spends, the fallback in use and the trace are `extras.account`'s. It does not parse
-//! tool arguments, run tools or touch the history.
+//! The LLM client: one streamed chat-completions request, with retries, 400 adaptation and
+//! fallbacks. The loop calls `Llm::stream` once per round: it POSTs the history (`http.rs`),
+//! hands the body to `sse::read_stream` and returns the `Reply`; each attempt ends in a `Next`
+//! (adapt, retry, fall back, stop). Retries re-issue the *whole* request; there is no other
+//! retry layer. Spending, the fallback in use and the trace are `extras.account`'s. It does
+//! not parse tool arguments, run tools or touch the history.
 
 use crate::core::config::Config;
 use crate::core::error::{Broke, Error};
@@ -56,8 +54,7 @@ impl Llm {
         }
     }
 
-    /// The same session on another model: a fresh connection and adaptations (the ledger is
-    /// `extras.account`'s, so it carries over).
+    /// Another model: a fresh connection and adaptations (the ledger is the account's).
     pub fn with_model(&self, model: &str) -> Llm {
         let mut config = self.config.clone();
         config.model = model.to_string();
@@ -106,9 +103,8 @@ impl Llm {
                 Next::Retry { why, wait } if retries < MAX_RETRIES => {
                     let wait = wait.unwrap_or(Duration::from_secs(1 << retries));
                     retries += 1;
-                    let attempt = retries;
                     on_event(Event::Retry {
-                        attempt,
+                        attempt: retries,
                         wait,
                         why: &why,
                     });
@@ -141,11 +137,7 @@ impl Llm {
         cancel: &AtomicBool,
         on_event: &mut dyn FnMut(Event),
     ) -> Next {
-        let http = self
-            .http
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+        let http = ureq::Agent::clone(&self.http.lock().unwrap_or_else(PoisonError::into_inner));
         let (done, finished) = crossbeam_channel::bounded::<()>(0);
         let next = std::thread::scope(|scope| {
             scope.spawn(|| http::shut_down_on_cancel(&http, cancel, &finished));
@@ -208,12 +200,8 @@ impl Llm {
                 trace.record("http_error", json!({"status": status, "body": body}));
             }
             let message = http::message_in(&body);
-            let sent = (
-                url.as_str(),
-                sent_body["model"].as_str().unwrap_or(""),
-                messages,
-            );
-            return self.status_failure(status, &message, wait, sent);
+            let model = sent_body["model"].as_str().unwrap_or("");
+            return self.status_failure(status, &message, wait, (&url, model, messages));
         }
         let content_type = http::content_type(&response);
         let mut body = BufReader::new(response.into_body().into_reader());
@@ -238,13 +226,8 @@ impl Llm {
         }
         // The line already read goes first, as if it had never been taken out.
         let mut body = Cursor::new(start).chain(body);
-        let read = sse::read_stream(
-            &mut extras.account.tee(&mut body),
-            cancel,
-            &limits,
-            on_event,
-        );
-        match read {
+        let mut reader = extras.account.tee(&mut body);
+        match sse::read_stream(&mut reader, cancel, &limits, on_event) {
             Ok(reply) => Next::Replied(reply),
             Err(error) => stream_failure(error, &self.config),
         }
@@ -286,11 +269,9 @@ impl Llm {
         }
         let from = Some(self.config.api_key_from.as_str()).filter(|from| !from.is_empty());
         let from = from.unwrap_or("CORECODER_API_KEY");
+        let host = http::host(url);
         let hint = match status {
-            401 => format!(
-                " (the API key from {from} was rejected by {})",
-                http::host(url)
-            ),
+            401 => format!(" (the API key from {from} was rejected by {host})"),
             403 => " (the key may not have access to this model)".to_string(),
             _ => String::new(),
         };
@@ -299,9 +280,7 @@ impl Llm {
 
     /// The context window to compact for: the configured one, or the provider's if smaller.
     pub fn context_limit(&self) -> usize {
-        let learnt = self.adaptations().context_limit;
-        let limit = learnt.unwrap_or(self.config.max_context as u64);
-        usize::try_from(limit).unwrap_or(usize::MAX)
+        self.adaptations().window(self.config.max_context)
     }
 
     fn adaptations(&self) -> MutexGuard<'_, Adaptations> {

@@ -263,7 +263,7 @@ pub(crate) struct Adaptations {
     /// Send `""` rather than `null` as an assistant message's missing content.
     empty_content: bool,
     /// The provider's context window, once it said so; smaller than the configured one.
-    pub(crate) context_limit: Option<u64>,
+    context_limit: Option<u64>,
 }
 
 impl Adaptations {
@@ -317,6 +317,12 @@ impl Adaptations {
         let first_time = !*flag;
         *flag = true;
         first_time
+    }
+
+    /// The window to compact for: the configured one, or the provider's if it said less.
+    pub(crate) fn window(&self, configured: u32) -> usize {
+        let limit = self.context_limit.unwrap_or(configured as u64);
+        usize::try_from(limit).unwrap_or(usize::MAX)
     }
 
     /// A window smaller than the configured one, learnt from a "does not fit" answer.
