@@ -112,11 +112,8 @@ pub fn content_type(answer: &ureq::http::Response<ureq::Body>) -> String {
 /// are ignored: the usual backoff applies). Capped at 30 s.
 pub fn retry_after(headers: &ureq::http::HeaderMap) -> Option<Duration> {
     let text = headers.get("retry-after")?.to_str().ok()?;
-    let secs: f64 = text
-        .trim()
-        .parse()
-        .ok()
-        .filter(|secs: &f64| secs.is_finite())?;
+    let secs: f64 = text.trim().parse().ok()?;
+    let secs = Some(secs).filter(|secs| secs.is_finite())?;
     Some(Duration::from_secs_f64(secs.clamp(0.0, 30.0)))
 }
 
@@ -254,13 +251,8 @@ pub struct Overflow {
 pub fn overflow_numbers(message: &str) -> Overflow {
     let find = |patterns: &[&str]| {
         patterns.iter().find_map(|pattern| {
-            let regex = Regex::new(pattern).ok()?;
-            regex
-                .captures(message)?
-                .get(1)?
-                .as_str()
-                .parse::<u64>()
-                .ok()
+            let captures = Regex::new(pattern).ok()?.captures(message)?;
+            captures.get(1)?.as_str().parse::<u64>().ok()
         })
     };
     let window = find(&[

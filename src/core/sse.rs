@@ -1,14 +1,10 @@
-//! The blocking reader of a streamed chat-completions reply (Server-Sent Events).
-//!
-//! In a turn, `llm.rs` sends the request and hands the response body here; `read_stream` reads
-//! it line by line, passes text and reasoning to the caller as they arrive, and reassembles tool
-//! calls from their fragments (`wire::Calls`) into one `Reply`. It does no network I/O, no
-//! retries and no parsing of the tool arguments (they stay raw JSON text for the tools to judge).
-//!
+//! The blocking reader of a streamed chat-completions reply (Server-Sent Events). `llm.rs`
+//! hands it the body of a 200; `read_stream` reads it line by line, passes text and reasoning
+//! on as they arrive and puts the tool calls together (`wire::Calls`) into one `Reply`.
 //! Providers differ from the OpenAI shape in many small ways (missing indices, repeated ids, no
-//! blank lines, error objects inside a 200 stream); `Parser` absorbs them (see `fixtures/sse/`).
-//! What a server sends is bounded: `MAX_LINE` and `MAX_REPLY` in bytes, `Limits` in time; a
-//! chunk it cannot read fails the reply, since a reply with a piece missing cannot be trusted.
+//! blank lines, errors inside a 200 stream); `Parser` absorbs them (see `fixtures/sse/`). What a
+//! server sends is bounded: `MAX_LINE` and `MAX_REPLY` in bytes, `Limits` in time; a chunk it
+//! cannot read fails the reply. No network I/O, no retries, no parsing of tool arguments here.
 
 use crate::core::error::{Broke, Error};
 use crate::core::event::Event;

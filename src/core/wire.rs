@@ -1,13 +1,8 @@
-//! The wire shapes of a streamed chunk (only the fields the SSE parser reads), and the tool
-//! calls put back together from their fragments.
-//!
-//! `sse.rs`'s `Parser` deserializes each `data:` event into a `Chunk` and merges each call
-//! fragment into `Calls`, which tells calls apart when providers number them oddly (every call
-//! as index 0, no index at all, ids and names repeated in every fragment) and announces a call
-//! ready as soon as its arguments close (`JsonDepth` sees that without parsing again). The text
-//! fields borrow from the event, and the structs stay small, because this runs for every delta
-//! of every reply (DESIGN.md, "SSE chunks"). Nothing here judges the arguments beyond "a whole
-//! JSON object"; the tools do.
+//! What goes over the wire: the request body as this provider takes it (`Adaptations`), the
+//! shapes of a streamed chunk (only the fields `sse.rs`'s parser reads; they borrow and stay
+//! small, since this runs for every delta: DESIGN.md, "SSE chunks"), and the tool calls put
+//! back together from their fragments (`Calls`). Nothing here sends or reads a byte, or judges
+//! a call's arguments beyond "a whole JSON object"; the tools do.
 
 use crate::core::config::Config;
 use crate::core::event::Event;
@@ -110,6 +105,8 @@ pub(crate) struct WireUsageDetails {
     pub(crate) cached_tokens: Option<u64>,
 }
 
+/// Tool calls from their fragments, told apart when providers number them oddly (every call as
+/// index 0, no index at all, ids and names repeated in every fragment).
 #[derive(Default)]
 pub(crate) struct Calls {
     /// Calls in order of first appearance, each with the index the provider gave it.
@@ -197,18 +194,17 @@ impl Calls {
     /// in), each with an id (`call_N` where the provider gave none).
     pub(crate) fn in_index_order(mut self) -> Vec<ToolCall> {
         self.calls.sort_by_key(|(index, _)| *index);
-        let calls = self.calls.into_iter().enumerate();
-        calls
-            .map(|(n, (_, mut call))| {
-                if call.id.is_empty() {
-                    call.id = format!("call_{n}");
-                }
-                call
-            })
-            .collect()
+        for (n, (_, call)) in self.calls.iter_mut().enumerate() {
+            if call.id.is_empty() {
+                call.id = format!("call_{n}");
+            }
+        }
+        self.calls.into_iter().map(|(_, call)| call).collect()
     }
 }
 
+/// How deep inside a JSON value a growing text is, so a close is seen without parsing it all
+/// again at every piece (which was quadratic). Only brackets outside strings count.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct JsonDepth {
     depth: usize,
