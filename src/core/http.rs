@@ -13,7 +13,7 @@ use regex::Regex;
 use serde_json::Value;
 use std::io::{BufRead, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
 
 /// Where Linux distributions, macOS Homebrew and the BSDs keep the system's CA bundle.
@@ -25,6 +25,23 @@ const SYSTEM_BUNDLES: &[&str] = &[
     "/usr/local/etc/openssl/cert.pem",
     "/opt/homebrew/etc/openssl@3/cert.pem",
 ];
+/// How long a reply may take, checked as its bytes arrive (so a trickle cannot dodge it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    /// Longest wait between two `data:` events; comments such as `: ping` do not count.
+    pub idle: Duration,
+    /// When the whole reply must be in; `None` for no limit.
+    pub deadline: Option<Instant>,
+}
+
+impl Limits {
+    /// No limit at all (replays from memory: tests, benches, fuzzing).
+    pub const NONE: Limits = Limits {
+        idle: Duration::MAX,
+        deadline: None,
+    };
+}
+
 /// What a request brings back: an answer of any status, or a connection-level error.
 type Answer = Result<ureq::http::Response<ureq::Body>, ureq::Error>;
 /// A whole answer is read up to this size; more than any real completion, and bounded.
@@ -33,14 +50,10 @@ const WHOLE_BODY_LIMIT: u64 = 16 * 1024 * 1024;
 const LEADING_BLANK_LINES: usize = 8;
 
 pub fn agent(config: &Config) -> ureq::Agent {
-    let is_https = config.base_url.starts_with("https://");
     // Loopback never goes through a proxy: the demo and local servers (Ollama, llama.cpp,
     // vLLM) must work even with HTTPS_PROXY set. Elsewhere ureq reads *_PROXY and NO_PROXY.
-    let proxy = match is_loopback(&config.base_url) {
-        true => None,
-        false => ureq::Proxy::try_from_env(),
-    };
-    let roots = match is_https {
+    let proxy = ureq::Proxy::try_from_env().filter(|_| !is_loopback(&config.base_url));
+    let roots = match config.base_url.starts_with("https://") {
         true => root_certs(),
         false => RootCerts::WebPki,
     };
@@ -144,12 +157,8 @@ pub fn message_in(body: &str) -> String {
 /// that says something, cut at a word near `ONE_LINE` characters.
 pub fn one_line(message: &str) -> String {
     const ONE_LINE: usize = 200;
-    let line = match html_title(message) {
-        Some(title) => title,
-        None => (message.lines().map(str::trim))
-            .find(|line| !line.is_empty())
-            .unwrap_or(""),
-    };
+    let first = message.lines().map(str::trim).find(|line| !line.is_empty());
+    let line = html_title(message).or(first).unwrap_or("");
     crate::tools::support::text::cut_at_word(line, ONE_LINE)
 }
 
@@ -180,9 +189,8 @@ pub fn first_line(body: &mut dyn BufRead) -> std::io::Result<Vec<u8>> {
 pub fn is_event_stream(content_type: &str, start: &[u8]) -> bool {
     let start = String::from_utf8_lossy(start.trim_ascii_start());
     let start = start.trim_start_matches('\u{feff}');
-    let is_event = ["data:", "event:", "id:", "retry:", ":"]
-        .iter()
-        .any(|field| start.starts_with(field));
+    let fields = ["data:", "event:", "id:", "retry:", ":"];
+    let is_event = fields.iter().any(|field| start.starts_with(field));
     is_event || start.is_empty() || content_type.contains("text/event-stream")
 }
 
@@ -300,10 +308,8 @@ pub fn sleep_unless_cancelled(wait: Duration, cancel: &AtomicBool) -> Result<(),
 
 pub fn is_loopback(url: &str) -> bool {
     let host = host(url);
-    host == "localhost"
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
+    let ip = host.parse::<std::net::IpAddr>();
+    host == "localhost" || ip.is_ok_and(|ip| ip.is_loopback())
 }
 
 /// The host part of a URL (`https://openrouter.ai/api/v1` → `openrouter.ai`, `[::1]` → `::1`).

@@ -168,7 +168,7 @@ impl Llm {
         cancel: &AtomicBool,
         on_event: &mut dyn FnMut(Event),
     ) -> Next {
-        let limits = sse::Limits {
+        let limits = http::Limits {
             idle: self.config.idle_timeout,
             deadline: Some(Instant::now() + self.config.request_timeout),
         };

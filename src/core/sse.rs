@@ -3,40 +3,23 @@
 //! on as they arrive and puts the tool calls together (`wire::Calls`) into one `Reply`.
 //! Providers differ from the OpenAI shape in many small ways (missing indices, repeated ids, no
 //! blank lines, errors inside a 200 stream); `Parser` absorbs them (see `fixtures/sse/`). What a
-//! server sends is bounded: `MAX_LINE` and `MAX_REPLY` in bytes, `Limits` in time; a chunk it
+//! server sends is bounded: `MAX_LINE` and `MAX_REPLY` in bytes, `http::Limits` in time; a chunk it
 //! cannot read fails the reply. No network I/O, no retries, no parsing of tool arguments here.
 
 use crate::core::error::{Broke, Error};
 use crate::core::event::Event;
-use crate::core::http;
+use crate::core::http::{self, Limits};
 use crate::core::message::{Reply, Usage};
 use crate::core::wire::{Calls, Chunk, FirstChoice, JsonDepth, WireChoice, WireToolCall};
 use std::borrow::Cow;
 use std::io::{BufRead, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// A line longer than this is not a provider's: the attempt fails rather than fill memory.
 pub const MAX_LINE: usize = 16 << 20;
 /// What one reply may hold in all (text, reasoning, every call's arguments).
 pub const MAX_REPLY: usize = 64 << 20;
-
-/// How long a reply may take, checked as its bytes arrive (so a trickle cannot dodge it).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Limits {
-    /// Longest wait between two `data:` events; comments such as `: ping` do not count.
-    pub idle: Duration,
-    /// When the whole reply must be in; `None` for no limit.
-    pub deadline: Option<Instant>,
-}
-
-impl Limits {
-    /// No limit at all (replays from memory: tests, benches, fuzzing).
-    pub const NONE: Limits = Limits {
-        idle: Duration::MAX,
-        deadline: None,
-    };
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flow {
@@ -62,9 +45,8 @@ pub fn read_stream(
     let mut buf = Vec::new();
     loop {
         buf.clear();
-        let read = (&mut reader)
-            .take(MAX_LINE as u64)
-            .read_until(b'\n', &mut buf);
+        let mut line = (&mut reader).take(MAX_LINE as u64);
+        let read = line.read_until(b'\n', &mut buf);
         let read = match (read, reader.expired.take()) {
             (_, Some(expired)) => return Err(Error::Stream(expired)),
             (Err(e), None) => return Err(Error::Stream(Broke::Io(e))),
@@ -104,17 +86,14 @@ pub fn whole_completion(text: &str, on_delta: &mut dyn FnMut(Event)) -> Option<R
     if error || !json["choices"][0]["message"].is_object() {
         return None;
     }
-    let mut parser = Parser {
-        done: true,
-        ..Parser::default()
-    };
+    let mut parser = Parser::default();
+    parser.done = true;
     parser.apply_event(text, on_delta).ok()?;
     parser.finish(on_delta).ok()
 }
 
-/// The body reader with the clock checked on every refill: a server that trickles one byte at
-/// a time, or sends only comments, still meets `Limits`. (A silent one is stopped by the HTTP
-/// client's own read timeout.)
+/// The body reader with the clock checked on every refill, so a server that trickles a byte at a
+/// time, or only comments, still meets `Limits` (the HTTP client's read timeout stops a silent one).
 struct Clocked<'a> {
     inner: &'a mut dyn BufRead,
     limits: Limits,
@@ -296,10 +275,7 @@ impl Parser {
             }
             // llama-cpp-python sends each piece twice, here and in the legacy `function_call`:
             // where `tool_calls` is present, it is the one to read.
-            let legacy = match delta.tool_calls {
-                Some(_) => None,
-                None => delta.function_call,
-            };
+            let legacy = delta.function_call.filter(|_| delta.tool_calls.is_none());
             for fragment in delta.tool_calls.into_iter().flatten() {
                 let added = self.calls.merge(fragment);
                 self.keep(added)?;

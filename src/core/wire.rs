@@ -20,9 +20,8 @@ pub(crate) struct Chunk<'a> {
     pub(crate) error: Option<IgnoredAny>,
 }
 
-/// `choices`, of which only the first with index 0 is kept (we never ask for more than one).
-/// Read element by element rather than into a `Vec`, which would cost an allocation for every
-/// delta of every reply (DESIGN.md, "SSE chunks").
+/// `choices`, of which only the first with index 0 is kept (we never ask for more than one),
+/// read element by element: a `Vec` would cost an allocation per delta (DESIGN.md, "SSE chunks").
 pub(crate) struct FirstChoice<'a>(pub(crate) Option<WireChoice<'a>>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for FirstChoice<'a> {
@@ -48,8 +47,7 @@ impl<'de: 'a, 'a> Visitor<'de> for FirstChoice<'a> {
     }
 }
 
-// Kept at 128 bytes or less, so serde's moves of it need no `memcpy` call: hence the u32, the
-// boxed str and the boxed (rare) `function_call`. See DESIGN.md, "SSE chunks".
+// At most 128 bytes (the u32, the boxed str and `function_call`): DESIGN.md, "SSE chunks".
 #[derive(Deserialize)]
 pub(crate) struct WireChoice<'a> {
     pub(crate) index: Option<u32>,
@@ -95,8 +93,7 @@ pub(crate) struct WireUsage {
     pub(crate) prompt_tokens: Option<u64>,
     pub(crate) completion_tokens: Option<u64>,
     pub(crate) prompt_tokens_details: Option<WireUsageDetails>,
-    /// OpenRouter: what the request cost, in credits (US$). Any JSON value, so that a gateway
-    /// sending a string here costs only the figure, not the reply; `sse.rs` keeps numbers.
+    /// OpenRouter's cost in credits (US$); any JSON value, so a string costs only the figure.
     pub(crate) cost: Option<serde_json::Value>,
 }
 
@@ -105,8 +102,7 @@ pub(crate) struct WireUsageDetails {
     pub(crate) cached_tokens: Option<u64>,
 }
 
-/// Tool calls from their fragments, told apart when providers number them oddly (every call as
-/// index 0, no index at all, ids and names repeated in every fragment).
+/// Tool calls from their fragments, however oddly providers number them (see `slot_for`).
 #[derive(Default)]
 pub(crate) struct Calls {
     /// Calls in order of first appearance, each with the index the provider gave it.
@@ -127,7 +123,6 @@ impl Calls {
             if *announced {
                 continue;
             }
-            // Only the new pieces are counted, and the whole is parsed once, when it closes.
             depth.update(&call.arguments);
             if depth.is_closed() {
                 *announced = true;
@@ -150,8 +145,7 @@ impl Calls {
         if let Some(id) = id {
             call.id = id;
         }
-        // An announced call may already be running (read-only calls start early): it is final,
-        // so what the caller started is what the reply holds.
+        // An announced call may already be running (read-only calls start early): it is final.
         let judged = self.announced.get(slot).is_some_and(|a| *a);
         let Some(function) = fragment.function.filter(|_| !judged) else {
             return added;
@@ -249,8 +243,7 @@ impl JsonDepth {
     }
 }
 
-/// What the request learnt from 400 answers, for the rest of the session (sub-agents too):
-/// providers disagree on a few request fields, and each is dropped or renamed at most once.
+/// What 400 answers taught about this provider's requests, for the rest of the session.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Adaptations {
     max_completion_tokens: bool,
@@ -273,10 +266,9 @@ impl Adaptations {
     ) -> Value {
         let mut body = json!({"model": model, "messages": messages, "stream": true});
         if self.empty_content {
-            for message in body["messages"].as_array_mut().into_iter().flatten() {
-                if message["content"].is_null() {
-                    message["content"] = json!("");
-                }
+            let messages = body["messages"].as_array_mut().into_iter().flatten();
+            for message in messages.filter(|message| message["content"].is_null()) {
+                message["content"] = json!("");
             }
         }
         if !tools.is_empty() {
@@ -301,18 +293,15 @@ impl Adaptations {
 
     /// A 400 that names `max_tokens`, `temperature` or `stream_options`: renamed or dropped.
     pub(crate) fn adapt_to(&mut self, message: &str) -> bool {
-        let flag = if message.contains("'max_tokens'") {
-            &mut self.max_completion_tokens
-        } else if message.contains("'temperature'") {
-            &mut self.omit_temperature
-        } else if message.contains("stream_options") {
-            &mut self.omit_stream_options
-        } else {
+        let flags = [
+            ("'max_tokens'", &mut self.max_completion_tokens),
+            ("'temperature'", &mut self.omit_temperature),
+            ("stream_options", &mut self.omit_stream_options),
+        ];
+        let Some((_, flag)) = flags.into_iter().find(|(name, _)| message.contains(name)) else {
             return false;
         };
-        let first_time = !*flag;
-        *flag = true;
-        first_time
+        !std::mem::replace(flag, true)
     }
 
     /// The window to compact for: the configured one, or the provider's if it said less.
