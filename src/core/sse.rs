@@ -3,8 +3,8 @@
 //! on as they arrive and puts the tool calls together (`wire::Calls`) into one `Reply`.
 //! Providers differ from the OpenAI shape in many small ways (missing indices, repeated ids, no
 //! blank lines, errors inside a 200 stream); `Parser` absorbs them (see `fixtures/sse/`). What a
-//! server sends is bounded: `MAX_LINE` and `MAX_REPLY` in bytes, `http::Limits` in time; a chunk it
-//! cannot read fails the reply. No network I/O, no retries, no parsing of tool arguments here.
+//! server sends is bounded: `MAX_LINE` and `MAX_REPLY` in bytes, `http::Limits` in time; a chunk
+//! it cannot read fails the reply. No network I/O, no retries, no parsing of tool arguments here.
 
 use crate::core::error::{Broke, Error};
 use crate::core::event::Event;
@@ -92,8 +92,8 @@ pub fn whole_completion(text: &str, on_delta: &mut dyn FnMut(Event)) -> Option<R
     parser.finish(on_delta).ok()
 }
 
-/// The body reader with the clock checked on every refill, so a server that trickles a byte at a
-/// time, or only comments, still meets `Limits` (the HTTP client's read timeout stops a silent one).
+/// The body reader with the clock checked on every refill, so a server trickling a byte at a
+/// time, or only comments, still meets `Limits` (ureq's read timeout stops a silent one).
 struct Clocked<'a> {
     inner: &'a mut dyn BufRead,
     limits: Limits,
