@@ -86,8 +86,11 @@ pub fn whole_completion(text: &str, on_delta: &mut dyn FnMut(Event)) -> Option<R
     if error || !json["choices"][0]["message"].is_object() {
         return None;
     }
-    let mut parser = Parser::default();
-    parser.done = true;
+    // Nothing follows: the reply is complete once this one event is in.
+    let mut parser = Parser {
+        done: true,
+        ..Parser::default()
+    };
     parser.apply_event(text, on_delta).ok()?;
     parser.finish(on_delta).ok()
 }
