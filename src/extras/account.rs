@@ -213,6 +213,38 @@ fn estimate_usage(reply: &Reply, messages: &[Message]) -> Usage {
 mod tests {
     use super::*;
 
+    /// A sub-agent's clone counts into the same ledger and takes the same fallback; `/model`
+    /// makes every fallback available again.
+    #[test]
+    fn a_clone_shares_the_ledger_and_the_fallback() {
+        let config = Config {
+            fallback_models: vec!["spare".to_string()],
+            ..Config::default()
+        };
+        let (account, unrelated) = (Account::default(), Account::default());
+        let sub_agent = account.clone();
+        let reply = Reply {
+            usage: Some(Usage {
+                prompt_tokens: 10,
+                completion_tokens: 2,
+                cached_tokens: 0,
+                cost: None,
+            }),
+            ..Reply::default()
+        };
+        sub_agent.count("gpt-4o", &reply, &[]);
+        assert_eq!(account.usage().prompt_tokens, 10);
+        assert_eq!(unrelated.usage().prompt_tokens, 0);
+        assert_eq!(
+            sub_agent.switch_to_fallback(&config).as_deref(),
+            Some("spare")
+        );
+        assert_eq!(account.model(&config), "spare");
+        assert_eq!(account.switch_to_fallback(&config), None);
+        account.forget_fallback();
+        assert_eq!(account.model(&config), config.model);
+    }
+
     /// Only OpenRouter's own host counts, not a name that merely contains it.
     #[test]
     fn only_openrouter_reports_cost() {
