@@ -40,7 +40,7 @@ enum Next {
         why: String,
         wait: Option<Duration>,
     },
-    /// This model fails here (a 404, or its retries are spent): a fallback may not.
+    /// A 404: this model is not served here; a fallback model may be.
     Fallback(String),
     Stop(Error),
 }
