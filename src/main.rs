@@ -1,27 +1,21 @@
 //! The `corecoder` binary: parse the command line, then run one task (`-p`), the interactive
 //! session, or the offline demo.
 //!
-//! It only wires `Config`, `Llm`, `Agent` and the terminal together; no agent logic here.
+//! It reads as the run does: tune the process, parse the flags (`app/resolve.rs`), hide the
+//! secrets, run one face (`app/one_shot.rs`, `app/repl.rs`, `app/demo.rs`), exit with its code.
+//! No agent logic here.
 
 use corecoder::Error;
-use corecoder::app::setup::{self, Started};
-use corecoder::app::terminal::{self, DIM, Display, Show};
-use corecoder::app::{demo, output, repl};
-use corecoder::core::config::{self, HELP, Invocation, OutputFormat, RunOptions};
-use corecoder::core::consent::Mode;
+use corecoder::app::flags::{Invocation, RunOptions};
+use corecoder::app::help::HELP;
+use corecoder::app::terminal::{Display, Show};
+use corecoder::app::{demo, one_shot, process, repl, resolve};
 use corecoder::core::http;
-use corecoder::extras::secrets;
 use std::io::Write;
 
 fn main() {
-    // One malloc arena for every thread, not one kept per pool worker: see DESIGN.md,
-    // "One malloc arena".
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: no other thread exists yet, and this only sets one of malloc's tunables.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 1);
-    }
-    let code = match config::from_command_line() {
+    process::tune_malloc();
+    let code = match resolve::from_command_line() {
         Err(e) => {
             say(&format!("corecoder: {e}"));
             2
@@ -36,7 +30,9 @@ fn main() {
             0
         }
         Ok(Invocation::Run(options)) => {
-            hide_secrets(&options);
+            for note in process::hide_secrets(&options) {
+                say(&format!("corecoder: {note}"));
+            }
             match run(*options) {
                 Ok(code) => code,
                 Err(e) => {
@@ -49,16 +45,7 @@ fn main() {
     std::process::exit(code);
 }
 
-/// Before any thread or child exists: no child may read a secret variable or the API key out
-/// of our `/proc` files (see `secrets.rs`; done here, as the binary alone owns the process).
-fn hide_secrets(options: &RunOptions) {
-    let key = options.config.api_key.as_deref();
-    let hidden = |name: &str, value: &str| options.shell.hides(name, value) || Some(value) == key;
-    for note in secrets::hide_from_children(&hidden) {
-        say(&format!("corecoder: {note}"));
-    }
-}
-
+/// Which face runs: the offline demo, one task (`-p`), or the interactive session.
 fn run(options: RunOptions) -> Result<i32, Error> {
     // Local servers (Ollama, llama.cpp, vLLM on this machine) usually need no key.
     let keyless = options.config.api_key.is_none() && !http::is_loopback(&options.config.base_url);
@@ -81,70 +68,9 @@ fn run(options: RunOptions) -> Result<i32, Error> {
         ));
     }
     match options.prompt.clone() {
-        Some(prompt) => one_shot(options, &task_with_stdin(&prompt)?),
+        Some(prompt) => one_shot::run(options, &prompt),
         None => repl::run(options),
     }
-}
-
-/// What stdin adds to `-p`: the whole task for `-p -`, or context after the task when stdin is
-/// a pipe or a file (`git diff | corecoder -p "review this"`); a terminal or /dev/null adds
-/// nothing. At most `MAX_STDIN` bytes are read.
-fn task_with_stdin(prompt: &str) -> Result<String, Error> {
-    use std::io::Read;
-    use std::os::unix::fs::FileTypeExt;
-    const MAX_STDIN: u64 = 16 << 20;
-    let piped = std::fs::metadata("/dev/stdin")
-        .is_ok_and(|m| m.file_type().is_fifo() || m.file_type().is_file());
-    let mut input = String::new();
-    if prompt == "-" || piped {
-        let mut bytes = Vec::new();
-        let read = std::io::stdin().take(MAX_STDIN + 1).read_to_end(&mut bytes);
-        read.map_err(|e| Error::Usage(format!("-p: cannot read stdin: {e}")))?;
-        if bytes.len() as u64 > MAX_STDIN {
-            return Err(Error::Usage(format!(
-                "-p: stdin is over {} MiB",
-                MAX_STDIN >> 20
-            )));
-        }
-        input = String::from_utf8_lossy(&bytes).into_owned();
-    }
-    let task = match prompt {
-        "-" => input,
-        _ if input.trim().is_empty() => prompt.to_string(),
-        _ => format!("{prompt}\n\n{input}"),
-    };
-    if task.trim().is_empty() {
-        return Err(Error::Usage("-p -: stdin held no task".to_string()));
-    }
-    Ok(task)
-}
-
-/// `-p`: run one task; the answer goes to stdout, everything else to stderr.
-fn one_shot(options: RunOptions, task: &str) -> Result<i32, Error> {
-    let mode = match options.approve_all {
-        true => Mode::AllowAll,
-        false => Mode::ReadOnly,
-    };
-    let Started { mut agent, notes } = setup::start(&options, mode)?;
-    terminal::watch_ctrl_c(agent.cancel_flag())?;
-    let display = Display::new(Show::Calls);
-    display.stop_on_closed_output(agent.cancel_flag());
-    for note in notes {
-        display.note(&note);
-    }
-    if options.output != OutputFormat::Text {
-        return Ok(output::run(&mut agent, task, options.output));
-    }
-    let finish = display.with_spinner(&mut || agent.run(task, &mut |event| display.show(event)));
-    // The reader went away (`| head -1`): the run was stopped; end quietly, as SIGPIPE would.
-    if display.output_closed() {
-        return Ok(141);
-    }
-    if let Err(Error::Interrupted) = finish {
-        display.interrupted();
-    }
-    display.note(&display.paint(DIM, &agent.extras().account.cost_summary()));
-    Ok(display.finish(&finish?))
 }
 
 /// A line on stderr that cannot fail: a closed stderr is no reason to panic.

@@ -25,11 +25,7 @@ pub const OURS: &str = env!("CARGO_BIN_EXE_corecoder");
 
 fn main() {
     // As `src/main.rs` does, so the in-process rows use the allocator the binary uses.
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: no other thread exists yet, and this only sets one of malloc's tunables.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 1);
-    }
+    corecoder::app::process::tune_malloc();
     let wanted: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with('-'))

@@ -1,16 +1,16 @@
 //! The project's `.env` file: found, read, and laid *under* the real environment.
 //!
-//! `config.rs` reads it once at start-up, before the flags. The real environment wins one
+//! `resolve.rs` reads it once at start-up, before the flags. The real environment wins one
 //! *setting* at a time: the key and the base URL each have several names, and a setting the
 //! environment gives under any of its names is never taken from `.env` under another. A `.env`
 //! belongs to the repository, which may be hostile, so until the project is trusted it may only
-//! set what `PROJECT_MAY_SET` lists, and `check_key_host` refuses a `.env` that points the
+//! set what `PROJECT_MAY_SET` lists, and `key_for_host` refuses a `.env` that points the
 //! user's own key at a host of its choosing. What is trusted is decided in `trust.rs`; this file
 //! only reads and merges, and never prints a key.
 
 use crate::core::config::Config;
 use crate::core::error::Error;
-use crate::extras::trust::Trust;
+use crate::extras::trust::{EnvFile, Trust};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -108,6 +108,14 @@ impl DotEnv {
     /// something only a trusted project may.
     pub fn needs_trust(&self) -> bool {
         self.value(&BASE_URL_NAMES).is_some() || !self.widening().is_empty()
+    }
+
+    /// What the trust question shows of it, if it needs trust at all.
+    pub fn for_trust(&self) -> Option<EnvFile<'_>> {
+        (self.needs_trust()).then(|| EnvFile {
+            path: &self.path,
+            summary: self.summary(),
+        })
     }
 
     /// What trusting it would allow, for the trust question: never a key's value.

@@ -1,11 +1,18 @@
-//! The binary's faces: `.env` files, set-up, the REPL and its terminal, output formats for
-//! scripts, and the offline demo. Nothing in `core/` or `extras/` imports these.
+//! The binary's faces: the command line, `.env` files, set-up, the REPL and its terminal, output
+//! formats for scripts, and the offline demo. Nothing in `core/` imports these.
 
 pub mod demo;
 pub mod dotenv;
-pub mod output;
+pub mod flags;
+pub mod help;
+pub mod json_output;
+pub mod one_shot;
+pub mod process;
 pub mod repl;
+pub mod repl_commands;
 pub mod repl_trust;
+pub mod resolve;
+pub mod result_preview;
 pub mod setup;
 pub mod spinner;
 pub mod terminal;

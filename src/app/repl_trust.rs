@@ -6,10 +6,11 @@
 //! this file only asks, and reads the configuration again once the answer is yes.
 
 use crate::app::dotenv::DotEnv;
+use crate::app::flags::{Invocation, RunOptions};
+use crate::app::resolve;
 use crate::app::setup;
 use crate::app::terminal::Display;
 use crate::core::agent::Agent;
-use crate::core::config::{self, Invocation, RunOptions};
 use crate::core::error::Error;
 use crate::extras::trust::{self, Project, Trust};
 use rustyline::DefaultEditor;
@@ -43,10 +44,10 @@ pub fn ask(
     // From what the process started with: its own environment and arguments no longer hold
     // the secrets (`secrets::hide_from_children`).
     let read_again = match shown.remember(&trust::store_path(&setup::corecoder_home())) {
-        Ok(()) => config::read_again(&options.launch, Trust::Untrusted),
+        Ok(()) => resolve::read_again(&options.launch, Trust::Untrusted),
         Err(e) => {
             display.note(&format!("{e}: trusted for this session only."));
-            config::read_again(&options.launch, Trust::Trusted)
+            resolve::read_again(&options.launch, Trust::Trusted)
         }
     };
     match read_again? {
@@ -63,7 +64,11 @@ pub fn trust_now(agent: &mut Agent, display: &Display) {
     let user_home = std::env::var_os("HOME").unwrap_or_default();
     let dotenv = DotEnv::find(agent.cwd(), Path::new(&user_home));
     let store = trust::store_path(&home);
-    let mut project = Project::look(agent.cwd(), dotenv.as_ref(), &store);
+    let mut project = Project::look(
+        agent.cwd(),
+        dotenv.as_ref().and_then(DotEnv::for_trust),
+        &store,
+    );
     if project.files.is_empty() {
         return display.note("This folder has no hooks, MCP servers or .env settings to trust.");
     }

@@ -5,8 +5,8 @@
 //! Runs once, before the first turn. Problems with these files never stop a session: they
 //! become notes for the user (and that feature is off). A resume that cannot be found does.
 
+use crate::app::flags::{Resume, RunOptions};
 use crate::core::agent::Agent;
-use crate::core::config::{Resume, RunOptions};
 use crate::core::consent::{Consent, Mode};
 use crate::core::error::Error;
 use crate::core::llm::Llm;

@@ -4,15 +4,18 @@
 //! `terminal.rs`'s `Display` owns one and starts or stops it at each event. It draws only on a
 //! terminal, and a write that fails (stderr closed) is ignored: it is decoration.
 
+use crate::core::agent::Finish;
+use crate::core::error::Error;
 use crossbeam_channel::{Receiver, RecvTimeoutError};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// An elapsed-time indicator on stderr, drawn by its own thread (see `Spinner::spin`) while
 /// the model is silent or a tool runs, and erased the moment anything else is printed.
 pub struct Spinner {
-    enabled: bool,
+    /// Drawn only where a person watches: stderr is a terminal.
+    on_terminal: bool,
     /// What we wait for and since when; `None` while output flows. `drawn` says whether the
     /// line on screen must be erased.
     state: Mutex<SpinState>,
@@ -26,15 +29,28 @@ struct SpinState {
 const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
 impl Spinner {
-    pub fn new(enabled: bool) -> Spinner {
+    /// A spinner for stderr, drawn only if stderr is a terminal.
+    pub fn on_stderr() -> Spinner {
         let state = SpinState {
             waiting: None,
             drawn: false,
         };
         Spinner {
-            enabled,
+            on_terminal: std::io::stderr().is_terminal(),
             state: Mutex::new(state),
         }
+    }
+
+    /// Run a turn with the spinner's thread beside it; the thread ends with the turn.
+    pub fn around(&self, turn: &mut dyn FnMut() -> Result<Finish, Error>) -> Result<Finish, Error> {
+        let (done, finished) = crossbeam_channel::bounded::<()>(0);
+        std::thread::scope(|scope| {
+            scope.spawn(move || self.spin(&finished));
+            let result = turn();
+            // Dropping the sender wakes the spinner at once, so the turn ends without delay.
+            drop(done);
+            result
+        })
     }
 
     pub fn start(&self, label: &str) {
@@ -65,7 +81,7 @@ impl Spinner {
             };
             // Short waits pass without a flicker.
             let elapsed = since.elapsed().as_secs_f64();
-            if !self.enabled || elapsed < 0.5 {
+            if !self.on_terminal || elapsed < 0.5 {
                 continue;
             }
             frame = (frame + 1) % FRAMES.len();

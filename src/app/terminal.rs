@@ -1,13 +1,13 @@
-//! What the user sees: streamed answers, dimmed reasoning, tool lines, result previews,
-//! coloured diffs and a spinner while nothing else moves.
+//! What the user sees: streamed answers, dimmed reasoning, tool lines, result previews and
+//! coloured diffs (the lines picked in `result_preview.rs`), a spinner while nothing moves.
 //!
 //! The binary hands every agent `Event` to `Display::show`. Answer text goes to stdout, the
 //! rest to stderr. Colour only on a terminal and never with `NO_COLOR`. It makes no decision
 //! about the conversation; it only prints.
 
+use crate::app::result_preview;
 use crate::app::spinner::Spinner;
 use crate::core::agent::{CUT_OFF_MESSAGE, Finish, ROUND_CAP_MESSAGE};
-use crate::core::error::Error;
 use crate::core::event::{Event, ResultKind};
 use crate::tools::support::text::{cut_at_word, printable};
 use std::cell::{Cell, OnceCell, RefCell};
@@ -64,9 +64,6 @@ enum Open {
     Reasoning,
 }
 
-const PREVIEW_LINES: usize = 4;
-const DIFF_PREVIEW_LINES: usize = 14;
-
 impl Display {
     pub fn new(show: Show) -> Display {
         let stderr_tty = std::io::stderr().is_terminal();
@@ -78,7 +75,7 @@ impl Display {
             },
             color: stderr_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
             open_line: Cell::new(Open::Nothing),
-            spinner: Spinner::new(stderr_tty),
+            spinner: Spinner::on_stderr(),
             calls: RefCell::new(VecDeque::new()),
             results_since_call: Cell::new(0),
             partial: RefCell::new(String::new()),
@@ -282,25 +279,12 @@ impl Display {
 
     /// The first lines of a result, dimmed; a diff's `+`/`-` lines in colour.
     fn preview(&self, name: &str, text: &str) {
-        let limit = match name {
-            "edit_file" => DIFF_PREVIEW_LINES,
-            _ => PREVIEW_LINES,
-        };
-        // What a tool read or the model wrote is shown, not obeyed (`printable`).
-        let text = printable(text);
-        let lines: Vec<&str> = text.lines().collect();
-        for line in lines.iter().take(limit) {
-            let line = cut_at_word(line, 120);
-            let color = match name == "edit_file" {
-                true if line.starts_with('+') && !line.starts_with("+++") => GREEN,
-                true if line.starts_with('-') && !line.starts_with("---") => RED,
-                _ => DIM,
-            };
+        let (lines, more) = result_preview::lines(name, text);
+        for (color, line) in lines {
             self.line(&format!("  {}", self.paint(color, &line)));
         }
-        if lines.len() > limit {
-            let more = format!("  … {} more lines", lines.len() - limit);
-            self.line(&self.paint(DIM, &more));
+        if more > 0 {
+            self.line(&self.paint(DIM, &format!("  … {more} more lines")));
         }
     }
 }
@@ -312,31 +296,3 @@ pub const YELLOW: &str = "\x1b[33m";
 pub const CYAN: &str = "\x1b[36m";
 pub const BOLD: &str = "\x1b[1m";
 const RESET: &str = "\x1b[0m";
-
-impl Display {
-    /// Run a turn with the spinner's thread beside it; the thread ends with the turn.
-    pub fn with_spinner(
-        &self,
-        turn: &mut dyn FnMut() -> Result<Finish, Error>,
-    ) -> Result<Finish, Error> {
-        let spinner = &self.spinner;
-        let (done, finished) = crossbeam_channel::bounded::<()>(0);
-        std::thread::scope(|scope| {
-            scope.spawn(move || spinner.spin(&finished));
-            let result = turn();
-            // Dropping the sender wakes the spinner at once, so the turn ends without delay.
-            drop(done);
-            result
-        })
-    }
-}
-
-/// The first Ctrl+C sets `flag`: the agent stops at the next safe point and the history stays
-/// valid. A second one, while the first is still being handled, ends the process at once.
-pub fn watch_ctrl_c(flag: Arc<AtomicBool>) -> Result<(), Error> {
-    use signal_hook::consts::SIGINT;
-    let failed = |e: std::io::Error| Error::Io(format!("cannot watch for Ctrl+C: {e}"));
-    signal_hook::flag::register_conditional_shutdown(SIGINT, 130, flag.clone()).map_err(failed)?;
-    signal_hook::flag::register(SIGINT, flag).map_err(failed)?;
-    Ok(())
-}

@@ -10,7 +10,7 @@
 
 use crate::core::dispatch;
 use crate::tools::support::danger::{self, Danger};
-use crate::tools::support::files::write_atomic;
+use crate::tools::support::files::{Access, write_atomic};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -185,7 +185,7 @@ impl Consent {
         }
         let text = serde_json::to_string_pretty(&json!({"always": self.always}))
             .map_err(|e| e.to_string())?;
-        write_atomic(file, format!("{text}\n").as_bytes())
+        write_atomic(file, format!("{text}\n").as_bytes(), Access::AsBefore)
             .map_err(|e| format!("{}: {e}", file.display()))
     }
 

@@ -7,7 +7,7 @@
 //! the model itself (the summary comes through the closure the agent passes in).
 
 use crate::core::message::{Message, Role};
-use crate::tools::support::text::truncate_middle;
+use crate::tools::support::text::{one_line, truncate_middle};
 use regex::Regex;
 
 mod estimate;
@@ -302,15 +302,6 @@ fn section(title: &str, items: Vec<String>, budget: usize, separator: &str) -> S
     match kept.is_empty() {
         true => String::new(),
         false => format!("\n{title}:{separator}{}", kept.join(separator)),
-    }
-}
-
-/// Whitespace squeezed to single spaces, cut at `max` chars.
-fn one_line(text: &str, max: usize) -> String {
-    let squeezed = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match squeezed.chars().count() > max {
-        true => format!("{}…", squeezed.chars().take(max).collect::<String>()),
-        false => squeezed,
     }
 }
 

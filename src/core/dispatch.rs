@@ -264,9 +264,12 @@ mod tests {
         let ctx = crate::tools::test_support::test_context(&std::env::temp_dir());
         let limit = std::time::Duration::from_secs(5);
         let outcome = caught("read_file", || {
-            crate::tools::support::bounded::off_thread(&ctx, limit, |_| -> Outcome {
-                panic!("boom {}", 7)
-            })
+            crate::tools::support::bounded::off_thread(
+                &ctx.cancel,
+                &ctx.reads_running,
+                limit,
+                |_| -> Outcome { panic!("boom {}", 7) },
+            )
             .unwrap()
         });
         assert_eq!(outcome.text, "Error executing read_file: panicked: boom 7");

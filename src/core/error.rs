@@ -70,7 +70,7 @@ impl fmt::Display for Error {
             Error::Usage(msg) => write!(f, "{msg}"),
             Error::Api(msg) => write!(f, "API error: {msg}"),
             Error::ContextTooLong(msg) => {
-                let said = crate::core::http::one_line(msg);
+                let said = crate::core::http::headline(msg);
                 write!(f, "the prompt is too long for the model: {said}")
             }
             Error::Budget(why) => write!(f, "budget spent: {why}"),

@@ -131,31 +131,35 @@ pub fn retry_after(headers: &ureq::http::HeaderMap) -> Option<Duration> {
 }
 
 /// The body of an error answer, as text. Only the first 64 KiB are read: enough for any real
-/// message, and no memory hazard. The whole of it goes to `--trace`; the user sees `one_line`.
+/// message, and no memory hazard. The whole of it goes to `--trace`; the user sees `headline`.
 pub fn error_body(reader: impl Read) -> String {
     let mut bytes = Vec::new();
     let _ = reader.take(64 * 1024).read_to_end(&mut bytes);
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// The server's own words in an error body: `{"error": {"message": …}}`, `{"error": "…"}`,
-/// `{"message": …}`, or the body itself. Whole, so the 400 adaptations can match any of it.
+/// The server's own words in an error body (`json_error_message`), or the body itself. Whole,
+/// so the 400 adaptations can match any of it.
 pub fn message_in(body: &str) -> String {
-    let parsed: Option<Value> = serde_json::from_str(body).ok();
-    let found = parsed.as_ref().and_then(|v| {
-        let error = v.get("error").unwrap_or(v);
-        error.get("message").unwrap_or(error).as_str()
-    });
-    match found {
-        Some(text) => text.to_string(),
+    match json_error_message(body) {
+        Some(text) => text,
         None if body.trim().is_empty() => "(empty response body)".to_string(),
         None => body.to_string(),
     }
 }
 
+/// The one reader of a provider's JSON error, for an error answer and for an error inside the
+/// stream (`sse.rs`): `{"error": {"message": …}}`, `{"error": "…"}` or `{"message": …}`.
+pub fn json_error_message(body: &str) -> Option<String> {
+    let parsed: Value = serde_json::from_str(body).ok()?;
+    let error = parsed.get("error").unwrap_or(&parsed);
+    let message = error.get("message").unwrap_or(error).as_str();
+    message.map(str::to_string)
+}
+
 /// A message as one short line for a notice: an HTML page's title, or else the first line
 /// that says something, cut at a word near `ONE_LINE` characters.
-pub fn one_line(message: &str) -> String {
+pub fn headline(message: &str) -> String {
     const ONE_LINE: usize = 200;
     let first = message.lines().map(str::trim).find(|line| !line.is_empty());
     let line = html_title(message).or(first).unwrap_or("");
@@ -210,7 +214,7 @@ pub fn not_a_stream(content_type: &str, text: &str) -> Error {
     let json: Option<Value> = serde_json::from_str(text).ok();
     match json {
         Some(json) if json.get("error").is_some_and(|e| !e.is_null()) => {
-            let message = one_line(&message_in(text));
+            let message = headline(&message_in(text));
             fail(format!("the server answered with an error: {message}"))
         }
         _ if content_type.contains("html") || text.starts_with('<') => {
@@ -223,7 +227,7 @@ pub fn not_a_stream(content_type: &str, text: &str) -> Error {
         _ => fail(format!(
             "the server answered {}, not an event stream ({}): check the base URL",
             or(content_type, "no content type"),
-            one_line(text)
+            headline(text)
         )),
     }
 }
@@ -356,15 +360,15 @@ mod tests {
     }
 
     #[test]
-    fn one_line_is_short_and_says_something() {
+    fn headline_is_short_and_says_something() {
         let page =
             "<html>\n<head><title>502 Bad Gateway</title></head>\n<body>nginx</body>\n</html>";
-        assert_eq!(one_line(page), "502 Bad Gateway");
-        assert_eq!(one_line("\n\n  first words\nsecond line"), "first words");
+        assert_eq!(headline(page), "502 Bad Gateway");
+        assert_eq!(headline("\n\n  first words\nsecond line"), "first words");
         let long = "word ".repeat(2000);
-        let line = one_line(&long);
+        let line = headline(&long);
         assert!(line.len() <= 205 && line.ends_with(" …"), "{line}");
-        let unicode = one_line(&"Ünïcode ".repeat(100));
+        let unicode = headline(&"Ünïcode ".repeat(100));
         assert!(unicode.chars().count() <= 202, "{unicode}");
     }
 

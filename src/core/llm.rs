@@ -257,7 +257,7 @@ impl Llm {
             }
             return Next::Stop(Error::ContextTooLong(message.to_string()));
         }
-        let said = http::one_line(message);
+        let said = http::headline(message);
         if status == 408 || status == 429 || status >= 500 {
             let why = format!("HTTP {status}: {said}");
             return Next::Retry { why, wait };

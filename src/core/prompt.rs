@@ -5,6 +5,7 @@
 
 use crate::core::consent::Plan;
 use crate::core::dispatch::ToolSet;
+use crate::tools::support::text::civil_from_days;
 use crate::tools::todo_write::{self, Todo};
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -69,30 +70,4 @@ fn today() -> String {
         .map_or(0, |d| d.as_secs());
     let (y, m, d) = civil_from_days((secs / 86_400) as i64);
     format!("{y:04}-{m:02}-{d:02}")
-}
-
-/// Days since 1970-01-01 to (year, month, day); also names session files.
-pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dates() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(19_782), (2024, 2, 29));
-        assert_eq!(civil_from_days(20_786), (2026, 11, 29));
-    }
 }

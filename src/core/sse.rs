@@ -239,7 +239,8 @@ impl Parser {
                 return Err(Error::Stream(Broke::Malformed(start)));
             }
             _ => {
-                let said = http::message_in(data.trim());
+                let said = http::json_error_message(data);
+                let said = said.unwrap_or_else(|| data.trim().to_string());
                 return Err(Error::Stream(Broke::Provider(said)));
             }
         };

@@ -10,7 +10,7 @@
 //! stored once as `dir/blobs/<hash>`, kept until `dir` is removed. It does not track what bash
 //! does to files, does not redo, and does not lock `dir` against a second process.
 
-use crate::tools::support::files::write_atomic;
+use crate::tools::support::files::{Access, write_atomic};
 use crate::tools::support::text::truncate_middle;
 use serde::{Deserialize, Serialize};
 use std::fs;
@@ -114,10 +114,7 @@ impl Checkpoints {
         // dropped, not after every batch (most batches record nothing at all).
         let dropped = kept.len() < recorded;
         self.entries.extend(kept);
-        if !dropped {
-            return Ok(());
-        }
-        self.save()
+        if dropped { self.save() } else { Ok(()) }
     }
 
     pub fn len(&self) -> usize {
@@ -197,7 +194,7 @@ impl Checkpoints {
                 Ok(existing) if existing == bytes => return Ok(name),
                 Ok(_) => suffix += 1,
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                    write_atomic(&blob, bytes)?;
+                    write_atomic(&blob, bytes, Access::AsBefore)?;
                     return Ok(name);
                 }
                 Err(e) => return Err(e),
@@ -212,7 +209,7 @@ impl Checkpoints {
     fn save(&self) -> io::Result<()> {
         fs::create_dir_all(&self.dir)?;
         let json = serde_json::to_vec_pretty(&self.entries).map_err(io::Error::other)?;
-        write_atomic(&self.dir.join(STACK_FILE), &json)
+        write_atomic(&self.dir.join(STACK_FILE), &json, Access::AsBefore)
     }
 
     /// The bytes recorded as `blob`, or `None` for a file that did not exist.
@@ -264,7 +261,8 @@ fn restore(path: &Path, bytes: &[u8]) -> Result<String, String> {
     if let Some(parent) = path.parent() {
         fs::create_dir_all(parent).map_err(|e| format!("Cannot recreate {shown}'s folder: {e}"))?;
     }
-    write_atomic(path, bytes).map_err(|e| format!("Cannot restore {shown}: {e}"))?;
+    write_atomic(path, bytes, Access::AsBefore)
+        .map_err(|e| format!("Cannot restore {shown}: {e}"))?;
     Ok(format!("Restored {shown}"))
 }
 

@@ -7,30 +7,22 @@
 //! model stops (`notify`). Each hook gets one JSON object on stdin and answers with its exit
 //! code (2 = block, stderr says why) or a JSON object on stdout. A hook that fails, hangs or
 //! cannot start becomes a warning, never an error. Hooks cannot skip our consent questions.
+//!
+//! The config files are read in `hooks_config.rs`; each command runs through the one process
+//! runner (`tools/support/process.rs`), so a hook's stragglers cannot hold the turn.
 
+/// When a hook runs; defined with the config it is read from.
+pub use crate::extras::hooks_config::HookEvent;
+use crate::extras::hooks_config::{Hook, matches_tool, parse};
+use crate::tools::support::process::{self, Ending, Finished, Keep, Limits};
 use serde_json::{Value, json};
-use std::io::{Read, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
-/// Per stream we keep this much of what a hook prints; the rest is read and dropped.
+/// Per stream we keep the first this much of what a hook prints; the rest is read and dropped.
 const KEEP_BYTES: usize = 64 * 1024;
-/// How often we look at the hook, and at the clock, while it runs.
-const POLL: Duration = Duration::from_millis(10);
-/// How long we keep reading after the hook ended, for output still in flight.
-const GRACE: Duration = Duration::from_millis(500);
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HookEvent {
-    PreToolUse,
-    PostToolUse,
-    UserPromptSubmit,
-    Stop,
-    SessionStart,
-}
 
 /// Who is running the hooks, and where.
 pub struct HookContext<'a> {
@@ -49,15 +41,6 @@ pub enum PreToolDecision {
 #[derive(Debug, Default)]
 pub struct Hooks {
     hooks: Vec<Hook>,
-}
-
-#[derive(Debug)]
-struct Hook {
-    event: HookEvent,
-    /// Tool events only: which tools, as `bash`, `Bash|Edit`, `*` or empty (all).
-    matcher: String,
-    command: String,
-    timeout: Duration,
 }
 
 /// What one hook answered, read the way Claude Code reads it.
@@ -162,86 +145,6 @@ impl Hooks {
     }
 }
 
-/// Add the hooks of one file to `found`. Accepts our flat form (`{"PreToolUse": [{"matcher",
-/// "command", "timeout"}]}`) and Claude Code's, which nests it all under `"hooks"` and gives
-/// each matcher a list of commands. Parts we do not support are skipped with a warning, so a
-/// Claude Code settings file still brings the hooks we can run.
-fn parse(text: &str, found: &mut Vec<Hook>, warnings: &mut Vec<String>) -> Result<(), String> {
-    let root: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
-    let events = root.get("hooks").unwrap_or(&root);
-    let events = events.as_object().ok_or("expected a JSON object")?;
-    for (name, entries) in events {
-        let Some(event) = event_named(name) else {
-            warnings.push(format!("hooks: event '{name}' is not supported, skipped"));
-            continue;
-        };
-        let entries = entries
-            .as_array()
-            .ok_or(format!("'{name}' is not a list"))?;
-        for entry in entries {
-            let matcher = entry.get("matcher").and_then(Value::as_str).unwrap_or("");
-            let commands = match entry.get("hooks").and_then(Value::as_array) {
-                Some(nested) => nested.iter().collect(),
-                None => vec![entry],
-            };
-            for command in commands {
-                let kind = command.get("type").and_then(Value::as_str);
-                if kind.is_some_and(|kind| kind != "command") {
-                    warnings.push(format!("hooks: '{name}' hook of type {kind:?} skipped"));
-                    continue;
-                }
-                let text = command.get("command").and_then(Value::as_str);
-                let text = text.ok_or(format!("a '{name}' hook has no \"command\""))?;
-                let seconds = command.get("timeout").and_then(Value::as_f64);
-                // Clamped: `from_secs_f64` panics on negative or enormous values.
-                let timeout = seconds.filter(|s| *s > 0.0).map(|s| s.min(86_400.0));
-                found.push(Hook {
-                    event,
-                    matcher: matcher.to_string(),
-                    command: text.to_string(),
-                    timeout: timeout.map_or(DEFAULT_TIMEOUT, Duration::from_secs_f64),
-                });
-            }
-        }
-    }
-    Ok(())
-}
-
-fn event_named(name: &str) -> Option<HookEvent> {
-    Some(match name {
-        "PreToolUse" => HookEvent::PreToolUse,
-        "PostToolUse" => HookEvent::PostToolUse,
-        "UserPromptSubmit" => HookEvent::UserPromptSubmit,
-        "Stop" => HookEvent::Stop,
-        "SessionStart" => HookEvent::SessionStart,
-        _ => return None,
-    })
-}
-
-/// `*` or empty matches every tool; otherwise one of the `|` alternatives must name the tool,
-/// by our name or by Claude Code's.
-fn matches_tool(matcher: &str, tool: &str) -> bool {
-    let matcher = matcher.trim();
-    matcher.is_empty()
-        || matcher.split('|').map(str::trim).any(|alternative| {
-            alternative == "*" || alternative == tool || claude_tool(alternative) == Some(tool)
-        })
-}
-
-fn claude_tool(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "Bash" => "bash",
-        "Read" => "read_file",
-        "Write" => "write_file",
-        "Edit" | "MultiEdit" => "edit_file",
-        "Glob" => "glob",
-        "Grep" => "grep",
-        "Task" => "agent",
-        "TodoWrite" => "todo_write",
-        _ => return None,
-    })
-}
-
 /// Run one hook with the event's JSON on stdin and read its answer. Problems become warnings.
 fn run_hook(hook: &Hook, ctx: &HookContext, extra: &Value, warnings: &mut Vec<String>) -> Reply {
     let mut input = extra.clone();
@@ -259,14 +162,19 @@ fn run_hook(hook: &Hook, ctx: &HookContext, extra: &Value, warnings: &mut Vec<St
         Ok(finished) => finished,
         Err(e) => return warn(e),
     };
-    let stderr = finished.stderr.trim();
+    let stderr = finished.stderr.text();
+    let stderr = stderr.trim();
     let first_line = stderr.lines().next().unwrap_or("");
-    match finished.exit_code {
-        None => warn(format!("timed out after {}s", hook.timeout.as_secs_f64())),
-        Some(0) => read_answer(finished.stdout.trim()),
-        Some(2) if stderr.is_empty() => Reply::Block(format!("blocked by hook '{short}'")),
-        Some(2) => Reply::Block(stderr.to_string()),
-        Some(code) => warn(format!("exited {code}: {first_line}")),
+    match finished.ending {
+        Ending::TimedOut | Ending::Interrupted => {
+            warn(format!("timed out after {}s", hook.timeout.as_secs_f64()))
+        }
+        Ending::Exited(0) => read_answer(finished.stdout.text().trim()),
+        Ending::Exited(2) if stderr.is_empty() => {
+            Reply::Block(format!("blocked by hook '{short}'"))
+        }
+        Ending::Exited(2) => Reply::Block(stderr.to_string()),
+        Ending::Exited(code) => warn(format!("exited {code}: {first_line}")),
     }
 }
 
@@ -291,100 +199,37 @@ fn read_answer(stdout: &str) -> Reply {
     }
 }
 
-struct Finished {
-    /// `None` when the hook timed out and was killed.
-    exit_code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-/// Run `command` under `sh -c` in its own process group, with `input` on its stdin. A scoped
-/// thread per pipe, so a hook that never reads its stdin cannot stall us. When the hook ends
-/// (or is killed at its timeout), whatever it left holding a pipe gets a short grace and then
-/// dies with the group, so every thread ends with the call. Only a process that left our
-/// group *and* kept the pipes open could hold us longer.
+/// Run `command` under `sh -c` in its own process group, with `input` on its stdin, through
+/// the one process runner (`process.rs`): a hook that never reads its stdin cannot stall us,
+/// and when the hook ends (or is killed at its timeout) whatever it left holding a pipe, even
+/// in a session of its own (`setsid`), holds us only for a short grace.
 fn run_command(
     command: &str,
     cwd: &Path,
     input: &[u8],
     timeout: Duration,
 ) -> Result<Finished, String> {
-    let mut shell = Command::new("sh");
+    let mut shell = process::shell("sh", command, cwd);
     // The secret proxy variables kept for our own requests stay ours (`secrets.rs`).
     crate::extras::secrets::keep_from_child(&mut shell);
-    let mut child = shell
-        .args(["-c", command])
-        .current_dir(cwd)
-        // Claude Code's hook scripts find the project through this variable.
-        .env("CLAUDE_PROJECT_DIR", cwd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // Its own process group, so one kill reaches everything the hook started.
-        .process_group(0)
-        .spawn()
-        .map_err(|e| format!("could not start: {e}"))?;
-    let group = child.id() as i32;
-    let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
-    let deadline = Instant::now() + timeout;
-    std::thread::scope(|scope| {
-        // A hook may exit without reading its stdin; the failed write (EPIPE) is then fine.
-        scope.spawn(move || stdin.map(|mut pipe| pipe.write_all(input)));
-        let stdout = scope.spawn(move || read_capped(stdout));
-        let stderr = scope.spawn(move || read_capped(stderr));
-        let exit_code = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break status.code().or(status.signal().map(|s| 128 + s)),
-                Ok(None) if Instant::now() < deadline => std::thread::sleep(POLL),
-                // Past the deadline (a failed wait, never seen, is treated alike).
-                _ => {
-                    kill_group(group);
-                    break None;
-                }
-            }
-        };
-        let grace_ends = Instant::now() + GRACE;
-        let done = || stdout.is_finished() && stderr.is_finished();
-        while !done() && Instant::now() < grace_ends {
-            std::thread::sleep(POLL);
-        }
-        if !done() {
-            kill_group(group);
-        }
-        // Reap the shell; it has ended or was just killed, so this returns at once.
-        let _ = child.wait();
-        Ok(Finished {
-            exit_code,
-            stdout: stdout.join().unwrap_or_default(),
-            stderr: stderr.join().unwrap_or_default(),
-        })
-    })
-}
-
-/// Read a pipe to its end, keeping the first `KEEP_BYTES`; the rest is read and dropped, so a
-/// chatty hook never blocks on a full pipe.
-fn read_capped(pipe: Option<impl Read>) -> String {
-    let mut kept = Vec::new();
-    if let Some(mut pipe) = pipe {
-        let _ = pipe.by_ref().take(KEEP_BYTES as u64).read_to_end(&mut kept);
-        let _ = std::io::copy(&mut pipe, &mut std::io::sink());
-    }
-    String::from_utf8_lossy(&kept).into_owned()
-}
-
-/// SIGKILL the whole process group the shell leads (its pid is the group id).
-fn kill_group(group: i32) {
-    // `kill(-1)` would signal every process we may signal; never let a bad id get there.
-    if group > 1 {
-        // SAFETY: kill(2) takes two integers and touches no memory of ours.
-        unsafe { libc::kill(-group, libc::SIGKILL) };
-    }
+    // Claude Code's hook scripts find the project through this variable.
+    shell.env("CLAUDE_PROJECT_DIR", cwd).stdin(Stdio::piped());
+    let child = shell.spawn().map_err(|e| format!("could not start: {e}"))?;
+    let keep = Keep {
+        head: KEEP_BYTES,
+        tail: 0,
+    };
+    // Only a hook's own timeout ends it; Ctrl+C waits for it, as it always has.
+    let never = AtomicBool::new(false);
+    process::run(child, input, Limits { timeout, keep }, &never)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::extras::hooks_config::DEFAULT_TIMEOUT;
     use crate::tools::test_support::TempDir;
+    use std::time::Instant;
 
     fn hooks(json: &str) -> Hooks {
         let mut hooks = Hooks::default();

@@ -4,34 +4,22 @@
 //! each server and shakes hands (spec revision 2025-06-18). The model is offered their tools as
 //! `mcp__SERVER__TOOL`; during a turn the dispatcher (maybe on a pool worker) hands such a call
 //! to `Servers::call`, which returns text for the model. One JSON-RPC message per line; a reader
-//! thread per server routes each reply to its caller by id. This file does *not* ask for
-//! consent, speak the HTTP transport, or use resources, prompts or sampling.
+//! thread per server routes each reply to its caller by id (`mcp_wire.rs`); the handshake and
+//! the reading of results are in `mcp_protocol.rs`. This file does *not* ask for consent, speak
+//! the HTTP transport, or use resources, prompts or sampling.
 
 use crate::core::dispatch::ServerHint;
-use crate::extras::mcp_wire::{Link, Wire, lock};
+use crate::extras::mcp_protocol::{content_text, handshake, tool_name};
+/// How to start one server; defined beside the wire, which needs it and nothing else from here.
+pub use crate::extras::mcp_wire::ServerConfig;
+use crate::extras::mcp_wire::{Link, STOPPED, Wire, lock};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::thread::{self};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(15);
 const CALL_TIMEOUT: Duration = Duration::from_secs(60);
-/// How long a server may take to exit on its own once its stdin is closed.
-pub const EXIT_GRACE: Duration = Duration::from_secs(2);
-/// We ask for the first; a server may answer with any of them.
-const PROTOCOL_VERSIONS: [&str; 3] = ["2025-06-18", "2025-03-26", "2024-11-05"];
-/// Why a server is down after we stopped it ourselves.
-pub const STOPPED: &str = "stopped by corecoder";
-
-/// How to start one server: an entry of the config files (`mcp_config.rs` reads them).
-#[derive(Debug, Clone)]
-pub struct ServerConfig {
-    pub name: String,
-    pub command: String,
-    pub args: Vec<String>,
-    pub env: Vec<(String, String)>,
-}
-
 /// All servers of the session. Shared with pool workers as `Arc<Servers>`.
 pub struct Servers {
     servers: Vec<Server>,
@@ -261,42 +249,6 @@ impl Connection {
     }
 }
 
-/// `initialize`, `notifications/initialized`, then every page of `tools/list`, within `timeout`.
-fn handshake(wire: &Wire, timeout: Duration) -> Result<Vec<Value>, String> {
-    let deadline = Instant::now() + timeout;
-    let left = || deadline.saturating_duration_since(Instant::now());
-    let client = json!({"name": "corecoder", "version": env!("CARGO_PKG_VERSION")});
-    let hello =
-        json!({"protocolVersion": PROTOCOL_VERSIONS[0], "capabilities": {}, "clientInfo": client});
-    let answer = wire.request("initialize", hello, left())?;
-    let version = answer
-        .get("protocolVersion")
-        .and_then(Value::as_str)
-        .unwrap_or("none");
-    if !PROTOCOL_VERSIONS.contains(&version) {
-        return Err(format!("unsupported protocol version {version}"));
-    }
-    wire.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
-    let (mut tools, mut params) = (Vec::new(), json!({}));
-    loop {
-        let page = wire.request("tools/list", params, left())?;
-        let listed = page
-            .get("tools")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten();
-        tools.extend(listed.filter(|tool| !tool_name(tool).is_empty()).cloned());
-        match page.get("nextCursor").and_then(Value::as_str) {
-            Some(cursor) => params = json!({"cursor": cursor}),
-            None => return Ok(tools),
-        }
-    }
-}
-
-fn tool_name(tool: &Value) -> &str {
-    tool.get("name").and_then(Value::as_str).unwrap_or("")
-}
-
 /// `annotations.readOnlyHint: true` in the tool's `tools/list` entry; anything else is no mark.
 fn marked_read_only(tool: &Value) -> bool {
     tool["annotations"]["readOnlyHint"] == true
@@ -312,46 +264,10 @@ fn valid_function_name(name: &str) -> bool {
     name.len() <= 64 && name.chars().all(allowed)
 }
 
-/// The text of a `tools/call` result: text contents as they are, others in a short bracket.
-fn content_text(result: &Value) -> String {
-    let describe = |item: &Value| {
-        let field = |key: &str| item.get(key).and_then(Value::as_str).unwrap_or("");
-        let resource = &item["resource"];
-        match field("type") {
-            "text" => field("text").to_string(),
-            "image" | "audio" => format!(
-                "[{}, {} bytes]",
-                field("mimeType"),
-                base64_len(field("data"))
-            ),
-            "resource_link" => format!("[resource link {}]", field("uri")),
-            "resource" => match resource.get("text").and_then(Value::as_str) {
-                Some(text) => text.to_string(),
-                None => format!("[resource {}]", resource["uri"].as_str().unwrap_or("")),
-            },
-            other => format!("[{other} content]"),
-        }
-    };
-    let contents = result
-        .get("content")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten();
-    let texts: Vec<String> = contents.map(describe).collect();
-    match result.get("structuredContent") {
-        Some(structured) if texts.is_empty() => structured.to_string(),
-        _ => texts.join("\n"),
-    }
-}
-
-fn base64_len(data: &str) -> usize {
-    let padding = data.bytes().rev().take_while(|&b| b == b'=').count();
-    (data.len() / 4 * 3).saturating_sub(padding)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     fn fixture(name: &str, mode: &str) -> ServerConfig {
         let script = concat!(

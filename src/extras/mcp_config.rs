@@ -5,7 +5,7 @@
 //! (`mcp.rs`). This file only reads and merges the files: it starts no server and knows nothing
 //! of the protocol. Only stdio servers are understood; any other entry is skipped with a warning.
 
-use crate::extras::mcp::ServerConfig;
+use crate::extras::mcp_wire::ServerConfig;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -4,9 +4,10 @@
 //! `mcp.rs` decides which servers run and what their tools are; this file only starts a
 //! process, sends messages, waits for the reply with a given id, and stops the process (close
 //! stdin, wait, then kill its group) when the `Link` is dropped. It knows no MCP method but
-//! answering the server's `ping`.
+//! answering the server's `ping`. It imports nothing from `mcp.rs`: how to start a server
+//! (`ServerConfig`) is defined here, and `mcp.rs` and `mcp_config.rs` take it from here.
 
-use crate::extras::mcp::{EXIT_GRACE, STOPPED, ServerConfig};
+use crate::tools::support::process::kill_group;
 use crossbeam_channel::{RecvTimeoutError, Sender};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -19,8 +20,21 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+/// How long a server may take to exit on its own once its stdin is closed.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+/// Why a server is down after we stopped it ourselves.
+pub const STOPPED: &str = "stopped by corecoder";
 /// The longest stdout line kept; longer ones are not JSON we can use and are dropped.
 const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// How to start one server: an entry of the config files (`mcp_config.rs` reads them).
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub name: String,
+    pub command: String,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+}
 
 /// One running server process: the wire to it, the process and the thread reading it.
 pub struct Link {
@@ -92,7 +106,7 @@ impl Drop for Link {
         }
         // Even after a clean exit, what it started may still run in its group. (A group id is
         // not reused while a member lives; an empty group just gives ESRCH.)
-        unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
+        kill_group(self.child.id() as i32);
         let _ = self.child.wait();
         self.wire.stop.store(true, Ordering::Relaxed);
         if let Some(reader) = self.reader.take() {

@@ -32,7 +32,9 @@ use std::collections::HashMap;
 use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::process::CommandExt;
 use std::path::{Component, Path, PathBuf};
+use std::process::Command;
 
 /// Where a bash command may write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -120,7 +122,7 @@ impl ShellSafety {
             && !self.env_allow.iter().any(|allowed| allowed == name)
     }
 
-    /// From `CORECODER_SANDBOX` and `CORECODER_ENV_ALLOW`; `config.rs` puts the flags on top.
+    /// From `CORECODER_SANDBOX` and `CORECODER_ENV_ALLOW`; `app/flags.rs` puts the flags on top.
     pub fn from_env(env: &HashMap<String, String>) -> Result<ShellSafety, String> {
         let mode = env.get("CORECODER_SANDBOX").map_or("off", String::as_str);
         let allow = env.get("CORECODER_ENV_ALLOW").map_or("", String::as_str);
@@ -227,11 +229,13 @@ impl ShellSafety {
 }
 
 impl Confinement {
-    /// The closure for `Command::pre_exec`: it owns copies of what it needs (the ruleset's fd
-    /// number stays valid while `self` lives, which is past the `spawn`).
-    pub fn entry(&self) -> impl FnMut() -> io::Result<()> + Send + Sync + 'static {
+    /// Make `shell` enter this confinement between `fork` and `exec`. `self` must live past
+    /// the `spawn`: the closure keeps the ruleset's fd number, not the fd.
+    pub fn enter_before_exec(&self, shell: &mut Command) {
         let (ruleset, filter) = (self.ruleset.as_raw_fd(), self.filter.clone());
-        move || restrict_self(ruleset, &filter)
+        // SAFETY: the closure makes a few syscalls and allocates nothing, which is what may run
+        // between fork and exec.
+        unsafe { shell.pre_exec(move || restrict_self(ruleset, &filter)) };
     }
 }
 

@@ -12,8 +12,12 @@
 //!
 //! Loading replays the lines in order. This file does not decide *when* to write, compacts
 //! nothing, and never deletes a session.
+//!
+//! Over 300 lines (about 380) on purpose: the writer and the reader of this one file format
+//! stay together, so a change to the format is made, and reviewed, in one place.
 
 use crate::core::message::{self, Message, Role};
+use crate::tools::support::text::one_line;
 use serde::{Deserialize, Serialize};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
@@ -213,7 +217,8 @@ pub fn utc_minute(time: SystemTime) -> String {
 }
 
 fn utc_stamp(unix_secs: u64) -> String {
-    let (year, month, day) = crate::core::prompt::civil_from_days((unix_secs / 86_400) as i64);
+    let (year, month, day) =
+        crate::tools::support::text::civil_from_days((unix_secs / 86_400) as i64);
     let secs = unix_secs % 86_400;
     let (hour, minute, second) = (secs / 3600, secs % 3600 / 60, secs % 60);
     format!("{year:04}{month:02}{day:02}-{hour:02}{minute:02}{second:02}")
@@ -305,7 +310,8 @@ pub fn list(dir: &Path, limit: usize) -> Vec<Summary> {
         .map(|(id, modified, path)| {
             // The header and the first user message are normally the first two lines.
             let start = replay(&path, Until::FirstUserMessage).unwrap_or_default();
-            let preview = one_line(first_user_text(&start.messages).unwrap_or(""), 60);
+            // 59 characters and "…" at most: 60 in all.
+            let preview = one_line(first_user_text(&start.messages).unwrap_or(""), 59);
             let cwd = start.header.map(|h| h.cwd);
             Summary {
                 id,
@@ -343,17 +349,6 @@ fn by_recency(dir: &Path) -> Vec<(String, SystemTime, PathBuf)> {
         .collect();
     sessions.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
     sessions
-}
-
-/// Whitespace collapsed to single spaces, cut to `max` characters with an ellipsis.
-fn one_line(text: &str, max: usize) -> String {
-    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= max {
-        return flat;
-    }
-    let mut cut: String = flat.chars().take(max - 1).collect();
-    cut.push('…');
-    cut
 }
 
 /// A session id as a safe file stem: a trailing `.jsonl` dropped, then `[A-Za-z0-9._-]`, 1 to

@@ -9,11 +9,11 @@
 //! question itself is asked by `repl.rs`; `setup.rs` leaves out what is not trusted. The user's
 //! own files under `~/.corecoder/` are not project files and are always trusted.
 
-use crate::app::dotenv::DotEnv;
 use crate::extras::sha256;
+use crate::tools::support::files::{Access, write_atomic};
 use serde_json::{Map, Value, json};
-use std::io::{ErrorKind, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::io::ErrorKind;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 /// Project files that make corecoder start commands, relative to the working directory. A
@@ -63,9 +63,16 @@ pub fn store_path(corecoder_home: &Path) -> PathBuf {
     corecoder_home.join("trusted.json")
 }
 
+/// The project's `.env`, when it needs trust (`dotenv.rs` decides): where it is, and what
+/// trusting it would allow (never a key's value).
+pub struct EnvFile<'a> {
+    pub path: &'a Path,
+    pub summary: String,
+}
+
 impl Project {
-    /// The project files of `dir` (and `dotenv` when it needs trust), compared with `store`.
-    pub fn look(dir: &Path, dotenv: Option<&DotEnv>, store: &Path) -> Project {
+    /// The project files of `dir` (and its `.env`, if it needs trust), compared with `store`.
+    pub fn look(dir: &Path, dotenv: Option<EnvFile>, store: &Path) -> Project {
         let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
         let record = read_store(store)
             .get(dir.to_string_lossy().as_ref())
@@ -86,11 +93,11 @@ impl Project {
             let preview = preview(&String::from_utf8_lossy(head));
             files.push(ProjectFile::new(path, &bytes, preview, record.as_ref()));
         }
-        if let Some(dotenv) = dotenv.filter(|d| d.needs_trust())
-            && let Ok(bytes) = std::fs::read(&dotenv.path)
+        if let Some(dotenv) = dotenv
+            && let Ok(bytes) = std::fs::read(dotenv.path)
         {
-            let path = dotenv.path.canonicalize().unwrap_or(dotenv.path.clone());
-            let preview = preview(&dotenv.summary());
+            let path = (dotenv.path.canonicalize()).unwrap_or(dotenv.path.to_path_buf());
+            let preview = preview(&dotenv.summary);
             files.push(ProjectFile::new(path, &bytes, preview, record.as_ref()));
         }
         Project {
@@ -222,8 +229,8 @@ fn read_store(store: &Path) -> Map<String, Value> {
     }
 }
 
-/// Write `bytes` to `path` readable by the user only, atomically: a temporary file beside it,
-/// synced, then renamed over it, so a crash leaves the old store or the new one.
+/// Write `bytes` to `path` readable by the user only (its directory too), atomically, so a
+/// crash leaves the old store or the new one.
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::DirBuilder::new()
@@ -231,16 +238,7 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
             .mode(0o700)
             .create(dir)?;
     }
-    let temp = path.with_extension(format!("tmp.{}", std::process::id()));
-    let _ = std::fs::remove_file(&temp);
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&temp)?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    std::fs::rename(&temp, path)
+    write_atomic(path, bytes, Access::UserOnly)
 }
 
 #[cfg(test)]

@@ -7,25 +7,30 @@
 //! an `Effect::ChangeDir`, so the next command starts where this one ended.
 //!
 //! The child never sees variables whose names look secret, and with `--sandbox` it may write
-//! only where `ctx.shell` allows (both applied in `process.rs`, chosen in `sandbox.rs`).
+//! only where `ctx.shell` allows (both applied here in `start`, chosen in `sandbox.rs`); the
+//! child is run and read by `process.rs`.
 //!
 //! It does not keep a shell alive between calls: environment variables, aliases and
 //! functions set by one command are gone in the next. Only the directory carries over.
 
 use crate::core::dispatch::{Effect, Outcome, ToolContext};
 use crate::tools::support::files::resolve;
-use crate::tools::support::process::{self, Ending, Finished};
+use crate::tools::support::process::{self, Ending, Finished, Keep, Limits};
 use crate::tools::support::text::truncate_middle;
 use crate::tools::support::{danger, shell_words};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use std::io::ErrorKind;
 use std::path::{Component, Path, PathBuf};
+use std::process::Child;
 use std::time::Duration;
 
 const DEFAULT_TIMEOUT_SECS: u64 = 120;
 /// A day: any longer and `Instant + timeout` could overflow on a silly value.
 const MAX_TIMEOUT_SECS: u64 = 86_400;
 const MAX_OUTPUT_CHARS: usize = 15_000;
+/// Per stream we keep the first and the last this many bytes (`process::Keep`).
+const KEEP_BYTES: usize = 1 << 20;
 
 #[derive(Debug, Deserialize)]
 pub struct Args {
@@ -65,7 +70,15 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
         .unwrap_or(DEFAULT_TIMEOUT_SECS)
         .clamp(1, MAX_TIMEOUT_SECS);
     let timeout = Duration::from_secs(timeout_secs);
-    let finished = process::run(&args.command, &ctx.cwd, timeout, &ctx.cancel, &ctx.shell)?;
+    let limits = Limits {
+        timeout,
+        keep: Keep {
+            head: KEEP_BYTES,
+            tail: KEEP_BYTES,
+        },
+    };
+    let shell = start(&args.command, ctx)?;
+    let finished = process::run(shell, &[], limits, &ctx.cancel)?;
     // Only a command that succeeded moves us: after a failure we cannot tell which of its
     // `cd`s ran (`cd build && make` may have failed in either step).
     let effect = match finished.ending {
@@ -76,6 +89,33 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
         text: render(&finished, timeout_secs),
         effect,
     })
+}
+
+/// `bash -c COMMAND` (`sh -c` where there is no bash), started without the variables
+/// `ctx.shell` hides and inside its sandbox, if one is on.
+fn start(command: &str, ctx: &ToolContext) -> Result<Child, String> {
+    // Built here, before the fork; the child only enters it. Closed when this returns.
+    let confinement = ctx.shell.confinement()?;
+    let start = |program: &str| {
+        let mut shell = process::shell(program, command, &ctx.cwd);
+        for (name, value) in std::env::vars_os() {
+            if ctx
+                .shell
+                .hides(&name.to_string_lossy(), &value.to_string_lossy())
+            {
+                shell.env_remove(name);
+            }
+        }
+        if let Some(confinement) = &confinement {
+            confinement.enter_before_exec(&mut shell);
+        }
+        shell.spawn()
+    };
+    match start("bash") {
+        Err(e) if e.kind() == ErrorKind::NotFound => start("sh"),
+        started => started,
+    }
+    .map_err(|e| format!("could not start the shell: {e}"))
 }
 
 /// stdout, then `[stderr]` and stderr, then notes on how it ended; `(no output)` if all empty.

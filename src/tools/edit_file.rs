@@ -7,7 +7,7 @@
 //! (`ShellSafety::check_write`). It does not edit non-UTF-8 files, fuzzy-match, or replace all.
 
 use crate::core::dispatch::{Outcome, ToolContext};
-use crate::tools::support::files::{resolve, write_atomic};
+use crate::tools::support::files::{Access, resolve, write_atomic};
 use crate::tools::support::text::truncate_middle;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -47,7 +47,8 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
         updated,
     } = plan(&args, ctx)?;
     let write = || {
-        write_atomic(&path, updated.as_bytes()).map_err(|e| format!("cannot write {shown}: {e}"))
+        write_atomic(&path, updated.as_bytes(), Access::AsBefore)
+            .map_err(|e| format!("cannot write {shown}: {e}"))
     };
     ctx.shell.write_confined(&write)?;
     Ok(Outcome::text(format!(

@@ -10,7 +10,7 @@
 use crate::core::dispatch::{Outcome, ToolContext};
 use crate::tools::support::files::resolve;
 use crate::tools::support::text::echo;
-use crate::tools::support::{bounded, walk};
+use crate::tools::support::{bounded, glob_regex, walk};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::Path;
@@ -45,8 +45,10 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
         Some(path) => resolve(&ctx.cwd, path),
         None => ctx.cwd.clone(),
     };
-    bounded::off_thread(ctx, WALK_LIMIT, move |_: &_| find(&args, &root))
-        .map_err(|why| format!("gave up listing files: {why}"))?
+    bounded::off_thread(&ctx.cancel, &ctx.reads_running, WALK_LIMIT, move |_: &_| {
+        find(&args, &root)
+    })
+    .map_err(|why| format!("gave up listing files: {why}"))?
 }
 
 /// The walk and the listing, on the helper thread.
@@ -58,7 +60,7 @@ fn find(args: &Args, root: &Path) -> Result<Outcome, String> {
         ));
     }
     let pattern = relative_pattern(&args.pattern, root);
-    let matcher = walk::compile_glob(pattern)?;
+    let matcher = glob_regex::compile_glob(pattern)?;
     // The match and the `stat` run on the walking threads.
     let mut found: Vec<(SystemTime, String)> = walk::files_with(root, |path| {
         let rel = walk::relative(root, path);

@@ -15,7 +15,7 @@
 use crate::core::dispatch::{Outcome, ToolContext};
 use crate::tools::support::files::resolve;
 use crate::tools::support::text::{echo, pattern_too_long};
-use crate::tools::support::{bounded, walk};
+use crate::tools::support::{bounded, glob_regex, walk};
 use regex::bytes::{Regex, RegexBuilder};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -70,7 +70,7 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
     let pattern = echo(&args.pattern);
     let cwd = ctx.cwd.clone();
     let job = move |stop: &AtomicBool| search(&args, &cwd, &regex, stop);
-    let (lines, stopped) = bounded::off_thread(ctx, SEARCH_LIMIT, job)
+    let (lines, stopped) = bounded::off_thread(&ctx.cancel, &ctx.reads_running, SEARCH_LIMIT, job)
         .map_err(|why| format!("gave up searching: {why}"))??;
     let note = if lines.len() > MAX_MATCHES {
         "(stopped at 200 matches; more exist: narrow the pattern, path or include)".to_string()
@@ -153,7 +153,7 @@ type Target = (PathBuf, String);
 /// The `include` filter over relative paths: `*.rs` matches file names anywhere, as in
 /// `grep --include`; a glob with a `/` matches the whole path.
 fn include_filter(include: Option<&str>) -> Result<impl Fn(&str) -> bool + Sync, String> {
-    let glob = include.map(walk::compile_glob).transpose()?;
+    let glob = include.map(glob_regex::compile_glob).transpose()?;
     let by_name = include.is_some_and(|glob| !glob.contains('/'));
     Ok(move |rel: &str| {
         let subject = if by_name {

@@ -8,7 +8,7 @@
 //! does not merge, append or back up: the model's `content` is the new file.
 
 use crate::core::dispatch::{Outcome, ToolContext};
-use crate::tools::support::files::{resolve, write_atomic};
+use crate::tools::support::files::{Access, resolve, write_atomic};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::fs;
@@ -43,7 +43,7 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
             fs::create_dir_all(parent)
                 .map_err(|e| format!("cannot create directory {}: {e}", parent.display()))?;
         }
-        write_atomic(&path, args.content.as_bytes())
+        write_atomic(&path, args.content.as_bytes(), Access::AsBefore)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))
     })?;
     let lines = args.content.lines().count();

@@ -81,43 +81,62 @@ struct Row {
     role: String,
 }
 
-/// The code map's rows, and the byte range of the table in the README.
-fn code_map(readme: &str) -> (Vec<Row>, std::ops::Range<usize>) {
+/// One table of the code map (one per folder): its rows and its byte range in the README.
+struct Table {
+    rows: Vec<Row>,
+    range: std::ops::Range<usize>,
+}
+
+/// The code map's tables: every table between its heading and the next `## ` heading.
+fn code_map(readme: &str) -> Vec<Table> {
     let section = readme
         .find(CODE_MAP_HEADING)
         .expect("README has a code map");
-    let start = section
-        + readme[section..]
-            .find(TABLE_HEAD)
-            .expect("the code map's table");
-    let table_len: usize = (readme[start..].split_inclusive('\n'))
-        .take_while(|line| line.starts_with('|'))
-        .map(str::len)
-        .sum();
-    let rows = (readme[start..start + table_len].lines().skip(2))
-        .map(|line| {
-            let cells: Vec<&str> = line.trim_matches('|').split(" | ").map(str::trim).collect();
-            Row {
-                file: cells[0].trim_matches('`').to_string(),
-                lines: cells.get(1).and_then(|n| n.parse().ok()).unwrap_or(0),
-                role: cells[2..].join(" | "),
-            }
-        })
-        .collect();
-    (rows, start..start + table_len)
+    let end = (readme[section + 1..].find("\n## ")).map_or(readme.len(), |n| section + 1 + n);
+    let mut tables = Vec::new();
+    let mut at = section;
+    while let Some(found) = readme[at..end].find(TABLE_HEAD) {
+        let start = at + found;
+        let table_len: usize = (readme[start..].split_inclusive('\n'))
+            .take_while(|line| line.starts_with('|'))
+            .map(str::len)
+            .sum();
+        let rows = (readme[start..start + table_len].lines().skip(2))
+            .map(|line| {
+                let cells: Vec<&str> = line.trim_matches('|').split(" | ").map(str::trim).collect();
+                Row {
+                    file: cells[0].trim_matches('`').to_string(),
+                    lines: cells.get(1).and_then(|n| n.parse().ok()).unwrap_or(0),
+                    role: cells[2..].join(" | "),
+                }
+            })
+            .collect();
+        tables.push(Table {
+            rows,
+            range: start..start + table_len,
+        });
+        at = start + table_len;
+    }
+    assert!(!tables.is_empty(), "the code map's tables");
+    tables
 }
 
 #[test]
 fn the_readme_code_map_lists_every_source_file_with_its_size() {
     let readme = read("README.md");
-    let (rows, range) = code_map(&readme);
+    let tables = code_map(&readme);
     let files = source_files();
     if std::env::var_os("CORECODER_REGEN_CODEMAP").is_some() {
-        let table = regenerate(&rows, &files);
-        let updated = format!("{}{table}{}", &readme[..range.start], &readme[range.end..]);
+        let mut updated = readme.clone();
+        // From the last table back, so the earlier ranges stay where they are.
+        for (n, table) in tables.iter().enumerate().rev() {
+            let text = regenerate(&tables, n, &files);
+            updated.replace_range(table.range.clone(), &text);
+        }
         std::fs::write(root().join("README.md"), updated).expect("README.md is writable");
         return;
     }
+    let rows: Vec<&Row> = tables.iter().flat_map(|t| &t.rows).collect();
     let mut problems = Vec::new();
     for row in &rows {
         if !files.contains(&row.file) {
@@ -148,13 +167,25 @@ fn the_readme_code_map_lists_every_source_file_with_its_size() {
     );
 }
 
-/// The table with today's counts: listed files in their order, new ones at the end.
-fn regenerate(rows: &[Row], files: &[String]) -> String {
-    let kept = (rows.iter())
+/// Table `n` with today's counts: its listed files in their order, then the new files of its
+/// folder (a file of no listed folder goes to the last table).
+fn regenerate(tables: &[Table], n: usize, files: &[String]) -> String {
+    let folder = |file: &str| file.rsplit_once('/').map_or("", |(dir, _)| dir).to_string();
+    let listed = |file: &String| {
+        tables
+            .iter()
+            .any(|t| t.rows.iter().any(|r| &r.file == file))
+    };
+    let home = |file: &String| {
+        (tables.iter())
+            .position(|t| t.rows.iter().any(|r| folder(&r.file) == folder(file)))
+            .unwrap_or(tables.len() - 1)
+    };
+    let kept = (tables[n].rows.iter())
         .filter(|row| files.contains(&row.file))
         .map(|row| (row.file.clone(), row.role.clone()));
     let added = (files.iter())
-        .filter(|file| !rows.iter().any(|row| &row.file == *file))
+        .filter(|file| !listed(file) && home(file) == n)
         .map(|file| (file.clone(), NO_ROLE.to_string()));
     let mut table = TABLE_HEAD.to_string();
     for (file, role) in kept.chain(added) {
@@ -372,7 +403,7 @@ fn the_configuration_table_matches_help() {
 /// The command table lists exactly the commands `/help` prints (the REPL's `HELP`).
 #[test]
 fn the_command_table_matches_slash_help() {
-    let repl = read("src/app/repl.rs");
+    let repl = read("src/app/repl_commands.rs");
     let start = repl.find("const HELP: &str").expect("the REPL's HELP");
     let help = &repl[start..start + repl[start..].find("\";").expect("its end")];
     let readme = read("README.md");
@@ -424,5 +455,295 @@ fn set_up_names_the_prerequisites_and_the_install_step() {
     assert!(
         readme.contains("`cargo install --path .`"),
         "the install step"
+    );
+}
+
+// ---- The layers: what each folder may import, the core's budget, the one circle. ----
+
+/// The core: one turn, read in one sitting.
+const CORE_FILES: usize = 14;
+const CORE_LINES: usize = 2200;
+/// Lines a file may have above its tests unless its `//!` header says why it needs more.
+const FILE_LINES: usize = 300;
+
+/// A source file's module path: `src/core/agent.rs` is `core::agent`, `src/core/mod.rs` is
+/// `core`, `src/lib.rs` the crate root.
+fn module_of(file: &str) -> Vec<String> {
+    let inner = file.trim_start_matches("src/").trim_end_matches(".rs");
+    let mut parts: Vec<String> = inner.split('/').map(String::from).collect();
+    if matches!(parts.last().map(String::as_str), Some("mod" | "lib")) {
+        parts.pop();
+    }
+    parts
+}
+
+/// The file a module path names: the longest prefix of `path` that is a file of `files`.
+fn file_of(path: &[String], files: &[String]) -> Option<String> {
+    (1..=path.len()).rev().find_map(|n| {
+        let stem = format!("src/{}", path[..n].join("/"));
+        [format!("{stem}.rs"), format!("{stem}/mod.rs")]
+            .into_iter()
+            .find(|candidate| files.contains(candidate))
+    })
+}
+
+/// Every crate path a file names above its tests, absolute: `use` trees with their braces
+/// expanded, `super::`/`self::` resolved, and inline `crate::a::b` paths in code.
+fn crate_paths(file: &str, text: &str) -> Vec<Vec<String>> {
+    let here = module_of(file);
+    let code: String = (text.lines().take(code_lines(text)))
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let mut paths = Vec::new();
+    for statement in code.split(';') {
+        let statement = statement.trim();
+        let tree = statement.strip_prefix("pub ").unwrap_or(statement);
+        let tree = tree.strip_prefix("pub(crate) ").unwrap_or(tree);
+        if let Some(tree) = tree.strip_prefix("use ") {
+            let compact: String = tree.split_whitespace().collect::<Vec<_>>().join(" ");
+            expand_use(&compact.replace(' ', "\u{0}"), &mut Vec::new(), &mut paths);
+        }
+    }
+    let inline =
+        regex::Regex::new(r"\b[a-z_][a-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)+").expect("a pattern");
+    for found in inline.find_iter(&code) {
+        paths.push(found.as_str().split("::").map(String::from).collect());
+    }
+    // A path may also start at a module this file declares (`mod bash;` … `bash::run`).
+    let declared = regex::Regex::new(r"(?m)^\s*(?:pub )?mod ([a-z_0-9]+);").expect("a pattern");
+    let children: Vec<String> = (declared.captures_iter(&code))
+        .map(|c| c[1].to_string())
+        .collect();
+    (paths.into_iter())
+        .filter_map(|path| match children.contains(&path[0]) {
+            true => Some([here.clone(), path].concat()),
+            false => absolute(&here, path),
+        })
+        .collect()
+}
+
+/// Push every leaf of a `use` tree (spaces as `\0`, to drop `as` renames) onto `out`.
+fn expand_use(tree: &str, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    let tree = tree.trim_matches('\u{0}');
+    let Some(open) = tree.find('{') else {
+        let name = tree.split('\u{0}').next().unwrap_or("");
+        let mut path = prefix.clone();
+        path.extend(
+            name.split("::")
+                .filter(|p| !p.is_empty() && *p != "self")
+                .map(String::from),
+        );
+        out.push(path);
+        return;
+    };
+    let head: Vec<String> = (tree[..open].split("::"))
+        .filter(|p| !p.is_empty())
+        .map(String::from)
+        .collect();
+    let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+    let (mut depth, mut start) = (0, 0);
+    let mut items = Vec::new();
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&inner[start..]);
+    let before = prefix.len();
+    prefix.extend(head);
+    for item in items
+        .into_iter()
+        .filter(|item| !item.trim_matches('\u{0}').is_empty())
+    {
+        expand_use(item, prefix, out);
+    }
+    prefix.truncate(before);
+}
+
+/// `path` from the crate root, if it is one of ours (`crate::`, `super::`, `self::`).
+fn absolute(here: &[String], path: Vec<String>) -> Option<Vec<String>> {
+    let mut at: Vec<String> = here.to_vec();
+    let mut rest = path.into_iter().peekable();
+    match rest.peek().map(String::as_str) {
+        Some("crate") => at.clear(),
+        Some("super") => {}
+        Some("self") => {}
+        _ => return None,
+    }
+    while let Some(part) = rest.peek() {
+        match part.as_str() {
+            "crate" => {}
+            "self" => {}
+            "super" => {
+                at.pop();
+            }
+            _ => break,
+        }
+        rest.next();
+    }
+    at.extend(rest);
+    Some(at)
+}
+
+/// Which files each source file imports (itself left out), by file.
+fn import_graph() -> Vec<(String, Vec<String>)> {
+    let files: Vec<String> = (source_files().into_iter())
+        .filter(|f| f != "src/main.rs")
+        .collect();
+    (files.iter())
+        .map(|file| {
+            let mut targets: Vec<String> = (crate_paths(file, &read(file)).iter())
+                .filter_map(|path| file_of(path, &files))
+                .filter(|target| target != file)
+                .collect();
+            targets.sort();
+            targets.dedup();
+            (file.clone(), targets)
+        })
+        .collect()
+}
+
+/// The circles of the import graph: its strongly connected parts of more than one file.
+fn import_circles(graph: &[(String, Vec<String>)]) -> Vec<Vec<String>> {
+    let reaches = |from: &str| {
+        let mut seen = vec![from.to_string()];
+        let mut next = vec![from.to_string()];
+        while let Some(file) = next.pop() {
+            let targets = graph
+                .iter()
+                .find(|(f, _)| *f == file)
+                .map(|(_, t)| t.clone());
+            for target in targets.unwrap_or_default() {
+                if !seen.contains(&target) {
+                    seen.push(target.clone());
+                    next.push(target);
+                }
+            }
+        }
+        seen
+    };
+    let reach: Vec<(String, Vec<String>)> =
+        graph.iter().map(|(f, _)| (f.clone(), reaches(f))).collect();
+    let mut circles: Vec<Vec<String>> = Vec::new();
+    for (file, reached) in &reach {
+        let mut circle: Vec<String> = (reached.iter())
+            .filter(|other| reach.iter().any(|(o, r)| o == *other && r.contains(file)))
+            .cloned()
+            .collect();
+        circle.sort();
+        if circle.len() > 1 && !circles.contains(&circle) {
+            circles.push(circle);
+        }
+    }
+    circles
+}
+
+/// The one circle allowed is the sub-agent's: the `agent` tool runs a whole loop, which
+/// dispatches tools. `cargo test --test it docs::import_circles -- --nocapture` prints them.
+#[test]
+fn import_circles_are_only_the_sub_agent_loop() {
+    let circles = import_circles(&import_graph());
+    for circle in &circles {
+        println!("circle of {}: {}", circle.len(), circle.join(", "));
+    }
+    let sub_agent = |c: &Vec<String>| {
+        c.contains(&"src/tools/agent.rs".to_string())
+            && c.contains(&"src/core/agent.rs".to_string())
+    };
+    assert!(
+        circles.len() <= 1 && circles.iter().all(sub_agent),
+        "import circles other than the sub-agent loop: {circles:?}"
+    );
+}
+
+/// What each layer may import: the core nothing of the app and of the extras only their seam
+/// (`extras/mod.rs`); the extras never the loop; the tools' shared helpers neither.
+#[test]
+fn each_layer_imports_only_what_it_may() {
+    let mut problems = Vec::new();
+    for (file, targets) in import_graph() {
+        for target in targets {
+            let layer_of = |f: &str| f.split('/').nth(1).unwrap_or("").to_string();
+            let (from, to) = (layer_of(&file), layer_of(&target));
+            let support = |f: &str| f.starts_with("src/tools/support/");
+            let refused = match from.as_str() {
+                "core" => to == "app" || (to == "extras" && target != "src/extras/mod.rs"),
+                "extras" => {
+                    to == "app"
+                        || ["src/core/agent.rs", "src/core/batch.rs"].contains(&target.as_str())
+                }
+                "tools" if support(&file) => to != "tools" || !support(&target),
+                "tools" => to == "app",
+                _ => false,
+            };
+            if refused {
+                problems.push(format!("{file} imports {target}"));
+            }
+        }
+    }
+    let seam = read("src/extras/mod.rs");
+    if seam
+        .lines()
+        .any(|line| line.trim_start().starts_with("pub use"))
+    {
+        problems.push("src/extras/mod.rs re-exports a feature's types: the seam is Extras".into());
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Non-blank lines above a file's unit tests.
+fn non_blank_code_lines(text: &str) -> usize {
+    (text.lines().take(code_lines(text)))
+        .filter(|line| !line.trim().is_empty())
+        .count()
+}
+
+#[test]
+fn the_core_is_read_in_one_sitting() {
+    let core: Vec<String> = (source_files().into_iter())
+        .filter(|f| f.starts_with("src/core/"))
+        .collect();
+    let lines: usize = core.iter().map(|f| non_blank_code_lines(&read(f))).sum();
+    assert!(
+        core.len() <= CORE_FILES && lines <= CORE_LINES,
+        "src/core/ is {lines} non-blank lines in {} files; the budget is {CORE_LINES} in {CORE_FILES}",
+        core.len()
+    );
+    let listed = read("src/core/mod.rs");
+    let unlisted: Vec<&String> = (core.iter())
+        .filter(|f| !f.ends_with("/mod.rs"))
+        .filter(|f| !listed.contains(&format!("mod {};", module_of(f).last().expect("a name"))))
+        .collect();
+    assert!(
+        unlisted.is_empty(),
+        "core/mod.rs does not list {unlisted:?}"
+    );
+}
+
+/// Past 300 lines a file says why in its header (the words "300 lines"); the core never.
+#[test]
+fn files_over_300_lines_say_why() {
+    let over: Vec<String> = (source_files().into_iter())
+        .map(|file| (code_lines(&read(&file)), file))
+        .filter(|(lines, _)| *lines > FILE_LINES)
+        .filter(|(_, file)| {
+            let header: String = (read(file).lines())
+                .take_while(|line| line.starts_with("//!"))
+                .collect();
+            file.starts_with("src/core/") || !header.contains("300 lines")
+        })
+        .map(|(lines, file)| format!("{file}: {lines} lines"))
+        .collect();
+    assert!(
+        over.is_empty(),
+        "over {FILE_LINES} lines without a reason:\n{}",
+        over.join("\n")
     );
 }

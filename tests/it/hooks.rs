@@ -155,3 +155,36 @@ fn claude_code_nested_form_matches_bash() {
     assert_eq!(result, "Blocked by a hook: from claude settings");
     assert!(!sandbox.path("ran.txt").exists());
 }
+
+/// A hook that leaves a process in a session of its own (`setsid`) holding its stdout and
+/// stderr: the hook's answer is still read, and the turn goes on when the hook ends, not when
+/// the straggler lets go of the pipes 30 seconds later. (A reader thread per pipe would wait
+/// for it; the poll-based runner stops reading after a short grace.)
+#[test]
+fn a_hook_leaving_a_setsid_child_on_its_pipes_does_not_hold_the_turn() {
+    let sandbox = Sandbox::new("hooks_setsid");
+    let pid_file = sandbox.path("straggler.pid");
+    let body = format!(
+        "setsid sh -c 'echo $$ > {}; exec sleep 30' &\necho 'held but answered' >&2\nexit 2",
+        pid_file.display()
+    );
+    let veto = script(&sandbox, "veto.sh", &body);
+    let config = json!({"PreToolUse": [{"matcher": "bash", "command": veto, "timeout": 20}]});
+    let script = vec![bash("call_1", "touch ran.txt"), answer("ok, I will not")];
+    let started = std::time::Instant::now();
+    let checked = check(&sandbox, config, script, &["-p", "make a file", "--yes"]);
+    let took = started.elapsed();
+    // The straggler is ours to end: it leads its own session, so its pid is its group.
+    if let Ok(pid) = std::fs::read_to_string(&pid_file) {
+        let group = format!("-{}", pid.trim());
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", "--", &group])
+            .status();
+    }
+    assert!(took < std::time::Duration::from_secs(15), "{took:?}");
+    assert_eq!(checked.out.code, 0, "{:?}", checked.out);
+    assert!(pid_file.exists(), "the straggler never started");
+    let result = checked.requests[1].last_tool_result();
+    assert_eq!(result, "Blocked by a hook: held but answered");
+    assert!(!sandbox.path("ran.txt").exists(), "the vetoed command ran");
+}

@@ -280,6 +280,29 @@ fn reset_clears_history() {
     assert_eq!(repl.pty.wait_exit(WAIT), Some(0), "{}", repl.pty.screen());
 }
 
+/// The line history is saved at the end, whole and readable by the user only, by way of the
+/// atomic write (no scratch file left beside it); the next start reads it back.
+#[test]
+fn the_line_history_is_saved_private_and_atomically() {
+    use std::os::unix::fs::PermissionsExt;
+    let sandbox = Sandbox::new("repl_history");
+    let mut repl = start(&sandbox, vec![answer("noted")]);
+    repl.turn("remember this line", "noted");
+    repl.enter("quit");
+    assert_eq!(repl.pty.wait_exit(WAIT), Some(0), "{}", repl.pty.screen());
+    let dir = sandbox.home.join(".corecoder");
+    let saved = std::fs::read_to_string(dir.join("history")).expect("the history was saved");
+    assert!(saved.contains("remember this line"), "{saved:?}");
+    let mode = std::fs::metadata(dir.join("history"))
+        .expect("history")
+        .permissions();
+    assert_eq!(mode.mode() & 0o777, 0o600);
+    let names: Vec<String> = (std::fs::read_dir(&dir).expect("~/.corecoder"))
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .collect();
+    assert!(!names.iter().any(|name| name.contains("tmp")), "{names:?}");
+}
+
 /// Processes running `sleep` with exactly `seconds` as its argument (the tests' marker).
 fn sleeping(seconds: &str) -> usize {
     let marker = format!("sleep\0{seconds}\0");

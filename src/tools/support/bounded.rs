@@ -17,12 +17,11 @@
 //! `MAX_RUNNING` helpers of one session may run at once; past that a read is refused, not
 //! started. It does not stop a slow job that ignores `stop`, and it does not retry.
 
-use crate::core::dispatch::ToolContext;
 use crossbeam_channel::RecvTimeoutError;
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// Helpers of one session running at once, blocked ones included. Parallel calls need at most
@@ -37,15 +36,17 @@ const STACK_BYTES: usize = 256 * 1024;
 
 /// Run `job(stop)` on a helper thread; its value, or why the tool stopped waiting for it. A
 /// panic in the job is raised again here, on the tool's thread, where `tools::run` catches it.
+/// `cancel` is the session's Ctrl+C flag; `running` counts its helpers (`ToolContext` holds both).
 pub fn off_thread<T: Send + 'static>(
-    ctx: &ToolContext,
+    cancel: &AtomicBool,
+    running: &Arc<AtomicUsize>,
     limit: Duration,
     job: impl FnOnce(&AtomicBool) -> T + Send + 'static,
 ) -> Result<T, String> {
     // The waiting is compiled once for every job's type, not once per tool: the value travels
     // boxed (DESIGN.md, "Reads that may never return").
     let boxed: Job = Box::new(move |stop| Box::new(job(stop)));
-    match run_boxed(ctx, limit, boxed)?.downcast::<T>() {
+    match run_boxed(cancel, running, limit, boxed)?.downcast::<T>() {
         Ok(value) => Ok(*value),
         Err(_) => Err("the read returned a value of another type".into()),
     }
@@ -54,8 +55,12 @@ pub fn off_thread<T: Send + 'static>(
 /// A job whose value is boxed, so `run_boxed` is compiled once.
 type Job = Box<dyn FnOnce(&AtomicBool) -> Box<dyn Any + Send> + Send>;
 
-fn run_boxed(ctx: &ToolContext, limit: Duration, job: Job) -> Result<Box<dyn Any + Send>, String> {
-    let running = ctx.reads_running.clone();
+fn run_boxed(
+    cancel: &AtomicBool,
+    running: &Arc<AtomicUsize>,
+    limit: Duration,
+    job: Job,
+) -> Result<Box<dyn Any + Send>, String> {
     if running.fetch_add(1, Ordering::SeqCst) >= MAX_RUNNING {
         running.fetch_sub(1, Ordering::SeqCst);
         return Err(format!(
@@ -63,7 +68,7 @@ fn run_boxed(ctx: &ToolContext, limit: Duration, job: Job) -> Result<Box<dyn Any
         ));
     }
     // Already set when the call starts after a Ctrl+C: the job stops at its first look.
-    let stop = Arc::new(AtomicBool::new(ctx.cancel.load(Ordering::Relaxed)));
+    let stop = Arc::new(AtomicBool::new(cancel.load(Ordering::Relaxed)));
     let (done, result) = crossbeam_channel::bounded(1);
     let helper = {
         let (stop, running) = (stop.clone(), running.clone());
@@ -100,7 +105,7 @@ fn run_boxed(ctx: &ToolContext, limit: Duration, job: Job) -> Result<Box<dyn Any
             }
             continue;
         }
-        let why = if ctx.cancel.load(Ordering::Relaxed) {
+        let why = if cancel.load(Ordering::Relaxed) {
             "interrupted (Ctrl+C) while a read had not returned".to_string()
         } else if started.elapsed() >= limit {
             let secs = limit.as_secs();
@@ -116,23 +121,43 @@ fn run_boxed(ctx: &ToolContext, limit: Duration, job: Job) -> Result<Box<dyn Any
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::test_support::test_context;
+
+    /// A session's Ctrl+C flag and helper count, as `ToolContext` holds them.
+    struct Session {
+        cancel: AtomicBool,
+        reads_running: Arc<AtomicUsize>,
+    }
+
+    fn session() -> Session {
+        Session {
+            cancel: AtomicBool::new(false),
+            reads_running: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    fn off_thread_in<T: Send + 'static>(
+        ctx: &Session,
+        limit: Duration,
+        job: impl FnOnce(&AtomicBool) -> T + Send + 'static,
+    ) -> Result<T, String> {
+        off_thread(&ctx.cancel, &ctx.reads_running, limit, job)
+    }
 
     #[test]
     fn a_job_that_returns_gives_its_value() {
-        let ctx = test_context(&std::env::temp_dir());
-        let value = off_thread(&ctx, Duration::from_secs(5), |_| 42);
+        let ctx = session();
+        let value = off_thread_in(&ctx, Duration::from_secs(5), |_| 42);
         assert_eq!(value, Ok(42));
         assert_eq!(ctx.reads_running.load(Ordering::SeqCst), 0);
     }
 
     #[test]
     fn a_job_that_never_returns_is_left_at_the_deadline() {
-        let ctx = test_context(&std::env::temp_dir());
+        let ctx = session();
         let (release, blocked) = crossbeam_channel::bounded::<()>(0);
         let started = Instant::now();
         let job = move |_: &AtomicBool| blocked.recv().is_ok();
-        let err = off_thread(&ctx, Duration::from_millis(100), job).unwrap_err();
+        let err = off_thread_in(&ctx, Duration::from_millis(100), job).unwrap_err();
         assert!(err.contains("had not returned after 0 s"), "{err}");
         assert!(started.elapsed() < Duration::from_secs(3));
         assert_eq!(ctx.reads_running.load(Ordering::SeqCst), 1);
@@ -147,7 +172,7 @@ mod tests {
 
     #[test]
     fn ctrl_c_stops_a_job_that_polls_and_keeps_what_it_found() {
-        let ctx = test_context(&std::env::temp_dir());
+        let ctx = session();
         ctx.cancel.store(true, Ordering::Relaxed);
         let job = |stop: &AtomicBool| {
             while !stop.load(Ordering::Relaxed) {
@@ -156,16 +181,16 @@ mod tests {
             "partial"
         };
         assert_eq!(
-            off_thread(&ctx, Duration::from_secs(60), job),
+            off_thread_in(&ctx, Duration::from_secs(60), job),
             Ok("partial")
         );
     }
 
     #[test]
     fn too_many_blocked_reads_refuse_the_next() {
-        let ctx = test_context(&std::env::temp_dir());
+        let ctx = session();
         ctx.reads_running.store(MAX_RUNNING, Ordering::SeqCst);
-        let err = off_thread(&ctx, Duration::from_secs(5), |_| ()).unwrap_err();
+        let err = off_thread_in(&ctx, Duration::from_secs(5), |_| ()).unwrap_err();
         assert!(err.contains("not starting another"), "{err}");
         assert_eq!(ctx.reads_running.load(Ordering::SeqCst), MAX_RUNNING);
     }

@@ -20,7 +20,7 @@
 
 use super::danger_match;
 use super::danger_places::{self, Scope};
-use super::danger_rules::Class;
+use super::danger_rules::{Class, RULES};
 use super::danger_words::{self, Invocation};
 use super::shell_words::{self, Separator, SimpleCommand};
 
@@ -128,8 +128,11 @@ fn read_script(text: &str, depth: usize, found: &mut Found) {
         }
         // Also inside subshells: `(cd / && rm -rf usr)` is read as the shell would run it.
         danger_words::follow(&mut scope, &command.words, &run);
-        for rule in danger_match::matching(&run, &command.redirects, &scope) {
-            found.add(rule.class, rule.reason);
+        let redirects = &command.redirects;
+        for rule in RULES.iter() {
+            if danger_match::matches(&rule.pattern, &run, redirects, &scope) {
+                found.add(rule.class, rule.reason);
+            }
         }
         for script in scripts_run_by(at, &pipeline, &scope) {
             match script {

@@ -1,12 +1,12 @@
 //! The kinds of pattern the danger table (`danger_rules.rs`) is written in, and whether one
-//! command matches a rule: each kind is read the same way for every rule that uses it.
+//! command matches a pattern: each kind is read the same way for every rule that uses it.
 //!
-//! `danger.rs` calls `matching` for every command it finds, with the program found past its
-//! wrappers (`danger_words.rs`) and the scope that resolves paths (`danger_places.rs`). It
-//! only looks at that one command; each check is linear in its words.
+//! `danger.rs` calls `matches` with each rule's pattern for every command it finds, with the
+//! program found past its wrappers (`danger_words.rs`) and the scope that resolves paths
+//! (`danger_places.rs`). It only looks at that one command; each check is linear in its words.
+//! It does not know the table: the rules import these kinds, never the other way.
 
 use super::danger_places::{Place, Scope, places_of};
-use super::danger_rules::{RULES, Rule};
 use super::danger_words::Invocation;
 use super::shell_words::Redirect;
 
@@ -72,18 +72,8 @@ pub enum Operands {
     DdOutput,
 }
 
-/// The rules one command breaks.
-pub fn matching<'a>(
-    run: &'a Invocation,
-    redirects: &'a [Redirect],
-    scope: &'a Scope,
-) -> impl Iterator<Item = &'static Rule> + 'a {
-    RULES
-        .iter()
-        .filter(move |rule| matches(&rule.pattern, run, redirects, scope))
-}
-
-fn matches(pattern: &Pattern, run: &Invocation, redirects: &[Redirect], scope: &Scope) -> bool {
+/// Does one command (its program past wrappers, its redirects) match `pattern`?
+pub fn matches(pattern: &Pattern, run: &Invocation, redirects: &[Redirect], scope: &Scope) -> bool {
     let (name, args) = (run.name.as_str(), run.args.as_slice());
     match pattern {
         Pattern::Targets {

@@ -10,6 +10,7 @@ mod danger_rules;
 mod danger_words;
 pub mod diff;
 pub mod files;
+pub mod glob_regex;
 pub mod process;
 pub mod shell_words;
 pub mod text;

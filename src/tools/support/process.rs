@@ -1,15 +1,16 @@
-//! Running a shell command as a child process group and collecting what it prints.
+//! Running a shell command as a child process group and collecting what it prints: the one
+//! process runner, for the `bash` tool and for hooks (`extras/hooks.rs`).
 //!
-//! Used only by the `bash` tool (`bash.rs` decides *whether* and *what* to run, and how to
-//! present the result). This file starts `bash -c` (or `sh -c`), reads stdout and stderr with
-//! `poll(2)` until they close, and kills the whole process group on timeout or Ctrl+C.
-//! It applies the session's `ShellSafety` to the child (secret-looking variables removed, the
-//! sandbox entered just before `exec`; see `sandbox.rs`) but does not choose it.
-//! It knows nothing of the danger gate, `cd` tracking or output formatting.
+//! The caller decides *whether* and *what* to run: it takes the common part of the child from
+//! `shell` (`PROGRAM -c COMMAND` in `cwd`, its own process group, stdin closed, stdout and
+//! stderr piped), adds what its child needs (bash: secrets hidden, the sandbox entered; hooks:
+//! a piped stdin, the project's directory) and spawns it. `run` then writes the caller's bytes
+//! to stdin, reads stdout and stderr with `poll(2)` until they close, and kills the whole
+//! process group on timeout or Ctrl+C. It knows nothing of the sandbox, secrets, the danger
+//! gate, `cd` tracking or output formatting.
 
-use crate::extras::sandbox::ShellSafety;
 use std::fs::File;
-use std::io::{ErrorKind, Read};
+use std::io::{ErrorKind, Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
@@ -17,58 +18,42 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// Per stream we keep the first and the last this many bytes; the middle is read and dropped,
-/// so a command printing gigabytes neither blocks on a full pipe nor fills our memory.
-const KEEP_BYTES: usize = 1 << 20;
 /// How often we look at the shell, the clock and Ctrl+C while no output arrives.
 const POLL_MILLIS: i32 = 25;
 /// How long we keep reading after the shell ended, for output still in flight. Past it,
 /// whatever still holds the pipes (a `sleep 100 &`) is killed.
 const GRACE: Duration = Duration::from_millis(500);
+/// The most we read or write in one go.
+const CHUNK: usize = 64 * 1024;
 
-/// Run `command` in `cwd` until it ends, `timeout` passes or `cancel` is set.
-pub fn run(
-    command: &str,
-    cwd: &Path,
-    timeout: Duration,
-    cancel: &AtomicBool,
-    safety: &ShellSafety,
-) -> Result<Finished, String> {
-    let mut child = spawn(command, cwd, safety)?;
-    collect(&mut child, timeout, cancel)
+/// `program -c command` in `cwd`, in a process group of its own (so a timeout can kill
+/// everything the command started), stdin closed, stdout and stderr piped to us.
+pub fn shell(program: &str, command: &str, cwd: &Path) -> Command {
+    let mut shell = Command::new(program);
+    shell
+        .arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    shell
 }
 
-fn spawn(command: &str, cwd: &Path, safety: &ShellSafety) -> Result<Child, String> {
-    // Built here, before the fork; the child only enters it. Closed when this returns.
-    let confinement = safety.confinement()?;
-    let shell = |program: &str| {
-        let mut shell = Command::new(program);
-        shell
-            .arg("-c")
-            .arg(command)
-            .current_dir(cwd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // Its own process group, so a timeout can kill everything the command started.
-            .process_group(0);
-        for (name, value) in std::env::vars_os() {
-            if safety.hides(&name.to_string_lossy(), &value.to_string_lossy()) {
-                shell.env_remove(name);
-            }
-        }
-        if let Some(confinement) = &confinement {
-            // SAFETY: the closure makes a few syscalls and allocates nothing, which is what
-            // may run between fork and exec.
-            unsafe { shell.pre_exec(confinement.entry()) };
-        }
-        shell.spawn()
-    };
-    match shell("bash") {
-        Err(e) if e.kind() == ErrorKind::NotFound => shell("sh"),
-        started => started,
-    }
-    .map_err(|e| format!("could not start the shell: {e}"))
+/// How long a command may run and how much of what it prints we keep.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub timeout: Duration,
+    pub keep: Keep,
+}
+
+/// Per stream we keep the first `head` bytes and about the last `tail`; the middle is read and
+/// dropped, so a command printing gigabytes neither blocks on a full pipe nor fills our memory.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Keep {
+    pub head: usize,
+    pub tail: usize,
 }
 
 /// How the command ended. A shell killed by a signal counts as exit code 128 + signal,
@@ -88,22 +73,40 @@ pub struct Finished {
     pub stragglers_killed: bool,
 }
 
-/// Read both pipes until they close, while watching the shell, the deadline and Ctrl+C.
+/// Feed `input` to the child's stdin (if the caller piped it) and collect what it prints,
+/// until it ends, `limits.timeout` passes or `cancel` is set.
+pub fn run(
+    mut child: Child,
+    input: &[u8],
+    limits: Limits,
+    cancel: &AtomicBool,
+) -> Result<Finished, String> {
+    let feed = Feed::new(child.stdin.take().map(OwnedFd::from), input);
+    collect(&mut child, feed, limits, cancel)
+}
+
+/// Read both pipes until they close, while feeding stdin and watching the shell, the deadline
+/// and Ctrl+C.
 ///
-/// One thread and `poll(2)` rather than a reader thread per pipe: a process that left our
-/// group (`setsid`) can hold a pipe open forever, and a thread blocked in `read` on it could
-/// never be joined. `poll` lets us stop reading whenever we decide to (DESIGN.md, "Polling the
+/// One thread and `poll(2)` rather than a thread per pipe: a process that left our group
+/// (`setsid`) can hold a pipe open forever, and a thread blocked in `read` or `write` on it
+/// could never be joined. `poll` lets us stop whenever we decide to (DESIGN.md, "Polling the
 /// pipes").
-fn collect(child: &mut Child, timeout: Duration, cancel: &AtomicBool) -> Result<Finished, String> {
+fn collect(
+    child: &mut Child,
+    mut feed: Feed,
+    limits: Limits,
+    cancel: &AtomicBool,
+) -> Result<Finished, String> {
     let group = child.id() as i32;
-    let mut stdout = Stream::new(child.stdout.take().map(OwnedFd::from));
-    let mut stderr = Stream::new(child.stderr.take().map(OwnedFd::from));
-    let deadline = Instant::now() + timeout;
+    let mut stdout = Stream::new(child.stdout.take().map(OwnedFd::from), limits.keep);
+    let mut stderr = Stream::new(child.stderr.take().map(OwnedFd::from), limits.keep);
+    let deadline = Instant::now() + limits.timeout;
     let mut ending = None;
     // Only looked at once `ending` is known; then it is set to the end of the grace period.
     let mut stop_reading_at = deadline;
     let stragglers_killed = loop {
-        read_ready(&mut stdout, &mut stderr);
+        exchange(&mut feed, &mut stdout, &mut stderr);
         let now = Instant::now();
         if ending.is_none() {
             let status = child
@@ -144,33 +147,78 @@ fn collect(child: &mut Child, timeout: Duration, cancel: &AtomicBool) -> Result<
     })
 }
 
-/// One pipe being read. We keep its first `KEEP_BYTES`, its last `KEEP_BYTES` or so, and
+/// What is still to be written to the child's stdin. Closed (`None`) once all is written or
+/// the child stopped reading (a hook may exit without reading; the `EPIPE` is then fine).
+struct Feed<'a> {
+    file: Option<File>,
+    rest: &'a [u8],
+}
+
+impl Feed<'_> {
+    fn new(fd: Option<OwnedFd>, input: &[u8]) -> Feed<'_> {
+        // Non-blocking, so a write never waits for a child that reads slowly or not at all.
+        let file = fd.filter(|_| !input.is_empty()).map(File::from);
+        if let Some(file) = &file {
+            let fd = file.as_raw_fd();
+            // SAFETY: fcntl(2) on a descriptor we own, with integer arguments only.
+            unsafe {
+                libc::fcntl(
+                    fd,
+                    libc::F_SETFL,
+                    libc::fcntl(fd, libc::F_GETFL) | libc::O_NONBLOCK,
+                )
+            };
+        }
+        Feed { file, rest: input }
+    }
+
+    /// `poll` said writable (or closed): write what fits.
+    fn write_some(&mut self) {
+        let Some(file) = &mut self.file else { return };
+        match file.write(&self.rest[..self.rest.len().min(CHUNK)]) {
+            Ok(written) => self.rest = &self.rest[written..],
+            Err(e) if matches!(e.kind(), ErrorKind::Interrupted | ErrorKind::WouldBlock) => {}
+            Err(_) => self.rest = &[],
+        }
+        if self.rest.is_empty() {
+            self.file = None;
+        }
+    }
+}
+
+/// One pipe being read. We keep its first `keep.head` bytes, its last `keep.tail` or so, and
 /// count what fell between.
 #[derive(Default)]
 pub struct Stream {
     /// `None` once the pipe reached end of file.
     file: Option<File>,
+    keep: Keep,
     pub head: Vec<u8>,
     pub tail: Vec<u8>,
     pub dropped: usize,
 }
 
 impl Stream {
-    fn new(fd: Option<OwnedFd>) -> Stream {
+    fn new(fd: Option<OwnedFd>, keep: Keep) -> Stream {
         let file = fd.map(File::from);
         Stream {
             file,
+            keep,
             ..Stream::default()
         }
     }
 
     fn keep(&mut self, bytes: &[u8]) {
-        let room = KEEP_BYTES.saturating_sub(self.head.len()).min(bytes.len());
+        let room = self
+            .keep
+            .head
+            .saturating_sub(self.head.len())
+            .min(bytes.len());
         self.head.extend_from_slice(&bytes[..room]);
         self.tail.extend_from_slice(&bytes[room..]);
         // Trim only when twice over, so the copying stays rare.
-        if self.tail.len() > 2 * KEEP_BYTES {
-            let excess = self.tail.len() - KEEP_BYTES;
+        if self.tail.len() > 2 * self.keep.tail {
+            let excess = self.tail.len() - self.keep.tail;
             self.tail.drain(..excess);
             self.dropped += excess;
         }
@@ -182,32 +230,42 @@ impl Stream {
     }
 }
 
-/// Wait up to `POLL_MILLIS` for either pipe to have data (or close), then read what is there.
-/// With both pipes closed, this is just the pause between two looks at the shell.
-fn read_ready(stdout: &mut Stream, stderr: &mut Stream) {
-    let streams = [stdout, stderr];
-    let mut fds: Vec<libc::pollfd> = streams
-        .iter()
-        .filter_map(|s| s.file.as_ref())
-        .map(|file| libc::pollfd {
+/// Wait up to `POLL_MILLIS` for stdin to take bytes or either pipe to have data (or close),
+/// then write and read what can be. With every pipe closed, this is just the pause between two
+/// looks at the shell.
+fn exchange(feed: &mut Feed, stdout: &mut Stream, stderr: &mut Stream) {
+    let watch = |file: &Option<File>, events| {
+        (file.as_ref()).map(|file| libc::pollfd {
             fd: file.as_raw_fd(),
-            events: libc::POLLIN,
+            events,
             revents: 0,
         })
-        .collect();
+    };
+    let mut fds: Vec<libc::pollfd> = [
+        watch(&feed.file, libc::POLLOUT),
+        watch(&stdout.file, libc::POLLIN),
+        watch(&stderr.file, libc::POLLIN),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     // SAFETY: `fds` is a live, exclusively borrowed array of exactly `fds.len()` pollfds.
     let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, POLL_MILLIS) };
     // Nothing yet, or a signal interrupted the wait: the caller simply looks again.
     if ready <= 0 {
         return;
     }
-    let mut buffer = [0u8; 64 * 1024];
-    for stream in streams {
+    let is_ready = |file: &Option<File>| {
+        (file.as_ref()).is_some_and(|f| fds.iter().any(|p| p.fd == f.as_raw_fd() && p.revents != 0))
+    };
+    if is_ready(&feed.file) {
+        feed.write_some();
+    }
+    let mut buffer = [0u8; CHUNK];
+    for stream in [stdout, stderr] {
         // `poll` said readable (or closed), so this `read` does not block.
-        if let Some(file) = &mut stream.file
-            && fds
-                .iter()
-                .any(|p| p.fd == file.as_raw_fd() && p.revents != 0)
+        if is_ready(&stream.file)
+            && let Some(file) = &mut stream.file
         {
             match file.read(&mut buffer) {
                 Ok(n) if n > 0 => stream.keep(&buffer[..n]),
@@ -218,8 +276,9 @@ fn read_ready(stdout: &mut Stream, stderr: &mut Stream) {
     }
 }
 
-/// SIGKILL the whole process group the shell leads (its pid is the group id).
-fn kill_group(group: i32) {
+/// SIGKILL the whole process group a child leads (its pid is the group id): the shells here,
+/// hooks and MCP servers (`mcp_wire.rs`) each start in a group of their own.
+pub fn kill_group(group: i32) {
     // `kill(-1)` would signal every process we may signal; never let a bad id get there.
     if group > 1 {
         // SAFETY: kill(2) takes two integers and touches no memory of ours.
@@ -231,9 +290,15 @@ fn kill_group(group: i32) {
 mod tests {
     use super::*;
 
+    const KEEP_BYTES: usize = 1 << 20;
+
     #[test]
     fn capture_keeps_head_and_tail() {
-        let mut capture = Stream::default();
+        let keep = Keep {
+            head: KEEP_BYTES,
+            tail: KEEP_BYTES,
+        };
+        let mut capture = Stream::new(None, keep);
         for _ in 0..4 {
             capture.keep(&vec![b'x'; KEEP_BYTES]);
         }
@@ -243,5 +308,24 @@ mod tests {
             capture.head.len() + capture.tail.len() + capture.dropped,
             4 * KEEP_BYTES
         );
+    }
+
+    #[test]
+    fn stdin_is_fed_whole_and_output_kept_as_asked() {
+        let mut cat = shell("sh", "cat; echo done >&2", &std::env::temp_dir());
+        let child = cat.stdin(Stdio::piped()).spawn().expect("sh");
+        let input = vec![b'y'; 3 << 20];
+        let limits = Limits {
+            timeout: Duration::from_secs(20),
+            keep: Keep {
+                head: 1000,
+                tail: 0,
+            },
+        };
+        let finished = run(child, &input, limits, &AtomicBool::new(false)).expect("ran");
+        assert_eq!(finished.ending, Ending::Exited(0));
+        assert_eq!(finished.stdout.head.len(), 1000);
+        assert_eq!(finished.stdout.dropped, input.len() - 1000);
+        assert_eq!(finished.stderr.text(), "done\n");
     }
 }

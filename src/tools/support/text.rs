@@ -1,5 +1,6 @@
-//! Small text helpers the display, the wire and the trust question share: a line cut at a
-//! word, and text made safe to print on a terminal.
+//! Small text helpers the display, the wire and the trust question share: the one family of
+//! truncators (`cut_at_word`, `one_line`, `echo`, `truncate_middle`), text made safe to print
+//! on a terminal, the pattern-length refusal, and the calendar date of a Unix day.
 //!
 //! Pure functions; nothing here reads or writes anything.
 
@@ -15,6 +16,16 @@ pub fn cut_at_word(line: &str, width: usize) -> String {
     match cut.rsplit_once(' ') {
         Some((head, _)) if head.len() > width / 2 => format!("{head} …"),
         _ => format!("{cut}…"),
+    }
+}
+
+/// `text` on one line, its whitespace squeezed to single spaces; past `max` characters, its
+/// first `max` and "…". For previews and summaries; `cut_at_word` is for a line a person reads.
+pub fn one_line(text: &str, max: usize) -> String {
+    let squeezed = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match squeezed.chars().count() > max {
+        true => format!("{}…", squeezed.chars().take(max).collect::<String>()),
+        false => squeezed,
     }
 }
 
@@ -75,6 +86,21 @@ fn head_and_tail(text: &str, max_chars: usize) -> Option<(String, usize, String)
     Some((head, total, tail))
 }
 
+/// Days since 1970-01-01 to (year, month, day): the date in the system prompt, and in session
+/// file names.
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,10 +113,24 @@ mod tests {
     }
 
     #[test]
+    fn one_line_squeezes_and_cuts() {
+        assert_eq!(one_line("  a\n\tb   c ", 10), "a b c");
+        assert_eq!(one_line("abcdef", 3), "abc…");
+        assert_eq!(one_line("abc", 3), "abc");
+    }
+
+    #[test]
     fn control_characters_are_shown_not_obeyed() {
         assert_eq!(
             printable("ls\r\x1b[2Kok\r\nnext\tcol"),
             "ls??[2Kok\nnext\tcol"
         );
+    }
+
+    #[test]
+    fn dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(19_782), (2024, 2, 29));
+        assert_eq!(civil_from_days(20_786), (2026, 11, 29));
     }
 }

@@ -1,4 +1,5 @@
-//! The directory walker shared by `glob` and `grep`, and the glob-to-regex translator they use.
+//! The directory walker shared by `glob` and `grep`, with the `.gitignore` rules it obeys (their
+//! patterns are translated in `glob_regex.rs`).
 //!
 //! A tool calls `files_with(root, keep)` once per call. It reads the tree one level at a time,
 //! each level's directories spread over a few scoped threads, never descending into the fixed
@@ -11,7 +12,7 @@
 //! excludes or escaped trailing spaces in `.gitignore`. Why this and not `walkdir`: DESIGN.md,
 //! "The walk".
 
-use regex::Regex;
+use super::glob_regex::{Syntax, translate};
 use regex::bytes::{Regex as BytesRegex, RegexSet};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -183,22 +184,6 @@ fn below<'a>(path: &'a Path, base: &Path) -> Option<&'a [u8]> {
     rest.or_else(|| Some(path.strip_prefix(base).ok()?.as_os_str().as_encoded_bytes()))
 }
 
-/// Compile a glob (`*`, `**`, `?`, `[..]`, `{a,b}`) into a regex that must match a whole
-/// `/`-separated relative path.
-pub fn compile_glob(pattern: &str) -> Result<Regex, String> {
-    if let Some(too_long) = super::text::pattern_too_long("glob", pattern) {
-        return Err(too_long);
-    }
-    let body = translate(pattern, Syntax::Glob)?;
-    let shown = super::text::echo(pattern);
-    Regex::new(&format!("^{body}$")).map_err(|e| {
-        format!(
-            "invalid glob {shown:?}: {}",
-            super::text::echo(&e.to_string())
-        )
-    })
-}
-
 /// Is this entry a directory or something else? Dir-only ignore rules need to know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -294,103 +279,10 @@ fn parse_line(line: &str) -> Option<(String, Rule)> {
     Some((regex, Rule { negated, dir_only }))
 }
 
-/// Braces are alternatives in a glob but plain characters in `.gitignore`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Syntax {
-    Glob,
-    Gitignore,
-}
-
-/// Translate glob syntax into a regex fragment over `/`-separated paths.
-fn translate(glob: &str, syntax: Syntax) -> Result<String, String> {
-    let chars: Vec<char> = glob.chars().collect();
-    let mut out = String::new();
-    let mut open_braces = 0;
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        let braces = syntax == Syntax::Glob;
-        match c {
-            '*' if chars.get(i + 1) == Some(&'*') => {
-                let (regex, used) = double_star(&chars, i);
-                out.push_str(regex);
-                i += used;
-                continue;
-            }
-            '*' => out.push_str("[^/]*"),
-            '?' => out.push_str("[^/]"),
-            '[' => match class(&chars[i..]) {
-                Some((regex, used)) => {
-                    out.push_str(&regex);
-                    i += used;
-                    continue;
-                }
-                None => out.push_str("\\["),
-            },
-            '{' if braces => {
-                open_braces += 1;
-                out.push_str("(?:");
-            }
-            ',' if braces && open_braces > 0 => out.push('|'),
-            '}' if braces && open_braces > 0 => {
-                open_braces -= 1;
-                out.push(')');
-            }
-            '\\' if i + 1 < chars.len() => {
-                out.push_str(&regex::escape(&chars[i + 1].to_string()));
-                i += 2;
-                continue;
-            }
-            _ => out.push_str(&regex::escape(&c.to_string())),
-        }
-        i += 1;
-    }
-    if open_braces > 0 {
-        return Err(format!("unclosed '{{' in {:?}", super::text::echo(glob)));
-    }
-    Ok(out)
-}
-
-/// `**` at `chars[at]`: any number of directories when it is a whole path component, otherwise
-/// just a `*`. Returns the regex and how many characters it consumed.
-fn double_star(chars: &[char], at: usize) -> (&'static str, usize) {
-    let whole_component = at == 0 || chars[at - 1] == '/';
-    match chars.get(at + 2) {
-        Some('/') if whole_component => ("(?:.*/)?", 3),
-        None if whole_component => (".*", 2),
-        _ => ("[^/]*", 2),
-    }
-}
-
-/// A `[...]` class starting at `chars[0]`: the regex class and the characters used, or `None`
-/// when it never closes (then `[` is literal).
-fn class(chars: &[char]) -> Option<(String, usize)> {
-    let mut out = String::from("[");
-    let mut i = 1;
-    if matches!(chars.get(1), Some('!' | '^')) {
-        out.push('^');
-        i += 1;
-    }
-    let first = i;
-    while let Some(&c) = chars.get(i) {
-        // A `]` right after the opening is a literal member, as in shells.
-        if c == ']' && i > first {
-            out.push(']');
-            return Some((out, i + 1));
-        }
-        // Characters that are special inside a regex class but plain inside a glob one.
-        if matches!(c, '[' | ']' | '\\' | '&' | '~' | '^') {
-            out.push('\\');
-        }
-        out.push(c);
-        i += 1;
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::support::glob_regex::compile_glob;
     use crate::tools::test_support::TempDir;
 
     fn glob(pattern: &str, path: &str) -> bool {

@@ -5,8 +5,8 @@
 //! object last. Only stdout carries JSON. It runs the task like the text mode; it decides
 //! nothing about the conversation.
 
+use crate::app::flags::OutputFormat;
 use crate::core::agent::{Agent, Finish};
-use crate::core::config::OutputFormat;
 use crate::core::error::Error;
 use crate::core::event::{Event, ResultKind};
 use crate::core::message::Usage;

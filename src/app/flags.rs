@@ -1,0 +1,353 @@
+//! The command line: what the user asked the binary to do, as `Invocation` and `RunOptions`.
+//!
+//! `parse` lays the flags over a `Config` built from the variables it is given (the real
+//! environment completed by `.env`, which `resolve.rs` assembles) and checks combinations
+//! that would do nothing useful. Runs once at start-up (again after the trust question); it
+//! only reads and validates, and every bad value becomes `Error::Usage` naming the flag.
+
+use crate::core::config::{Config, comma_list, dollars, number};
+use crate::core::error::Error;
+use crate::extras::sandbox::{Sandbox, ShellSafety};
+use crate::extras::trust::Project;
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::fmt;
+use std::path::PathBuf;
+
+/// What the user asked the binary to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Invocation {
+    Help,
+    Version,
+    Run(Box<RunOptions>),
+}
+
+/// One run as the user asked for it: the core's `Config`, and what only the binary and the
+/// extras read (the task, consent, the round cap, the output format, the trace, the sandbox,
+/// destructive opt-ins, the project's trust).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOptions {
+    pub config: Config,
+    pub prompt: Option<String>,
+    pub approve_all: bool,
+    pub max_rounds: u32,
+    pub demo: bool,
+    pub resume: Option<Resume>,
+    /// `-m` was given: a resumed session keeps this model rather than its own.
+    pub model_from_flag: bool,
+    pub output: OutputFormat,
+    /// `--trace FILE`: requests, stream lines and tool calls as JSON lines.
+    pub trace: Option<PathBuf>,
+    /// `--sandbox` and `CORECODER_ENV_ALLOW`, for the bash tool.
+    pub shell: ShellSafety,
+    /// Destructive commands `--yes` may run, by name (`--allow-destructive`).
+    pub allow_destructive: Vec<String>,
+    /// `--trust-project`: trust the project's files as they are, and remember it.
+    pub trust_project: bool,
+    /// The project's hooks, MCP and `.env` files, and whether they are trusted.
+    pub project: Project,
+    /// The arguments and environment the process started with, to read them again.
+    pub launch: Launch,
+}
+
+/// How `-p` reports: plain text, one JSON object at the end, or one JSON event per line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    Text,
+    Json,
+    StreamJson,
+}
+
+/// Which earlier session to continue.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Resume {
+    /// `-r ID`
+    Id(String),
+    /// `-c`: the most recent session started in this directory.
+    LatestHere,
+}
+
+/// What the process was started with: its arguments and environment, read once. Kept because
+/// `secrets::hide_from_children` then wipes their secret parts from the process itself, and
+/// the trust question reads the configuration again. `Debug` shows no values: they hold keys.
+#[derive(Clone, PartialEq, Default)]
+pub struct Launch {
+    pub(crate) args: Vec<OsString>,
+    pub(crate) env: HashMap<String, String>,
+}
+
+impl Launch {
+    /// The process's arguments and environment, now.
+    pub(crate) fn capture() -> Launch {
+        Launch {
+            args: std::env::args_os().skip(1).collect(),
+            env: std::env::vars().collect(),
+        }
+    }
+}
+
+impl fmt::Debug for Launch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (args, vars) = (self.args.len(), self.env.len());
+        write!(f, "Launch {{ {args} arguments, {vars} variables }}")
+    }
+}
+
+/// Flags override variables: build the config from `env`, then apply the flags on top.
+pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invocation, Error> {
+    use lexopt::prelude::*;
+    let mut config = Config::from_vars(env)?;
+    let mut run = RunOptions {
+        config: config.clone(),
+        prompt: None,
+        approve_all: false,
+        max_rounds: 50,
+        demo: false,
+        resume: None,
+        model_from_flag: false,
+        output: OutputFormat::Text,
+        trace: None,
+        shell: ShellSafety::from_env(env).map_err(Error::Usage)?,
+        allow_destructive: destructive_names("CORECODER_ALLOW_DESTRUCTIVE", env)?,
+        trust_project: false,
+        project: Project::default(),
+        launch: Launch::default(),
+    };
+    // Which name the base URL came from, so a bad one is reported under it.
+    let mut url_from = (["OPENAI_BASE_URL", "CORECODER_BASE_URL"].iter())
+        .find(|name| env.get(**name).is_some_and(|v| !v.trim().is_empty()))
+        .map_or("the default base URL", |name| *name);
+    let mut parser = lexopt::Parser::from_args(args);
+    while let Some(arg) = parser.next().map_err(usage)? {
+        match arg {
+            Short('h') | Long("help") => return Ok(Invocation::Help),
+            Short('v') | Long("version") => return Ok(Invocation::Version),
+            Short('p') | Long("prompt") => run.prompt = Some(text_value(&mut parser, "--prompt")?),
+            Short('y') | Long("yes") => run.approve_all = true,
+            Short('m') | Long("model") => {
+                config.model = text_value(&mut parser, "--model")?;
+                run.model_from_flag = true;
+            }
+            Long("base-url") => {
+                config.base_url = text_value(&mut parser, "--base-url")?;
+                url_from = "--base-url";
+            }
+            Long("api-key") => config.api_key = Some(text_value(&mut parser, "--api-key")?),
+            Long("max-rounds") => {
+                let text = text_value(&mut parser, "--max-rounds")?;
+                run.max_rounds = number("--max-rounds", &text)?;
+            }
+            Long("sandbox") => {
+                let text = text_value(&mut parser, "--sandbox")?;
+                let why = |why| Error::Usage(format!("--sandbox: {why}"));
+                run.shell.sandbox = Sandbox::parse(&text).map_err(why)?;
+            }
+            Long("add-dir") => {
+                let dir = text_value(&mut parser, "--add-dir")?;
+                run.shell.added_dirs.push(PathBuf::from(dir));
+            }
+            Long("allow-destructive") => {
+                let text = text_value(&mut parser, "--allow-destructive")?;
+                let names = [("--allow-destructive".to_string(), text)].into();
+                run.allow_destructive = destructive_names("--allow-destructive", &names)?;
+            }
+            Long("demo") => run.demo = true,
+            Long("trust-project") => run.trust_project = true,
+            Long("trace") => run.trace = Some(PathBuf::from(text_value(&mut parser, "--trace")?)),
+            Long("max-cost") => {
+                let text = text_value(&mut parser, "--max-cost")?;
+                config.max_cost = Some(dollars("--max-cost", &text)?);
+            }
+            Long("output-format") => {
+                run.output = match text_value(&mut parser, "--output-format")?.as_str() {
+                    "text" => OutputFormat::Text,
+                    "json" => OutputFormat::Json,
+                    "stream-json" => OutputFormat::StreamJson,
+                    other => {
+                        let why =
+                            format!("--output-format: '{other}' is not text, json or stream-json");
+                        return Err(Error::Usage(why));
+                    }
+                };
+            }
+            Short('r') | Long("resume") => {
+                run.resume = Some(Resume::Id(text_value(&mut parser, "--resume")?));
+            }
+            Short('c') | Long("continue") => run.resume = Some(Resume::LatestHere),
+            Value(v) => {
+                let hint = "put the task after -p, e.g. corecoder -p \"fix the bug\"";
+                let v = v.to_string_lossy();
+                return Err(Error::Usage(format!("unexpected argument '{v}': {hint}")));
+            }
+            _ => return Err(usage(arg.unexpected())),
+        }
+    }
+    check_base_url(&config.base_url, url_from)?;
+    run.config = config;
+    check_run(&run)?;
+    Ok(Invocation::Run(Box::new(run)))
+}
+
+/// A base URL the HTTP client can use: `http://` or `https://` and a host. (Without this a
+/// typo surfaced as "API error: http: invalid format" after a zero-token summary.)
+fn check_base_url(url: &str, from: &str) -> Result<(), Error> {
+    let rest = (url.strip_prefix("https://"))
+        .or_else(|| url.strip_prefix("http://"))
+        .filter(|rest| !rest.is_empty() && !rest.starts_with('/'));
+    match rest {
+        Some(_) => Ok(()),
+        None => Err(Error::Usage(format!(
+            "{from}: '{url}' is not an http:// or https:// URL (e.g. https://api.openai.com/v1)"
+        ))),
+    }
+}
+
+/// Combinations of flags that would do nothing useful, or spend money on nothing.
+fn check_run(run: &RunOptions) -> Result<(), Error> {
+    let why = if run.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
+        "-p: the task is empty (give it as -p \"TEXT\", or -p - to read it from stdin)"
+    } else if run.max_rounds == 0 {
+        "--max-rounds: must be at least 1"
+    } else if run.output != OutputFormat::Text && run.prompt.is_none() {
+        "--output-format works only with -p (the interactive session prints for a person)"
+    } else {
+        return Ok(());
+    };
+    Err(Error::Usage(why.to_string()))
+}
+
+/// The comma-separated list in `env[name]`, each a name `danger::destructive_names` knows.
+fn destructive_names(name: &str, env: &HashMap<String, String>) -> Result<Vec<String>, Error> {
+    let known = crate::tools::support::danger::destructive_names();
+    let names = comma_list(env.get(name).map_or("", String::as_str));
+    match names.iter().find(|n| !known.contains(&n.as_str())) {
+        Some(unknown) => Err(Error::Usage(format!(
+            "{name}: '{unknown}' is not one of {}",
+            known.join(", ")
+        ))),
+        None => Ok(names),
+    }
+}
+
+fn text_value(parser: &mut lexopt::Parser, flag: &str) -> Result<String, Error> {
+    let value = parser
+        .value()
+        .map_err(|_| Error::Usage(format!("{flag} needs a value")))?;
+    value
+        .into_string()
+        .map_err(|_| Error::Usage(format!("{flag}: the value is not valid UTF-8")))
+}
+
+fn usage(e: lexopt::Error) -> Error {
+    Error::Usage(format!("{e} (see corecoder --help)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::config::ToolChoice;
+
+    fn check(args: &[&str], env: &[(&str, &str)]) -> Result<Invocation, String> {
+        let args = args.iter().map(OsString::from).collect();
+        let env = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        parse(args, &env).map_err(|e| e.to_string())
+    }
+
+    fn run_options(args: &[&str], env: &[(&str, &str)]) -> RunOptions {
+        match check(args, env) {
+            Ok(Invocation::Run(run)) => *run,
+            other => panic!("expected a run, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn defaults_and_key_precedence() {
+        let run = run_options(&[], &[("OPENAI_API_KEY", "b"), ("DEEPSEEK_API_KEY", "c")]);
+        assert_eq!(run.config.api_key.as_deref(), Some("b"));
+        assert_eq!(run.config.model, "gpt-5.5");
+        assert_eq!(run.config.base_url, "https://api.openai.com/v1");
+        assert_eq!((run.config.max_tokens, run.max_rounds), (4096, 50));
+        let run = run_options(&[], &[("CORECODER_API_KEY", "a"), ("OPENAI_API_KEY", "b")]);
+        assert_eq!(run.config.api_key.as_deref(), Some("a"));
+    }
+
+    #[test]
+    fn flags_override_variables() {
+        let env = [
+            ("CORECODER_MODEL", "env-model"),
+            ("OPENAI_BASE_URL", "http://x"),
+        ];
+        let run = run_options(
+            &["-m", "flag-model", "-p", "hi", "-y", "--max-rounds", "3"],
+            &env,
+        );
+        assert_eq!(run.config.model, "flag-model");
+        assert_eq!(run.config.base_url, "http://x");
+        assert_eq!(run.prompt.as_deref(), Some("hi"));
+        assert!(run.approve_all);
+        assert_eq!(run.max_rounds, 3);
+    }
+
+    #[test]
+    fn bad_input_names_the_culprit() {
+        let err = check(&[], &[("CORECODER_MAX_TOKENS", "abc")]).unwrap_err();
+        assert!(err.contains("CORECODER_MAX_TOKENS"), "{err}");
+        assert!(
+            check(&["--frobnicate"], &[])
+                .unwrap_err()
+                .contains("--frobnicate")
+        );
+        assert!(check(&["--model"], &[]).unwrap_err().contains("--model"));
+        assert!(
+            check(&["--max-rounds", "x"], &[])
+                .unwrap_err()
+                .contains("--max-rounds")
+        );
+        assert!(check(&["stray"], &[]).unwrap_err().contains("stray"));
+        let err = check(&[], &[("OPENAI_BASE_URL", "api.deepseek.com")]).unwrap_err();
+        assert!(
+            err.starts_with("OPENAI_BASE_URL: 'api.deepseek.com'"),
+            "{err}"
+        );
+        let err = check(&["--base-url", "ftp://x/v1"], &[]).unwrap_err();
+        assert!(err.starts_with("--base-url: 'ftp://x/v1'"), "{err}");
+        let err = check(&[], &[("CORECODER_TOOL_CHOICE", "always")]).unwrap_err();
+        assert!(
+            err.contains("CORECODER_TOOL_CHOICE") && err.contains("always"),
+            "{err}"
+        );
+        let run = run_options(&[], &[("CORECODER_TOOL_CHOICE", "auto")]);
+        assert_eq!(run.config.tool_choice, Some(ToolChoice::Auto));
+    }
+
+    #[test]
+    fn add_dir_repeats_and_has_no_variable() {
+        let run = run_options(&["--add-dir", "a", "--add-dir", "../b"], &[]);
+        let want = [PathBuf::from("a"), PathBuf::from("../b")];
+        assert_eq!(run.shell.added_dirs, want);
+        let run = run_options(
+            &[],
+            &[("CORECODER_ADD_DIR", "/"), ("CORECODER_ADD_DIRS", "/")],
+        );
+        assert!(run.shell.added_dirs.is_empty());
+    }
+
+    #[test]
+    fn destructive_opt_in_by_name() {
+        let run = run_options(
+            &[],
+            &[("CORECODER_ALLOW_DESTRUCTIVE", "git-reset-hard, git-clean")],
+        );
+        assert_eq!(run.allow_destructive, ["git-reset-hard", "git-clean"]);
+        let run = run_options(&["--allow-destructive", "rm-git-dir"], &[]);
+        assert_eq!(run.allow_destructive, ["rm-git-dir"]);
+        let err = check(&["--allow-destructive", "rm-rf-root"], &[]).unwrap_err();
+        assert!(
+            err.contains("rm-rf-root") && err.contains("git-push-force"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,149 @@
+//! The interactive session's slash commands: the list `/help` prints, and what each does.
+//!
+//! `repl.rs` reads a line; one starting with `/` comes here, on the main thread, between
+//! turns. A command changes the agent's settings or prints what it is asked for; it runs no
+//! turn (`/compact` has the agent summarise, `/trust` is `repl_trust.rs`).
+
+use crate::app::repl_trust;
+use crate::app::setup;
+use crate::app::terminal::{DIM, Display};
+use crate::core::agent::Agent;
+use crate::core::consent::Plan;
+use crate::core::context::Tier;
+use crate::extras::checkpoint::Checkpoints;
+use crate::extras::session;
+
+const HELP: &str = "\
+Type a task and press Enter. End a line with \\ to continue on the next one.
+  /help             this list
+  /model [NAME]     show or switch the model
+  /tokens           tokens used so far
+  /plan             toggle plan mode (read-only; type `approve` to carry the plan out)
+  /reset            forget the conversation
+  /undo             put back the last file change made by a tool
+  /diff             files changed this session, with their diffs
+  /save [NAME]      name this session (resume it with corecoder -r NAME)
+  /sessions         the latest 20 sessions
+  /compact          summarise the older part of the conversation now
+  /mcp [reconnect NAME]   MCP servers: list them, or restart one
+  /trust            trust this folder's hooks, MCP servers and .env as they are now
+  quit, exit, Ctrl+D   leave; Ctrl+C stops a running turn";
+
+/// A slash command; `Some(task)` when it should be sent to the model.
+pub fn run(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Option<String> {
+    match name {
+        "/help" => display.note(HELP),
+        "/model" if arg.is_empty() => {
+            display.note(&format!(
+                "Model: {}",
+                agent.extras().account.model(agent.llm().config())
+            ));
+        }
+        "/model" => {
+            agent.switch_model(arg);
+            display.note(&format!("Model: {arg}"));
+        }
+        "/tokens" => display.note(&agent.extras().account.cost_summary()),
+        "/plan" => {
+            let consent = agent.consent_mut();
+            consent.plan = match consent.plan {
+                Plan::On => Plan::Off,
+                Plan::Off => Plan::On,
+            };
+            let state = match consent.plan {
+                Plan::On => "Plan mode on: only read-only tools run. Type `approve` to go ahead.",
+                Plan::Off => "Plan mode off.",
+            };
+            display.note(state);
+        }
+        "/reset" => {
+            agent.reset();
+            display.note("Conversation cleared.");
+        }
+        "/undo" => match agent.checkpoints_mut().map(|c| c.undo()) {
+            Some(Ok(done)) => {
+                display.note(&done);
+                // A file was put back ("Restored …", "Removed …"): the model must know.
+                if done.starts_with("Restored") || done.starts_with("Removed") {
+                    agent.tell_model(&format!("The user ran /undo: {done}"));
+                }
+            }
+            Some(Err(done)) => display.note(&done),
+            None => display.note("/undo is off in this session (see the note at start)."),
+        },
+        "/diff" => match agent.checkpoints_mut() {
+            Some(checkpoints) => display.note(&checkpoints.diff()),
+            None => display.note("/diff is off in this session (see the note at start)."),
+        },
+        "/save" => save(agent, display, arg),
+        "/sessions" => sessions(display),
+        "/compact" => {
+            // A compaction that changed something says so itself (a notice); only say when not.
+            let report = agent.compact(Tier::Summarise, &mut |event| display.show(event));
+            if report.after >= report.before {
+                display.note(&format!(
+                    "Nothing to compact yet ({} tokens).",
+                    report.before
+                ));
+            }
+        }
+        "/mcp" => mcp(agent, display, arg),
+        "/trust" => repl_trust::trust_now(agent, display),
+        _ => display.note(&format!("Unknown command: {name} (see /help)")),
+    }
+    None
+}
+
+/// `/save NAME`: rename the session (and its checkpoints) so `corecoder -r NAME` finds it.
+fn save(agent: &mut Agent, display: &Display, name: &str) {
+    let home = setup::corecoder_home();
+    let Some(log) = agent.log_mut() else {
+        return display.note("This session is not being saved (see the note at start).");
+    };
+    if name.is_empty() {
+        return display.note(&format!("Session: {} (give a name: /save NAME)", log.id()));
+    }
+    let old = log.id().to_string();
+    match log.rename(name) {
+        Ok(new) => {
+            let from = setup::checkpoint_dir(&home, &old);
+            let to = setup::checkpoint_dir(&home, &new);
+            let _ = std::fs::rename(&from, &to);
+            let (checkpoints, _) = Checkpoints::open(&to);
+            agent.attach_checkpoints(checkpoints);
+            display.note(&format!("Saved as {new}: resume with corecoder -r {new}"));
+        }
+        Err(e) => display.note(&format!("Not saved: {e}")),
+    }
+}
+
+/// `/mcp` lists the servers; `/mcp reconnect NAME` restarts one.
+fn mcp(agent: &Agent, display: &Display, arg: &str) {
+    let servers = agent.mcp();
+    match arg.split_once(' ') {
+        Some(("reconnect", name)) => match servers.reconnect(name.trim()) {
+            Ok(done) | Err(done) => display.note(&done),
+        },
+        _ if servers.status().is_empty() => {
+            display.note("No MCP servers (configure them in ~/.corecoder/mcp.json or .mcp.json).");
+        }
+        _ => servers.status().iter().for_each(|line| display.note(line)),
+    }
+}
+
+/// `/sessions`: the latest 20, newest first.
+fn sessions(display: &Display) {
+    let dir = setup::sessions_dir(&setup::corecoder_home());
+    let list = session::list(&dir, 20);
+    if list.is_empty() {
+        return display.note("No saved sessions yet.");
+    }
+    for summary in list {
+        let when = session::utc_minute(summary.modified);
+        let cwd = summary.cwd.map(|cwd| cwd.display().to_string());
+        let cwd = cwd.unwrap_or_default();
+        display.note(&format!("{:<24} {when}  {cwd}", summary.id));
+        display.note(&display.paint(DIM, &format!("    {}", summary.preview)));
+    }
+    display.note("Resume one with corecoder -r ID.");
+}
