@@ -70,7 +70,7 @@ impl fmt::Display for Error {
             Error::Usage(msg) => write!(f, "{msg}"),
             Error::Api(msg) => write!(f, "API error: {msg}"),
             Error::ContextTooLong(msg) => {
-                let said = crate::core::http::headline(msg);
+                let said = crate::tools::support::text::headline(msg);
                 write!(f, "the prompt is too long for the model: {said}")
             }
             Error::Budget(why) => write!(f, "budget spent: {why}"),

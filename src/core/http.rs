@@ -8,6 +8,7 @@
 
 use crate::core::config::Config;
 use crate::core::error::Error;
+use crate::tools::support::text;
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use regex::Regex;
 use serde_json::Value;
@@ -131,7 +132,7 @@ pub fn retry_after(headers: &ureq::http::HeaderMap) -> Option<Duration> {
 }
 
 /// The body of an error answer, as text. Only the first 64 KiB are read: enough for any real
-/// message, and no memory hazard. The whole of it goes to `--trace`; the user sees `headline`.
+/// message, and no memory hazard. The whole of it goes to `--trace`; the user sees `text::headline`.
 pub fn error_body(reader: impl Read) -> String {
     let mut bytes = Vec::new();
     let _ = reader.take(64 * 1024).read_to_end(&mut bytes);
@@ -155,23 +156,6 @@ pub fn json_error_message(body: &str) -> Option<String> {
     let error = parsed.get("error").unwrap_or(&parsed);
     let message = error.get("message").unwrap_or(error).as_str();
     message.map(str::to_string)
-}
-
-/// A message as one short line for a notice: an HTML page's title, or else the first line
-/// that says something, cut at a word near `ONE_LINE` characters.
-pub fn headline(message: &str) -> String {
-    const ONE_LINE: usize = 200;
-    let first = message.lines().map(str::trim).find(|line| !line.is_empty());
-    let line = html_title(message).or(first).unwrap_or("");
-    crate::tools::support::text::cut_at_word(line, ONE_LINE)
-}
-
-/// The `<title>` of an HTML page, if `text` is one.
-pub fn html_title(text: &str) -> Option<&str> {
-    let lower = text.to_ascii_lowercase();
-    let start = lower.find("<title>")? + "<title>".len();
-    let end = start + lower[start..].find("</title>")?;
-    Some(text[start..end].trim()).filter(|title| !title.is_empty())
 }
 
 /// The start of a 200 body: its first line that is not blank (with the blank ones before it),
@@ -214,11 +198,11 @@ pub fn not_a_stream(content_type: &str, text: &str) -> Error {
     let json: Option<Value> = serde_json::from_str(text).ok();
     match json {
         Some(json) if json.get("error").is_some_and(|e| !e.is_null()) => {
-            let message = headline(&message_in(text));
+            let message = text::headline(&message_in(text));
             fail(format!("the server answered with an error: {message}"))
         }
         _ if content_type.contains("html") || text.starts_with('<') => {
-            let (kind, title) = (or(content_type, "text/html"), html_title(text));
+            let (kind, title) = (or(content_type, "text/html"), text::html_title(text));
             let title = title.unwrap_or("no title");
             fail(format!(
                 "the server answered {kind} ({title}), not an event stream: check the base URL"
@@ -227,7 +211,7 @@ pub fn not_a_stream(content_type: &str, text: &str) -> Error {
         _ => fail(format!(
             "the server answered {}, not an event stream ({}): check the base URL",
             or(content_type, "no content type"),
-            headline(text)
+            text::headline(text)
         )),
     }
 }
@@ -357,19 +341,6 @@ mod tests {
         assert_eq!(message_in(r#"{"error":"overloaded"}"#), "overloaded");
         assert_eq!(message_in("Bad Gateway"), "Bad Gateway");
         assert_eq!(message_in(""), "(empty response body)");
-    }
-
-    #[test]
-    fn headline_is_short_and_says_something() {
-        let page =
-            "<html>\n<head><title>502 Bad Gateway</title></head>\n<body>nginx</body>\n</html>";
-        assert_eq!(headline(page), "502 Bad Gateway");
-        assert_eq!(headline("\n\n  first words\nsecond line"), "first words");
-        let long = "word ".repeat(2000);
-        let line = headline(&long);
-        assert!(line.len() <= 205 && line.ends_with(" …"), "{line}");
-        let unicode = headline(&"Ünïcode ".repeat(100));
-        assert!(unicode.chars().count() <= 202, "{unicode}");
     }
 
     #[test]
