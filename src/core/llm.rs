@@ -13,7 +13,6 @@ use crate::core::message::{Message, Reply};
 use crate::core::sse;
 use crate::core::wire::Adaptations;
 use crate::extras::Extras;
-use crate::tools::support::text;
 use serde_json::{Value, json};
 use std::io::{BufReader, Cursor, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -258,7 +257,7 @@ impl Llm {
             }
             return Next::Stop(Error::ContextTooLong(message.to_string()));
         }
-        let said = text::headline(message);
+        let said = crate::tools::support::text::headline(message);
         if status == 408 || status == 429 || status >= 500 {
             let why = format!("HTTP {status}: {said}");
             return Next::Retry { why, wait };
