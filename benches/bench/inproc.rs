@@ -27,7 +27,7 @@ pub fn sse_throughput() -> Row {
             let reply = sse::read_stream(
                 &mut Cursor::new(&stream[..]),
                 &cancel,
-                &sse::Limits::NONE,
+                &corecoder::core::http::Limits::NONE,
                 &mut |_| {
                     deltas += 1;
                 },

@@ -78,7 +78,7 @@ pub fn sse_stream(data: &[u8]) {
             announced.push(call.clone());
         }
     };
-    let Ok(reply) = sse::read_stream(&mut &data[..], &cancel, &sse::Limits::NONE, &mut on_delta)
+    let Ok(reply) = sse::read_stream(&mut &data[..], &cancel, &corecoder::core::http::Limits::NONE, &mut on_delta)
     else {
         return;
     };

@@ -10,8 +10,8 @@ use crate::core::agent::Agent;
 use crate::core::event::Error;
 use crate::core::event::Finish;
 use crate::core::event::{Event, ResultKind};
-use crate::core::llm::Llm;
 use crate::core::message::Usage;
+use crate::extras::account::Account;
 use serde_json::{Value, json};
 use std::io::Write;
 use std::time::Instant;
@@ -24,7 +24,7 @@ pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
         .unwrap_or_default();
     let streaming = format == OutputFormat::StreamJson;
     if streaming {
-        let model = agent.llm().model();
+        let model = agent.extras().account.model(agent.llm().config());
         let cwd = agent.cwd().display().to_string();
         let init = json!({"type": "system", "subtype": "init", "session_id": session_id,
             "model": model, "cwd": cwd});
@@ -57,8 +57,8 @@ pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
         Err(Error::Interrupted) => ("interrupted", "interrupted".to_string(), 130),
         Err(e) => ("error_api", e.to_string(), e.exit_code()),
     };
-    let usage = agent.llm().usage();
-    let (cost, cost_unknown_reason) = cost_json(agent.llm());
+    let usage = agent.extras().account.usage();
+    let (cost, cost_unknown_reason) = cost_json(&agent.extras().account);
     let _ = print_line(&json!({
         "type": "result",
         "subtype": subtype,
@@ -101,15 +101,15 @@ fn event_json(event: &Event) -> Option<Value> {
 
 /// `total_cost_usd` and `cost_unknown_reason`: a number and `null`, or `null` and why. An
 /// unknown cost is never reported as 0.0, which a script would read as "free".
-fn cost_json(llm: &Llm) -> (Value, Value) {
-    match llm.total_dollars() {
+fn cost_json(account: &Account) -> (Value, Value) {
+    match account.total_dollars() {
         Some(dollars) => (json!(dollars), Value::Null),
         None => {
             let why = format!(
                 "price unknown for {} (add it to ~/.corecoder/pricing.json); the requests that \
                  were priced cost ${:.4}",
-                llm.unpriced_models().join(", "),
-                llm.dollars()
+                account.unpriced_models().join(", "),
+                account.dollars()
             );
             (Value::Null, json!(why))
         }

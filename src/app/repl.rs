@@ -74,7 +74,7 @@ pub fn run(options: RunOptions) -> Result<i32, Error> {
     }
     save_history(&mut editor, &history);
     // What the session spent, as `-p` says it at its end.
-    display.note(&display.paint(DIM, &agent.llm().cost_summary()));
+    display.note(&display.paint(DIM, &agent.extras().account.cost_summary()));
     Ok(0)
 }
 

@@ -34,13 +34,16 @@ pub fn run(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
     match name {
         "/help" => display.note(HELP),
         "/model" if arg.is_empty() => {
-            display.note(&format!("Model: {}", agent.llm().model()));
+            display.note(&format!(
+                "Model: {}",
+                agent.extras().account.model(agent.llm().config())
+            ));
         }
         "/model" => {
             agent.switch_model(arg);
             display.note(&format!("Model: {arg}"));
         }
-        "/tokens" => display.note(&agent.llm().cost_summary()),
+        "/tokens" => display.note(&agent.extras().account.cost_summary()),
         "/plan" => {
             let consent = agent.consent_mut();
             consent.plan = match consent.plan {

@@ -11,6 +11,7 @@ use crate::core::consent::{Consent, Mode};
 use crate::core::event::Error;
 use crate::core::llm::Llm;
 use crate::core::message;
+use crate::extras::account::Account;
 use crate::extras::checkpoint::Checkpoints;
 use crate::extras::cost::PriceTable;
 use crate::extras::hooks::Hooks;
@@ -91,18 +92,19 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
     };
-    let mut llm = Llm::new(config).with_prices(prices);
-    llm.check_budget_can_be_kept(&home.join("pricing.json"))?;
+    let llm = Llm::new(config);
+    let mut account = Account::default().with_prices(prices);
+    account.check_budget_can_be_kept(llm.config(), &home.join("pricing.json"))?;
     if let Some(path) = &options.trace {
         let trace = Trace::create(path)
             .map_err(|e| Error::Usage(format!("--trace: cannot write {}: {e}", path.display())))?;
         if repaired > 0 {
             trace.record("repair", json!({"changed": repaired, "at": "resume"}));
         }
-        llm = llm.with_trace(trace);
+        account = account.with_trace(trace);
     }
-    let llm = Arc::new(llm);
-    let mut agent = Agent::new(llm, cwd.clone(), consent);
+    let mut agent = Agent::new(Arc::new(llm), cwd.clone(), consent);
+    agent.extras_mut().account = account;
     agent.set_max_rounds(options.max_rounds);
     // The writable roots are fixed here, from the launch directory, for the whole session.
     let shell = options.shell.for_session(&cwd).map_err(Error::Usage)?;

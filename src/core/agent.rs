@@ -117,7 +117,7 @@ impl Agent {
             // 2. Never send a history the provider would reject (a call left unanswered).
             let repairs = message::repair_tool_pairs(&mut self.history);
             if repairs > 0 {
-                (self.extras).repaired(&self.history, repairs, self.llm.trace(), on_event);
+                (self.extras).repaired(&self.history, repairs, on_event);
             }
             self.extras.round_started(on_event);
 
@@ -132,7 +132,7 @@ impl Agent {
             self.rounds_used = round;
             let reply = self.ask_model(&tool_schemas, on_event)?;
             on_event(Event::Replied {
-                usage: &self.llm.usage(),
+                usage: &self.extras.account.usage(),
             });
 
             // 5. No tool calls: this is the answer (unless there is none, or it was cut off).
@@ -194,9 +194,10 @@ impl Agent {
     /// Shrink the history at `tier` (the summary is a model call of its own, counted in the
     /// cost like any other) and tell the user when anything changed.
     pub fn compact(&mut self, tier: Tier, on_event: &mut dyn FnMut(Event)) -> Report {
-        let (llm, cancel) = (&self.llm, &self.cancel);
-        let mut summarise =
-            |prompt: Vec<Message>| llm.complete(&prompt, cancel).map_err(|e| e.to_string());
+        let (llm, cancel, extras) = (&self.llm, &self.cancel, &self.extras);
+        let mut summarise = |prompt: Vec<Message>| {
+            (llm.complete(&prompt, extras, cancel)).map_err(|e| e.to_string())
+        };
         let (history, estimator) = (&mut self.history, &mut self.estimator);
         let report = context::compact_and_tell(history, estimator, tier, &mut summarise, on_event);
         if report.after < report.before {
@@ -234,9 +235,13 @@ impl Agent {
                 early.streamed(&event, pool, &ctx, &self.guard);
                 on_event(event);
             };
-            let streamed = self
-                .llm
-                .stream(&self.history, tools, &self.cancel, &mut forward);
+            let streamed = self.llm.stream(
+                &self.history,
+                tools,
+                &self.extras,
+                &self.cancel,
+                &mut forward,
+            );
             self.extras.early = early;
             match streamed {
                 Ok(reply) => {
@@ -285,7 +290,7 @@ impl Agent {
             ctx,
         };
         let outcomes = batch.run(calls, rulings, on_event, ask);
-        self.extras.batch_done(calls, &outcomes, self.llm.trace());
+        self.extras.batch_done(calls, &outcomes);
         outcomes
     }
 

@@ -8,7 +8,8 @@
 //! summary comes through the closure the agent passes in; notices go to `on_event`).
 
 use crate::core::event::Event;
-use crate::core::llm::{self, Llm};
+use crate::core::http;
+use crate::core::llm::Llm;
 use crate::core::message::{Message, Role};
 use crate::core::prompt::{self, Estimator, SUMMARY_HEADER, estimate_messages};
 use crate::tools::support::text::{one_line, truncate_middle};
@@ -91,7 +92,7 @@ pub fn tier_to_fit(
     on_event: &mut dyn FnMut(Event),
 ) -> Tier {
     let (configured, limit) = (llm.config().max_context as usize, llm.context_limit());
-    let said = llm::overflow_numbers(message);
+    let said = http::overflow_numbers(message);
     if let Some(prompt) = said.prompt {
         estimator.calibrate(history.len(), prompt);
     }

@@ -1,29 +1,22 @@
-//! The LLM client: one streamed chat-completions request, with retries and 400 adaptation.
-//!
-//! The agent loop calls `Llm::stream` once per round. It builds the JSON body, POSTs it with
-//! `ureq` (blocking), hands the body reader to `sse::read_stream`, and returns the reassembled
-//! `Reply`. Retries re-issue the *whole* request; there is no other retry layer anywhere.
-//! It does not parse tool arguments, run tools or touch the history.
-
-mod account;
-mod answers;
-mod body;
+//! The LLM client: one streamed chat-completions request, with retries, 400 adaptation and
+//! fallbacks. The loop calls `Llm::stream` once per round: it POSTs the history (`http.rs`),
+//! hands the body to `sse::read_stream` and returns the `Reply`; each attempt ends in a `Next`
+//! (adapt, retry, fall back, stop). Retries re-issue the *whole* request; there is no other
+//! retry layer. Spending, the fallback in use and the trace are `extras.account`'s. It does
+//! not parse tool arguments, run tools or touch the history.
 
 use crate::core::config::Config;
-use crate::core::event::Error;
 use crate::core::event::Event;
+use crate::core::event::{Broke, Error};
 use crate::core::http;
-use crate::core::message::Message;
-use crate::core::message::Reply;
-use crate::core::sse::{self, StreamError};
-use crate::extras::cost::{Ledger, PriceTable};
-use crate::extras::trace::{Tee, Trace};
-use answers::transport_failure;
-pub use answers::{Overflow, overflow_numbers};
+use crate::core::message::{Message, Reply};
+use crate::core::sse;
+use crate::core::wire::Adaptations;
+use crate::extras::Extras;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Cursor, Read};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::io::{BufReader, Cursor, Read};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 const MAX_RETRIES: u32 = 4;
@@ -35,115 +28,79 @@ pub struct Llm {
     http: Mutex<ureq::Agent>,
     /// Learnt from 400 answers; shared by every request (and sub-agent) of the session.
     adaptations: Mutex<Adaptations>,
-    prices: Arc<PriceTable>,
-    /// Every request of the session, priced at the model it used; one ledger for the whole
-    /// session, shared with the `Llm` a `/model` switch makes.
-    ledger: Arc<Mutex<Ledger>>,
-    /// The model in use: `config.model` until a fallback takes over.
-    model: Mutex<String>,
-    fallbacks_used: AtomicUsize,
-    /// `--trace FILE`: requests and stream lines are written there.
-    trace: Option<Arc<Trace>>,
-    /// Some reply came without usage, so its tokens were estimated; the summary says so.
-    estimated: AtomicBool,
 }
 
-#[derive(Debug, Clone, Copy, Default)]
-struct Adaptations {
-    max_completion_tokens: bool,
-    omit_temperature: bool,
-    omit_stream_options: bool,
-    /// Send `""` rather than `null` as an assistant message's missing content.
-    empty_content: bool,
-    /// The provider's context window, once it said so; smaller than the configured one.
-    context_limit: Option<u64>,
-}
-
-/// Why one attempt failed, and so what `stream` does next.
-enum Failure {
-    /// The request was changed after a 400; send it again at once.
+/// What one attempt leads to: what `stream` does next.
+enum Next {
+    Replied(Reply),
+    /// The request was changed after a 400: send it again at once.
     Adapted,
-    /// A 404: the model does not exist here; a fallback may.
-    ModelMissing(String),
-    Retryable {
+    /// Transient: send it again after `wait` (the server's `Retry-After`) or the backoff.
+    Retry {
         why: String,
         wait: Option<Duration>,
     },
-    Fatal(Error),
+    /// A 404: this model is not served here; a fallback model may be.
+    Fallback(String),
+    Stop(Error),
 }
 
 impl Llm {
     pub fn new(config: Config) -> Llm {
-        let http = http::agent(&config);
-        let model = Mutex::new(config.model.clone());
         Llm {
-            model,
+            http: Mutex::new(http::agent(&config)),
             config,
-            http: Mutex::new(http),
             adaptations: Mutex::new(Adaptations::default()),
-            prices: Arc::new(PriceTable::builtin()),
-            ledger: Arc::new(Mutex::new(Ledger::default())),
-            estimated: AtomicBool::new(false),
-            trace: None,
-            fallbacks_used: AtomicUsize::new(0),
         }
+    }
+
+    /// Another model: a fresh connection and adaptations (the ledger is the account's).
+    pub fn with_model(&self, model: &str) -> Llm {
+        let mut config = self.config.clone();
+        config.model = model.to_string();
+        Llm::new(config)
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
     }
 
     /// A whole answer that no one watches (the compaction summary): the same streamed request
     /// without tools, collected, so retries, adaptation and cost work exactly as for a turn.
-    pub fn complete(&self, messages: &[Message], cancel: &AtomicBool) -> Result<String, Error> {
-        self.stream(messages, &[], cancel, &mut |_| {})
-            .map(|reply| reply.text)
+    pub fn complete(
+        &self,
+        messages: &[Message],
+        extras: &Extras,
+        cancel: &AtomicBool,
+    ) -> Result<String, Error> {
+        let reply = self.stream(messages, &[], extras, cancel, &mut |_| {});
+        reply.map(|reply| reply.text)
     }
 
-    /// Send the history and stream the reply, retrying transient failures with backoff.
+    /// Send the history and stream the reply, retrying transient failures with backoff (about
+    /// 1, 2, 4, 8 s) and moving to the next fallback model when one keeps failing.
     pub fn stream(
         &self,
         messages: &[Message],
         tools: &[Value],
+        extras: &Extras,
         cancel: &AtomicBool,
         on_event: &mut dyn FnMut(Event),
     ) -> Result<Reply, Error> {
-        self.check_budget()?;
-        loop {
-            let why = match self.stream_with_retries(messages, tools, cancel, on_event) {
-                Ok(reply) => return Ok(reply),
-                Err(Failure::Fatal(error)) => return Err(error),
-                Err(Failure::Retryable { why, .. }) => {
-                    format!("{why} (gave up after {MAX_RETRIES} retries)")
-                }
-                Err(Failure::ModelMissing(why)) => why,
-                Err(Failure::Adapted) => continue,
-            };
-            // The model keeps failing: the same request goes to the next fallback, if any.
-            let Some(model) = self.switch_to_fallback() else {
-                return Err(Error::Api(why));
-            };
-            on_event(Event::Fallback {
-                model: &model,
-                why: &why,
-            });
-        }
-    }
-
-    /// Send the request until it succeeds, fails for good, or the retries are spent.
-    fn stream_with_retries(
-        &self,
-        messages: &[Message],
-        tools: &[Value],
-        cancel: &AtomicBool,
-        on_event: &mut dyn FnMut(Event),
-    ) -> Result<Reply, Failure> {
+        let account = &extras.account;
+        account.check_budget(&self.config)?;
         let mut retries = 0;
         loop {
-            match self.attempt_interruptibly(messages, tools, cancel, on_event) {
-                Ok(reply) => {
-                    self.count_usage(&reply, messages);
+            let model = account.model(&self.config);
+            let why = match self
+                .attempt_interruptibly(&model, messages, tools, extras, cancel, on_event)
+            {
+                Next::Replied(reply) => {
+                    account.count(&model, &reply, messages);
                     return Ok(reply);
                 }
-                Err(Failure::Adapted) => continue,
-                Err(Failure::Retryable { why, wait }) if retries < MAX_RETRIES => {
-                    // About 1, 2, 4, 8 s, unless the server said how long to wait.
+                Next::Adapted => continue,
+                Next::Retry { why, wait } if retries < MAX_RETRIES => {
                     let wait = wait.unwrap_or(Duration::from_secs(1 << retries));
                     retries += 1;
                     on_event(Event::Retry {
@@ -151,11 +108,21 @@ impl Llm {
                         wait,
                         why: &why,
                     });
-                    http::sleep_unless_cancelled(wait.min(MAX_RETRY_AFTER), cancel)
-                        .map_err(Failure::Fatal)?;
+                    http::sleep_unless_cancelled(wait.min(MAX_RETRY_AFTER), cancel)?;
+                    continue;
                 }
-                Err(failure) => return Err(failure),
-            }
+                Next::Retry { why, .. } => format!("{why} (gave up after {MAX_RETRIES} retries)"),
+                Next::Fallback(why) => why,
+                Next::Stop(error) => return Err(error),
+            };
+            let Some(model) = account.switch_to_fallback(&self.config) else {
+                return Err(Error::Api(why));
+            };
+            retries = 0;
+            on_event(Event::Fallback {
+                model: &model,
+                why: &why,
+            });
         }
     }
 
@@ -163,221 +130,186 @@ impl Llm {
     /// thread shuts the HTTP agent down, which wakes the blocked read.
     fn attempt_interruptibly(
         &self,
+        model: &str,
         messages: &[Message],
         tools: &[Value],
+        extras: &Extras,
         cancel: &AtomicBool,
         on_event: &mut dyn FnMut(Event),
-    ) -> Result<Reply, Failure> {
-        let http = match self.http.lock() {
-            Ok(agent) => agent.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        };
+    ) -> Next {
+        let http = ureq::Agent::clone(&self.http.lock().unwrap_or_else(PoisonError::into_inner));
         let (done, finished) = crossbeam_channel::bounded::<()>(0);
-        let result = std::thread::scope(|scope| {
+        let next = std::thread::scope(|scope| {
             scope.spawn(|| http::shut_down_on_cancel(&http, cancel, &finished));
-            let result = self.attempt(&http, messages, tools, cancel, on_event);
+            let body = self
+                .adaptations()
+                .request_body(&self.config, model, messages, tools);
+            let next = self.attempt(&http, body, messages, extras, cancel, on_event);
             // Dropping the sender wakes the watcher at once, so it costs no latency.
             drop(done);
-            result
+            next
         });
         if cancel.load(Ordering::Relaxed) {
             // A shut-down agent refuses every later request, so the next one gets a new agent.
             if let Ok(mut agent) = self.http.lock() {
                 *agent = http::agent(&self.config);
             }
-            return Err(Failure::Fatal(Error::Interrupted));
+            return Next::Stop(Error::Interrupted);
         }
-        result
+        next
     }
 
     fn attempt(
         &self,
         http: &ureq::Agent,
+        sent_body: Value,
         messages: &[Message],
-        tools: &[Value],
+        extras: &Extras,
         cancel: &AtomicBool,
         on_event: &mut dyn FnMut(Event),
-    ) -> Result<Reply, Failure> {
-        let limits = sse::Limits {
+    ) -> Next {
+        let limits = http::Limits {
             idle: self.config.idle_timeout,
             deadline: Some(Instant::now() + self.config.request_timeout),
         };
-        let body = self.request_body(messages, tools);
         let url = format!(
             "{}/chat/completions",
             self.config.base_url.trim_end_matches('/')
         );
-        let mut request = http.post(&url);
-        // Local servers run without a key; sending "Bearer " with nothing after it confuses some.
-        if let Some(key) = &self.config.api_key {
-            request = request.header("Authorization", &format!("Bearer {key}"));
+        let trace = extras.account.trace();
+        if let Some(trace) = trace {
+            trace.record("request", json!({"url": url, "body": sent_body}));
         }
-        if let Some(trace) = &self.trace {
-            trace.record("request", json!({"url": url, "body": body}));
-        }
-        let response = request
-            .header("Content-Type", "application/json")
-            .header("Accept", "text/event-stream")
-            .send(body.to_string());
-        let response = match response {
+        let response = match http::post(http, &url, self.config.api_key.as_deref(), &sent_body) {
             Ok(response) => response,
-            Err(e) => return Err(transport_failure(e, &url)),
+            // Retry what a second try could fix; name the host, which the error does not.
+            Err(e) => {
+                let why = format!("request to {} failed: {e}", http::host(&url));
+                return match http::is_transient(&e) {
+                    true => Next::Retry { why, wait: None },
+                    false => Next::Stop(Error::Api(why)),
+                };
+            }
         };
-        match response.status().as_u16() {
-            200 => self.read_reply(response, cancel, &limits, on_event),
-            status => Err(self.failed_answer(status, response, &url, messages)),
+        let status = response.status().as_u16();
+        if status != 200 {
+            // What the server said (its whole body to `--trace`) decides what comes next.
+            let wait = http::retry_after(response.headers());
+            let body = http::error_body(response.into_body().into_reader());
+            if let Some(trace) = trace {
+                trace.record("http_error", json!({"status": status, "body": body}));
+            }
+            let message = http::message_in(&body);
+            let model = sent_body["model"].as_str().unwrap_or("");
+            return self.status_failure(status, &message, wait, (&url, model, messages));
         }
-    }
-
-    /// A non-200 answer: what the server said (its whole body to `--trace`) decides whether
-    /// the request is adapted, retried or given up.
-    fn failed_answer(
-        &self,
-        status: u16,
-        response: ureq::http::Response<ureq::Body>,
-        url: &str,
-        messages: &[Message],
-    ) -> Failure {
-        let retry_after = http::retry_after(response.headers());
-        let body = http::error_body(response.into_body().into_reader());
-        if let Some(trace) = &self.trace {
-            trace.record("http_error", json!({"status": status, "body": body}));
-        }
-        let message = http::message_in(&body);
-        self.status_failure(status, &message, retry_after, (url, messages))
-    }
-
-    /// A 200: the event stream read by `sse::read_stream`, or, when the body turns out to be
-    /// something else (a page, a JSON error, a whole completion), that (`llm/body.rs`).
-    fn read_reply(
-        &self,
-        response: ureq::http::Response<ureq::Body>,
-        cancel: &AtomicBool,
-        limits: &sse::Limits,
-        on_event: &mut dyn FnMut(Event),
-    ) -> Result<Reply, Failure> {
-        let content_type = (response.headers().get("content-type"))
-            .and_then(|value| value.to_str().ok())
-            .unwrap_or("")
-            .to_ascii_lowercase();
+        let content_type = http::content_type(&response);
         let mut body = BufReader::new(response.into_body().into_reader());
-        let start = body::first_line(&mut body).map_err(|e| Failure::Retryable {
-            why: format!("the stream broke: {e}"),
-            wait: None,
-        })?;
-        if !body::is_event_stream(&content_type, &start) {
-            let text = body::read_whole(&start, &mut body);
-            if let Some(trace) = &self.trace {
+        let start = match http::first_line(&mut body) {
+            Ok(start) => start,
+            Err(e) => {
+                let why = format!("the stream broke: {e}");
+                return Next::Retry { why, wait: None };
+            }
+        };
+        // A 200 that is not an event stream: a page, a JSON error, or a whole completion.
+        if !http::is_event_stream(&content_type, &start) {
+            let text = http::read_whole(&start, &mut body);
+            if let Some(trace) = trace {
                 let fields = json!({"content_type": content_type, "body": text});
                 trace.record("not_a_stream", fields);
             }
-            return body::whole_answer(&content_type, &text, on_event);
+            return match sse::whole_completion(&text, on_event) {
+                Some(reply) => Next::Replied(reply),
+                None => Next::Stop(http::not_a_stream(&content_type, &text)),
+            };
         }
         // The line already read goes first, as if it had never been taken out.
         let mut body = Cursor::new(start).chain(body);
-        let mut traced;
-        let reader: &mut dyn BufRead = match &self.trace {
-            Some(trace) => {
-                traced = Tee::new(&mut body, trace);
-                &mut traced
-            }
-            None => &mut body,
-        };
-        let read = sse::read_stream(reader, cancel, limits, on_event);
-        read.map_err(|e| self.stream_failure(e))
+        let mut reader = extras.account.tee(&mut body);
+        match sse::read_stream(&mut reader, cancel, &limits, on_event) {
+            Ok(reply) => Next::Replied(reply),
+            Err(error) => stream_failure(error, &self.config),
+        }
     }
 
-    /// A stream that broke is retried; one that broke a limit would only break it again.
-    fn stream_failure(&self, error: StreamError) -> Failure {
-        let limit = match error {
-            StreamError::Interrupted => return Failure::Fatal(Error::Interrupted),
-            StreamError::Provider(message) => {
-                let why = format!("the provider sent an error mid-stream: {message}");
-                return Failure::Retryable { why, wait: None };
+    /// A non-200 answer: adapt to a known 400 once, retry what is transient, fail the rest.
+    /// `message` is the server's whole message; what the user is shown is one line of it.
+    fn status_failure(
+        &self,
+        status: u16,
+        message: &str,
+        wait: Option<Duration>,
+        (url, model, messages): (&str, &str, &[Message]),
+    ) -> Next {
+        let mut adapt = self.adaptations();
+        let adapted = (status == 400 && adapt.adapt_to(message))
+            || (matches!(status, 400 | 422 | 500) && adapt.adapt_null_content(message, messages));
+        drop(adapt);
+        if adapted {
+            return Next::Adapted;
+        }
+        if (status == 400 || status == 413) && http::is_context_overflow(status, message) {
+            // The provider said how big its window is: the session compacts for it from now on.
+            if let Some(limit) = http::overflow_numbers(message).limit {
+                let configured = self.config.max_context as u64;
+                self.adaptations().learn_window(limit, configured);
             }
-            StreamError::Deadline => format!(
-                "{error} (CORECODER_REQUEST_TIMEOUT, {} s)",
-                self.config.request_timeout.as_secs()
-            ),
-            StreamError::TooLarge(_) => format!(
-                "{error}: past {} MiB, or a line past {} MiB; stopped reading",
-                sse::MAX_REPLY >> 20,
-                sse::MAX_LINE >> 20
-            ),
-            other => {
-                let why = format!("the stream broke: {other}");
-                return Failure::Retryable { why, wait: None };
-            }
+            return Next::Stop(Error::ContextTooLong(message.to_string()));
+        }
+        let said = crate::tools::support::text::headline(message);
+        if status == 408 || status == 429 || status >= 500 {
+            let why = format!("HTTP {status}: {said}");
+            return Next::Retry { why, wait };
+        }
+        if status == 404 {
+            return Next::Fallback(format!(
+                "HTTP 404: {said} (POST {url}, model {model}: check the base URL and the model name)"
+            ));
+        }
+        let from = Some(self.config.api_key_from.as_str()).filter(|from| !from.is_empty());
+        let from = from.unwrap_or("CORECODER_API_KEY");
+        let host = http::host(url);
+        let hint = match status {
+            401 => format!(" (the API key from {from} was rejected by {host})"),
+            403 => " (the key may not have access to this model)".to_string(),
+            _ => String::new(),
         };
-        Failure::Fatal(Error::Api(limit))
+        Next::Stop(Error::Api(format!("HTTP {status}: {said}{hint}")))
     }
 
-    fn request_body(&self, messages: &[Message], tools: &[Value]) -> Value {
-        let adapt = self.adaptations();
-        let mut body = json!({
-            "model": self.model(),
-            "messages": messages,
-            "stream": true,
-        });
-        if adapt.empty_content {
-            empty_for_null_content(&mut body["messages"]);
-        }
-        if !tools.is_empty() {
-            body["tools"] = json!(tools);
-            if let Some(choice) = &self.config.tool_choice {
-                body["tool_choice"] = json!(choice.as_str());
-            }
-        }
-        if !adapt.omit_stream_options {
-            body["stream_options"] = json!({"include_usage": true});
-        }
-        if !adapt.omit_temperature {
-            body["temperature"] = json!(self.config.temperature);
-        }
-        let limit_key = match adapt.max_completion_tokens {
-            true => "max_completion_tokens",
-            false => "max_tokens",
-        };
-        body[limit_key] = json!(self.config.max_tokens);
-        body
+    /// The context window to compact for: the configured one, or the provider's if smaller.
+    pub fn context_limit(&self) -> usize {
+        self.adaptations().window(self.config.max_context)
+    }
+
+    fn adaptations(&self) -> MutexGuard<'_, Adaptations> {
+        self.adaptations
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 }
 
-/// `content: null` becomes `""` (see `adapt_null_content`).
-fn empty_for_null_content(messages: &mut Value) {
-    for message in messages.as_array_mut().into_iter().flatten() {
-        if message["content"].is_null() {
-            message["content"] = json!("");
+/// A stream that broke is retried; one that broke a limit would only break it again.
+fn stream_failure(error: Error, config: &Config) -> Next {
+    let why = match &error {
+        Error::Stream(Broke::Provider(message)) => {
+            format!("the provider sent an error mid-stream: {message}")
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn check(llm: &Llm, message: &str) -> (bool, Value) {
-        let adapted = llm.adapt_to(message);
-        (adapted, llm.request_body(&[Message::user("hi")], &[]))
-    }
-
-    #[test]
-    fn each_adaptation_happens_once_and_sticks() {
-        let llm = Llm::new(Config::default());
-        let body = llm.request_body(&[], &[]);
-        assert_eq!(body["max_tokens"], 4096);
-        assert_eq!(body["stream_options"]["include_usage"], true);
-        let (adapted, body) = check(&llm, "Unsupported parameter: 'max_tokens' is not supported");
-        assert!(adapted);
-        assert_eq!(
-            (body.get("max_tokens"), &body["max_completion_tokens"]),
-            (None, &json!(4096))
-        );
-        assert!(!check(&llm, "Unsupported parameter: 'max_tokens'").0);
-        let (adapted, body) = check(&llm, "'temperature' does not support 0");
-        assert!(adapted && body.get("temperature").is_none());
-        let (adapted, body) = check(&llm, "stream_options is not allowed");
-        assert!(adapted && body.get("stream_options").is_none());
-        assert!(!check(&llm, "some other 400").0);
-    }
+        Error::Stream(Broke::Deadline) => {
+            let secs = config.request_timeout.as_secs();
+            return Next::Stop(Error::Api(format!(
+                "{error} (CORECODER_REQUEST_TIMEOUT, {secs} s)"
+            )));
+        }
+        Error::Stream(Broke::TooLarge(_)) => {
+            let (reply, line) = (sse::MAX_REPLY >> 20, sse::MAX_LINE >> 20);
+            let why =
+                format!("{error}: past {reply} MiB, or a line past {line} MiB; stopped reading");
+            return Next::Stop(Error::Api(why));
+        }
+        Error::Stream(_) => format!("the stream broke: {error}"),
+        _ => return Next::Stop(error),
+    };
+    Next::Retry { why, wait: None }
 }

@@ -26,8 +26,11 @@ pub mod llm;
 /// HTTP for the client.
 pub mod http;
 
-/// The SSE parser and its wire shapes.
+/// The SSE parser: lines in, text and reassembled tool calls out.
 pub mod sse;
+
+/// The wire shapes: the request body, the 400 adaptations, a chunk's fields.
+pub mod wire;
 
 /// One reply's calls: the guard's ruling, hooks, consent, checkpoints, the pool, the results.
 pub mod batch;

@@ -1,80 +1,25 @@
-//! The blocking reader of a streamed chat-completions reply (Server-Sent Events).
-//!
-//! In a turn, `llm.rs` sends the request and hands the response body here; `read_stream` reads it
-//! line by line, passes text and reasoning to the caller as they arrive, and reassembles tool calls
-//! from their fragments into one `Reply`. It does no network I/O, no retries and no parsing of the
-//! tool arguments (they stay raw JSON text for the tools to judge).
-//!
+//! The blocking reader of a streamed chat-completions reply (Server-Sent Events). `llm.rs`
+//! hands it the body of a 200; `read_stream` reads it line by line, passes text and reasoning
+//! on as they arrive and puts the tool calls together (`wire::Calls`) into one `Reply`.
 //! Providers differ from the OpenAI shape in many small ways (missing indices, repeated ids, no
-//! blank lines, error objects inside a 200 stream); `Parser` absorbs them (the call fragments in
-//! `sse/calls.rs`). See `fixtures/sse/`. What a server sends is bounded: `MAX_LINE` and
-//! `MAX_REPLY` in bytes, `Limits` in time (`sse/clock.rs`); a chunk it cannot read fails the
-//! reply, since a reply with a piece missing cannot be trusted.
+//! blank lines, errors inside a 200 stream); `Parser` absorbs them (see `fixtures/sse/`). What a
+//! server sends is bounded: `MAX_LINE` and `MAX_REPLY` in bytes, `http::Limits` in time; a chunk
+//! it cannot read fails the reply. No network I/O, no retries, no parsing of tool arguments here.
 
 use crate::core::event::Event;
-use crate::core::message::{Reply, ToolCall, Usage};
-use calls::Calls;
-use clock::Clocked;
-use depth::JsonDepth;
+use crate::core::event::{Broke, Error};
+use crate::core::http::{self, Limits};
+use crate::core::message::{Reply, Usage};
+use crate::core::wire::{Calls, Chunk, FirstChoice, JsonDepth, WireChoice, WireToolCall};
 use std::borrow::Cow;
 use std::io::{BufRead, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
-use wire::{Chunk, FirstChoice, WireChoice, WireToolCall};
-
-mod calls;
-mod clock;
-mod depth;
-mod wire;
-
-pub use clock::Limits;
+use std::time::Instant;
 
 /// A line longer than this is not a provider's: the attempt fails rather than fill memory.
 pub const MAX_LINE: usize = 16 << 20;
 /// What one reply may hold in all (text, reasoning, every call's arguments).
 pub const MAX_REPLY: usize = 64 << 20;
-
-#[derive(Debug)]
-pub enum StreamError {
-    /// Reading failed (including the idle/read timeout the client set).
-    Io(std::io::Error),
-    /// The stream closed before any finish_reason or `[DONE]`: the caller retries.
-    Ended,
-    /// An error object sent inside the stream; the provider's message text.
-    Provider(String),
-    /// A `data:` event that is not a chunk we can read (the start of it). A reply with a piece
-    /// missing cannot be trusted, so the caller retries the whole request.
-    Malformed(String),
-    /// No `data:` event for `Limits::idle`: the caller retries.
-    Idle(Duration),
-    /// `Limits::deadline` passed before the reply was complete.
-    Deadline,
-    /// A line or the whole reply passed `MAX_LINE` or `MAX_REPLY`; what it was.
-    TooLarge(&'static str),
-    /// `cancel` was set (Ctrl+C).
-    Interrupted,
-}
-
-impl std::fmt::Display for StreamError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StreamError::Io(err) => write!(f, "reading the stream failed: {err}"),
-            StreamError::Ended => write!(f, "the stream ended before the reply was complete"),
-            StreamError::Provider(msg) => write!(f, "provider error: {msg}"),
-            StreamError::Malformed(start) => {
-                write!(f, "the server sent a chunk that is not valid JSON: {start}")
-            }
-            StreamError::Idle(wait) => {
-                write!(f, "no data from the server for {} s", wait.as_secs())
-            }
-            StreamError::Deadline => write!(f, "the reply took longer than the request deadline"),
-            StreamError::TooLarge(what) => write!(f, "{what} of the reply is too large"),
-            StreamError::Interrupted => write!(f, "interrupted"),
-        }
-    }
-}
-
-impl std::error::Error for StreamError {}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flow {
@@ -89,8 +34,8 @@ pub fn read_stream(
     cancel: &AtomicBool,
     limits: &Limits,
     on_delta: &mut dyn FnMut(Event),
-) -> Result<Reply, StreamError> {
-    let mut parser = Parser::new();
+) -> Result<Reply, Error> {
+    let mut parser = Parser::default();
     let mut reader = Clocked {
         inner: reader,
         limits: *limits,
@@ -100,37 +45,96 @@ pub fn read_stream(
     let mut buf = Vec::new();
     loop {
         buf.clear();
-        let read = (&mut reader)
-            .take(MAX_LINE as u64)
-            .read_until(b'\n', &mut buf);
+        let mut line = (&mut reader).take(MAX_LINE as u64);
+        let read = line.read_until(b'\n', &mut buf);
         let read = match (read, reader.expired.take()) {
-            (_, Some(expired)) => return Err(expired),
-            (Err(e), None) => return Err(StreamError::Io(e)),
+            (_, Some(expired)) => return Err(Error::Stream(expired)),
+            (Err(e), None) => return Err(Error::Stream(Broke::Io(e))),
             (Ok(read), None) => read,
         };
         if read == 0 {
             return parser.finish(on_delta);
         }
         if read == MAX_LINE && !buf.ends_with(b"\n") {
-            return Err(StreamError::TooLarge("a line"));
+            return Err(Error::Stream(Broke::TooLarge("a line")));
         }
         let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.starts_with(b"data:") {
             reader.last_data = Instant::now();
         }
-        // `from_utf8` first: its ASCII fast path is much quicker than the lossy decoder.
+        // `from_utf8` first: see DESIGN.md, "SSE chunks".
         let line = match std::str::from_utf8(line) {
             Ok(line) => Cow::Borrowed(line),
             Err(_) => String::from_utf8_lossy(line),
         };
         let flow = parser.feed_line(&line, on_delta)?;
         if cancel.load(Ordering::Relaxed) {
-            return Err(StreamError::Interrupted);
+            return Err(Error::Interrupted);
         }
         if flow == Flow::Done {
             return parser.finish(on_delta);
         }
+    }
+}
+
+/// A whole `chat.completion` (some servers ignore `stream: true`), read as one chunk whose
+/// `message` is its delta, so the caller sees it as if it had streamed; `None` if it is not one.
+pub fn whole_completion(text: &str, on_delta: &mut dyn FnMut(Event)) -> Option<Reply> {
+    let json: serde_json::Value = serde_json::from_str(text).ok()?;
+    let error = json.get("error").is_some_and(|e| !e.is_null());
+    if error || !json["choices"][0]["message"].is_object() {
+        return None;
+    }
+    // Nothing follows: the reply is complete once this one event is in.
+    let mut parser = Parser {
+        done: true,
+        ..Parser::default()
+    };
+    parser.apply_event(text, on_delta).ok()?;
+    parser.finish(on_delta).ok()
+}
+
+/// The body reader with the clock checked on every refill, so a server trickling a byte at a
+/// time, or only comments, still meets `Limits` (ureq's read timeout stops a silent one).
+struct Clocked<'a> {
+    inner: &'a mut dyn BufRead,
+    limits: Limits,
+    last_data: Instant,
+    /// Set when a limit passed; the read then fails and `read_stream` reports this instead.
+    expired: Option<Broke>,
+}
+
+impl Clocked<'_> {
+    fn check(&mut self) -> std::io::Result<()> {
+        let now = Instant::now();
+        if self.limits.deadline.is_some_and(|deadline| now > deadline) {
+            self.expired = Some(Broke::Deadline);
+        } else if now.duration_since(self.last_data) > self.limits.idle {
+            self.expired = Some(Broke::Idle(self.limits.idle));
+        }
+        match self.expired {
+            Some(_) => Err(std::io::ErrorKind::TimedOut.into()),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Read for Clocked<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.check()?;
+        self.inner.read(buf)
+    }
+}
+
+impl BufRead for Clocked<'_> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.check()?;
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, amount: usize) {
+        self.inner.consume(amount);
     }
 }
 
@@ -143,7 +147,6 @@ pub struct Parser {
     error_event: bool,
     done: bool,
     reply: Reply,
-    /// The tool calls, from their fragments.
     calls: Calls,
     /// How deep in JSON `data` is, so an event without a blank line is seen to end.
     data_depth: JsonDepth,
@@ -152,16 +155,12 @@ pub struct Parser {
 }
 
 impl Parser {
-    pub fn new() -> Parser {
-        Parser::default()
-    }
-
     /// Feed one line without its line terminator (the caller strips "\n" / "\r\n").
     pub fn feed_line(
         &mut self,
         line: &str,
         on_delta: &mut dyn FnMut(Event),
-    ) -> Result<Flow, StreamError> {
+    ) -> Result<Flow, Error> {
         if line.is_empty() {
             return self.dispatch(on_delta);
         }
@@ -185,35 +184,34 @@ impl Parser {
         }
         self.data.push_str(value);
         if self.data.len() > MAX_LINE {
-            return Err(StreamError::TooLarge("an event"));
+            return Err(Error::Stream(Broke::TooLarge("an event")));
         }
         Ok(Flow::Continue)
     }
 
-    /// Call at end of input: flushes a pending event, then decides Ok(Reply) or Err(Ended).
-    pub fn finish(mut self, on_delta: &mut dyn FnMut(Event)) -> Result<Reply, StreamError> {
+    /// Call at end of input: flushes a pending event, then decides the reply or `Ended`.
+    pub fn finish(mut self, on_delta: &mut dyn FnMut(Event)) -> Result<Reply, Error> {
         // A chunk the end of input cut short is a broken stream, not a malformed chunk.
         if self.data_is_open() {
-            return Err(StreamError::Ended);
+            return Err(Error::Stream(Broke::Ended));
         }
         self.dispatch(on_delta)?;
         if !self.done && self.reply.finish_reason.is_none() {
-            return Err(StreamError::Ended);
+            return Err(Error::Stream(Broke::Ended));
         }
         self.reply.tool_calls = self.calls.in_index_order();
         Ok(self.reply)
     }
 
     /// Whether the buffered data is an unfinished JSON value that more `data:` lines would
-    /// continue. Counted only when asked (most events end with a blank line and never are),
-    /// and then only the part not counted yet.
+    /// continue. Counted only when asked, and then only the part not counted yet.
     fn data_is_open(&mut self) -> bool {
         self.data_depth.update(&self.data);
         self.data_depth.is_open()
     }
 
     /// Handle the buffered event (if any) and start a new one.
-    fn dispatch(&mut self, on_delta: &mut dyn FnMut(Event)) -> Result<Flow, StreamError> {
+    fn dispatch(&mut self, on_delta: &mut dyn FnMut(Event)) -> Result<Flow, Error> {
         // Taken out and put back so the chunk can borrow the text while the reply is updated.
         let data = std::mem::take(&mut self.data);
         let flow = match data.is_empty() {
@@ -227,27 +225,30 @@ impl Parser {
         flow
     }
 
-    fn apply_event(
-        &mut self,
-        data: &str,
-        on_delta: &mut dyn FnMut(Event),
-    ) -> Result<Flow, StreamError> {
+    fn apply_event(&mut self, data: &str, on_delta: &mut dyn FnMut(Event)) -> Result<Flow, Error> {
         if data.trim() == "[DONE]" {
             self.done = true;
             return Ok(Flow::Done);
         }
         let chunk = match serde_json::from_str::<Chunk>(data) {
             Ok(chunk) if chunk.error.is_none() && !self.error_event => chunk,
-            // Skipping it would run a call or print an answer with a piece missing.
-            Err(_) if !self.error_event => return Err(malformed(data)),
-            _ => return Err(provider_error(data)),
+            // Skipping it would run a call or print an answer with a piece missing; its start
+            // is enough to recognise it.
+            Err(_) if !self.error_event => {
+                let start = data.trim().chars().take(80).collect();
+                return Err(Error::Stream(Broke::Malformed(start)));
+            }
+            _ => {
+                let said = http::json_error_message(data);
+                let said = said.unwrap_or_else(|| data.trim().to_string());
+                return Err(Error::Stream(Broke::Provider(said)));
+            }
         };
         if let Some(usage) = chunk.usage {
             self.reply.usage = Some(Usage {
                 prompt_tokens: usage.prompt_tokens.unwrap_or(0),
                 completion_tokens: usage.completion_tokens.unwrap_or(0),
-                cached_tokens: usage
-                    .prompt_tokens_details
+                cached_tokens: (usage.prompt_tokens_details)
                     .and_then(|d| d.cached_tokens)
                     .unwrap_or(0),
                 cost: usage.cost.and_then(|cost| cost.as_f64()),
@@ -263,7 +264,7 @@ impl Parser {
         &mut self,
         choice: WireChoice,
         on_delta: &mut dyn FnMut(Event),
-    ) -> Result<(), StreamError> {
+    ) -> Result<(), Error> {
         if let Some(delta) = choice.delta {
             let reasoning = delta.reasoning_content.or(delta.reasoning);
             if let Some(piece) = reasoning.filter(|s| !s.is_empty()) {
@@ -278,18 +279,14 @@ impl Parser {
             }
             // llama-cpp-python sends each piece twice, here and in the legacy `function_call`:
             // where `tool_calls` is present, it is the one to read.
-            let legacy = match delta.tool_calls {
-                Some(_) => None,
-                None => delta.function_call,
-            };
+            let legacy = delta.function_call.filter(|_| delta.tool_calls.is_none());
             for fragment in delta.tool_calls.into_iter().flatten() {
                 let added = self.calls.merge(fragment);
                 self.keep(added)?;
             }
             self.calls.announce_ready(on_delta);
             if let Some(function) = legacy {
-                let (index, id) = (None, None);
-                let function = Some(*function);
+                let (index, id, function) = (None, None, Some(*function));
                 let added = self.calls.merge(WireToolCall {
                     index,
                     id,
@@ -306,35 +303,23 @@ impl Parser {
 
     /// `bytes` more join the reply; past `MAX_REPLY` the attempt fails, so an endless reply
     /// cannot fill memory.
-    fn keep(&mut self, bytes: usize) -> Result<(), StreamError> {
+    fn keep(&mut self, bytes: usize) -> Result<(), Error> {
         self.kept += bytes;
         match self.kept > MAX_REPLY {
-            true => Err(StreamError::TooLarge("the whole")),
+            true => Err(Error::Stream(Broke::TooLarge("the whole"))),
             false => Ok(()),
         }
     }
 }
 
-/// What the caller is told of an unreadable chunk: its start, enough to recognise it.
-fn malformed(data: &str) -> StreamError {
-    let start: String = data.trim().chars().take(80).collect();
-    StreamError::Malformed(start)
-}
-
-/// The message of an error sent inside the stream (`http::json_error_message`), or else the
-/// raw data.
-fn provider_error(data: &str) -> StreamError {
-    let message = crate::core::http::json_error_message(data);
-    StreamError::Provider(message.unwrap_or_else(|| data.trim().to_string()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::message::ToolCall;
     use std::io::Cursor;
 
     /// Replay `fixtures/sse/<fixture>` through `read_stream`; also return every delta seen.
-    fn replay(fixture: &str) -> (Result<Reply, StreamError>, Vec<String>) {
+    fn replay(fixture: &str) -> (Result<Reply, Error>, Vec<String>) {
         let path = format!("{}/fixtures/sse/{fixture}", env!("CARGO_MANIFEST_DIR"));
         let bytes = std::fs::read(&path).expect("fixture is readable");
         let mut seen = Vec::new();
@@ -353,7 +338,7 @@ mod tests {
         (result, seen)
     }
 
-    fn check(fixture: &str) -> Result<Reply, StreamError> {
+    fn check(fixture: &str) -> Result<Reply, Error> {
         replay(fixture).0
     }
 
@@ -462,7 +447,7 @@ mod tests {
         assert_eq!(ready("interleaved-two-calls.sse").len(), 2);
         let half = r#"data: {"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"glob","arguments":"{\"pattern\": \"*\""}}]}}]}"#;
         let mut seen = Vec::new();
-        let mut parser = Parser::new();
+        let mut parser = Parser::default();
         for line in [half, ""] {
             parser
                 .feed_line(line, &mut |d| seen.push(format!("{d:?}")))
@@ -483,7 +468,7 @@ mod tests {
             )
         };
         let mut ready = Vec::new();
-        let mut parser = Parser::new();
+        let mut parser = Parser::default();
         for line in [&fragment("{}"), "", &fragment("x"), ""] {
             parser
                 .feed_line(line, &mut |d| ready.push(format!("{d:?}")))
@@ -583,14 +568,14 @@ mod tests {
     #[test]
     fn abrupt_end_is_ended() {
         let (result, seen) = replay("abrupt-end.sse");
-        assert!(matches!(result, Err(StreamError::Ended)));
+        assert!(matches!(result, Err(Error::Stream(Broke::Ended))));
         assert_eq!(seen, ["text:I will now"]);
     }
 
     #[test]
     fn error_object_inside_the_stream() {
         let err = check("error-in-stream.sse").unwrap_err();
-        let StreamError::Provider(msg) = err else {
+        let Error::Stream(Broke::Provider(msg)) = err else {
             panic!("{err}")
         };
         assert_eq!(msg, "Rate limit exceeded: free-models-per-min");
@@ -599,7 +584,7 @@ mod tests {
     #[test]
     fn error_event_with_text_error() {
         let err = check("event-error-text.sse").unwrap_err();
-        let StreamError::Provider(msg) = err else {
+        let Error::Stream(Broke::Provider(msg)) = err else {
             panic!("{err}")
         };
         assert_eq!(msg, "upstream connection reset");
@@ -615,22 +600,22 @@ mod tests {
     #[test]
     fn invalid_json_chunk_fails_the_reply() {
         let err = check("invalid-json-in-reply.sse").unwrap_err();
-        let StreamError::Malformed(start) = err else {
+        let Error::Stream(Broke::Malformed(start)) = err else {
             panic!("{err}")
         };
         assert_eq!(start, "{not json at all");
         let only = check("invalid-json-only.sse").unwrap_err();
-        assert!(matches!(only, StreamError::Malformed(_)), "{only}");
+        assert!(matches!(only, Error::Stream(Broke::Malformed(_))), "{only}");
     }
 
     /// A chunk that is JSON but not a chunk's shape loses a piece just the same.
     #[test]
     fn a_chunk_of_the_wrong_shape_fails_the_reply() {
-        let mut parser = Parser::new();
+        let mut parser = Parser::default();
         let line = r#"data: {"choices":{"index":0,"delta":{"content":"lost"}}}"#;
         parser.feed_line(line, &mut |_| {}).unwrap();
         let err = parser.feed_line("", &mut |_| {}).unwrap_err();
-        assert!(matches!(err, StreamError::Malformed(_)), "{err}");
+        assert!(matches!(err, Error::Stream(Broke::Malformed(_))), "{err}");
     }
 
     /// Captured from llama-cpp-python 0.3.36: every piece also in `function_call`, read once.
@@ -658,7 +643,7 @@ mod tests {
             &Limits::NONE,
             &mut |_| {},
         );
-        assert!(matches!(result, Err(StreamError::Interrupted)));
+        assert!(matches!(result, Err(Error::Interrupted)));
     }
 
     #[test]
@@ -678,7 +663,7 @@ mod tests {
 
     #[test]
     fn parser_reports_done_and_ignores_what_follows() {
-        let mut parser = Parser::new();
+        let mut parser = Parser::default();
         let mut ignore = |_: Event| {};
         assert_eq!(
             parser.feed_line("data: [DONE]", &mut ignore).unwrap(),
@@ -687,5 +672,52 @@ mod tests {
         assert_eq!(parser.feed_line("", &mut ignore).unwrap(), Flow::Done);
         let reply = parser.finish(&mut ignore).unwrap();
         assert_eq!(reply, Reply::default());
+    }
+
+    fn judge(content_type: &str, body: &str) -> Option<Result<Reply, String>> {
+        let mut body = Cursor::new(body.as_bytes().to_vec());
+        let start = http::first_line(&mut body).unwrap();
+        if http::is_event_stream(content_type, &start) {
+            return None;
+        }
+        let text = http::read_whole(&start, &mut body);
+        let outcome = whole_completion(&text, &mut |_| {});
+        Some(outcome.ok_or_else(|| http::not_a_stream(content_type, &text).to_string()))
+    }
+
+    #[test]
+    fn event_streams_go_to_the_sse_reader_whatever_their_type() {
+        assert!(judge("text/event-stream", "{\"error\": 1}").is_none());
+        assert!(judge("application/json", "data: {}\n\n").is_none());
+        assert!(judge("text/plain", ": keep-alive\n").is_none());
+        assert!(judge("", "").is_none());
+        assert!(judge("", "\n\n\ndata: {}\n").is_none());
+        assert!(judge("", "\n\n<html></html>").is_some());
+    }
+
+    #[test]
+    fn pages_and_errors_fail_with_what_they_say() {
+        let page = "<!DOCTYPE html>\n<html><head><title>Welcome to nginx!</title></head></html>\n";
+        let why = judge("text/html", page).unwrap().unwrap_err();
+        assert!(why.contains("text/html (Welcome to nginx!)"), "{why}");
+        assert!(why.contains("check the base URL"), "{why}");
+        let error = r#"{"error": {"message": "model 'x' not loaded", "code": 400}}"#;
+        let why = judge("application/json", error).unwrap().unwrap_err();
+        assert!(why.contains("model 'x' not loaded"), "{why}");
+        let why = judge("text/plain", "Not Found\n").unwrap().unwrap_err();
+        assert!(
+            why.contains("text/plain") && why.contains("Not Found"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn a_whole_completion_is_a_reply() {
+        let body = r#"{"object":"chat.completion","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"glob","arguments":"{\"pattern\":\"*\"}"}}]}}],"usage":{"prompt_tokens":7,"completion_tokens":3}}"#;
+        let reply = judge("application/json", body).unwrap().unwrap();
+        assert_eq!(reply.tool_calls[0].id, "c1");
+        assert_eq!(reply.tool_calls[0].arguments, r#"{"pattern":"*"}"#);
+        assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(reply.usage.map(|u| u.prompt_tokens), Some(7));
     }
 }

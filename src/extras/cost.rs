@@ -9,10 +9,8 @@
 //! length, batch or peak/off-peak discounts, cache-write surcharges, or guess a price for a model
 //! it does not know. An unknown model is reported as "price unknown", never as free.
 
-mod ledger;
+pub mod ledger;
 mod prices;
-
-pub use ledger::Ledger;
 
 use crate::core::message::Usage;
 use serde::Deserialize;

@@ -38,7 +38,6 @@ use session::SessionLog;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
-use trace::Trace;
 
 /// The one seam between the core and every optional feature: the loop holds one `Extras` and
 /// calls one method per step of a turn, each a no-op when its feature is off; the client is
@@ -142,6 +141,7 @@ impl Extras {
     /// The model changed: recorded in the log, so `corecoder -r` resumes on the model the
     /// session ended with.
     pub fn model_switched(&mut self, model: &str) {
+        self.account.forget_fallback();
         let written = self.log.as_mut().map(|log| log.record_model(model));
         self.log_written(written);
     }
@@ -168,11 +168,10 @@ impl Extras {
         &mut self,
         history: &[Message],
         changed: usize,
-        trace: Option<&Trace>,
         on_event: &mut dyn FnMut(Event),
     ) {
         self.rewritten(history);
-        if let Some(trace) = trace {
+        if let Some(trace) = self.account.trace() {
             trace.record("repair", json!({"changed": changed, "at": "request"}));
         }
         on_event(Event::Notice(&repair_notice(changed, "before a request")));
@@ -291,8 +290,8 @@ impl Extras {
     }
 
     /// The batch is answered: every call and its result go to the trace.
-    pub fn batch_done(&self, calls: &[ToolCall], outcomes: &[Outcome], trace: Option<&Trace>) {
-        let Some(trace) = trace else {
+    pub fn batch_done(&self, calls: &[ToolCall], outcomes: &[Outcome]) {
+        let Some(trace) = self.account.trace() else {
             return;
         };
         for (call, outcome) in calls.iter().zip(outcomes) {

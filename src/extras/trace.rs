@@ -49,15 +49,16 @@ impl Trace {
     }
 }
 
-/// A `BufRead` that hands the SSE reader its bytes and traces every line it consumes.
+/// A `BufRead` that hands the SSE reader its bytes and traces every line it consumes (with no
+/// trace, it only hands them on).
 pub struct Tee<'a> {
     inner: &'a mut dyn BufRead,
-    trace: &'a Trace,
+    trace: Option<&'a Trace>,
     line: Vec<u8>,
 }
 
 impl<'a> Tee<'a> {
-    pub fn new(inner: &'a mut dyn BufRead, trace: &'a Trace) -> Tee<'a> {
+    pub fn new(inner: &'a mut dyn BufRead, trace: Option<&'a Trace>) -> Tee<'a> {
         Tee {
             inner,
             trace,
@@ -68,8 +69,8 @@ impl<'a> Tee<'a> {
     fn flush_line(&mut self) {
         let text = String::from_utf8_lossy(&self.line);
         let text = text.trim_end_matches(['\r', '\n']);
-        if !text.is_empty() {
-            self.trace.record("sse", json!({"line": text}));
+        if let (Some(trace), false) = (self.trace, text.is_empty()) {
+            trace.record("sse", json!({"line": text}));
         }
         self.line.clear();
     }
@@ -91,6 +92,9 @@ impl BufRead for Tee<'_> {
     }
 
     fn consume(&mut self, amount: usize) {
+        if self.trace.is_none() {
+            return self.inner.consume(amount);
+        }
         if let Ok(available) = self.inner.fill_buf() {
             let taken = &available[..amount.min(available.len())];
             self.line.extend_from_slice(taken);

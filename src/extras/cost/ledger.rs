@@ -4,7 +4,7 @@
 //! request used and its `Usage`; `/tokens`, the end of a `-p` run and `--output-format json`
 //! read the totals. One ledger serves a whole session: sub-agents, summaries and `/model`
 //! switches share it. It does not decide prices (`cost.rs` does) or enforce `--max-cost`
-//! (`llm/account.rs` does).
+//! (`extras/account.rs` does).
 
 use super::{PriceTable, dollars_for};
 use crate::core::message::Usage;

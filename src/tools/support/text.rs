@@ -1,6 +1,6 @@
 //! Small text helpers the display, the wire and the trust question share: the one family of
-//! truncators (`cut_at_word`, `one_line`, `echo`, `truncate_middle`), text made safe to print
-//! on a terminal, the pattern-length refusal, and the calendar date of a Unix day.
+//! truncators (`cut_at_word`, `one_line`, `headline`, `echo`, `truncate_middle`), text made
+//! safe to print on a terminal, the pattern-length refusal, and the calendar date of a Unix day.
 //!
 //! Pure functions; nothing here reads or writes anything.
 
@@ -27,6 +27,23 @@ pub fn one_line(text: &str, max: usize) -> String {
         true => format!("{}…", squeezed.chars().take(max).collect::<String>()),
         false => squeezed,
     }
+}
+
+/// A message as one short line for a notice: an HTML page's title, or else the first line
+/// that says something, cut at a word near `ONE_LINE` characters.
+pub fn headline(message: &str) -> String {
+    const ONE_LINE: usize = 200;
+    let first = message.lines().map(str::trim).find(|line| !line.is_empty());
+    let line = html_title(message).or(first).unwrap_or("");
+    cut_at_word(line, ONE_LINE)
+}
+
+/// The `<title>` of an HTML page, if `text` is one.
+pub fn html_title(text: &str) -> Option<&str> {
+    let lower = text.to_ascii_lowercase();
+    let start = lower.find("<title>")? + "<title>".len();
+    let end = start + lower[start..].find("</title>")?;
+    Some(text[start..end].trim()).filter(|title| !title.is_empty())
 }
 
 /// `text` with its control characters (a terminal escape, a `\r` that would draw over a line)
@@ -104,6 +121,19 @@ pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn headline_is_short_and_says_something() {
+        let page =
+            "<html>\n<head><title>502 Bad Gateway</title></head>\n<body>nginx</body>\n</html>";
+        assert_eq!(headline(page), "502 Bad Gateway");
+        assert_eq!(headline("\n\n  first words\nsecond line"), "first words");
+        let long = "word ".repeat(2000);
+        let line = headline(&long);
+        assert!(line.len() <= 205 && line.ends_with(" …"), "{line}");
+        let unicode = headline(&"Ünïcode ".repeat(100));
+        assert!(unicode.chars().count() <= 202, "{unicode}");
+    }
 
     #[test]
     fn cuts_at_a_word() {

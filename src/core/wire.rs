@@ -1,0 +1,444 @@
+//! What goes over the wire: the request body as this provider takes it (`Adaptations`), the
+//! shapes of a streamed chunk (only the fields `sse.rs`'s parser reads; they borrow and stay
+//! small, since this runs for every delta: DESIGN.md, "SSE chunks"), and the tool calls put
+//! back together from their fragments (`Calls`). Nothing here sends or reads a byte, or judges
+//! a call's arguments beyond "a whole JSON object"; the tools do.
+
+use crate::core::config::Config;
+use crate::core::event::Event;
+use crate::core::message::{Message, Role, ToolCall};
+use serde::Deserialize;
+use serde::de::{IgnoredAny, SeqAccess, Visitor};
+use serde_json::{Value, json};
+use std::borrow::Cow;
+
+#[derive(Deserialize)]
+pub(crate) struct Chunk<'a> {
+    #[serde(borrow)]
+    pub(crate) choices: Option<FirstChoice<'a>>,
+    pub(crate) usage: Option<WireUsage>,
+    pub(crate) error: Option<IgnoredAny>,
+}
+
+/// `choices`, of which only the first with index 0 is kept (we never ask for more than one),
+/// read element by element: a `Vec` would cost an allocation per delta (DESIGN.md, "SSE chunks").
+pub(crate) struct FirstChoice<'a>(pub(crate) Option<WireChoice<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for FirstChoice<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_seq(FirstChoice(None))
+    }
+}
+
+impl<'de: 'a, 'a> Visitor<'de> for FirstChoice<'a> {
+    type Value = FirstChoice<'a>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a list of choices")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while let Some(choice) = seq.next_element::<WireChoice>()? {
+            if self.0.is_none() && choice.index.unwrap_or(0) == 0 {
+                self.0 = Some(choice);
+            }
+        }
+        Ok(self)
+    }
+}
+
+// At most 128 bytes (the u32, the boxed str and `function_call`): DESIGN.md, "SSE chunks".
+#[derive(Deserialize)]
+pub(crate) struct WireChoice<'a> {
+    pub(crate) index: Option<u32>,
+    /// A whole completion's `message` has a delta's shape (see `sse::whole_completion`).
+    #[serde(borrow, alias = "message")]
+    pub(crate) delta: Option<WireDelta<'a>>,
+    pub(crate) finish_reason: Option<Box<str>>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct WireDelta<'a> {
+    #[serde(borrow)]
+    pub(crate) content: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub(crate) reasoning_content: Option<Cow<'a, str>>,
+    /// OpenRouter's and Ollama's name for `reasoning_content`.
+    #[serde(borrow)]
+    pub(crate) reasoning: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub(crate) tool_calls: Option<Vec<WireToolCall<'a>>>,
+    /// The pre-tools API: one call per reply, no id.
+    #[serde(borrow)]
+    pub(crate) function_call: Option<Box<WireFunction<'a>>>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct WireToolCall<'a> {
+    pub(crate) index: Option<u64>,
+    pub(crate) id: Option<String>,
+    #[serde(borrow)]
+    pub(crate) function: Option<WireFunction<'a>>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct WireFunction<'a> {
+    pub(crate) name: Option<String>,
+    #[serde(borrow)]
+    pub(crate) arguments: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct WireUsage {
+    pub(crate) prompt_tokens: Option<u64>,
+    pub(crate) completion_tokens: Option<u64>,
+    pub(crate) prompt_tokens_details: Option<WireUsageDetails>,
+    /// OpenRouter's cost in credits (US$); any JSON value, so a string costs only the figure.
+    pub(crate) cost: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct WireUsageDetails {
+    pub(crate) cached_tokens: Option<u64>,
+}
+
+/// Tool calls from their fragments, however oddly providers number them (see `slot_for`).
+#[derive(Default)]
+pub(crate) struct Calls {
+    /// Calls in order of first appearance, each with the index the provider gave it.
+    calls: Vec<(u64, ToolCall)>,
+    /// Which calls `announce_ready` has judged, and how deep in JSON each one's arguments are.
+    announced: Vec<bool>,
+    depths: Vec<JsonDepth>,
+}
+
+impl Calls {
+    /// A call is finished once its arguments are a whole JSON object: nothing valid can follow
+    /// a closing brace. Say so once per call, as soon as it happens.
+    pub(crate) fn announce_ready(&mut self, on_delta: &mut dyn FnMut(Event)) {
+        self.announced.resize(self.calls.len(), false);
+        self.depths.resize(self.calls.len(), JsonDepth::default());
+        let judged = self.announced.iter_mut().zip(&mut self.depths);
+        for ((_, call), (announced, depth)) in self.calls.iter().zip(judged) {
+            if *announced {
+                continue;
+            }
+            depth.update(&call.arguments);
+            if depth.is_closed() {
+                *announced = true;
+                if serde_json::from_str::<IgnoredAny>(&call.arguments).is_ok() {
+                    on_delta(Event::CallReady(call));
+                }
+            }
+        }
+    }
+
+    /// Merge one fragment into its call; returns how many bytes that kept, for `MAX_REPLY`
+    /// (a new call counts too, so an endless list of empty calls is bounded as well).
+    pub(crate) fn merge(&mut self, fragment: WireToolCall) -> usize {
+        let id = fragment.id.filter(|id| !id.is_empty());
+        let calls = self.calls.len();
+        let slot = self.slot_for(fragment.index, id.as_deref());
+        let mut added = if self.calls.len() > calls { 64 } else { 0 };
+        let call = &mut self.calls[slot].1;
+        // id and name are assigned, never appended: llama.cpp repeats them in every fragment.
+        if let Some(id) = id {
+            call.id = id;
+        }
+        // An announced call may already be running (read-only calls start early): it is final.
+        let judged = self.announced.get(slot).is_some_and(|a| *a);
+        let Some(function) = fragment.function.filter(|_| !judged) else {
+            return added;
+        };
+        if let Some(name) = function.name.filter(|name| !name.is_empty()) {
+            call.name = name;
+        }
+        if let Some(piece) = function.arguments {
+            call.arguments.push_str(&piece);
+            added += piece.len();
+        }
+        added
+    }
+
+    /// Which call a fragment belongs to; opens a new one when none fits.
+    fn slot_for(&mut self, index: Option<u64>, id: Option<&str>) -> usize {
+        let open = match index {
+            Some(index) => self.calls.iter().rposition(|(at, _)| *at == index),
+            None => id
+                .and_then(|id| self.calls.iter().rposition(|(_, call)| call.id == id))
+                .or(self.calls.len().checked_sub(1)),
+        };
+        if let Some(slot) = open {
+            let call = &self.calls[slot].1;
+            // Some providers send every call as index 0; a new id after arguments is a new call.
+            let other_call = id.is_some_and(|id| {
+                !call.id.is_empty() && call.id != id && !call.arguments.is_empty()
+            });
+            if !other_call {
+                return slot;
+            }
+        }
+        let next_index = self.calls.iter().map(|(at, _)| at + 1).max().unwrap_or(0);
+        self.calls
+            .push((index.unwrap_or(next_index), ToolCall::default()));
+        self.calls.len() - 1
+    }
+
+    /// The calls in index order (stable: calls that share an index keep the order they came
+    /// in), each with an id (`call_N` where the provider gave none).
+    pub(crate) fn in_index_order(mut self) -> Vec<ToolCall> {
+        self.calls.sort_by_key(|(index, _)| *index);
+        for (n, (_, call)) in self.calls.iter_mut().enumerate() {
+            if call.id.is_empty() {
+                call.id = format!("call_{n}");
+            }
+        }
+        self.calls.into_iter().map(|(_, call)| call).collect()
+    }
+}
+
+/// How deep inside a JSON value a growing text is, so a close is seen without parsing it all
+/// again at every piece (which was quadratic). Only brackets outside strings count.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct JsonDepth {
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+    /// A `{` or `[` has been seen: only then can the value close.
+    opened: bool,
+    /// Bytes of the text already counted.
+    scanned: usize,
+}
+
+impl JsonDepth {
+    /// Count the part of `text` not seen yet (`text` only ever grows between calls).
+    pub(crate) fn update(&mut self, text: &str) {
+        let new = text.as_bytes().get(self.scanned..).unwrap_or_default();
+        for &byte in new {
+            match (self.in_string, byte) {
+                (true, _) if self.escaped => self.escaped = false,
+                (true, b'\\') => self.escaped = true,
+                (true, b'"') => self.in_string = false,
+                (true, _) => {}
+                (false, b'"') => self.in_string = true,
+                (false, b'{' | b'[') => {
+                    self.depth += 1;
+                    self.opened = true;
+                }
+                (false, b'}' | b']') => self.depth = self.depth.saturating_sub(1),
+                (false, _) => {}
+            }
+        }
+        self.scanned = text.len();
+    }
+
+    /// Inside a string or an unclosed bracket: more text would continue this value.
+    pub(crate) fn is_open(&self) -> bool {
+        self.in_string || self.depth > 0
+    }
+
+    /// An object or array was opened and is closed again.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.opened && !self.is_open()
+    }
+}
+
+/// What 400 answers taught about this provider's requests, for the rest of the session.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Adaptations {
+    max_completion_tokens: bool,
+    omit_temperature: bool,
+    omit_stream_options: bool,
+    /// Send `""` rather than `null` as an assistant message's missing content.
+    empty_content: bool,
+    /// The provider's context window, once it said so; smaller than the configured one.
+    context_limit: Option<u64>,
+}
+
+impl Adaptations {
+    /// The body of a streamed chat-completions request, as this provider takes it.
+    pub(crate) fn request_body(
+        &self,
+        config: &Config,
+        model: &str,
+        messages: &[Message],
+        tools: &[Value],
+    ) -> Value {
+        let mut body = json!({"model": model, "messages": messages, "stream": true});
+        if self.empty_content {
+            let messages = body["messages"].as_array_mut().into_iter().flatten();
+            for message in messages.filter(|message| message["content"].is_null()) {
+                message["content"] = json!("");
+            }
+        }
+        if !tools.is_empty() {
+            body["tools"] = json!(tools);
+            if let Some(choice) = &config.tool_choice {
+                body["tool_choice"] = json!(choice.as_str());
+            }
+        }
+        if !self.omit_stream_options {
+            body["stream_options"] = json!({"include_usage": true});
+        }
+        if !self.omit_temperature {
+            body["temperature"] = json!(config.temperature);
+        }
+        let limit_key = match self.max_completion_tokens {
+            true => "max_completion_tokens",
+            false => "max_tokens",
+        };
+        body[limit_key] = json!(config.max_tokens);
+        body
+    }
+
+    /// A 400 that names `max_tokens`, `temperature` or `stream_options`: renamed or dropped.
+    pub(crate) fn adapt_to(&mut self, message: &str) -> bool {
+        let flags = [
+            ("'max_tokens'", &mut self.max_completion_tokens),
+            ("'temperature'", &mut self.omit_temperature),
+            ("stream_options", &mut self.omit_stream_options),
+        ];
+        let Some((_, flag)) = flags.into_iter().find(|(name, _)| message.contains(name)) else {
+            return false;
+        };
+        !std::mem::replace(flag, true)
+    }
+
+    /// The window to compact for: the configured one, or the provider's if it said less.
+    pub(crate) fn window(&self, configured: u32) -> usize {
+        let limit = self.context_limit.unwrap_or(configured as u64);
+        usize::try_from(limit).unwrap_or(usize::MAX)
+    }
+
+    /// A window smaller than the configured one, learnt from a "does not fit" answer.
+    pub(crate) fn learn_window(&mut self, limit: u64, configured: u64) {
+        self.context_limit = Some(self.context_limit.unwrap_or(configured).min(limit));
+    }
+
+    /// llama-cpp-python's validator rejects an assistant message whose `content` is `null`
+    /// (the OpenAI shape for a reply of only tool calls), while others reject `""`. So `null`
+    /// stays, unless a server's error names `content` while the history holds one: then `""`.
+    pub(crate) fn adapt_null_content(&mut self, message: &str, messages: &[Message]) -> bool {
+        let names_content = message.to_ascii_lowercase().contains("content");
+        let has_null = (messages.iter()).any(|m| m.role == Role::Assistant && m.content.is_none());
+        let first_time = names_content && has_null && !self.empty_content;
+        self.empty_content |= first_time;
+        first_time
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn first_choice(data: &str) -> Option<String> {
+        let chunk: Chunk = serde_json::from_str(data).expect("a valid chunk");
+        let choice = chunk.choices?.0?;
+        Some(choice.delta?.content?.into_owned())
+    }
+
+    #[test]
+    fn only_the_first_choice_with_index_zero_is_kept() {
+        let two = r#"{"choices":[{"index":1,"delta":{"content":"b"}},{"index":0,"delta":{"content":"a"}},{"index":0,"delta":{"content":"c"}}]}"#;
+        assert_eq!(first_choice(two).as_deref(), Some("a"));
+        let no_index = r#"{"choices":[{"delta":{"content":"a"}}]}"#;
+        assert_eq!(first_choice(no_index).as_deref(), Some("a"));
+        assert_eq!(first_choice(r#"{"choices":[]}"#), None);
+        assert_eq!(first_choice(r#"{"choices":null,"usage":null}"#), None);
+        assert!(serde_json::from_str::<Chunk>(r#"{"choices":{"index":0}}"#).is_err());
+    }
+
+    /// OpenRouter's usage chunk (its documented shape): the cost is read; a cost that is not a
+    /// number (a string, from some gateway) still parses, so the reply is not lost over it.
+    #[test]
+    fn the_usage_cost_is_read_and_a_strange_one_does_not_fail_the_chunk() {
+        let openrouter = r#"{"object":"chat.completion.chunk","choices":[],"usage":{"completion_tokens":2,"completion_tokens_details":{"reasoning_tokens":0},"cost":0.95,"cost_details":{"upstream_inference_cost":19},"prompt_tokens":194,"prompt_tokens_details":{"cached_tokens":0,"cache_write_tokens":100,"audio_tokens":0},"total_tokens":196}}"#;
+        let cost = |data: &str| {
+            let chunk: Chunk = serde_json::from_str(data).expect("a valid chunk");
+            chunk.usage.and_then(|u| u.cost).and_then(|c| c.as_f64())
+        };
+        assert_eq!(cost(openrouter), Some(0.95));
+        assert_eq!(cost(r#"{"usage":{"prompt_tokens":1,"cost":"0.95"}}"#), None);
+        assert_eq!(cost(r#"{"usage":{"prompt_tokens":1,"cost":null}}"#), None);
+        assert_eq!(cost(r#"{"usage":{"prompt_tokens":1}}"#), None);
+    }
+
+    /// See the comment above `WireChoice`: a bigger choice is copied by `memcpy` calls.
+    #[test]
+    fn a_choice_stays_small_enough_to_move_cheaply() {
+        assert!(
+            size_of::<WireChoice>() <= 128,
+            "{}",
+            size_of::<WireChoice>()
+        );
+    }
+
+    fn depth_of(pieces: &[&str]) -> JsonDepth {
+        let mut depth = JsonDepth::default();
+        let mut text = String::new();
+        for piece in pieces {
+            text.push_str(piece);
+            depth.update(&text);
+        }
+        depth
+    }
+
+    #[test]
+    fn brackets_in_strings_and_escapes_do_not_count() {
+        assert!(depth_of(&[r#"{"a": "}"#]).is_open());
+        assert!(depth_of(&[r#"{"a": "}"#, r#"\"}"}"#]).is_closed());
+        assert!(depth_of(&[r#"{"a": [1, {"b": "\\"}"#, "]}"]).is_closed());
+        assert!(
+            depth_of(&[r#"{"a": "x\\"#, r#"""#]).is_open(),
+            "an escaped quote"
+        );
+        assert!(!depth_of(&["[DONE"]).is_closed() && depth_of(&["[DONE]"]).is_closed());
+        assert!(!depth_of(&["plain"]).is_open() && !depth_of(&["plain"]).is_closed());
+    }
+
+    /// Two megabytes of pieces that each end in `}` inside a string: each byte counted once.
+    #[test]
+    fn many_closing_looking_pieces_cost_linear_time() {
+        let started = std::time::Instant::now();
+        let mut depth = JsonDepth::default();
+        let mut text = String::from(r#"{"content": ""#);
+        for _ in 0..100_000 {
+            text.push_str("xxxxxxxxxxxxxxxxxxx}");
+            depth.update(&text);
+        }
+        assert!(depth.is_open());
+        text.push_str(r#""}"#);
+        depth.update(&text);
+        assert!(depth.is_closed());
+        assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+    }
+
+    fn check(adapt: &mut Adaptations, message: &str) -> (bool, Value) {
+        let adapted = adapt.adapt_to(message);
+        let config = Config::default();
+        (
+            adapted,
+            adapt.request_body(&config, "m", &[Message::user("hi")], &[]),
+        )
+    }
+
+    #[test]
+    fn each_adaptation_happens_once_and_sticks() {
+        let llm = &mut Adaptations::default();
+        let body = llm.request_body(&Config::default(), "m", &[], &[]);
+        assert_eq!(body["max_tokens"], 4096);
+        assert_eq!(body["stream_options"]["include_usage"], true);
+        let (adapted, body) = check(llm, "Unsupported parameter: 'max_tokens' is not supported");
+        assert!(adapted);
+        assert_eq!(
+            (body.get("max_tokens"), &body["max_completion_tokens"]),
+            (None, &json!(4096))
+        );
+        assert!(!check(llm, "Unsupported parameter: 'max_tokens'").0);
+        let (adapted, body) = check(llm, "'temperature' does not support 0");
+        assert!(adapted && body.get("temperature").is_none());
+        let (adapted, body) = check(llm, "stream_options is not allowed");
+        assert!(adapted && body.get("stream_options").is_none());
+        assert!(!check(llm, "some other 400").0);
+    }
+}
