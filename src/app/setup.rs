@@ -18,6 +18,7 @@ use crate::extras::hooks::Hooks;
 use crate::extras::instructions::Instructions;
 use crate::extras::mcp::Servers;
 use crate::extras::mcp_config;
+use crate::extras::permissions::Permissions;
 use crate::extras::session::{self, Header, SessionLog};
 use crate::extras::trace::Trace;
 use crate::extras::trust::{self, Project};
@@ -38,7 +39,12 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
     let home = corecoder_home();
     let mut notes = Vec::new();
     notes.extend(make_private(&home));
-    let (mut consent, warning) = Consent::with_file(mode, home.join("permissions.json"));
+    let permissions = Permissions {
+        file: Some(home.join("permissions.json")),
+    };
+    let (always, warning) = permissions.read();
+    let mut consent = Consent::new(mode);
+    consent.always = always;
     consent.allow_destructive(&options.allow_destructive);
     notes.extend(warning);
     let (prices, warning) = PriceTable::with_overrides(&home.join("pricing.json"));
@@ -105,6 +111,7 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
     }
     let mut agent = Agent::new(Arc::new(llm), cwd.clone(), consent);
     agent.extras_mut().account = account;
+    agent.extras_mut().permissions = permissions;
     agent.set_max_rounds(options.max_rounds);
     // The writable roots are fixed here, from the launch directory, for the whole session.
     let shell = options.shell.for_session(&cwd).map_err(Error::Usage)?;

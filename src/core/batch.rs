@@ -182,10 +182,8 @@ impl Batch<'_> {
             Verdict::Ask => match ask(name, summary) {
                 Answer::Once => Ruling::Open,
                 Answer::Always => {
-                    if let Err(e) = self.consent.allow_always(name) {
-                        let notice = format!("could not save the permission: {e}");
-                        on_event(Event::Notice(&notice));
-                    }
+                    self.consent.always.insert(name.to_string());
+                    self.extras.allowed_always(&self.consent.always, on_event);
                     Ruling::Open
                 }
                 Answer::Deny => Ruling::Refused(Outcome::text(Consent::denial(name))),

@@ -123,7 +123,7 @@ mod tests {
         assert!(!may_start_early(tool, Unmarked, &yes));
         let mut ask = Consent::new(Mode::Ask);
         assert!(!may_start_early(tool, ReadOnly, &ask));
-        ask.allow_always(tool).unwrap();
+        ask.always.insert(tool.to_string());
         assert!(may_start_early(tool, ReadOnly, &ask));
         assert!(!may_start_early("mcp__web__fetch", ReadOnly, &ask));
         // Plan mode and `-p` without `--yes` refuse MCP tools: no hint changes that.

@@ -17,6 +17,7 @@ pub mod mcp;
 pub mod mcp_config;
 pub mod mcp_protocol;
 pub mod mcp_wire;
+pub mod permissions;
 pub mod sandbox;
 pub mod secrets;
 pub mod session;
@@ -35,6 +36,7 @@ use mcp::Servers;
 use sandbox::ShellSafety;
 use serde_json::{Value, json};
 use session::SessionLog;
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
@@ -62,6 +64,8 @@ pub struct Extras {
     pub checkpoints: Option<Checkpoints>,
     /// Where the conversation is written as it happens; `None` for sub-agents and by default.
     pub log: Option<SessionLog>,
+    /// Where "always" answers are saved; none for sub-agents (they never ask) and by default.
+    pub permissions: permissions::Permissions,
     /// Set when the log could not be written; shown at the start of the next round.
     log_failure: Option<String>,
     /// The `checkpoints` height before the running batch, to drop the steps that changed nothing.
@@ -80,6 +84,7 @@ impl Default for Extras {
             early: Default::default(),
             checkpoints: None,
             log: None,
+            permissions: Default::default(),
             log_failure: None,
             mark: None,
         }
@@ -221,6 +226,16 @@ impl Extras {
             PreToolDecision::Block(reason) => {
                 Some(Outcome::text(format!("Blocked by a hook: {reason}")))
             }
+        }
+    }
+
+    /// The user answered "always": the list is saved for later sessions, or the user is told
+    /// it could not be.
+    pub fn allowed_always(&self, always: &BTreeSet<String>, on_event: &mut dyn FnMut(Event)) {
+        if let Err(e) = self.permissions.save(always) {
+            on_event(Event::Notice(&format!(
+                "could not save the permission: {e}"
+            )));
         }
     }
 
