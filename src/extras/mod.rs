@@ -10,6 +10,7 @@ pub mod account;
 pub mod checkpoint;
 pub mod cost;
 pub mod early;
+pub mod fallback_summary;
 pub mod hooks;
 pub mod hooks_config;
 pub mod instructions;
@@ -188,6 +189,11 @@ impl Extras {
             Some(instructions) => instructions.text(cwd).to_string(),
             None => String::new(),
         }
+    }
+
+    /// Compaction's summary by the model failed: one extracted from `old` instead.
+    pub fn summary_without_model(old: &[Message]) -> String {
+        fallback_summary::summary(old)
     }
 
     /// The MCP tools offered next to ours.
