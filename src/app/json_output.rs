@@ -19,12 +19,12 @@ use std::time::Instant;
 /// Run `task` and report in `format`; returns the exit code (the same as in text mode).
 pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
     let started = Instant::now();
-    let session_id = (agent.extras().log.as_ref())
+    let session_id = (agent.extras.log.as_ref())
         .map(|log| log.id().to_string())
         .unwrap_or_default();
     let streaming = format == OutputFormat::StreamJson;
     if streaming {
-        let model = agent.extras().account.model(agent.llm().config());
+        let model = agent.extras.account.model(agent.llm().config());
         let cwd = agent.cwd().display().to_string();
         let init = json!({"type": "system", "subtype": "init", "session_id": session_id,
             "model": model, "cwd": cwd});
@@ -57,8 +57,8 @@ pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
         Err(Error::Interrupted) => ("interrupted", "interrupted".to_string(), 130),
         Err(e) => ("error_api", e.to_string(), e.exit_code()),
     };
-    let usage = agent.extras().account.usage();
-    let (cost, cost_unknown_reason) = cost_json(&agent.extras().account);
+    let usage = agent.extras.account.usage();
+    let (cost, cost_unknown_reason) = cost_json(&agent.extras.account);
     let _ = print_line(&json!({
         "type": "result",
         "subtype": subtype,

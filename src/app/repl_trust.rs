@@ -83,7 +83,7 @@ pub fn trust_now(agent: &mut Agent, display: &Display) {
     }
     display.note(&format!(
         "Trusted: {} hooks, {} MCP tools. A .env's settings count from the next start.",
-        agent.extras().hooks.count(),
-        agent.extras().mcp.tool_count()
+        agent.extras.hooks.count(),
+        agent.extras.mcp.tool_count()
     ));
 }

@@ -110,13 +110,13 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
         account = account.with_trace(trace);
     }
     let mut agent = Agent::new(Arc::new(llm), cwd.clone(), consent);
-    agent.extras_mut().account = account;
-    agent.extras_mut().permissions = permissions;
-    agent.set_max_rounds(options.max_rounds);
+    agent.extras.account = account;
+    agent.extras.permissions = permissions;
+    agent.max_rounds = options.max_rounds;
     // The writable roots are fixed here, from the launch directory, for the whole session.
     let shell = options.shell.for_session(&cwd).map_err(Error::Usage)?;
-    agent.extras_mut().shell = shell;
-    agent.extras_mut().instructions = Some(Instructions::new(&home));
+    agent.extras.shell = shell;
+    agent.extras.instructions = Some(Instructions::new(&home));
     notes.extend(options.project.notes.iter().cloned());
     notes.extend(options.project.skipped_line());
     notes.extend(load_extensions(&mut agent, &home, &options.project));
@@ -130,14 +130,14 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
         Ok(log) => {
             let (checkpoints, warning) = Checkpoints::open(&checkpoint_dir(&home, log.id()));
             notes.extend(warning);
-            agent.extras_mut().checkpoints = Some(checkpoints);
-            agent.extras_mut().log = Some(log);
+            agent.extras.checkpoints = Some(checkpoints);
+            agent.extras.log = Some(log);
         }
         Err(e) => notes.push(format!(
             "this session will not be saved, and /undo is off: {e}"
         )),
     }
-    notes.extend(agent.extras().session_started(agent.cwd()));
+    notes.extend(agent.extras.session_started(agent.cwd()));
     Ok(Started { agent, notes })
 }
 
@@ -178,12 +178,12 @@ pub fn load_extensions(agent: &mut Agent, home: &Path, project: &Project) -> Vec
     let mut mcp_files = vec![home.join("mcp.json")];
     mcp_files.extend(project_file(trust::MCP_FILE));
     let (hooks, mut warnings) = Hooks::load(&home.join("hooks.json"), project_hooks.as_deref());
-    agent.extras_mut().hooks = Arc::new(hooks);
+    agent.extras.hooks = Arc::new(hooks);
     let (configs, more) = mcp_config::load_config(&mcp_files);
     warnings.extend(more);
     let (servers, more) = Servers::start(configs);
     warnings.extend(more);
-    agent.extras_mut().mcp = Arc::new(servers);
+    agent.extras.mcp = Arc::new(servers);
     warnings
 }
 

@@ -1,12 +1,10 @@
 //! The agent loop: build prompt → stream → run tools → append results → repeat.
 //!
-//! `Agent::run_loop` is the loop, in one function you can read top to bottom and step through;
-//! `run_task` wraps it for one user task, and the steps it calls follow it in this file, in the
-//! order it calls them, then what the binary, the REPL and embedding programs call between
-//! turns. The agent owns the history (nothing else changes it), the tracked working directory
-//! and the todo list. Every optional feature is reached through `extras` (`extras/mod.rs`), one
-//! method per step. It does not talk HTTP (that is `llm.rs`) and does not know how any tool
-//! works (that is `tools/`).
+//! `Agent::run_loop` is the loop, one function to read top to bottom and step through; `run_task`
+//! wraps it for one user task; the steps it calls follow in the order it calls them, then what
+//! the binary and embedding programs call between turns. The agent owns the history (nothing
+//! else changes it), the working directory and the todo list; every optional feature is reached
+//! through `extras` (`extras/mod.rs`). It talks no HTTP (`llm.rs`) and runs no tool (`tools/`).
 
 use crate::core::batch::{self, Batch, Ruling};
 use crate::core::consent::{Answer, Consent, LoopGuard};
@@ -23,15 +21,22 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// Set the public fields between turns; the rest the agent keeps true itself, so they are read
+/// through methods (the history only changes through `push`, the model through `switch_model`).
 pub struct Agent {
+    /// What may run without asking; plan mode (`consent.plan`) is switched here.
+    pub consent: Consent,
+    /// Rounds (a request and its tool batch) a task may take before it ends at the cap.
+    pub max_rounds: u32,
+    /// Every optional feature: hooks, MCP, the sandbox, the session log, checkpoints, early start…
+    /// (sub-agents started later share the session-wide ones).
+    pub extras: Extras,
     llm: Arc<Llm>,
     /// `history[0]` is the system prompt, rebuilt every round.
     history: Vec<Message>,
     cwd: PathBuf,
     todos: Vec<Todo>,
-    consent: Consent,
     kind: AgentKind,
-    max_rounds: u32,
     cancel: Arc<AtomicBool>,
     /// Started on the first batch of several calls; sub-agents run their calls inline.
     pool: Option<Pool>,
@@ -41,8 +46,6 @@ pub struct Agent {
     guard: LoopGuard,
     /// Calibrated by the provider's real prompt sizes; decides when to compact.
     estimator: Estimator,
-    /// Every optional feature: hooks, MCP, the sandbox, the session log, checkpoints, early start…
-    extras: Extras,
 }
 
 impl Agent {
@@ -67,13 +70,17 @@ impl Agent {
     /// A sub-agent for the `agent` tool: fresh history, no `agent` tool, calls run inline, the
     /// session-wide extras shared (no session log, no checkpoints of its own).
     pub fn sub_agent(ctx: &ToolContext, max_rounds: u32) -> Agent {
-        let consent = ctx.consent.for_sub_agent();
-        let mut agent = Agent::new(ctx.llm.clone(), ctx.cwd.clone(), consent);
-        agent.extras = ctx.extras.clone();
-        agent.kind = AgentKind::SubAgent;
-        agent.max_rounds = max_rounds;
-        agent.cancel = ctx.cancel.clone();
-        agent
+        Agent {
+            extras: ctx.extras.clone(),
+            kind: AgentKind::SubAgent,
+            max_rounds,
+            cancel: ctx.cancel.clone(),
+            ..Agent::new(
+                ctx.llm.clone(),
+                ctx.cwd.clone(),
+                ctx.consent.for_sub_agent(),
+            )
+        }
     }
 
     /// Run a task where no one can be asked: calls that would need consent are refused.
@@ -318,10 +325,6 @@ impl Agent {
     // Between turns: what the binary, the REPL and embedding programs call. Nothing below runs
     // during a turn.
 
-    pub fn set_max_rounds(&mut self, rounds: u32) {
-        self.max_rounds = rounds;
-    }
-
     /// Set this (e.g. from a Ctrl+C handler) to stop the current turn at the next safe point.
     pub fn cancel_flag(&self) -> Arc<AtomicBool> {
         self.cancel.clone()
@@ -339,23 +342,9 @@ impl Agent {
         &self.llm
     }
 
-    /// The optional features: hooks, MCP servers, the sandbox, the session log, checkpoints…
-    pub fn extras(&self) -> &Extras {
-        &self.extras
-    }
-
-    /// Turn optional features on or off (sub-agents started later share them).
-    pub fn extras_mut(&mut self) -> &mut Extras {
-        &mut self.extras
-    }
-
     /// Rounds (requests with their tool batches) the last task took.
     pub fn rounds_used(&self) -> u32 {
         self.rounds_used
-    }
-
-    pub fn consent_mut(&mut self) -> &mut Consent {
-        &mut self.consent
     }
 
     /// Talk to another model from the next request on; the usage totals carry over.

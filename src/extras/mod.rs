@@ -45,7 +45,7 @@ use std::sync::atomic::AtomicUsize;
 /// The one seam between the core and every optional feature: the loop holds one `Extras` and
 /// calls one method per step of a turn, each a no-op when its feature is off; the client is
 /// handed the same value to report what it sent, spent and read. `Extras::default()` is a
-/// plain agent with every feature off. Set up between turns through `Agent::extras_mut`.
+/// plain agent with every feature off. Set up between turns through the public `Agent::extras`.
 pub struct Extras {
     /// Prices, the ledger, fallbacks and the trace: what the client reports to.
     pub account: account::Account,
