@@ -31,7 +31,7 @@ pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
         let _ = print_line(&init);
     }
     // A reader that went away (`| head -1`) has no use for the rest: the run stops.
-    let cancel = agent.cancel_flag();
+    let cancel = agent.cancel.clone();
     let mut closed = false;
     let result = agent.run(task, &mut |event| {
         if let (true, false, Some(line)) = (streaming, closed, event_json(&event))
@@ -65,7 +65,7 @@ pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
         "is_error": code != 0,
         "result": text,
         "session_id": session_id,
-        "num_rounds": agent.rounds_used(),
+        "num_rounds": agent.rounds_used,
         "duration_ms": started.elapsed().as_millis() as u64,
         "usage": usage_json(&usage),
         "total_cost_usd": cost,

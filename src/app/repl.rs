@@ -43,7 +43,7 @@ pub fn run(options: RunOptions) -> Result<i32, Error> {
     let mut editor = DefaultEditor::new().map_err(|e| Error::Io(format!("terminal: {e}")))?;
     let options = repl_trust::ask(options, &mut editor, &display)?;
     let Started { mut agent, notes } = setup::start(&options, mode)?;
-    let cancel = agent.cancel_flag();
+    let cancel = agent.cancel.clone();
     process::watch_ctrl_c(cancel.clone())?;
     let history = home.join("history");
     let _ = editor.load_history(&history);

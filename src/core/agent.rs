@@ -13,7 +13,7 @@ use crate::core::dispatch::{self, AgentKind, Effect, Outcome, Pool, ToolContext}
 use crate::core::event::{Error, Event, Finish};
 use crate::core::llm::Llm;
 use crate::core::message::{self, Message, Reply, ToolCall};
-use crate::core::prompt::{self, Estimator, Situation};
+use crate::core::prompt::{self, Situation};
 use crate::extras::Extras;
 use crate::tools::todo_write::Todo;
 use serde_json::Value;
@@ -21,15 +21,19 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Set the public fields between turns; the rest the agent keeps true itself, so they are read
-/// through methods (the history only changes through `push`, the model through `switch_model`).
+/// The public fields are set between turns; the rest the agent keeps true itself, so they are
+/// read through methods (the history changes only through `push`, the model `switch_model`).
 pub struct Agent {
     /// What may run without asking; plan mode (`consent.plan`) is switched here.
     pub consent: Consent,
     /// Rounds (a request and its tool batch) a task may take before it ends at the cap.
     pub max_rounds: u32,
-    /// Every optional feature: hooks, MCP, the sandbox, the session log, checkpoints, early start…
-    /// (sub-agents started later share the session-wide ones).
+    /// Set it (e.g. from a Ctrl+C handler) to stop the current turn at the next safe point.
+    pub cancel: Arc<AtomicBool>,
+    /// Rounds the last task took (for `--output-format json`).
+    pub rounds_used: u32,
+    /// Every optional feature: hooks, MCP, the sandbox, the session log, checkpoints, early
+    /// start… (sub-agents started later share the session-wide ones).
     pub extras: Extras,
     llm: Arc<Llm>,
     /// `history[0]` is the system prompt, rebuilt every round.
@@ -37,15 +41,10 @@ pub struct Agent {
     cwd: PathBuf,
     todos: Vec<Todo>,
     kind: AgentKind,
-    cancel: Arc<AtomicBool>,
     /// Started on the first batch of several calls; sub-agents run their calls inline.
     pool: Option<Pool>,
-    /// Rounds the last task took (for `--output-format json`).
-    rounds_used: u32,
     /// Counts identical calls in a row: the third is refused, the fifth ends the run.
     guard: LoopGuard,
-    /// Calibrated by the provider's real prompt sizes; decides when to compact.
-    estimator: Estimator,
 }
 
 impl Agent {
@@ -62,7 +61,6 @@ impl Agent {
             pool: None,
             rounds_used: 0,
             guard: LoopGuard::default(),
-            estimator: Estimator::new(),
             extras: Extras::default(),
         }
     }
@@ -129,7 +127,7 @@ impl Agent {
             self.extras.round_started(on_event);
 
             // 3. Keep the prompt inside the context window: snip, summarise or collapse.
-            let tokens = self.estimator.estimate(&self.history);
+            let tokens = self.extras.prompt_tokens(&self.history);
             if let Some(tier) = context::tier_for(tokens, self.llm.context_limit()) {
                 self.compact(tier, on_event);
             }
@@ -171,7 +169,12 @@ impl Agent {
             let outcomes = self.run_tools(&calls, rulings, on_event, ask);
             for (call, outcome) in calls.iter().zip(outcomes) {
                 self.push(Message::tool_result(&call.id, &outcome.text));
-                self.apply(outcome.effect);
+                // In call order, so a batch ends where the same calls one after another would.
+                match outcome.effect {
+                    Effect::None => {}
+                    Effect::ChangeDir(dir) => self.cwd = dir,
+                    Effect::SetTodos(todos) => self.todos = todos,
+                }
             }
             if self.cancel.load(Ordering::Relaxed) {
                 return Err(Error::Interrupted);
@@ -205,79 +208,82 @@ impl Agent {
         let mut summarise = |prompt: Vec<Message>| {
             (llm.complete(&prompt, extras, cancel)).map_err(|e| e.to_string())
         };
-        let (history, estimator) = (&mut self.history, &mut self.estimator);
-        let report = context::compact_and_tell(history, estimator, tier, &mut summarise, on_event);
+        let report = context::compact_and_tell(&mut self.history, tier, &mut summarise, on_event);
+        self.extras.history_compacted();
         if report.after < report.before {
             self.extras.rewritten(&self.history);
         }
         report
     }
 
-    /// Stream one reply. A prompt the provider calls too long is compacted one tier harder
-    /// and sent once more; Ctrl+C mid-answer keeps the part the user already saw. Read-only
-    /// calls that become whole while it streams start early (`extras/early.rs`).
+    /// Stream one reply. A prompt the provider calls too long is compacted one tier harder and
+    /// sent once more; if nothing shrank, the same bytes again would get the same answer.
     fn ask_model(
         &mut self,
         tools: &[Value],
         on_event: &mut dyn FnMut(Event),
     ) -> Result<Reply, Error> {
-        let mut squeezed = false;
-        // Only the main agent's pool, and only when no PreToolUse hook must see every call first.
-        if self.kind == AgentKind::Main && self.extras.may_start_early() {
-            self.pool.get_or_insert_with(Pool::new);
-        }
-        loop {
-            let pool = self.pool.as_ref().filter(|_| self.extras.may_start_early());
-            let ctx = self.tool_context();
-            let mut partial = String::new();
-            let mut early = std::mem::take(&mut self.extras.early);
-            early.reply_starting(&self.guard);
-            let mut forward = |event: Event| {
-                match event {
-                    Event::Text(text) => partial.push_str(text),
-                    // A retried request starts over: the text shown so far is void.
-                    Event::Retry { .. } | Event::Fallback { .. } => partial.clear(),
-                    _ => {}
+        match self.stream_reply(tools, on_event) {
+            Err(Error::ContextTooLong(message)) => {
+                let (history, extras, llm) = (&self.history, &mut self.extras, &self.llm);
+                let tier = context::tier_to_fit(&message, history, extras, llm, on_event);
+                match self.compact(tier, on_event) {
+                    report if report.after < report.before => self.stream_reply(tools, on_event),
+                    _ => Err(Error::ContextTooLong(message)),
                 }
-                early.streamed(&event, pool, &ctx, &self.guard);
-                on_event(event);
-            };
-            let streamed = self.llm.stream(
-                &self.history,
-                tools,
-                &self.extras,
-                &self.cancel,
-                &mut forward,
-            );
-            self.extras.early = early;
-            match streamed {
-                Ok(reply) => {
-                    if let Some(usage) = &reply.usage {
-                        (self.estimator).calibrate(self.history.len(), usage.prompt_tokens);
-                    }
-                    return Ok(reply);
-                }
-                // Compact one tier harder and send once more; if nothing shrank, the same
-                // bytes again would get the same answer.
-                Err(Error::ContextTooLong(message)) if !squeezed => {
-                    squeezed = true;
-                    let (history, estimator) = (&self.history, &mut self.estimator);
-                    let tier =
-                        context::tier_to_fit(&message, history, estimator, &self.llm, on_event);
-                    let report = self.compact(tier, on_event);
-                    if report.after >= report.before {
-                        return Err(Error::ContextTooLong(message));
-                    }
-                }
-                Err(Error::Interrupted) if !partial.is_empty() => {
-                    self.push(Message::assistant(&format!("{partial}\n[interrupted]")));
-                    return Err(Error::Interrupted);
-                }
-                Err(e) => return Err(e),
             }
+            streamed => streamed,
         }
     }
 
+    /// One request. Ctrl+C mid-answer keeps the part the user already saw. Read-only calls that
+    /// become whole while it streams start early (`extras/early.rs`): on the main agent's pool,
+    /// and only when no PreToolUse hook must see every call first.
+    fn stream_reply(
+        &mut self,
+        tools: &[Value],
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<Reply, Error> {
+        let early_start = self.kind == AgentKind::Main && self.extras.may_start_early();
+        if early_start {
+            self.pool.get_or_insert_with(Pool::new);
+        }
+        let pool = self.pool.as_ref().filter(|_| early_start);
+        let (ctx, mut partial) = (self.tool_context(), String::new());
+        let mut early = std::mem::take(&mut self.extras.early);
+        early.reply_starting(&self.guard);
+        let mut forward = |event: Event| {
+            match event {
+                Event::Text(text) => partial.push_str(text),
+                // A retried request starts over: the text shown so far is void.
+                Event::Retry { .. } | Event::Fallback { .. } => partial.clear(),
+                _ => {}
+            }
+            early.streamed(&event, pool, &ctx, &self.guard);
+            on_event(event);
+        };
+        let (history, extras, cancel) = (&self.history, &self.extras, &self.cancel);
+        let streamed = self
+            .llm
+            .stream(history, tools, extras, cancel, &mut forward);
+        self.extras.early = early;
+        match streamed {
+            Ok(reply) => {
+                if let Some(usage) = &reply.usage {
+                    (self.extras).prompt_measured(self.history.len(), usage.prompt_tokens);
+                }
+                Ok(reply)
+            }
+            Err(Error::Interrupted) if !partial.is_empty() => {
+                self.push(Message::assistant(&format!("{partial}\n[interrupted]")));
+                Err(Error::Interrupted)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// One reply's calls through the batch (`batch.rs`). A sub-agent already runs on a pool
+    /// worker, so its own calls run inline.
     fn run_tools(
         &mut self,
         calls: &[ToolCall],
@@ -285,20 +291,18 @@ impl Agent {
         on_event: &mut dyn FnMut(Event),
         ask: &mut dyn FnMut(&str, &str) -> Answer,
     ) -> Vec<Outcome> {
-        // A sub-agent already runs on a pool worker, so its own calls run inline.
-        if self.kind == AgentKind::Main && calls.len() > 1 && self.pool.is_none() {
-            self.pool = Some(Pool::new());
+        if self.kind == AgentKind::Main && calls.len() > 1 {
+            self.pool.get_or_insert_with(Pool::new);
         }
         let ctx = self.tool_context();
-        let batch = Batch {
-            consent: &mut self.consent,
-            extras: &mut self.extras,
-            pool: self.pool.as_ref(),
+        let (consent, extras, pool) = (&mut self.consent, &mut self.extras, self.pool.as_ref());
+        Batch {
+            consent,
+            extras,
+            pool,
             ctx,
-        };
-        let outcomes = batch.run(calls, rulings, on_event, ask);
-        self.extras.batch_done(calls, &outcomes);
-        outcomes
+        }
+        .run(calls, rulings, on_event, ask)
     }
 
     /// What a tool call may see of the session, as it stands now.
@@ -312,23 +316,8 @@ impl Agent {
         }
     }
 
-    /// Effects merge back in call order, so a batch ends where the same calls run one after
-    /// another would have ended.
-    fn apply(&mut self, effect: Effect) {
-        match effect {
-            Effect::None => {}
-            Effect::ChangeDir(dir) => self.cwd = dir,
-            Effect::SetTodos(todos) => self.todos = todos,
-        }
-    }
-
     // Between turns: what the binary, the REPL and embedding programs call. Nothing below runs
     // during a turn.
-
-    /// Set this (e.g. from a Ctrl+C handler) to stop the current turn at the next safe point.
-    pub fn cancel_flag(&self) -> Arc<AtomicBool> {
-        self.cancel.clone()
-    }
 
     pub fn history(&self) -> &[Message] {
         &self.history
@@ -340,11 +329,6 @@ impl Agent {
 
     pub fn llm(&self) -> &Llm {
         &self.llm
-    }
-
-    /// Rounds (requests with their tool batches) the last task took.
-    pub fn rounds_used(&self) -> u32 {
-        self.rounds_used
     }
 
     /// Talk to another model from the next request on; the usage totals carry over.

@@ -11,7 +11,7 @@ use crate::core::event::Event;
 use crate::core::http;
 use crate::core::llm::Llm;
 use crate::core::message::{Message, Role};
-use crate::core::prompt::{self, Estimator, SUMMARY_HEADER, estimate_messages};
+use crate::core::prompt::{self, SUMMARY_HEADER, estimate_messages};
 use crate::extras::Extras;
 use crate::tools::support::text::truncate_middle;
 
@@ -59,17 +59,14 @@ pub fn harder(tier: Option<Tier>) -> Tier {
     }
 }
 
-/// Compact at `tier` and tell the user when anything changed. The estimate starts over: a
-/// snip keeps the history's length, so the calibration could not notice on its own.
+/// Compact at `tier` and tell the user when anything changed.
 pub fn compact_and_tell(
     history: &mut Vec<Message>,
-    estimator: &mut Estimator,
     tier: Tier,
     summarise: &mut dyn FnMut(Vec<Message>) -> Result<String, String>,
     on_event: &mut dyn FnMut(Event),
 ) -> Report {
     let report = compact(history, tier, summarise);
-    estimator.reset();
     if report.after < report.before {
         let (before, after) = (report.before, report.after);
         let mut notice = format!("context {tier:?}: {before} → {after} tokens");
@@ -87,14 +84,14 @@ pub fn compact_and_tell(
 pub fn tier_to_fit(
     message: &str,
     history: &[Message],
-    estimator: &mut Estimator,
+    extras: &mut Extras,
     llm: &Llm,
     on_event: &mut dyn FnMut(Event),
 ) -> Tier {
     let (configured, limit) = (llm.config().max_context as usize, llm.context_limit());
     let said = http::overflow_numbers(message);
     if let Some(prompt) = said.prompt {
-        estimator.calibrate(history.len(), prompt);
+        extras.prompt_measured(history.len(), prompt);
     }
     if said.limit.is_some() && limit < configured {
         let note = format!(
@@ -102,7 +99,7 @@ pub fn tier_to_fit(
         );
         on_event(Event::Notice(&note));
     }
-    harder(tier_for(estimator.estimate(history), limit))
+    harder(tier_for(extras.prompt_tokens(history), limit))
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -230,6 +227,7 @@ mod tests {
     use super::*;
     use crate::core::message::{ToolCall, repair_tool_pairs};
     use crate::core::prompt::RENDER_TOTAL_CHARS;
+    use crate::extras::calibration::Calibration;
 
     fn calls(ids: &[&str]) -> Message {
         let tool_calls = (ids.iter())
@@ -508,7 +506,7 @@ mod tests {
     fn two_hundred_rounds_stay_in_the_window_and_valid() {
         let max_context = 20_000;
         let mut history = vec![Message::system("sys"), Message::user("Refactor everything")];
-        let mut estimator = Estimator::new();
+        let mut estimator = Calibration::default();
         let mut tiers = Vec::new();
         for i in 0..200 {
             if i % 25 == 10 {

@@ -4,9 +4,9 @@
 //!
 //! The system prompt tells the model where it is (working directory, OS, date), what it can do
 //! (the tools), how to behave (the rules) and what it planned (the todo list). The estimate
-//! counts text line by line (CJK characters apart, the rest as code or prose), and `Estimator`
-//! anchors the sum on the last prompt size the provider reported. No tokenizer: a rough figure
-//! is all compaction needs, and the calibration corrects it every round.
+//! counts text line by line (CJK characters apart, the rest as code or prose). No tokenizer: a
+//! rough figure is all compaction needs (`extras/calibration.rs` anchors it on the provider's
+//! own count).
 
 use crate::core::consent::Plan;
 use crate::core::dispatch::AgentKind;
@@ -233,40 +233,6 @@ pub fn estimate_messages(messages: &[Message]) -> usize {
         .sum()
 }
 
-/// The estimate, anchored on the last prompt size the provider actually reported.
-#[derive(Debug, Clone, Default)]
-pub struct Estimator {
-    /// `(history_len, prompt_tokens)` of the last request the provider measured.
-    calibrated: Option<(usize, usize)>,
-}
-
-impl Estimator {
-    pub fn new() -> Estimator {
-        Estimator::default()
-    }
-
-    /// The request that sent `history[..history_len]` cost `actual_prompt_tokens`.
-    pub fn calibrate(&mut self, history_len: usize, actual_prompt_tokens: u64) {
-        let tokens = usize::try_from(actual_prompt_tokens).unwrap_or(usize::MAX);
-        self.calibrated = Some((history_len, tokens));
-    }
-
-    /// Forget the calibration: call after `compact`, which may shrink messages in place (a snip
-    /// keeps the length, so `estimate` could not notice on its own).
-    pub fn reset(&mut self) {
-        self.calibrated = None;
-    }
-
-    pub fn estimate(&self, history: &[Message]) -> usize {
-        match self.calibrated {
-            Some((len, tokens)) if len <= history.len() => {
-                tokens.saturating_add(estimate_messages(&history[len..]))
-            }
-            _ => estimate_messages(history),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -319,28 +285,6 @@ mod tests {
         assert!(bare > MESSAGE_OVERHEAD_TOKENS + 5);
         call.reasoning_content = Some("I should look at the file first.".repeat(10));
         assert!(estimate_messages(&[call]) > bare + 50);
-    }
-
-    #[test]
-    fn the_estimator_builds_on_the_reported_size() {
-        let mut history = vec![Message::system("sys"), Message::user("task")];
-        let result = "    let value = compute(input); // a line of code\n".repeat(100);
-        history.extend([read_call("r"), Message::tool_result("r", &result)]);
-        let mut estimator = Estimator::new();
-        assert_eq!(estimator.estimate(&history), estimate_messages(&history));
-        estimator.calibrate(2, 5_000);
-        assert_eq!(
-            estimator.estimate(&history),
-            5_000 + estimate_messages(&history[2..])
-        );
-        assert_eq!(estimator.estimate(&history[..2]), 5_000);
-        // Shorter than what was measured: the history was compacted, start over.
-        assert_eq!(
-            estimator.estimate(&history[..1]),
-            estimate_messages(&history[..1])
-        );
-        estimator.reset();
-        assert_eq!(estimator.estimate(&history), estimate_messages(&history));
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! over 300 lines so that every step the loop can call is in one file, read in one place.
 
 pub mod account;
+pub mod calibration;
 pub mod checkpoint;
 pub mod cost;
 pub mod early;
@@ -65,6 +66,8 @@ pub struct Extras {
     pub checkpoints: Option<Checkpoints>,
     /// Where the conversation is written as it happens; `None` for sub-agents and by default.
     pub log: Option<SessionLog>,
+    /// The provider's last measured prompt size, anchoring the estimate (per agent).
+    calibration: calibration::Calibration,
     /// Where "always" answers are saved; none for sub-agents (they never ask) and by default.
     pub permissions: permissions::Permissions,
     /// Set when the log could not be written; shown at the start of the next round.
@@ -86,6 +89,7 @@ impl Default for Extras {
             checkpoints: None,
             log: None,
             permissions: Default::default(),
+            calibration: Default::default(),
             log_failure: None,
             mark: None,
         }
@@ -189,6 +193,21 @@ impl Extras {
             Some(instructions) => instructions.text(cwd).to_string(),
             None => String::new(),
         }
+    }
+
+    /// Before a request: the prompt's size, anchored on what the provider last measured.
+    pub fn prompt_tokens(&self, history: &[Message]) -> usize {
+        self.calibration.estimate(history)
+    }
+
+    /// The provider measured `history[..sent]` at `tokens` (its usage, or its "too long" answer).
+    pub fn prompt_measured(&mut self, sent: usize, tokens: u64) {
+        self.calibration.calibrate(sent, tokens);
+    }
+
+    /// The history was compacted (a snip keeps its length): the anchor no longer holds.
+    pub fn history_compacted(&mut self) {
+        self.calibration.reset();
     }
 
     /// Compaction's summary by the model failed: one extracted from `old` instead.
