@@ -25,7 +25,7 @@ pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
     let streaming = format == OutputFormat::StreamJson;
     if streaming {
         let model = agent.extras.account.model(agent.llm().config());
-        let cwd = agent.cwd().display().to_string();
+        let cwd = agent.cwd.display().to_string();
         let init = json!({"type": "system", "subtype": "init", "session_id": session_id,
             "model": model, "cwd": cwd});
         let _ = print_line(&init);

@@ -62,10 +62,10 @@ pub fn ask(
 pub fn trust_now(agent: &mut Agent, display: &Display) {
     let home = setup::corecoder_home();
     let user_home = std::env::var_os("HOME").unwrap_or_default();
-    let dotenv = DotEnv::find(agent.cwd(), Path::new(&user_home));
+    let dotenv = DotEnv::find(&agent.cwd, Path::new(&user_home));
     let store = trust::store_path(&home);
     let mut project = Project::look(
-        agent.cwd(),
+        &agent.cwd,
         dotenv.as_ref().and_then(DotEnv::for_trust),
         &store,
     );

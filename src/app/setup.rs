@@ -137,7 +137,7 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
             "this session will not be saved, and /undo is off: {e}"
         )),
     }
-    notes.extend(agent.extras.session_started(agent.cwd()));
+    notes.extend(agent.extras.session_started(&agent.cwd));
     Ok(Started { agent, notes })
 }
 
@@ -170,7 +170,7 @@ fn last_exchange(messages: &[crate::core::message::Message]) -> Vec<String> {
 pub fn load_extensions(agent: &mut Agent, home: &Path, project: &Project) -> Vec<String> {
     // Started in the home directory, the project's hooks file is the user's: read it once.
     let project_file = |relative: &str| {
-        let path = agent.cwd().join(relative);
+        let path = agent.cwd.join(relative);
         let own = path == home.join("hooks.json");
         (project.allows(relative) && !own).then_some(path)
     };

@@ -17,7 +17,7 @@ use crate::core::prompt::{self, Situation};
 use crate::extras::Extras;
 use crate::tools::todo_write::Todo;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -35,12 +35,14 @@ pub struct Agent {
     /// Every optional feature: hooks, MCP, the sandbox, the session log, checkpoints, early
     /// start… (sub-agents started later share the session-wide ones).
     pub extras: Extras,
+    /// Where the next tool call starts; a `cd` in bash moves it.
+    pub cwd: PathBuf,
+    /// The user's agent, or a sub-agent the `agent` tool started (`tools/agent.rs`).
+    pub kind: AgentKind,
     llm: Arc<Llm>,
     /// `history[0]` is the system prompt, rebuilt every round.
     history: Vec<Message>,
-    cwd: PathBuf,
     todos: Vec<Todo>,
-    kind: AgentKind,
     /// Started on the first batch of several calls; sub-agents run their calls inline.
     pool: Option<Pool>,
     /// Counts identical calls in a row: the third is refused, the fifth ends the run.
@@ -62,22 +64,6 @@ impl Agent {
             rounds_used: 0,
             guard: LoopGuard::default(),
             extras: Extras::default(),
-        }
-    }
-
-    /// A sub-agent for the `agent` tool: fresh history, no `agent` tool, calls run inline, the
-    /// session-wide extras shared (no session log, no checkpoints of its own).
-    pub fn sub_agent(ctx: &ToolContext, max_rounds: u32) -> Agent {
-        Agent {
-            extras: ctx.extras.clone(),
-            kind: AgentKind::SubAgent,
-            max_rounds,
-            cancel: ctx.cancel.clone(),
-            ..Agent::new(
-                ctx.llm.clone(),
-                ctx.cwd.clone(),
-                ctx.consent.for_sub_agent(),
-            )
         }
     }
 
@@ -111,14 +97,11 @@ impl Agent {
         on_event: &mut dyn FnMut(Event),
         ask: &mut dyn FnMut(&str, &str) -> Answer,
     ) -> Result<Finish, Error> {
-        let mut tool_schemas = dispatch::schemas(self.kind);
-        tool_schemas.extend(self.extras.tool_schemas());
-        let tool_names: Vec<String> = (tool_schemas.iter())
-            .filter_map(|s| s["function"]["name"].as_str().map(String::from))
-            .collect();
+        let mut tools = dispatch::schemas(self.kind);
+        tools.extend(self.extras.tool_schemas());
         for round in 1..=self.max_rounds {
             // 1. A fresh system prompt: the cwd, todos, plan mode or AGENTS.md may have changed.
-            self.history[0] = self.system_prompt(&tool_names);
+            self.history[0] = self.system_prompt(&tools);
             // 2. Never send a history the provider would reject (a call left unanswered).
             let repairs = message::repair_tool_pairs(&mut self.history);
             if repairs > 0 {
@@ -135,10 +118,8 @@ impl Agent {
             // 4. Stream the reply; text and reasoning reach the caller as they arrive.
             on_event(Event::Requesting { round });
             self.rounds_used = round;
-            let reply = self.ask_model(&tool_schemas, on_event)?;
-            on_event(Event::Replied {
-                usage: &self.extras.account.usage(),
-            });
+            let reply = self.ask_model(&tools, on_event)?;
+            self.extras.replied(self.history.len(), &reply, on_event);
 
             // 5. No tool calls: this is the answer (unless there is none, or it was cut off).
             let cut_off = reply.finish_reason.as_deref() == Some("length");
@@ -189,11 +170,11 @@ impl Agent {
         self.history.push(message);
     }
 
-    fn system_prompt(&mut self, tool_names: &[String]) -> Message {
+    fn system_prompt(&mut self, tools: &[Value]) -> Message {
         let instructions = self.extras.project_instructions(&self.cwd);
         Message::system(&prompt::system_prompt(&Situation {
             cwd: &self.cwd,
-            tools: tool_names,
+            tools,
             kind: self.kind,
             plan: self.consent.plan,
             todos: &self.todos,
@@ -201,19 +182,10 @@ impl Agent {
         }))
     }
 
-    /// Shrink the history at `tier` (the summary is a model call of its own, counted in the
-    /// cost like any other) and tell the user when anything changed.
+    /// Shrink the history at `tier` and tell the user when anything changed (`context.rs`).
     pub fn compact(&mut self, tier: Tier, on_event: &mut dyn FnMut(Event)) -> Report {
-        let (llm, cancel, extras) = (&self.llm, &self.cancel, &self.extras);
-        let mut summarise = |prompt: Vec<Message>| {
-            (llm.complete(&prompt, extras, cancel)).map_err(|e| e.to_string())
-        };
-        let report = context::compact_and_tell(&mut self.history, tier, &mut summarise, on_event);
-        self.extras.history_compacted();
-        if report.after < report.before {
-            self.extras.rewritten(&self.history);
-        }
-        report
+        let (history, llm, cancel) = (&mut self.history, &self.llm, &self.cancel);
+        context::compact_and_tell(history, llm, &mut self.extras, cancel, tier, on_event)
     }
 
     /// Stream one reply. A prompt the provider calls too long is compacted one tier harder and
@@ -244,12 +216,9 @@ impl Agent {
         tools: &[Value],
         on_event: &mut dyn FnMut(Event),
     ) -> Result<Reply, Error> {
-        let early_start = self.kind == AgentKind::Main && self.extras.may_start_early();
-        if early_start {
-            self.pool.get_or_insert_with(Pool::new);
-        }
-        let pool = self.pool.as_ref().filter(|_| early_start);
         let (ctx, mut partial) = (self.tool_context(), String::new());
+        let early_start = self.kind == AgentKind::Main && self.extras.may_start_early();
+        let pool = early_start.then(|| &*self.pool.get_or_insert_with(Pool::new));
         let mut early = std::mem::take(&mut self.extras.early);
         early.reply_starting(&self.guard);
         let mut forward = |event: Event| {
@@ -268,17 +237,11 @@ impl Agent {
             .stream(history, tools, extras, cancel, &mut forward);
         self.extras.early = early;
         match streamed {
-            Ok(reply) => {
-                if let Some(usage) = &reply.usage {
-                    (self.extras).prompt_measured(self.history.len(), usage.prompt_tokens);
-                }
-                Ok(reply)
-            }
             Err(Error::Interrupted) if !partial.is_empty() => {
                 self.push(Message::assistant(&format!("{partial}\n[interrupted]")));
                 Err(Error::Interrupted)
             }
-            Err(e) => Err(e),
+            streamed => streamed,
         }
     }
 
@@ -316,15 +279,10 @@ impl Agent {
         }
     }
 
-    // Between turns: what the binary, the REPL and embedding programs call. Nothing below runs
-    // during a turn.
+    // Between turns: what the binary, the REPL and embedding programs call.
 
     pub fn history(&self) -> &[Message] {
         &self.history
-    }
-
-    pub fn cwd(&self) -> &Path {
-        &self.cwd
     }
 
     pub fn llm(&self) -> &Llm {

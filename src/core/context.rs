@@ -14,6 +14,7 @@ use crate::core::message::{Message, Role};
 use crate::core::prompt::{self, SUMMARY_HEADER, estimate_messages};
 use crate::extras::Extras;
 use crate::tools::support::text::truncate_middle;
+use std::sync::atomic::AtomicBool;
 
 /// Tool results are snipped when longer than both of these.
 const SNIP_MIN_CHARS: usize = 1_500;
@@ -59,15 +60,22 @@ pub fn harder(tier: Option<Tier>) -> Tier {
     }
 }
 
-/// Compact at `tier` and tell the user when anything changed.
+/// Compact at `tier` and tell the user when anything changed. The summary is a model call of
+/// its own, counted in the cost like any other; a log records the new history whole.
 pub fn compact_and_tell(
     history: &mut Vec<Message>,
+    llm: &Llm,
+    extras: &mut Extras,
+    cancel: &AtomicBool,
     tier: Tier,
-    summarise: &mut dyn FnMut(Vec<Message>) -> Result<String, String>,
     on_event: &mut dyn FnMut(Event),
 ) -> Report {
-    let report = compact(history, tier, summarise);
+    let mut summarise =
+        |prompt: Vec<Message>| (llm.complete(&prompt, extras, cancel)).map_err(|e| e.to_string());
+    let report = compact(history, tier, &mut summarise);
+    extras.history_compacted();
     if report.after < report.before {
+        extras.rewritten(history);
         let (before, after) = (report.before, report.after);
         let mut notice = format!("context {tier:?}: {before} → {after} tokens");
         if let SummarySource::Fallback(why) = &report.summary {

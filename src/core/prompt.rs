@@ -13,6 +13,7 @@ use crate::core::dispatch::AgentKind;
 use crate::core::message::{Message, Role};
 use crate::tools::support::text::{civil_from_days, one_line, truncate_middle};
 use crate::tools::todo_write::{self, Todo};
+use serde_json::Value;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -43,7 +44,8 @@ pub(crate) const RENDER_TOTAL_CHARS: usize = 100_000;
 /// Everything the prompt describes, as it stands at the start of a round.
 pub struct Situation<'a> {
     pub cwd: &'a Path,
-    pub tools: &'a [String],
+    /// The schemas offered, ours and MCP's.
+    pub tools: &'a [Value],
     pub kind: AgentKind,
     pub plan: Plan,
     pub todos: &'a [Todo],
@@ -52,12 +54,15 @@ pub struct Situation<'a> {
 }
 
 pub fn system_prompt(now: &Situation) -> String {
+    let tool_names: Vec<&str> = (now.tools.iter())
+        .filter_map(|s| s["function"]["name"].as_str())
+        .collect();
     let mut prompt = format!(
         "{RULES}\n\nWorking directory: {}\nOS: {}\nDate: {}\nTools: {}\n",
         now.cwd.display(),
         std::env::consts::OS,
         today(),
-        now.tools.join(", "),
+        tool_names.join(", "),
     );
     let (plan, todos) = (now.plan, now.todos);
     if !now.instructions.is_empty() {

@@ -29,7 +29,7 @@ pub mod trust;
 
 use crate::core::dispatch::Outcome;
 use crate::core::event::Event;
-use crate::core::message::{Message, ToolCall, repair_notice};
+use crate::core::message::{Message, Reply, ToolCall, repair_notice};
 use crate::tools::support::files::resolve;
 use checkpoint::Checkpoints;
 use hooks::{HookContext, HookEvent, Hooks, PreToolDecision};
@@ -200,9 +200,20 @@ impl Extras {
         self.calibration.estimate(history)
     }
 
-    /// The provider measured `history[..sent]` at `tokens` (its usage, or its "too long" answer).
+    /// The provider measured `history[..sent]` at `tokens` (in its "too long" answer).
     pub fn prompt_measured(&mut self, sent: usize, tokens: u64) {
         self.calibration.calibrate(sent, tokens);
+    }
+
+    /// A reply to `history[..sent]` arrived: its usage anchors the estimate, and the caller is
+    /// shown the session's totals so far.
+    pub fn replied(&mut self, sent: usize, reply: &Reply, on_event: &mut dyn FnMut(Event)) {
+        if let Some(usage) = &reply.usage {
+            self.calibration.calibrate(sent, usage.prompt_tokens);
+        }
+        on_event(Event::Replied {
+            usage: &self.account.usage(),
+        });
     }
 
     /// The history was compacted (a snip keeps its length): the anchor no longer holds.
