@@ -1,10 +1,9 @@
 //! The agent loop: build prompt → stream → run tools → append results → repeat.
 //!
-//! `Agent::run_loop` is the loop, one function to read top to bottom and step through; `run_task`
-//! wraps it for one user task; the steps it calls follow in the order it calls them, then what
-//! the binary and embedding programs call between turns. The agent owns the history (nothing
-//! else changes it), the working directory and the todo list; every optional feature is reached
-//! through `extras` (`extras/mod.rs`). It talks no HTTP (`llm.rs`) and runs no tool (`tools/`).
+//! `Agent::run_loop` is the loop, to read top to bottom and step through; `run_task` wraps it for
+//! one task; the steps follow in the order it calls them, then what callers use between turns.
+//! The agent owns the history, the working directory and the todo list; every optional feature
+//! is reached through `extras` (`extras/mod.rs`). It talks no HTTP and runs no tool itself.
 
 use crate::core::batch::{self, Batch, Ruling};
 use crate::core::consent::{Answer, Consent, LoopGuard};
@@ -21,8 +20,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// The public fields are set between turns; the rest the agent keeps true itself, so they are
-/// read through methods (the history changes only through `push`, the model `switch_model`).
+/// Set the public fields between turns; the history and the model change only through methods.
 pub struct Agent {
     /// What may run without asking; plan mode (`consent.plan`) is switched here.
     pub consent: Consent,
@@ -32,8 +30,7 @@ pub struct Agent {
     pub cancel: Arc<AtomicBool>,
     /// Rounds the last task took (for `--output-format json`).
     pub rounds_used: u32,
-    /// Every optional feature: hooks, MCP, the sandbox, the session log, checkpoints, early
-    /// start… (sub-agents started later share the session-wide ones).
+    /// Hooks, MCP, the sandbox, the session log, checkpoints… (sub-agents share the session's).
     pub extras: Extras,
     /// Where the next tool call starts; a `cd` in bash moves it.
     pub cwd: PathBuf,
@@ -104,9 +101,7 @@ impl Agent {
             self.history[0] = self.system_prompt(&tools);
             // 2. Never send a history the provider would reject (a call left unanswered).
             let repairs = message::repair_tool_pairs(&mut self.history);
-            if repairs > 0 {
-                (self.extras).repaired(&self.history, repairs, on_event);
-            }
+            (self.extras).repaired(&self.history, repairs, on_event);
             self.extras.round_started(on_event);
 
             // 3. Keep the prompt inside the context window: snip, summarise or collapse.
@@ -208,9 +203,8 @@ impl Agent {
         }
     }
 
-    /// One request. Ctrl+C mid-answer keeps the part the user already saw. Read-only calls that
-    /// become whole while it streams start early (`extras/early.rs`): on the main agent's pool,
-    /// and only when no PreToolUse hook must see every call first.
+    /// One request; Ctrl+C mid-answer keeps what the user saw. Read-only calls start early on the
+    /// main agent's pool (`extras/early.rs`), unless a PreToolUse hook must see every call first.
     fn stream_reply(
         &mut self,
         tools: &[Value],
@@ -231,10 +225,8 @@ impl Agent {
             early.streamed(&event, pool, &ctx, &self.guard);
             on_event(event);
         };
-        let (history, extras, cancel) = (&self.history, &self.extras, &self.cancel);
-        let streamed = self
-            .llm
-            .stream(history, tools, extras, cancel, &mut forward);
+        let (llm, history, extras, cancel) = (&self.llm, &self.history, &self.extras, &self.cancel);
+        let streamed = llm.stream(history, tools, extras, cancel, &mut forward);
         self.extras.early = early;
         match streamed {
             Err(Error::Interrupted) if !partial.is_empty() => {
@@ -245,8 +237,7 @@ impl Agent {
         }
     }
 
-    /// One reply's calls through the batch (`batch.rs`). A sub-agent already runs on a pool
-    /// worker, so its own calls run inline.
+    /// One reply's calls (`batch.rs`); a sub-agent already runs on a pool worker: inline.
     fn run_tools(
         &mut self,
         calls: &[ToolCall],
@@ -259,13 +250,7 @@ impl Agent {
         }
         let ctx = self.tool_context();
         let (consent, extras, pool) = (&mut self.consent, &mut self.extras, self.pool.as_ref());
-        Batch {
-            consent,
-            extras,
-            pool,
-            ctx,
-        }
-        .run(calls, rulings, on_event, ask)
+        Batch::new(consent, extras, pool, ctx).run(calls, rulings, on_event, ask)
     }
 
     /// What a tool call may see of the session, as it stands now.
@@ -295,8 +280,7 @@ impl Agent {
         self.extras.model_switched(model);
     }
 
-    /// Tell the model, in the conversation, of something done behind its back (`/undo`): the
-    /// next request would otherwise still show the change it made as standing.
+    /// Tell the model of something done behind its back (`/undo`), or it would think it stands.
     pub fn tell_model(&mut self, note: &str) {
         self.push(Message::user(&format!("[note from the session] {note}")));
     }

@@ -65,7 +65,21 @@ pub struct Batch<'a> {
     pub ctx: ToolContext,
 }
 
-impl Batch<'_> {
+impl<'a> Batch<'a> {
+    pub fn new(
+        consent: &'a mut Consent,
+        extras: &'a mut Extras,
+        pool: Option<&'a Pool>,
+        ctx: ToolContext,
+    ) -> Batch<'a> {
+        Batch {
+            consent,
+            extras,
+            pool,
+            ctx,
+        }
+    }
+
     pub fn run(
         mut self,
         calls: &[ToolCall],

@@ -171,15 +171,18 @@ impl Extras {
         }
     }
 
-    /// The history lost tool results and was repaired before a request: the log records it
-    /// whole, and the user and the trace hear of it, so a loop that drops results cannot hide
-    /// behind the repair.
+    /// The history was repaired before a request (`changed` tool results added or dropped;
+    /// none is a no-op): the log records it whole, and the user and the trace hear of it, so a
+    /// loop that drops results cannot hide behind the repair.
     pub fn repaired(
         &mut self,
         history: &[Message],
         changed: usize,
         on_event: &mut dyn FnMut(Event),
     ) {
+        if changed == 0 {
+            return;
+        }
         self.rewritten(history);
         if let Some(trace) = self.account.trace() {
             trace.record("repair", json!({"changed": changed, "at": "request"}));
