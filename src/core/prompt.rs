@@ -11,11 +11,12 @@
 use crate::core::consent::Plan;
 use crate::core::dispatch::AgentKind;
 use crate::core::message::{Message, Role};
-use crate::tools::support::text::{civil_from_days, one_line, truncate_middle};
+use crate::tools::support::text::{
+    ascii_punctuation, is_cjk, one_line, today_utc, truncate_middle,
+};
 use crate::tools::todo_write::{self, Todo};
 use serde_json::Value;
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 const RULES: &str = "\
 You are corecoder, a coding agent working in the user's project through tools.
@@ -61,7 +62,7 @@ pub fn system_prompt(now: &Situation) -> String {
         "{RULES}\n\nWorking directory: {}\nOS: {}\nDate: {}\nTools: {}\n",
         now.cwd.display(),
         std::env::consts::OS,
-        today(),
+        today_utc(),
         tool_names.join(", "),
     );
     let (plan, todos) = (now.plan, now.todos);
@@ -152,15 +153,6 @@ pub fn task_lines(history: &[Message]) -> String {
     lines.join("\n")
 }
 
-/// Today's UTC date as YYYY-MM-DD, from the civil-from-days algorithm (no date crate needed).
-fn today() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
-    format!("{y:04}-{m:02}-{d:02}")
-}
-
 // The token estimate: how big a prompt is before the provider says so (asked before every
 // request whether to compact).
 
@@ -201,27 +193,6 @@ pub fn estimate_text(text: &str) -> usize {
         tokens += cjk as f64 / CJK_CHARS_PER_TOKEN + other as f64 / per_token;
     }
     tokens.ceil() as usize
-}
-
-/// How many bytes are ASCII punctuation. Summed as u8 over 255-byte chunks (where a u8 cannot
-/// overflow) so the compiler can count 32 bytes at a time (DESIGN.md, "The token estimate").
-fn ascii_punctuation(bytes: &[u8]) -> usize {
-    let count = |chunk: &[u8]| -> u8 {
-        chunk
-            .iter()
-            .map(|b| u8::from(b.is_ascii_punctuation()))
-            .sum()
-    };
-    bytes
-        .chunks(255)
-        .map(|chunk| usize::from(count(chunk)))
-        .sum()
-}
-
-/// Han, kana, Hangul and full-width forms: each is roughly a token of its own or less.
-fn is_cjk(c: char) -> bool {
-    matches!(c as u32,
-        0x2E80..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0xFF00..=0xFFEF | 0x20000..=0x2FFFF)
 }
 
 /// Tokens for a request's messages: content, reasoning, tool-call names and arguments.
@@ -290,25 +261,5 @@ mod tests {
         assert!(bare > MESSAGE_OVERHEAD_TOKENS + 5);
         call.reasoning_content = Some("I should look at the file first.".repeat(10));
         assert!(estimate_messages(&[call]) > bare + 50);
-    }
-
-    #[test]
-    fn ascii_punctuation_counts_what_decoding_chars_would() {
-        let by_chars = |text: &str| text.chars().filter(char::is_ascii_punctuation).count();
-        let code = "fn main() { let x = [1, 2]; } // done\n".repeat(40);
-        let lines = [
-            "",
-            "a.b, (c)!",
-            "plain words only",
-            &";".repeat(1000),
-            &code,
-        ];
-        for line in lines {
-            assert_eq!(
-                ascii_punctuation(line.as_bytes()),
-                by_chars(line),
-                "{line:?}"
-            );
-        }
     }
 }
