@@ -137,30 +137,18 @@ impl<'a> Batch<'a> {
         outcomes
     }
 
-    /// Outcomes of the allowed calls, in their order: an early call's result where the same
-    /// call already started while the reply streamed, the rest run now.
+    /// Outcomes of the allowed calls, in their order: those started while the reply streamed
+    /// are collected by the extras, the rest run now (on the pool when there are several).
     fn run_allowed(&mut self, allowed: &[&ToolCall]) -> Vec<Outcome> {
-        let started: Vec<_> = allowed.iter().map(|c| self.extras.early.claim(c)).collect();
-        let rest: Vec<&ToolCall> = (allowed.iter().zip(&started))
-            .filter(|(_, started)| started.is_none())
-            .map(|(call, _)| *call)
-            .collect();
-        let mut ran_now = match (self.pool, rest.len()) {
-            (Some(pool), 2..) => pool.run_batch(&rest, &self.ctx),
-            _ => (rest.iter())
-                .map(|c| dispatch::run(&c.name, &c.arguments, &self.ctx))
-                .collect(),
-        }
-        .into_iter();
-        let lost = || Outcome::text("Error: the tool call did not return a result");
-        (started.into_iter())
-            .map(|started| match started {
-                Some(result) => result
-                    .recv()
-                    .map_or_else(|_| lost(), |(_, outcome)| outcome),
-                None => ran_now.next().unwrap_or_else(lost),
-            })
-            .collect()
+        let (pool, ctx) = (self.pool, &self.ctx);
+        let mut run_now = |rest: &[&ToolCall]| match (pool, rest.len()) {
+            (Some(pool), 2..) => pool.run_batch(rest, ctx),
+            _ => (rest
+                .iter()
+                .map(|c| dispatch::run(&c.name, &c.arguments, ctx)))
+            .collect(),
+        };
+        self.extras.run_allowed(allowed, &mut run_now)
     }
 
     /// `Open` when the call may run; otherwise the result the model reads instead.

@@ -2,8 +2,10 @@
 //! is still talking, and the batch collects its result instead of running it again.
 //!
 //! The loop hands each event of the stream to `Early::streamed` (a `CallReady` may start a
-//! call; a retry throws the stream away), and the batch asks `claim` for each allowed call. It decides which calls may start early; the pool (`core/dispatch.rs`) runs them.
-//! It never settles consent and never runs a call a PreToolUse hook or the loop guard must see.
+//! call; a retry throws the stream away), and the batch hands its allowed calls to `collect`
+//! (through `Extras::run_allowed`). It decides which calls may start early; the pool
+//! (`core/dispatch.rs`) runs them. It never settles consent and never runs a call a
+//! PreToolUse hook or the loop guard must see.
 
 use crate::core::consent::{Consent, LoopGuard, Repeat, Verdict};
 use crate::core::dispatch::{Outcome, Pool, ToolContext};
@@ -80,8 +82,32 @@ impl Early {
         self.started.push(Started { call, result });
     }
 
+    /// Outcomes of the batch's allowed calls, in their order: the result of the same call
+    /// started early where there is one; the rest from `run_now`, which gets them in order.
+    pub fn collect(
+        &mut self,
+        allowed: &[&ToolCall],
+        run_now: &mut dyn FnMut(&[&ToolCall]) -> Vec<Outcome>,
+    ) -> Vec<Outcome> {
+        let started: Vec<_> = allowed.iter().map(|c| self.claim(c)).collect();
+        let rest: Vec<&ToolCall> = (allowed.iter().zip(&started))
+            .filter(|(_, started)| started.is_none())
+            .map(|(call, _)| *call)
+            .collect();
+        let mut ran_now = run_now(&rest).into_iter();
+        let lost = || Outcome::text("Error: the tool call did not return a result");
+        (started.into_iter())
+            .map(|started| match started {
+                Some(result) => result
+                    .recv()
+                    .map_or_else(|_| lost(), |(_, outcome)| outcome),
+                None => ran_now.next().unwrap_or_else(lost),
+            })
+            .collect()
+    }
+
     /// The batch is about to run `call`: the result of the same call started early, if any.
-    pub fn claim(&mut self, call: &ToolCall) -> Option<Receiver<(usize, Outcome)>> {
+    fn claim(&mut self, call: &ToolCall) -> Option<Receiver<(usize, Outcome)>> {
         let same = |s: &Started| s.call.name == call.name && s.call.arguments == call.arguments;
         let at = self.started.iter().position(same)?;
         Some(self.started.remove(at).result)

@@ -313,6 +313,16 @@ impl Extras {
         }
     }
 
+    /// The allowed calls run: those started while the reply streamed are collected, the rest
+    /// go to `run_now`; the outcomes come back in call order.
+    pub fn run_allowed(
+        &mut self,
+        allowed: &[&ToolCall],
+        run_now: &mut dyn FnMut(&[&ToolCall]) -> Vec<Outcome>,
+    ) -> Vec<Outcome> {
+        self.early.collect(allowed, run_now)
+    }
+
     /// The allowed calls ran: a failed edit changed nothing, so it must not become an /undo step.
     pub fn calls_ran(&mut self) {
         if let (Some(checkpoints), Some(mark)) = (self.checkpoints.as_mut(), self.mark.take()) {
