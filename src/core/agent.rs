@@ -192,8 +192,8 @@ impl Agent {
     ) -> Result<Reply, Error> {
         match self.stream_reply(tools, on_event) {
             Err(Error::ContextTooLong(message)) => {
-                let (history, extras, llm) = (&self.history, &mut self.extras, &self.llm);
-                let tier = context::tier_to_fit(&message, history, extras, llm, on_event);
+                let tokens = (self.extras).overflowed(&message, &self.history, &self.llm, on_event);
+                let tier = context::harder(context::tier_for(tokens, self.llm.context_limit()));
                 match self.compact(tier, on_event) {
                     report if report.after < report.before => self.stream_reply(tools, on_event),
                     _ => Err(Error::ContextTooLong(message)),

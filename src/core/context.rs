@@ -3,12 +3,11 @@
 //!
 //! Before every request the agent asks `tier_for(estimate, max_context)`; if a tier comes back it
 //! calls `compact`, three tiers, cheapest first: snip big tool results, summarise old turns,
-//! collapse all but the last few messages; after a "too long" answer `tier_to_fit` picks one
-//! tier harder. This file is pure logic: it does no I/O and never calls the model itself (the
+//! collapse all but the last few messages; after a "too long" answer the agent compacts one
+//! tier harder (`harder`). This file is pure logic: it does no I/O and never calls the model itself (the
 //! summary comes through the closure the agent passes in; notices go to `on_event`).
 
 use crate::core::event::Event;
-use crate::core::http;
 use crate::core::llm::Llm;
 use crate::core::message::{Message, Role};
 use crate::core::prompt::{self, SUMMARY_HEADER, estimate_messages};
@@ -84,30 +83,6 @@ pub fn compact_and_tell(
         on_event(Event::Notice(&notice));
     }
     report
-}
-
-/// The provider said the prompt does not fit (`message` may give its numbers): the tier to
-/// compact at, one harder than the estimate asks, by the provider's own count of the prompt
-/// where it gave one (our estimate said it fitted).
-pub fn tier_to_fit(
-    message: &str,
-    history: &[Message],
-    extras: &mut Extras,
-    llm: &Llm,
-    on_event: &mut dyn FnMut(Event),
-) -> Tier {
-    let (configured, limit) = (llm.config().max_context as usize, llm.context_limit());
-    let said = http::overflow_numbers(message);
-    if let Some(prompt) = said.prompt {
-        extras.prompt_measured(history.len(), prompt);
-    }
-    if said.limit.is_some() && limit < configured {
-        let note = format!(
-            "the provider allows about {limit} prompt tokens, not {configured}: compacting to fit"
-        );
-        on_event(Event::Notice(&note));
-    }
-    harder(tier_for(extras.prompt_tokens(history), limit))
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,9 +2,13 @@
 //! only the messages added since are estimated (`core/prompt.rs` counts them).
 //!
 //! The agent reports each measured prompt (`Extras::prompt_measured`), asks for the size before
-//! every request (`Extras::prompt_tokens`) and forgets the anchor after a compaction. A
-//! provider that reports no usage leaves the plain estimate. It only counts.
+//! every request (`Extras::prompt_tokens`) and forgets the anchor after a compaction. When the
+//! provider answers "too long" with its own count, that count anchors the estimate, and a window
+//! smaller than the configured one is told (`Extras::overflowed`). It only counts.
 
+use crate::core::event::Event;
+use crate::core::http;
+use crate::core::llm::Llm;
 use crate::core::message::Message;
 use crate::core::prompt::estimate_messages;
 
@@ -36,6 +40,29 @@ impl Calibration {
             _ => estimate_messages(history),
         }
     }
+}
+
+/// The provider said the prompt does not fit (`message` may give its numbers): its count of
+/// the prompt anchors the estimate (ours said it fitted), then the estimate is returned.
+pub fn overflowed(
+    calibration: &mut Calibration,
+    message: &str,
+    history: &[Message],
+    llm: &Llm,
+    on_event: &mut dyn FnMut(Event),
+) -> usize {
+    let (configured, limit) = (llm.config().max_context as usize, llm.context_limit());
+    let said = http::overflow_numbers(message);
+    if let Some(prompt) = said.prompt {
+        calibration.calibrate(history.len(), prompt);
+    }
+    if said.limit.is_some() && limit < configured {
+        let note = format!(
+            "the provider allows about {limit} prompt tokens, not {configured}: compacting to fit"
+        );
+        on_event(Event::Notice(&note));
+    }
+    calibration.estimate(history)
 }
 
 #[cfg(test)]

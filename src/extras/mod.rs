@@ -29,6 +29,7 @@ pub mod trust;
 
 use crate::core::dispatch::Outcome;
 use crate::core::event::Event;
+use crate::core::llm::Llm;
 use crate::core::message::{Message, Reply, ToolCall, repair_notice};
 use crate::tools::support::files::resolve;
 use checkpoint::Checkpoints;
@@ -203,9 +204,15 @@ impl Extras {
         self.calibration.estimate(history)
     }
 
-    /// The provider measured `history[..sent]` at `tokens` (in its "too long" answer).
-    pub fn prompt_measured(&mut self, sent: usize, tokens: u64) {
-        self.calibration.calibrate(sent, tokens);
+    /// The provider answered "too long": the prompt's size by its own count where it gave one.
+    pub fn overflowed(
+        &mut self,
+        message: &str,
+        history: &[Message],
+        llm: &Llm,
+        on_event: &mut dyn FnMut(Event),
+    ) -> usize {
+        calibration::overflowed(&mut self.calibration, message, history, llm, on_event)
     }
 
     /// A reply to `history[..sent]` arrived: its usage anchors the estimate, and the caller is
