@@ -48,6 +48,7 @@ use std::sync::atomic::AtomicUsize;
 /// calls one method per step of a turn, each a no-op when its feature is off; the client is
 /// handed the same value to report what it sent, spent and read. `Extras::default()` is a
 /// plain agent with every feature off. Set up between turns through the public `Agent::extras`.
+#[derive(Default)]
 pub struct Extras {
     /// Prices, the ledger, fallbacks and the trace: what the client reports to.
     pub account: account::Account,
@@ -75,26 +76,6 @@ pub struct Extras {
     log_failure: Option<String>,
     /// The `checkpoints` height before the running batch, to drop the steps that changed nothing.
     mark: Option<usize>,
-}
-
-impl Default for Extras {
-    fn default() -> Extras {
-        Extras {
-            account: Default::default(),
-            hooks: Default::default(),
-            mcp: Arc::new(Servers::none()),
-            shell: Default::default(),
-            instructions: None,
-            reads_running: Default::default(),
-            early: Default::default(),
-            checkpoints: None,
-            log: None,
-            permissions: Default::default(),
-            calibration: Default::default(),
-            log_failure: None,
-            mark: None,
-        }
-    }
 }
 
 /// What a tool call and a sub-agent see: the session-wide features are shared (hooks, MCP,
