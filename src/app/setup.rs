@@ -10,7 +10,7 @@ use crate::core::agent::Agent;
 use crate::core::consent::{Consent, Mode};
 use crate::core::event::Error;
 use crate::core::llm::Llm;
-use crate::core::message;
+use crate::extras;
 use crate::extras::account::Account;
 use crate::extras::checkpoint::Checkpoints;
 use crate::extras::cost::PriceTable;
@@ -85,7 +85,7 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
             ));
         }
         if loaded.repaired > 0 {
-            notes.push(message::repair_notice(loaded.repaired, "on resume"));
+            notes.push(extras::repair_notice(loaded.repaired, "on resume"));
         }
         repaired = loaded.repaired;
         history = loaded.messages;

@@ -12,7 +12,7 @@ use crate::core::llm::Llm;
 use crate::core::message::ToolCall;
 use crate::extras::Extras;
 use crate::tools::support::files::resolve;
-use crate::tools::support::text::{echo, truncate_middle};
+use crate::tools::support::text::{echo, panic_message, truncate_middle};
 use crate::tools::{agent, bash, edit_file, glob, grep, read_file, todo_write, write_file};
 use crossbeam_channel::{Receiver, Sender};
 use serde::de::DeserializeOwned;
@@ -108,11 +108,8 @@ pub fn run(name: &str, arguments: &str, ctx: &ToolContext) -> Outcome {
 /// to stderr through the default hook, so a bug is seen; the session goes on.)
 fn caught(name: &str, call: impl FnOnce() -> Outcome) -> Outcome {
     catch_unwind(AssertUnwindSafe(call)).unwrap_or_else(|panic| {
-        let why = (panic.downcast_ref::<&str>().map(|s| s.to_string()))
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_default();
-        let name = echo(name);
-        Outcome::text(format!("Error executing {name}: panicked: {}", echo(&why)))
+        let (name, why) = (echo(name), echo(&panic_message(panic.as_ref())));
+        Outcome::text(format!("Error executing {name}: panicked: {why}"))
     })
 }
 

@@ -195,11 +195,6 @@ pub fn repair_tool_pairs(history: &mut Vec<Message>) -> usize {
     repairs
 }
 
-/// What the user (and the reliability tests, which count these lines) see after a repair.
-pub fn repair_notice(changed: usize, when: &str) -> String {
-    format!("history repaired {when}: {changed} tool messages added as [interrupted] or dropped")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

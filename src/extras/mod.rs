@@ -30,7 +30,7 @@ pub mod trust;
 use crate::core::dispatch::Outcome;
 use crate::core::event::Event;
 use crate::core::llm::Llm;
-use crate::core::message::{Message, Reply, ToolCall, repair_notice};
+use crate::core::message::{Message, Reply, ToolCall};
 use crate::tools::support::files::resolve;
 use checkpoint::Checkpoints;
 use hooks::{HookContext, HookEvent, Hooks, PreToolDecision};
@@ -372,4 +372,9 @@ impl Extras {
 /// The call's arguments as hooks and checkpoints see them (`{}` when they are not JSON).
 fn input(call: &ToolCall) -> Value {
     serde_json::from_str(&call.arguments).unwrap_or_else(|_| Value::Object(Default::default()))
+}
+
+/// What the user (and the reliability tests, which count these lines) see after a repair.
+pub fn repair_notice(changed: usize, when: &str) -> String {
+    format!("history repaired {when}: {changed} tool messages added as [interrupted] or dropped")
 }

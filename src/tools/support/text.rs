@@ -149,6 +149,19 @@ pub fn is_cjk(c: char) -> bool {
         0x2E80..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0xFF00..=0xFFEF | 0x20000..=0x2FFFF)
 }
 
+/// What a caught panic said (`panic!("...")` carries a `&str` or a `String`); empty otherwise.
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    (panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default()
+}
+
+/// `a, b,,c` as `["a", "b", "c"]`.
+pub fn comma_list(text: &str) -> Vec<String> {
+    let names = text.split(',').map(|name| name.trim().to_string());
+    names.filter(|name| !name.is_empty()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
