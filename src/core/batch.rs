@@ -1,12 +1,11 @@
 //! One reply's tool calls, from consent to results: the step "run tools" of the agent loop.
 //!
-//! On the caller's thread, in call order: show each call, then let the loop guard's ruling,
-//! the PreToolUse hooks and consent (asking the user if the rules say so) refuse it, and
-//! checkpoint the files the allowed calls will change (hooks and checkpoints through `Extras`).
-//! Then the allowed calls run (on the pool when there are several; a read-only call started
-//! while the reply streamed is collected instead), the PostToolUse hooks see each result, and
-//! every call gets exactly one outcome, in call order. It never touches the history: the loop
-//! appends the results.
+//! On the caller's thread, in call order: show each call; let the loop guard's ruling, the
+//! PreToolUse hooks and consent (asking the user if need be) refuse it; checkpoint what the
+//! allowed calls will change. Then those run (on the pool when there are several), the
+//! PostToolUse hooks see each result, and every call gets exactly one outcome, in call order.
+//! Hooks, checkpoints and the calls started early are reached through `Extras`. It never
+//! touches the history: the loop appends the results.
 
 use crate::core::consent::{Answer, Consent, LoopGuard, Repeat, Verdict};
 use crate::core::dispatch::{self, Outcome, Pool, ToolContext};

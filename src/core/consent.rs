@@ -1,13 +1,11 @@
 //! Consent: may this tool call run now, must the user be asked, or is it refused?
 //!
-//! The agent loop asks `Consent::verdict_for_call` for every call of a reply, on its own
-//! thread, before the batch starts; only a `Verdict::Ask` or `AskEachTime` reaches the
-//! terminal, as a question. A bash command the danger gate (`tools/support/danger.rs`) calls
-//! catastrophic is refused in every mode; a destructive one is asked about every time (even
-//! when bash is allowed "always"), and under `--yes` runs only if the user opted in to it by
-//! name. All of it is pure logic, testable without a terminal (the "always" list is saved by
-//! `extras/permissions.rs`). The loop guard (`LoopGuard`, below) refuses and then stops a model
-//! repeating the same call.
+//! The batch asks `Consent::verdict_for_call` for every call, on the loop's thread; only an
+//! `Ask` or `AskEachTime` reaches the user. A bash command the danger gate
+//! (`tools/support/danger.rs`) calls catastrophic is refused in every mode; a destructive one is
+//! asked about every time, and under `--yes` runs only if the user opted in to it by name. Pure
+//! logic (the "always" list is saved by `extras/permissions.rs`). The loop guard (`LoopGuard`,
+//! below) refuses and then stops a model repeating the same call.
 
 use crate::core::dispatch;
 use crate::core::message::ToolCall;

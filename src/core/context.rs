@@ -1,11 +1,11 @@
-//! Keeping the context window under control: compact the history when the estimate
-//! (`prompt.rs`) says it grows too big, or the provider says it did.
+//! Keeping the context window under control: compact the history when the estimate says it
+//! grows too big, or the provider says it did.
 //!
-//! Before every request the agent asks `tier_for(estimate, max_context)`; if a tier comes back it
-//! calls `compact`, three tiers, cheapest first: snip big tool results, summarise old turns,
-//! collapse all but the last few messages; after a "too long" answer the agent compacts one
-//! tier harder (`harder`). This file is pure logic: it does no I/O and never calls the model itself (the
-//! summary comes through the closure the agent passes in; notices go to `on_event`).
+//! Before every request the agent asks `tier_for(estimate, max_context)`; if a tier comes back
+//! it calls `compact_and_tell`: three tiers, cheapest first: snip big tool results, summarise
+//! old turns (a model call), collapse all but the last few messages; after a "too long" answer,
+//! one tier `harder`. `compact` itself is pure (the summary comes through a closure; when the
+//! model fails, `Extras::summary_without_model` makes one).
 
 use crate::core::event::Event;
 use crate::core::llm::Llm;

@@ -1,11 +1,11 @@
 //! The eight built-in tools: their schemas, the one `match` that dispatches a call, and the
 //! pool of worker threads that runs one reply's calls in parallel.
 //!
-//! The batch hands a call here (inline, or to the pool) and gets back an `Outcome`: the text
-//! the model will read, plus an `Effect` the loop applies on the main thread in call order (a
-//! new working directory, a new todo list). Tools never touch the history and never return an
-//! `Error`: every failure is text for the model. MCP tools are reached through the `Extras` the
-//! context carries. The pool never asks the user anything: consent is settled before.
+//! The batch hands a call here (inline, or to the pool) and gets an `Outcome`: the text the
+//! model reads, and an `Effect` the loop applies in call order (a new working directory, a new
+//! todo list). Tools never touch the history and never return an `Error`: every failure is
+//! text for the model. MCP tools are reached through the context's `Extras`. Consent is settled
+//! before; the pool asks nothing.
 
 use crate::core::consent::Consent;
 use crate::core::llm::Llm;

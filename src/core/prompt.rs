@@ -1,12 +1,10 @@
-//! What we tell the model, and how big it is: the system prompt, rebuilt at the start of every
-//! round; the summary's form and the request compaction (`context.rs`) sends for one; and the
-//! token estimate of a prompt before the provider says so. It sends nothing itself.
+//! What we tell the model, and how big it is: the system prompt, rebuilt every round (where
+//! the model is, its tools, the rules, plan mode, the todo list); the summary's form and the
+//! request compaction (`context.rs`) sends for one; and the token estimate. It sends nothing.
 //!
-//! The system prompt tells the model where it is (working directory, OS, date), what it can do
-//! (the tools), how to behave (the rules) and what it planned (the todo list). The estimate
-//! counts text line by line (CJK characters apart, the rest as code or prose). No tokenizer: a
-//! rough figure is all compaction needs (`extras/calibration.rs` anchors it on the provider's
-//! own count).
+//! The estimate counts text line by line (CJK characters apart, the rest as code or prose). No
+//! tokenizer: a rough figure is all compaction needs (`extras/calibration.rs` anchors it on the
+//! provider's own count).
 
 use crate::core::consent::Plan;
 use crate::core::dispatch::AgentKind;
