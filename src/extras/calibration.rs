@@ -68,25 +68,25 @@ pub fn overflowed(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::message::ToolCall;
-
-    fn read_call(id: &str) -> Message {
-        let call = ToolCall {
-            id: id.to_string(),
-            name: "read_file".into(),
-            arguments: format!(r#"{{"path": "src/{id}.rs"}}"#),
-        };
-        Message {
-            tool_calls: vec![call],
-            ..Message::assistant("")
-        }
-    }
+    use crate::core::message::{Reply, ToolCall};
 
     #[test]
     fn the_estimator_builds_on_the_reported_size() {
         let mut history = vec![Message::system("sys"), Message::user("task")];
         let result = "    let value = compute(input); // a line of code\n".repeat(100);
-        history.extend([read_call("r"), Message::tool_result("r", &result)]);
+        let call = ToolCall {
+            id: "r".into(),
+            name: "read_file".into(),
+            arguments: r#"{"path": "src/r.rs"}"#.into(),
+        };
+        let reply = Reply {
+            tool_calls: vec![call],
+            ..Reply::default()
+        };
+        history.extend([
+            Message::from_reply(&reply),
+            Message::tool_result("r", &result),
+        ]);
         let mut estimator = Calibration::default();
         assert_eq!(estimator.estimate(&history), estimate_messages(&history));
         estimator.calibrate(2, 5_000);
