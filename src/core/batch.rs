@@ -133,6 +133,7 @@ impl<'a> Batch<'a> {
             let (name, text) = (&call.name, &outcome.text);
             on_event(Event::ToolResult { name, text, kind });
         }
+        self.extras.batch_done(calls, &outcomes);
         outcomes
     }
 
