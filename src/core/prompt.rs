@@ -63,7 +63,6 @@ pub fn system_prompt(now: &Situation) -> String {
         today_utc(),
         tool_names.join(", "),
     );
-    let (plan, todos) = (now.plan, now.todos);
     if !now.instructions.is_empty() {
         prompt.push_str("\n# Project instructions\n\n");
         prompt.push_str(now.instructions);
@@ -71,12 +70,12 @@ pub fn system_prompt(now: &Situation) -> String {
     if now.kind == AgentKind::SubAgent {
         prompt.push_str("You are a sub-agent: finish the task you were given and report back.\n");
     }
-    if plan == Plan::On {
+    if now.plan == Plan::On {
         prompt.push_str(PLAN_MODE);
     }
-    if !todos.is_empty() {
+    if !now.todos.is_empty() {
         prompt.push_str("\nCurrent todo list:\n");
-        prompt.push_str(&todo_write::render(todos));
+        prompt.push_str(&todo_write::render(now.todos));
         prompt.push('\n');
     }
     prompt
