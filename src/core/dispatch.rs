@@ -209,15 +209,9 @@ impl Pool {
             .collect()
     }
 
-    /// Start one call now and return at once; its result arrives on the receiver (early
-    /// start: `extras/early.rs`).
-    pub fn start(&self, call: &ToolCall, ctx: &ToolContext) -> Receiver<(usize, Outcome)> {
-        let (done, result) = crossbeam_channel::bounded(1);
-        self.send(vec![(0, call.clone())], ctx, done);
-        result
-    }
-
-    fn send(
+    /// Queue one chain of calls (each with its index) and return at once: each outcome arrives
+    /// on `done` (`run_batch` waits for them; early start, `extras/early.rs`, does not).
+    pub fn send(
         &self,
         calls: Vec<(usize, ToolCall)>,
         ctx: &ToolContext,

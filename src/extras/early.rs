@@ -77,7 +77,8 @@ impl Early {
         if repeat || !may_start_early(&call.name, hint, &ctx.consent) {
             return;
         }
-        let result = pool.start(call, ctx);
+        let (done, result) = crossbeam_channel::bounded(1);
+        pool.send(vec![(0, call.clone())], ctx, done);
         let call = call.clone();
         self.started.push(Started { call, result });
     }
