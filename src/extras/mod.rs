@@ -1,6 +1,8 @@
 //! Every optional feature, each off (a no-op) unless the binary or an embedding program turns
 //! it on: hooks, MCP servers, the sandbox and secret filter, sessions, checkpoints, cost, the
-//! trace, project instructions, early start of read-only calls, and trust.
+//! trace, project instructions, early start of read-only calls, and trust; and what makes the
+//! agent survive real providers and sessions: the saved "always" permissions, the estimate
+//! calibrated on the provider's counts, the summary made without the model.
 //!
 //! This file is the seam: the one value the loop (`core/agent.rs`, `core/batch.rs`) holds, with
 //! one method per step of a turn, in the order a turn calls them. It never runs the loop. It is
@@ -185,6 +187,16 @@ impl Extras {
         self.calibration.estimate(history)
     }
 
+    /// Compaction's summary by the model failed: one extracted from `old` instead.
+    pub fn summary_without_model(old: &[Message]) -> String {
+        fallback_summary::summary(old)
+    }
+
+    /// The history was compacted (a snip keeps its length): the anchor no longer holds.
+    pub fn history_compacted(&mut self) {
+        self.calibration.reset();
+    }
+
     /// The provider answered "too long": the prompt's size by its own count where it gave one.
     pub fn overflowed(
         &mut self,
@@ -205,16 +217,6 @@ impl Extras {
         on_event(Event::Replied {
             usage: &self.account.usage(),
         });
-    }
-
-    /// The history was compacted (a snip keeps its length): the anchor no longer holds.
-    pub fn history_compacted(&mut self) {
-        self.calibration.reset();
-    }
-
-    /// Compaction's summary by the model failed: one extracted from `old` instead.
-    pub fn summary_without_model(old: &[Message]) -> String {
-        fallback_summary::summary(old)
     }
 
     /// The MCP tools offered next to ours.
