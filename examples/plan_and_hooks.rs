@@ -65,15 +65,15 @@ fn run_both_turns(project: &Path) -> Result<(), Error> {
     warnings.iter().for_each(|w| eprintln!("warning: {w}"));
     let llm = Arc::new(Llm::new(model.config()));
     let mut agent = Agent::new(llm, project.to_path_buf(), Consent::new(Mode::AllowAll));
-    agent.extras_mut().hooks = Arc::new(hooks);
+    agent.extras.hooks = Arc::new(hooks);
 
     println!("== turn 1, plan mode on");
-    agent.consent_mut().plan = Plan::On;
+    agent.consent.plan = Plan::On;
     let plan = agent.run("Tidy up notes.txt", &mut show)?;
     println!("{plan:?}");
 
     println!("== turn 2, plan approved");
-    agent.consent_mut().plan = Plan::Off;
+    agent.consent.plan = Plan::Off;
     let done = agent.run("I approve the plan. Carry it out now.", &mut show)?;
     println!("{done:?}");
     Ok(())

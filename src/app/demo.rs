@@ -44,9 +44,9 @@ pub fn run(on_event: &mut dyn FnMut(Event)) -> Result<Finish, Error> {
         project.clone(),
         Consent::new(Mode::AllowAll),
     );
-    agent.set_max_rounds(rounds);
+    agent.max_rounds = rounds;
     // Ctrl+C stops the demo the way it stops a real task (docs/walkthrough.md steps through it).
-    crate::app::process::watch_ctrl_c(agent.cancel_flag())?;
+    crate::app::process::watch_ctrl_c(agent.cancel.clone())?;
     let finish = agent.run(
         "Fix the bug in calc.sh and make test_calc.sh pass.",
         on_event,

@@ -5,10 +5,11 @@
 //! that would do nothing useful. Runs once at start-up (again after the trust question); it
 //! only reads and validates, and every bad value becomes `Error::Usage` naming the flag.
 
-use crate::core::config::{Config, comma_list, dollars, number};
+use crate::core::config::{Config, dollars, number};
 use crate::core::event::Error;
 use crate::extras::sandbox::{Sandbox, ShellSafety};
 use crate::extras::trust::Project;
+use crate::tools::support::text::comma_list;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fmt;

@@ -19,19 +19,19 @@ use std::time::Instant;
 /// Run `task` and report in `format`; returns the exit code (the same as in text mode).
 pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
     let started = Instant::now();
-    let session_id = (agent.extras().log.as_ref())
+    let session_id = (agent.extras.log.as_ref())
         .map(|log| log.id().to_string())
         .unwrap_or_default();
     let streaming = format == OutputFormat::StreamJson;
     if streaming {
-        let model = agent.extras().account.model(agent.llm().config());
-        let cwd = agent.cwd().display().to_string();
+        let model = agent.extras.account.model(agent.llm().config());
+        let cwd = agent.cwd.display().to_string();
         let init = json!({"type": "system", "subtype": "init", "session_id": session_id,
             "model": model, "cwd": cwd});
         let _ = print_line(&init);
     }
     // A reader that went away (`| head -1`) has no use for the rest: the run stops.
-    let cancel = agent.cancel_flag();
+    let cancel = agent.cancel.clone();
     let mut closed = false;
     let result = agent.run(task, &mut |event| {
         if let (true, false, Some(line)) = (streaming, closed, event_json(&event))
@@ -57,15 +57,15 @@ pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
         Err(Error::Interrupted) => ("interrupted", "interrupted".to_string(), 130),
         Err(e) => ("error_api", e.to_string(), e.exit_code()),
     };
-    let usage = agent.extras().account.usage();
-    let (cost, cost_unknown_reason) = cost_json(&agent.extras().account);
+    let usage = agent.extras.account.usage();
+    let (cost, cost_unknown_reason) = cost_json(&agent.extras.account);
     let _ = print_line(&json!({
         "type": "result",
         "subtype": subtype,
         "is_error": code != 0,
         "result": text,
         "session_id": session_id,
-        "num_rounds": agent.rounds_used(),
+        "num_rounds": agent.rounds_used,
         "duration_ms": started.elapsed().as_millis() as u64,
         "usage": usage_json(&usage),
         "total_cost_usd": cost,

@@ -21,9 +21,9 @@ pub fn run(options: RunOptions, prompt: &str) -> Result<i32, Error> {
         false => Mode::ReadOnly,
     };
     let Started { mut agent, notes } = setup::start(&options, mode)?;
-    process::watch_ctrl_c(agent.cancel_flag())?;
+    process::watch_ctrl_c(agent.cancel.clone())?;
     let display = Display::new(Show::Calls);
-    display.stop_on_closed_output(agent.cancel_flag());
+    display.stop_on_closed_output(agent.cancel.clone());
     for note in notes {
         display.note(&note);
     }
@@ -40,7 +40,7 @@ pub fn run(options: RunOptions, prompt: &str) -> Result<i32, Error> {
     if let Err(Error::Interrupted) = finish {
         display.interrupted();
     }
-    display.note(&display.paint(DIM, &agent.extras().account.cost_summary()));
+    display.note(&display.paint(DIM, &agent.extras.account.cost_summary()));
     Ok(display.finish(&finish?))
 }
 

@@ -43,7 +43,7 @@ pub fn run(options: RunOptions) -> Result<i32, Error> {
     let mut editor = DefaultEditor::new().map_err(|e| Error::Io(format!("terminal: {e}")))?;
     let options = repl_trust::ask(options, &mut editor, &display)?;
     let Started { mut agent, notes } = setup::start(&options, mode)?;
-    let cancel = agent.cancel_flag();
+    let cancel = agent.cancel.clone();
     process::watch_ctrl_c(cancel.clone())?;
     let history = home.join("history");
     let _ = editor.load_history(&history);
@@ -52,7 +52,7 @@ pub fn run(options: RunOptions) -> Result<i32, Error> {
         display.note(&note);
     }
     loop {
-        let task = match read_input(&mut editor, agent.consent_mut().plan) {
+        let task = match read_input(&mut editor, agent.consent.plan) {
             Input::Quit => break,
             Input::Nothing => continue,
             Input::Cleared => {
@@ -74,7 +74,7 @@ pub fn run(options: RunOptions) -> Result<i32, Error> {
     }
     save_history(&mut editor, &history);
     // What the session spent, as `-p` says it at its end.
-    display.note(&display.paint(DIM, &agent.extras().account.cost_summary()));
+    display.note(&display.paint(DIM, &agent.extras.account.cost_summary()));
     Ok(0)
 }
 
@@ -107,11 +107,11 @@ fn banner(display: &Display, agent: &Agent, mode: Mode, sandbox: Sandbox) {
         &format!("corecoder {version} · model {}", config.model),
     ));
     let mut details = format!("{} · {mode} · sandbox {sandbox}", config.base_url);
-    if agent.extras().hooks.count() > 0 {
-        details.push_str(&format!(" · {} hooks", agent.extras().hooks.count()));
+    if agent.extras.hooks.count() > 0 {
+        details.push_str(&format!(" · {} hooks", agent.extras.hooks.count()));
     }
-    if agent.extras().mcp.tool_count() > 0 {
-        details.push_str(&format!(" · {} MCP tools", agent.extras().mcp.tool_count()));
+    if agent.extras.mcp.tool_count() > 0 {
+        details.push_str(&format!(" · {} MCP tools", agent.extras.mcp.tool_count()));
     }
     details.push_str(" · /help for commands");
     display.note(&display.paint(DIM, &details));
@@ -159,8 +159,8 @@ fn read_input(editor: &mut DefaultEditor, plan: Plan) -> Input {
 
 /// In plan mode, `approve` ends the planning and asks the model to carry the plan out.
 fn approve_or(agent: &mut Agent, display: &Display, task: String) -> String {
-    if agent.consent_mut().plan == Plan::On && task.trim().eq_ignore_ascii_case("approve") {
-        agent.consent_mut().plan = Plan::Off;
+    if agent.consent.plan == Plan::On && task.trim().eq_ignore_ascii_case("approve") {
+        agent.consent.plan = Plan::Off;
         display.note("Plan mode off: carrying out the plan.");
         return "I approve the plan. Carry it out now.".to_string();
     }

@@ -36,16 +36,16 @@ pub fn run(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
         "/model" if arg.is_empty() => {
             display.note(&format!(
                 "Model: {}",
-                agent.extras().account.model(agent.llm().config())
+                agent.extras.account.model(agent.llm().config())
             ));
         }
         "/model" => {
             agent.switch_model(arg);
             display.note(&format!("Model: {arg}"));
         }
-        "/tokens" => display.note(&agent.extras().account.cost_summary()),
+        "/tokens" => display.note(&agent.extras.account.cost_summary()),
         "/plan" => {
-            let consent = agent.consent_mut();
+            let consent = &mut agent.consent;
             consent.plan = match consent.plan {
                 Plan::On => Plan::Off,
                 Plan::Off => Plan::On,
@@ -60,7 +60,7 @@ pub fn run(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
             agent.reset();
             display.note("Conversation cleared.");
         }
-        "/undo" => match agent.extras_mut().checkpoints.as_mut().map(|c| c.undo()) {
+        "/undo" => match agent.extras.checkpoints.as_mut().map(|c| c.undo()) {
             Some(Ok(done)) => {
                 display.note(&done);
                 // A file was put back ("Restored …", "Removed …"): the model must know.
@@ -71,7 +71,7 @@ pub fn run(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
             Some(Err(done)) => display.note(&done),
             None => display.note("/undo is off in this session (see the note at start)."),
         },
-        "/diff" => match agent.extras_mut().checkpoints.as_mut() {
+        "/diff" => match agent.extras.checkpoints.as_mut() {
             Some(checkpoints) => display.note(&checkpoints.diff()),
             None => display.note("/diff is off in this session (see the note at start)."),
         },
@@ -97,7 +97,7 @@ pub fn run(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
 /// `/save NAME`: rename the session (and its checkpoints) so `corecoder -r NAME` finds it.
 fn save(agent: &mut Agent, display: &Display, name: &str) {
     let home = setup::corecoder_home();
-    let Some(log) = agent.extras_mut().log.as_mut() else {
+    let Some(log) = agent.extras.log.as_mut() else {
         return display.note("This session is not being saved (see the note at start).");
     };
     if name.is_empty() {
@@ -110,7 +110,7 @@ fn save(agent: &mut Agent, display: &Display, name: &str) {
             let to = setup::checkpoint_dir(&home, &new);
             let _ = std::fs::rename(&from, &to);
             let (checkpoints, _) = Checkpoints::open(&to);
-            agent.extras_mut().checkpoints = Some(checkpoints);
+            agent.extras.checkpoints = Some(checkpoints);
             display.note(&format!("Saved as {new}: resume with corecoder -r {new}"));
         }
         Err(e) => display.note(&format!("Not saved: {e}")),
@@ -119,7 +119,7 @@ fn save(agent: &mut Agent, display: &Display, name: &str) {
 
 /// `/mcp` lists the servers; `/mcp reconnect NAME` restarts one.
 fn mcp(agent: &Agent, display: &Display, arg: &str) {
-    let servers = &agent.extras().mcp;
+    let servers = &agent.extras.mcp;
     match arg.split_once(' ') {
         Some(("reconnect", name)) => match servers.reconnect(name.trim()) {
             Ok(done) | Err(done) => display.note(&done),

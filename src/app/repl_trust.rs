@@ -62,10 +62,10 @@ pub fn ask(
 pub fn trust_now(agent: &mut Agent, display: &Display) {
     let home = setup::corecoder_home();
     let user_home = std::env::var_os("HOME").unwrap_or_default();
-    let dotenv = DotEnv::find(agent.cwd(), Path::new(&user_home));
+    let dotenv = DotEnv::find(&agent.cwd, Path::new(&user_home));
     let store = trust::store_path(&home);
     let mut project = Project::look(
-        agent.cwd(),
+        &agent.cwd,
         dotenv.as_ref().and_then(DotEnv::for_trust),
         &store,
     );
@@ -83,7 +83,7 @@ pub fn trust_now(agent: &mut Agent, display: &Display) {
     }
     display.note(&format!(
         "Trusted: {} hooks, {} MCP tools. A .env's settings count from the next start.",
-        agent.extras().hooks.count(),
-        agent.extras().mcp.tool_count()
+        agent.extras.hooks.count(),
+        agent.extras.mcp.tool_count()
     ));
 }

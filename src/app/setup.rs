@@ -10,7 +10,7 @@ use crate::core::agent::Agent;
 use crate::core::consent::{Consent, Mode};
 use crate::core::event::Error;
 use crate::core::llm::Llm;
-use crate::core::message;
+use crate::extras;
 use crate::extras::account::Account;
 use crate::extras::checkpoint::Checkpoints;
 use crate::extras::cost::PriceTable;
@@ -18,6 +18,7 @@ use crate::extras::hooks::Hooks;
 use crate::extras::instructions::Instructions;
 use crate::extras::mcp::Servers;
 use crate::extras::mcp_config;
+use crate::extras::permissions::Permissions;
 use crate::extras::session::{self, Header, SessionLog};
 use crate::extras::trace::Trace;
 use crate::extras::trust::{self, Project};
@@ -38,7 +39,12 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
     let home = corecoder_home();
     let mut notes = Vec::new();
     notes.extend(make_private(&home));
-    let (mut consent, warning) = Consent::with_file(mode, home.join("permissions.json"));
+    let permissions = Permissions {
+        file: Some(home.join("permissions.json")),
+    };
+    let (always, warning) = permissions.read();
+    let mut consent = Consent::new(mode);
+    consent.always = always;
     consent.allow_destructive(&options.allow_destructive);
     notes.extend(warning);
     let (prices, warning) = PriceTable::with_overrides(&home.join("pricing.json"));
@@ -79,7 +85,7 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
             ));
         }
         if loaded.repaired > 0 {
-            notes.push(message::repair_notice(loaded.repaired, "on resume"));
+            notes.push(extras::repair_notice(loaded.repaired, "on resume"));
         }
         repaired = loaded.repaired;
         history = loaded.messages;
@@ -104,12 +110,13 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
         account = account.with_trace(trace);
     }
     let mut agent = Agent::new(Arc::new(llm), cwd.clone(), consent);
-    agent.extras_mut().account = account;
-    agent.set_max_rounds(options.max_rounds);
+    agent.extras.account = account;
+    agent.extras.permissions = permissions;
+    agent.max_rounds = options.max_rounds;
     // The writable roots are fixed here, from the launch directory, for the whole session.
     let shell = options.shell.for_session(&cwd).map_err(Error::Usage)?;
-    agent.extras_mut().shell = shell;
-    agent.extras_mut().instructions = Some(Instructions::new(&home));
+    agent.extras.shell = shell;
+    agent.extras.instructions = Some(Instructions::new(&home));
     notes.extend(options.project.notes.iter().cloned());
     notes.extend(options.project.skipped_line());
     notes.extend(load_extensions(&mut agent, &home, &options.project));
@@ -123,14 +130,14 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
         Ok(log) => {
             let (checkpoints, warning) = Checkpoints::open(&checkpoint_dir(&home, log.id()));
             notes.extend(warning);
-            agent.extras_mut().checkpoints = Some(checkpoints);
-            agent.extras_mut().log = Some(log);
+            agent.extras.checkpoints = Some(checkpoints);
+            agent.extras.log = Some(log);
         }
         Err(e) => notes.push(format!(
             "this session will not be saved, and /undo is off: {e}"
         )),
     }
-    notes.extend(agent.extras().session_started(agent.cwd()));
+    notes.extend(agent.extras.session_started(&agent.cwd));
     Ok(Started { agent, notes })
 }
 
@@ -163,7 +170,7 @@ fn last_exchange(messages: &[crate::core::message::Message]) -> Vec<String> {
 pub fn load_extensions(agent: &mut Agent, home: &Path, project: &Project) -> Vec<String> {
     // Started in the home directory, the project's hooks file is the user's: read it once.
     let project_file = |relative: &str| {
-        let path = agent.cwd().join(relative);
+        let path = agent.cwd.join(relative);
         let own = path == home.join("hooks.json");
         (project.allows(relative) && !own).then_some(path)
     };
@@ -171,12 +178,12 @@ pub fn load_extensions(agent: &mut Agent, home: &Path, project: &Project) -> Vec
     let mut mcp_files = vec![home.join("mcp.json")];
     mcp_files.extend(project_file(trust::MCP_FILE));
     let (hooks, mut warnings) = Hooks::load(&home.join("hooks.json"), project_hooks.as_deref());
-    agent.extras_mut().hooks = Arc::new(hooks);
+    agent.extras.hooks = Arc::new(hooks);
     let (configs, more) = mcp_config::load_config(&mcp_files);
     warnings.extend(more);
     let (servers, more) = Servers::start(configs);
     warnings.extend(more);
-    agent.extras_mut().mcp = Arc::new(servers);
+    agent.extras.mcp = Arc::new(servers);
     warnings
 }
 

@@ -1,12 +1,9 @@
 //! The agent loop: build prompt → stream → run tools → append results → repeat.
 //!
-//! `Agent::run_loop` is the loop, in one function you can read top to bottom and step through;
-//! `run_task` wraps it for one user task, and the steps it calls follow it in this file, in the
-//! order it calls them, then what the binary, the REPL and embedding programs call between
-//! turns. The agent owns the history (nothing else changes it), the tracked working directory
-//! and the todo list. Every optional feature is reached through `extras` (`extras/mod.rs`), one
-//! method per step. It does not talk HTTP (that is `llm.rs`) and does not know how any tool
-//! works (that is `tools/`).
+//! `Agent::run_loop` is the loop, to read top to bottom and step through; `run_task` wraps it for
+//! one task; the steps follow in the order it calls them, then what callers use between turns.
+//! The agent owns the history, the working directory and the todo list; every optional feature
+//! is reached through `extras` (`extras/mod.rs`). It talks no HTTP and runs no tool itself.
 
 use crate::core::batch::{self, Batch, Ruling};
 use crate::core::consent::{Answer, Consent, LoopGuard};
@@ -15,34 +12,38 @@ use crate::core::dispatch::{self, AgentKind, Effect, Outcome, Pool, ToolContext}
 use crate::core::event::{Error, Event, Finish};
 use crate::core::llm::Llm;
 use crate::core::message::{self, Message, Reply, ToolCall};
-use crate::core::prompt::{self, Estimator, Situation};
+use crate::core::prompt::{self, Situation};
 use crate::extras::Extras;
 use crate::tools::todo_write::Todo;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// Set the public fields between turns; the history and the model change only through methods.
 pub struct Agent {
+    /// What may run without asking; plan mode (`consent.plan`) is switched here.
+    pub consent: Consent,
+    /// Rounds (a request and its tool batch) a task may take before it ends at the cap.
+    pub max_rounds: u32,
+    /// Set it (e.g. from a Ctrl+C handler) to stop the current turn at the next safe point.
+    pub cancel: Arc<AtomicBool>,
+    /// Rounds the last task took (for `--output-format json`).
+    pub rounds_used: u32,
+    /// Hooks, MCP, the sandbox, the session log, checkpoints… (sub-agents share the session's).
+    pub extras: Extras,
+    /// Where the next tool call starts; a `cd` in bash moves it.
+    pub cwd: PathBuf,
+    /// The user's agent, or a sub-agent the `agent` tool started (`tools/agent.rs`).
+    pub kind: AgentKind,
     llm: Arc<Llm>,
     /// `history[0]` is the system prompt, rebuilt every round.
     history: Vec<Message>,
-    cwd: PathBuf,
     todos: Vec<Todo>,
-    consent: Consent,
-    kind: AgentKind,
-    max_rounds: u32,
-    cancel: Arc<AtomicBool>,
     /// Started on the first batch of several calls; sub-agents run their calls inline.
     pool: Option<Pool>,
-    /// Rounds the last task took (for `--output-format json`).
-    rounds_used: u32,
     /// Counts identical calls in a row: the third is refused, the fifth ends the run.
     guard: LoopGuard,
-    /// Calibrated by the provider's real prompt sizes; decides when to compact.
-    estimator: Estimator,
-    /// Every optional feature: hooks, MCP, the sandbox, the session log, checkpoints, early start…
-    extras: Extras,
 }
 
 impl Agent {
@@ -59,21 +60,8 @@ impl Agent {
             pool: None,
             rounds_used: 0,
             guard: LoopGuard::default(),
-            estimator: Estimator::new(),
             extras: Extras::default(),
         }
-    }
-
-    /// A sub-agent for the `agent` tool: fresh history, no `agent` tool, calls run inline, the
-    /// session-wide extras shared (no session log, no checkpoints of its own).
-    pub fn sub_agent(ctx: &ToolContext, max_rounds: u32) -> Agent {
-        let consent = ctx.consent.for_sub_agent();
-        let mut agent = Agent::new(ctx.llm.clone(), ctx.cwd.clone(), consent);
-        agent.extras = ctx.extras.clone();
-        agent.kind = AgentKind::SubAgent;
-        agent.max_rounds = max_rounds;
-        agent.cancel = ctx.cancel.clone();
-        agent
     }
 
     /// Run a task where no one can be asked: calls that would need consent are refused.
@@ -106,23 +94,18 @@ impl Agent {
         on_event: &mut dyn FnMut(Event),
         ask: &mut dyn FnMut(&str, &str) -> Answer,
     ) -> Result<Finish, Error> {
-        let mut tool_schemas = dispatch::schemas(self.kind);
-        tool_schemas.extend(self.extras.tool_schemas());
-        let tool_names: Vec<String> = (tool_schemas.iter())
-            .filter_map(|s| s["function"]["name"].as_str().map(String::from))
-            .collect();
+        let mut tools = dispatch::schemas(self.kind);
+        tools.extend(self.extras.tool_schemas());
         for round in 1..=self.max_rounds {
             // 1. A fresh system prompt: the cwd, todos, plan mode or AGENTS.md may have changed.
-            self.history[0] = self.system_prompt(&tool_names);
+            self.history[0] = self.system_prompt(&tools);
             // 2. Never send a history the provider would reject (a call left unanswered).
             let repairs = message::repair_tool_pairs(&mut self.history);
-            if repairs > 0 {
-                (self.extras).repaired(&self.history, repairs, on_event);
-            }
+            (self.extras).repaired(&self.history, repairs, on_event);
             self.extras.round_started(on_event);
 
             // 3. Keep the prompt inside the context window: snip, summarise or collapse.
-            let tokens = self.estimator.estimate(&self.history);
+            let tokens = self.extras.prompt_tokens(&self.history);
             if let Some(tier) = context::tier_for(tokens, self.llm.context_limit()) {
                 self.compact(tier, on_event);
             }
@@ -130,10 +113,8 @@ impl Agent {
             // 4. Stream the reply; text and reasoning reach the caller as they arrive.
             on_event(Event::Requesting { round });
             self.rounds_used = round;
-            let reply = self.ask_model(&tool_schemas, on_event)?;
-            on_event(Event::Replied {
-                usage: &self.extras.account.usage(),
-            });
+            let reply = self.ask_model(&tools, on_event)?;
+            self.extras.replied(self.history.len(), &reply, on_event);
 
             // 5. No tool calls: this is the answer (unless there is none, or it was cut off).
             let cut_off = reply.finish_reason.as_deref() == Some("length");
@@ -164,7 +145,12 @@ impl Agent {
             let outcomes = self.run_tools(&calls, rulings, on_event, ask);
             for (call, outcome) in calls.iter().zip(outcomes) {
                 self.push(Message::tool_result(&call.id, &outcome.text));
-                self.apply(outcome.effect);
+                // In call order, so a batch ends where the same calls one after another would.
+                match outcome.effect {
+                    Effect::None => {}
+                    Effect::ChangeDir(dir) => self.cwd = dir,
+                    Effect::SetTodos(todos) => self.todos = todos,
+                }
             }
             if self.cancel.load(Ordering::Relaxed) {
                 return Err(Error::Interrupted);
@@ -179,11 +165,11 @@ impl Agent {
         self.history.push(message);
     }
 
-    fn system_prompt(&mut self, tool_names: &[String]) -> Message {
+    fn system_prompt(&mut self, tools: &[Value]) -> Message {
         let instructions = self.extras.project_instructions(&self.cwd);
         Message::system(&prompt::system_prompt(&Situation {
             cwd: &self.cwd,
-            tools: tool_names,
+            tools,
             kind: self.kind,
             plan: self.consent.plan,
             todos: &self.todos,
@@ -191,86 +177,67 @@ impl Agent {
         }))
     }
 
-    /// Shrink the history at `tier` (the summary is a model call of its own, counted in the
-    /// cost like any other) and tell the user when anything changed.
+    /// Shrink the history at `tier` and tell the user when anything changed (`context.rs`).
     pub fn compact(&mut self, tier: Tier, on_event: &mut dyn FnMut(Event)) -> Report {
-        let (llm, cancel, extras) = (&self.llm, &self.cancel, &self.extras);
-        let mut summarise = |prompt: Vec<Message>| {
-            (llm.complete(&prompt, extras, cancel)).map_err(|e| e.to_string())
-        };
-        let (history, estimator) = (&mut self.history, &mut self.estimator);
-        let report = context::compact_and_tell(history, estimator, tier, &mut summarise, on_event);
-        if report.after < report.before {
-            self.extras.rewritten(&self.history);
-        }
-        report
+        let (history, llm, cancel) = (&mut self.history, &self.llm, &self.cancel);
+        context::compact_and_tell(history, llm, &mut self.extras, cancel, tier, on_event)
     }
 
-    /// Stream one reply. A prompt the provider calls too long is compacted one tier harder
-    /// and sent once more; Ctrl+C mid-answer keeps the part the user already saw. Read-only
-    /// calls that become whole while it streams start early (`extras/early.rs`).
+    /// Stream one reply. A prompt the provider calls too long is compacted one tier harder and
+    /// sent once more; if nothing shrank, the same bytes again would get the same answer.
     fn ask_model(
         &mut self,
         tools: &[Value],
         on_event: &mut dyn FnMut(Event),
     ) -> Result<Reply, Error> {
-        let mut squeezed = false;
-        // Only the main agent's pool, and only when no PreToolUse hook must see every call first.
-        if self.kind == AgentKind::Main && self.extras.may_start_early() {
-            self.pool.get_or_insert_with(Pool::new);
-        }
-        loop {
-            let pool = self.pool.as_ref().filter(|_| self.extras.may_start_early());
-            let ctx = self.tool_context();
-            let mut partial = String::new();
-            let mut early = std::mem::take(&mut self.extras.early);
-            early.reply_starting(&self.guard);
-            let mut forward = |event: Event| {
-                match event {
-                    Event::Text(text) => partial.push_str(text),
-                    // A retried request starts over: the text shown so far is void.
-                    Event::Retry { .. } | Event::Fallback { .. } => partial.clear(),
-                    _ => {}
+        match self.stream_reply(tools, on_event) {
+            Err(Error::ContextTooLong(message)) => {
+                let tokens = (self.extras).overflowed(&message, &self.history, &self.llm, on_event);
+                let tier = context::harder(context::tier_for(tokens, self.llm.context_limit()));
+                match self.compact(tier, on_event) {
+                    report if report.after < report.before => self.stream_reply(tools, on_event),
+                    _ => Err(Error::ContextTooLong(message)),
                 }
-                early.streamed(&event, pool, &ctx, &self.guard);
-                on_event(event);
-            };
-            let streamed = self.llm.stream(
-                &self.history,
-                tools,
-                &self.extras,
-                &self.cancel,
-                &mut forward,
-            );
-            self.extras.early = early;
-            match streamed {
-                Ok(reply) => {
-                    if let Some(usage) = &reply.usage {
-                        (self.estimator).calibrate(self.history.len(), usage.prompt_tokens);
-                    }
-                    return Ok(reply);
-                }
-                // Compact one tier harder and send once more; if nothing shrank, the same
-                // bytes again would get the same answer.
-                Err(Error::ContextTooLong(message)) if !squeezed => {
-                    squeezed = true;
-                    let (history, estimator) = (&self.history, &mut self.estimator);
-                    let tier =
-                        context::tier_to_fit(&message, history, estimator, &self.llm, on_event);
-                    let report = self.compact(tier, on_event);
-                    if report.after >= report.before {
-                        return Err(Error::ContextTooLong(message));
-                    }
-                }
-                Err(Error::Interrupted) if !partial.is_empty() => {
-                    self.push(Message::assistant(&format!("{partial}\n[interrupted]")));
-                    return Err(Error::Interrupted);
-                }
-                Err(e) => return Err(e),
             }
+            streamed => streamed,
         }
     }
 
+    /// One request; Ctrl+C mid-answer keeps what the user saw. Read-only calls start early on the
+    /// main agent's pool (`extras/early.rs`), unless a PreToolUse hook must see every call first.
+    fn stream_reply(
+        &mut self,
+        tools: &[Value],
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<Reply, Error> {
+        let (ctx, mut partial) = (self.tool_context(), String::new());
+        let early_start = self.kind == AgentKind::Main && self.extras.may_start_early();
+        let pool = early_start.then(|| &*self.pool.get_or_insert_with(Pool::new));
+        let mut early = std::mem::take(&mut self.extras.early);
+        early.reply_starting(&self.guard);
+        let mut forward = |event: Event| {
+            match event {
+                Event::Text(text) => partial.push_str(text),
+                // A retried request starts over: the text shown so far is void.
+                Event::Retry { .. } | Event::Fallback { .. } => partial.clear(),
+                _ => {}
+            }
+            early.streamed(&event, pool, &ctx, &self.guard);
+            on_event(event);
+        };
+        let (llm, history, extras, cancel) = (&self.llm, &self.history, &self.extras, &self.cancel);
+        let streamed = llm.stream(history, tools, extras, cancel, &mut forward);
+        self.extras.early = early;
+        match streamed {
+            Err(Error::Interrupted) if !partial.is_empty() => {
+                self.push(Message::assistant(&format!("{partial}\n[interrupted]")));
+                Err(Error::Interrupted)
+            }
+            streamed => streamed,
+        }
+    }
+
+    /// One reply's calls (`batch.rs`); a sub-agent already runs on a pool worker: inline.
     fn run_tools(
         &mut self,
         calls: &[ToolCall],
@@ -278,20 +245,12 @@ impl Agent {
         on_event: &mut dyn FnMut(Event),
         ask: &mut dyn FnMut(&str, &str) -> Answer,
     ) -> Vec<Outcome> {
-        // A sub-agent already runs on a pool worker, so its own calls run inline.
-        if self.kind == AgentKind::Main && calls.len() > 1 && self.pool.is_none() {
-            self.pool = Some(Pool::new());
+        if self.kind == AgentKind::Main && calls.len() > 1 {
+            self.pool.get_or_insert_with(Pool::new);
         }
         let ctx = self.tool_context();
-        let batch = Batch {
-            consent: &mut self.consent,
-            extras: &mut self.extras,
-            pool: self.pool.as_ref(),
-            ctx,
-        };
-        let outcomes = batch.run(calls, rulings, on_event, ask);
-        self.extras.batch_done(calls, &outcomes);
-        outcomes
+        let (consent, extras, pool) = (&mut self.consent, &mut self.extras, self.pool.as_ref());
+        Batch::new(consent, extras, pool, ctx).run(calls, rulings, on_event, ask)
     }
 
     /// What a tool call may see of the session, as it stands now.
@@ -305,57 +264,14 @@ impl Agent {
         }
     }
 
-    /// Effects merge back in call order, so a batch ends where the same calls run one after
-    /// another would have ended.
-    fn apply(&mut self, effect: Effect) {
-        match effect {
-            Effect::None => {}
-            Effect::ChangeDir(dir) => self.cwd = dir,
-            Effect::SetTodos(todos) => self.todos = todos,
-        }
-    }
-
-    // Between turns: what the binary, the REPL and embedding programs call. Nothing below runs
-    // during a turn.
-
-    pub fn set_max_rounds(&mut self, rounds: u32) {
-        self.max_rounds = rounds;
-    }
-
-    /// Set this (e.g. from a Ctrl+C handler) to stop the current turn at the next safe point.
-    pub fn cancel_flag(&self) -> Arc<AtomicBool> {
-        self.cancel.clone()
-    }
+    // Between turns: what the binary, the REPL and embedding programs call.
 
     pub fn history(&self) -> &[Message] {
         &self.history
     }
 
-    pub fn cwd(&self) -> &Path {
-        &self.cwd
-    }
-
     pub fn llm(&self) -> &Llm {
         &self.llm
-    }
-
-    /// The optional features: hooks, MCP servers, the sandbox, the session log, checkpoints…
-    pub fn extras(&self) -> &Extras {
-        &self.extras
-    }
-
-    /// Turn optional features on or off (sub-agents started later share them).
-    pub fn extras_mut(&mut self) -> &mut Extras {
-        &mut self.extras
-    }
-
-    /// Rounds (requests with their tool batches) the last task took.
-    pub fn rounds_used(&self) -> u32 {
-        self.rounds_used
-    }
-
-    pub fn consent_mut(&mut self) -> &mut Consent {
-        &mut self.consent
     }
 
     /// Talk to another model from the next request on; the usage totals carry over.
@@ -364,8 +280,7 @@ impl Agent {
         self.extras.model_switched(model);
     }
 
-    /// Tell the model, in the conversation, of something done behind its back (`/undo`): the
-    /// next request would otherwise still show the change it made as standing.
+    /// Tell the model of something done behind its back (`/undo`), or it would think it stands.
     pub fn tell_model(&mut self, note: &str) {
         self.push(Message::user(&format!("[note from the session] {note}")));
     }

@@ -1,12 +1,11 @@
 //! One reply's tool calls, from consent to results: the step "run tools" of the agent loop.
 //!
-//! On the caller's thread, in call order: show each call, then let the loop guard's ruling,
-//! the PreToolUse hooks and consent (asking the user if the rules say so) refuse it, and
-//! checkpoint the files the allowed calls will change (hooks and checkpoints through `Extras`).
-//! Then the allowed calls run (on the pool when there are several; a read-only call started
-//! while the reply streamed is collected instead), the PostToolUse hooks see each result, and
-//! every call gets exactly one outcome, in call order. It never touches the history: the loop
-//! appends the results.
+//! On the caller's thread, in call order: show each call; let the loop guard's ruling, the
+//! PreToolUse hooks and consent (asking the user if need be) refuse it; checkpoint what the
+//! allowed calls will change. Then those run (on the pool when there are several), the
+//! PostToolUse hooks see each result, and every call gets exactly one outcome, in call order.
+//! Hooks, checkpoints and the calls started early are reached through `Extras`. It never
+//! touches the history: the loop appends the results.
 
 use crate::core::consent::{Answer, Consent, LoopGuard, Repeat, Verdict};
 use crate::core::dispatch::{self, Outcome, Pool, ToolContext};
@@ -65,7 +64,21 @@ pub struct Batch<'a> {
     pub ctx: ToolContext,
 }
 
-impl Batch<'_> {
+impl<'a> Batch<'a> {
+    pub fn new(
+        consent: &'a mut Consent,
+        extras: &'a mut Extras,
+        pool: Option<&'a Pool>,
+        ctx: ToolContext,
+    ) -> Batch<'a> {
+        Batch {
+            consent,
+            extras,
+            pool,
+            ctx,
+        }
+    }
+
     pub fn run(
         mut self,
         calls: &[ToolCall],
@@ -120,33 +133,22 @@ impl Batch<'_> {
             let (name, text) = (&call.name, &outcome.text);
             on_event(Event::ToolResult { name, text, kind });
         }
+        self.extras.batch_done(calls, &outcomes);
         outcomes
     }
 
-    /// Outcomes of the allowed calls, in their order: an early call's result where the same
-    /// call already started while the reply streamed, the rest run now.
+    /// Outcomes of the allowed calls, in their order: those started while the reply streamed
+    /// are collected by the extras, the rest run now (on the pool when there are several).
     fn run_allowed(&mut self, allowed: &[&ToolCall]) -> Vec<Outcome> {
-        let started: Vec<_> = allowed.iter().map(|c| self.extras.early.claim(c)).collect();
-        let rest: Vec<&ToolCall> = (allowed.iter().zip(&started))
-            .filter(|(_, started)| started.is_none())
-            .map(|(call, _)| *call)
-            .collect();
-        let mut ran_now = match (self.pool, rest.len()) {
-            (Some(pool), 2..) => pool.run_batch(&rest, &self.ctx),
-            _ => (rest.iter())
-                .map(|c| dispatch::run(&c.name, &c.arguments, &self.ctx))
-                .collect(),
-        }
-        .into_iter();
-        let lost = || Outcome::text("Error: the tool call did not return a result");
-        (started.into_iter())
-            .map(|started| match started {
-                Some(result) => result
-                    .recv()
-                    .map_or_else(|_| lost(), |(_, outcome)| outcome),
-                None => ran_now.next().unwrap_or_else(lost),
-            })
-            .collect()
+        let (pool, ctx) = (self.pool, &self.ctx);
+        let mut run_now = |rest: &[&ToolCall]| match (pool, rest.len()) {
+            (Some(pool), 2..) => pool.run_batch(rest, ctx),
+            _ => (rest
+                .iter()
+                .map(|c| dispatch::run(&c.name, &c.arguments, ctx)))
+            .collect(),
+        };
+        self.extras.run_allowed(allowed, &mut run_now)
     }
 
     /// `Open` when the call may run; otherwise the result the model reads instead.
@@ -182,10 +184,8 @@ impl Batch<'_> {
             Verdict::Ask => match ask(name, summary) {
                 Answer::Once => Ruling::Open,
                 Answer::Always => {
-                    if let Err(e) = self.consent.allow_always(name) {
-                        let notice = format!("could not save the permission: {e}");
-                        on_event(Event::Notice(&notice));
-                    }
+                    self.consent.always.insert(name.to_string());
+                    self.extras.allowed_always(&self.consent.always, on_event);
                     Ruling::Open
                 }
                 Answer::Deny => Ruling::Refused(Outcome::text(Consent::denial(name))),

@@ -4,6 +4,7 @@
 //! over them in `app/`); nothing here opens a file, parses a flag or opens a connection.
 
 use crate::core::event::Error;
+use crate::tools::support::text::comma_list;
 use std::collections::HashMap;
 use std::str::FromStr;
 use std::time::Duration;
@@ -116,12 +117,6 @@ pub fn dollars(name: &str, text: &str) -> Result<f64, Error> {
             "{name}: '{text}' is not an amount of dollars"
         ))),
     }
-}
-
-/// `a, b,,c` as `["a", "b", "c"]`.
-pub fn comma_list(text: &str) -> Vec<String> {
-    let names = text.split(',').map(|name| name.trim().to_string());
-    names.filter(|name| !name.is_empty()).collect()
 }
 
 /// Variables by name: the process's, or the binary's merge of them with `.env`.

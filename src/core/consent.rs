@@ -1,21 +1,17 @@
 //! Consent: may this tool call run now, must the user be asked, or is it refused?
 //!
-//! The agent loop asks `Consent::verdict_for_call` for every call of a reply, on its own
-//! thread, before the batch starts; only a `Verdict::Ask` or `AskEachTime` reaches the
-//! terminal, as a question. A bash command the danger gate (`tools/support/danger.rs`) calls
-//! catastrophic is refused in every mode; a destructive one is asked about every time (even
-//! when bash is allowed "always"), and under `--yes` runs only if the user opted in to it by
-//! name. The decision is pure logic (testable without a terminal); the one side effect here
-//! is saving the tools the user allowed "always" to `~/.corecoder/permissions.json`. The loop
-//! guard (`LoopGuard`, below) refuses and then stops a model repeating the same call.
+//! The batch asks `Consent::verdict_for_call` for every call, on the loop's thread; only an
+//! `Ask` or `AskEachTime` reaches the user. A bash command the danger gate
+//! (`tools/support/danger.rs`) calls catastrophic is refused in every mode; a destructive one is
+//! asked about every time, and under `--yes` runs only if the user opted in to it by name. Pure
+//! logic (the "always" list is saved by `extras/permissions.rs`). The loop guard (`LoopGuard`,
+//! below) refuses and then stops a model repeating the same call.
 
 use crate::core::dispatch;
 use crate::core::message::ToolCall;
 use crate::tools::support::danger::{self, Danger};
-use crate::tools::support::files::{Access, write_atomic};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 
 /// What the session allows mutating tools to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,9 +54,8 @@ pub enum Verdict {
 pub struct Consent {
     pub mode: Mode,
     pub plan: Plan,
-    always: BTreeSet<String>,
-    /// Where "always" answers are kept; `None` keeps them for this session only.
-    file: Option<PathBuf>,
+    /// Tools the user allowed "always" (`extras/permissions.rs` keeps them across sessions).
+    pub always: BTreeSet<String>,
     /// Destructive commands the user opted in to by name, for `--yes`
     /// (`CORECODER_ALLOW_DESTRUCTIVE`, `--allow-destructive`).
     destructive_allowed: BTreeSet<String>,
@@ -72,7 +67,6 @@ impl Consent {
             mode,
             plan: Plan::Off,
             always: BTreeSet::new(),
-            file: None,
             destructive_allowed: BTreeSet::new(),
         }
     }
@@ -80,28 +74,6 @@ impl Consent {
     /// Let `--yes` run the destructive commands named (see `danger::destructive_names`).
     pub fn allow_destructive(&mut self, names: &[String]) {
         self.destructive_allowed.extend(names.iter().cloned());
-    }
-
-    /// Load the tools allowed "always" in earlier sessions. A missing file is an empty list;
-    /// an unreadable one is reported and then treated as empty (it is rewritten on the next
-    /// "always").
-    pub fn with_file(mode: Mode, file: PathBuf) -> (Consent, Option<String>) {
-        let mut consent = Consent::new(mode);
-        let mut warning = None;
-        match std::fs::read_to_string(&file) {
-            Ok(text) => match serde_json::from_str::<serde_json::Value>(&text) {
-                Ok(value) => {
-                    let names = value["always"].as_array().cloned().unwrap_or_default();
-                    let names = names.iter().filter_map(|n| n.as_str().map(String::from));
-                    consent.always = names.collect();
-                }
-                Err(e) => warning = Some(format!("ignoring {}: {e}", file.display())),
-            },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => warning = Some(format!("cannot read {}: {e}", file.display())),
-        }
-        consent.file = Some(file);
-        (consent, warning)
     }
 
     /// The rules, in order: read-only tools always run; plan mode refuses the rest; then
@@ -176,21 +148,6 @@ impl Consent {
         format!("Denied: the user did not allow this {tool} call. Ask them, or try another way.")
     }
 
-    /// Remember an "always" answer, on disk when there is a file (atomically: temp + rename).
-    pub fn allow_always(&mut self, tool: &str) -> Result<(), String> {
-        self.always.insert(tool.to_string());
-        let Some(file) = &self.file else {
-            return Ok(());
-        };
-        if let Some(dir) = file.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        }
-        let text = serde_json::to_string_pretty(&json!({"always": self.always}))
-            .map_err(|e| e.to_string())?;
-        write_atomic(file, format!("{text}\n").as_bytes(), Access::AsBefore)
-            .map_err(|e| format!("{}: {e}", file.display()))
-    }
-
     /// A sub-agent runs on a worker thread, where no one can be asked: it keeps the rules but
     /// turns "ask" into "refuse".
     pub fn for_sub_agent(&self) -> Consent {
@@ -198,7 +155,6 @@ impl Consent {
         if consent.mode == Mode::Ask {
             consent.mode = Mode::ReadOnly;
         }
-        consent.file = None;
         consent
     }
 }
@@ -260,6 +216,7 @@ impl LoopGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn check(consent: &Consent, tool: &str) -> &'static str {
         name(consent.verdict(tool))
@@ -281,7 +238,7 @@ mod tests {
             name(consent.verdict_for_call("bash", &arguments))
         };
         let mut ask = Consent::new(Mode::Ask);
-        ask.allow_always("bash").unwrap();
+        ask.always.insert("bash".to_string());
         assert_eq!(call(&ask, "ls"), "run");
         assert_eq!(call(&ask, "git reset --hard"), "ask each time");
         assert_eq!(call(&ask, "rm -rf ~"), "refuse");
@@ -306,7 +263,7 @@ mod tests {
         let mut ask = Consent::new(Mode::Ask);
         assert_eq!(check(&ask, "read_file"), "run");
         assert_eq!(check(&ask, "bash"), "ask");
-        ask.allow_always("bash").unwrap();
+        ask.always.insert("bash".to_string());
         assert_eq!(
             (check(&ask, "bash"), check(&ask, "edit_file")),
             ("run", "ask")
@@ -327,22 +284,6 @@ mod tests {
         );
         let sub = Consent::new(Mode::Ask).for_sub_agent();
         assert_eq!(check(&sub, "bash"), "refuse");
-    }
-
-    #[test]
-    fn always_survives_a_restart() {
-        let dir = std::env::temp_dir().join(format!("corecoder-consent-{}", std::process::id()));
-        let file = dir.join("nested").join("permissions.json");
-        let (mut first, warning) = Consent::with_file(Mode::Ask, file.clone());
-        assert_eq!(warning, None);
-        first.allow_always("edit_file").unwrap();
-        let (second, _) = Consent::with_file(Mode::Ask, file.clone());
-        assert_eq!(check(&second, "edit_file"), "run");
-        std::fs::write(&file, "not json").unwrap();
-        let (third, warning) = Consent::with_file(Mode::Ask, file);
-        assert!(warning.is_some_and(|w| w.contains("permissions.json")));
-        assert_eq!(check(&third, "edit_file"), "ask");
-        let _ = std::fs::remove_dir_all(dir);
     }
 
     fn repeat(guard: &mut LoopGuard, name: &str, arguments: &str) -> &'static str {

@@ -1,19 +1,19 @@
-//! Keeping the context window under control: compact the history when the estimate
-//! (`prompt.rs`) says it grows too big, or the provider says it did.
+//! Keeping the context window under control: compact the history when the estimate says it
+//! grows too big, or the provider says it did.
 //!
-//! Before every request the agent asks `tier_for(estimate, max_context)`; if a tier comes back it
-//! calls `compact`, three tiers, cheapest first: snip big tool results, summarise old turns,
-//! collapse all but the last few messages; after a "too long" answer `tier_to_fit` picks one
-//! tier harder. This file is pure logic: it does no I/O and never calls the model itself (the
-//! summary comes through the closure the agent passes in; notices go to `on_event`).
+//! Before every request the agent asks `tier_for(estimate, max_context)`; if a tier comes back
+//! it calls `compact_and_tell`: three tiers, cheapest first: snip big tool results, summarise
+//! old turns (a model call), collapse all but the last few messages; after a "too long" answer,
+//! one tier `harder`. `compact` itself is pure (the summary comes through a closure; when the
+//! model fails, `Extras::summary_without_model` makes one).
 
 use crate::core::event::Event;
-use crate::core::http;
 use crate::core::llm::Llm;
 use crate::core::message::{Message, Role};
-use crate::core::prompt::{self, Estimator, SUMMARY_HEADER, estimate_messages};
-use crate::tools::support::text::{one_line, truncate_middle};
-use regex::Regex;
+use crate::core::prompt::{self, SUMMARY_HEADER, estimate_messages};
+use crate::extras::Extras;
+use crate::tools::support::text::truncate_middle;
+use std::sync::atomic::AtomicBool;
 
 /// Tool results are snipped when longer than both of these.
 const SNIP_MIN_CHARS: usize = 1_500;
@@ -59,18 +59,22 @@ pub fn harder(tier: Option<Tier>) -> Tier {
     }
 }
 
-/// Compact at `tier` and tell the user when anything changed. The estimate starts over: a
-/// snip keeps the history's length, so the calibration could not notice on its own.
+/// Compact at `tier` and tell the user when anything changed. The summary is a model call of
+/// its own, counted in the cost like any other; a log records the new history whole.
 pub fn compact_and_tell(
     history: &mut Vec<Message>,
-    estimator: &mut Estimator,
+    llm: &Llm,
+    extras: &mut Extras,
+    cancel: &AtomicBool,
     tier: Tier,
-    summarise: &mut dyn FnMut(Vec<Message>) -> Result<String, String>,
     on_event: &mut dyn FnMut(Event),
 ) -> Report {
-    let report = compact(history, tier, summarise);
-    estimator.reset();
+    let mut summarise =
+        |prompt: Vec<Message>| (llm.complete(&prompt, extras, cancel)).map_err(|e| e.to_string());
+    let report = compact(history, tier, &mut summarise);
+    extras.history_compacted();
     if report.after < report.before {
+        extras.rewritten(history);
         let (before, after) = (report.before, report.after);
         let mut notice = format!("context {tier:?}: {before} → {after} tokens");
         if let SummarySource::Fallback(why) = &report.summary {
@@ -79,30 +83,6 @@ pub fn compact_and_tell(
         on_event(Event::Notice(&notice));
     }
     report
-}
-
-/// The provider said the prompt does not fit (`message` may give its numbers): the tier to
-/// compact at, one harder than the estimate asks, by the provider's own count of the prompt
-/// where it gave one (our estimate said it fitted).
-pub fn tier_to_fit(
-    message: &str,
-    history: &[Message],
-    estimator: &mut Estimator,
-    llm: &Llm,
-    on_event: &mut dyn FnMut(Event),
-) -> Tier {
-    let (configured, limit) = (llm.config().max_context as usize, llm.context_limit());
-    let said = http::overflow_numbers(message);
-    if let Some(prompt) = said.prompt {
-        estimator.calibrate(history.len(), prompt);
-    }
-    if said.limit.is_some() && limit < configured {
-        let note = format!(
-            "the provider allows about {limit} prompt tokens, not {configured}: compacting to fit"
-        );
-        on_event(Event::Notice(&note));
-    }
-    harder(tier_for(estimator.estimate(history), limit))
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,7 +98,7 @@ pub struct Report {
 pub enum SummarySource {
     None,
     Model,
-    /// Why the model call failed; the summary was extracted by `fallback_summary`.
+    /// Why the model call failed; the summary was extracted by `extras/fallback_summary.rs`.
     Fallback(String),
 }
 
@@ -211,7 +191,10 @@ fn summarise_before(
         });
     let (text, source) = match reply {
         Ok(text) => (text, SummarySource::Model),
-        Err(why) => (fallback_summary(old), SummarySource::Fallback(why)),
+        Err(why) => (
+            Extras::summary_without_model(old),
+            SummarySource::Fallback(why),
+        ),
     };
     let text = truncate_middle(text.trim(), SUMMARY_MAX_CHARS);
     let body = format!(
@@ -222,70 +205,12 @@ fn summarise_before(
     source
 }
 
-/// A summary made without the model: user messages, file paths and error lines, deduplicated
-/// and capped (about 4,000 chars in all).
-pub fn fallback_summary(old: &[Message]) -> String {
-    let error_words = ["error", "Error", "failed", "panicked", "Traceback"];
-    let is_error = |line: &&str| error_words.iter().any(|w| line.contains(w));
-    // A constant pattern: paths with a `/`, or names with a short extension (`main.rs`).
-    let pattern = r"[\w.~-]*/[\w./-]*\w|[\w-]{2,}(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,4}\b";
-    let path_regex = Regex::new(pattern).expect("a valid constant pattern");
-    let (mut users, mut paths, mut errors) = (Vec::new(), Vec::new(), Vec::new());
-    for message in old {
-        let content = message.content.as_deref().unwrap_or("");
-        match message.role {
-            // A previous summary is worth more room than an ordinary request.
-            Role::User if content.starts_with(SUMMARY_HEADER) => {
-                let earlier = content.trim_start_matches(SUMMARY_HEADER);
-                users.push(format!("(earlier summary) {}", one_line(earlier, 1_500)));
-            }
-            Role::User => users.push(one_line(content, 300)),
-            _ => {}
-        }
-        errors.extend(content.lines().filter(is_error).map(|l| one_line(l, 200)));
-        let mut texts = vec![content];
-        let calls = message.tool_calls.iter();
-        texts.extend(calls.map(|c| c.arguments.as_str()));
-        for text in texts {
-            // In tool output `items.iter` is code, not a file: only paths with a `/` count.
-            let found = path_regex.find_iter(text).map(|m| m.as_str());
-            let found = found.filter(|p| message.role != Role::Tool || p.contains('/'));
-            paths.extend(found.map(String::from));
-        }
-    }
-    let mut text = String::from("(The model could not summarise; extracted automatically.)");
-    text.push_str(&section("User messages", users, 2_000, "\n- "));
-    text.push_str(&section("Files mentioned", paths, 700, " "));
-    text.push_str(&section("Errors seen", errors, 1_200, "\n- "));
-    text
-}
-
-/// `items`, deduplicated, the newest ones that fit in `budget` chars, in their original order.
-fn section(title: &str, items: Vec<String>, budget: usize, separator: &str) -> String {
-    let mut kept: Vec<String> = Vec::new();
-    let mut used = 0;
-    for item in items.into_iter().rev() {
-        if kept.contains(&item) || item.is_empty() {
-            continue;
-        }
-        used += item.len() + separator.len();
-        if used > budget {
-            break;
-        }
-        kept.push(item);
-    }
-    kept.reverse();
-    match kept.is_empty() {
-        true => String::new(),
-        false => format!("\n{title}:{separator}{}", kept.join(separator)),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::core::message::{ToolCall, repair_tool_pairs};
     use crate::core::prompt::RENDER_TOTAL_CHARS;
+    use crate::extras::calibration::Calibration;
 
     fn calls(ids: &[&str]) -> Message {
         let tool_calls = (ids.iter())
@@ -509,22 +434,6 @@ mod tests {
     }
 
     #[test]
-    fn the_fallback_is_capped_and_deduplicated() {
-        let mut old = vec![Message::user("the task")];
-        for i in 0..500 {
-            old.push(Message::user(&format!("request {i} about dir/file{i}.rs")));
-            old.push(Message::tool_result(
-                "x",
-                "thread 'main' panicked at src/main.rs:1",
-            ));
-        }
-        let text = fallback_summary(&old);
-        assert!(text.chars().count() < 4_200, "{}", text.len());
-        assert_eq!(text.matches("panicked").count(), 1);
-        assert!(text.contains("request 499"));
-    }
-
-    #[test]
     fn collapse_keeps_only_the_last_few_messages() {
         let mut history = vec![Message::system("sys"), Message::user("task")];
         for i in 0..4 {
@@ -580,7 +489,7 @@ mod tests {
     fn two_hundred_rounds_stay_in_the_window_and_valid() {
         let max_context = 20_000;
         let mut history = vec![Message::system("sys"), Message::user("Refactor everything")];
-        let mut estimator = Estimator::new();
+        let mut estimator = Calibration::default();
         let mut tiers = Vec::new();
         for i in 0..200 {
             if i % 25 == 10 {

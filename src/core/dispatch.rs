@@ -1,18 +1,18 @@
 //! The eight built-in tools: their schemas, the one `match` that dispatches a call, and the
 //! pool of worker threads that runs one reply's calls in parallel.
 //!
-//! The batch hands a call here (inline, or to the pool) and gets back an `Outcome`: the text
-//! the model will read, plus an `Effect` the loop applies on the main thread in call order (a
-//! new working directory, a new todo list). Tools never touch the history and never return an
-//! `Error`: every failure is text for the model. MCP tools are reached through the `Extras` the
-//! context carries. The pool never asks the user anything: consent is settled before.
+//! The batch hands a call here (inline, or to the pool) and gets an `Outcome`: the text the
+//! model reads, and an `Effect` the loop applies in call order (a new working directory, a new
+//! todo list). Tools never touch the history and never return an `Error`: every failure is
+//! text for the model. MCP tools are reached through the context's `Extras`. Consent is settled
+//! before; the pool asks nothing.
 
 use crate::core::consent::Consent;
 use crate::core::llm::Llm;
 use crate::core::message::ToolCall;
 use crate::extras::Extras;
 use crate::tools::support::files::resolve;
-use crate::tools::support::text::{echo, truncate_middle};
+use crate::tools::support::text::{echo, panic_message, truncate_middle};
 use crate::tools::{agent, bash, edit_file, glob, grep, read_file, todo_write, write_file};
 use crossbeam_channel::{Receiver, Sender};
 use serde::de::DeserializeOwned;
@@ -108,11 +108,8 @@ pub fn run(name: &str, arguments: &str, ctx: &ToolContext) -> Outcome {
 /// to stderr through the default hook, so a bug is seen; the session goes on.)
 fn caught(name: &str, call: impl FnOnce() -> Outcome) -> Outcome {
     catch_unwind(AssertUnwindSafe(call)).unwrap_or_else(|panic| {
-        let why = (panic.downcast_ref::<&str>().map(|s| s.to_string()))
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_default();
-        let name = echo(name);
-        Outcome::text(format!("Error executing {name}: panicked: {}", echo(&why)))
+        let (name, why) = (echo(name), echo(&panic_message(panic.as_ref())));
+        Outcome::text(format!("Error executing {name}: panicked: {why}"))
     })
 }
 
@@ -212,15 +209,9 @@ impl Pool {
             .collect()
     }
 
-    /// Start one call now and return at once; its result arrives on the receiver (early
-    /// start: `extras/early.rs`).
-    pub fn start(&self, call: &ToolCall, ctx: &ToolContext) -> Receiver<(usize, Outcome)> {
-        let (done, result) = crossbeam_channel::bounded(1);
-        self.send(vec![(0, call.clone())], ctx, done);
-        result
-    }
-
-    fn send(
+    /// Queue one chain of calls (each with its index) and return at once: each outcome arrives
+    /// on `done` (`run_batch` waits for them; early start, `extras/early.rs`, does not).
+    pub fn send(
         &self,
         calls: Vec<(usize, ToolCall)>,
         ctx: &ToolContext,

@@ -1,12 +1,8 @@
-//! What a turn hands back: the one `Event` it tells its caller (the binary, an embedding
-//! program) as it goes, from the first streamed word to the last tool result, then how it
-//! ended: a `Finish`, or the one `Error` when it fails.
-//!
-//! The SSE parser emits the text, reasoning and ready calls; the client adds retries and
-//! fallbacks; the loop and the batch add the rest. Each passes the same value on unchanged, so
-//! a caller matches one enum. An `Error` is returned by configuration, by the LLM client once
-//! its retries are spent, and by the agent loop; a failed *tool call* is never an `Error`: it
-//! becomes a tool result the model reads. Nothing here does anything.
+//! What a turn hands back: the one `Event` its caller is told as it goes (the SSE parser emits
+//! text, reasoning and ready calls, the client retries and fallbacks, the loop and the batch the
+//! rest, each passing it on unchanged), then a `Finish`, or the one `Error`. An `Error` comes
+//! from configuration, from the client once its retries are spent, and from the loop; a failed
+//! *tool call* is never one: it is a result the model reads. Nothing here does anything.
 
 use crate::core::message::{ToolCall, Usage};
 use std::fmt;
@@ -78,9 +74,8 @@ pub enum Error {
     Usage(String),
     /// The provider failed for good (after retries, or a non-retryable status). Exit code 1.
     Api(String),
-    /// The provider said the prompt does not fit the model's context window (its whole message,
-    /// which may give the numbers). The agent compacts harder and retries once before letting
-    /// this through. Exit code 1.
+    /// The prompt does not fit the window (the provider's message, which may give the numbers);
+    /// the agent compacts harder and retries once before letting this through. Exit code 1.
     ContextTooLong(String),
     /// `--max-cost` was reached before a request. Exit code 4.
     Budget(String),
@@ -92,8 +87,7 @@ pub enum Error {
     Io(String),
     /// The user pressed Ctrl+C. Exit code 130.
     Interrupted,
-    /// A streamed reply broke (`sse::read_stream`). The client retries it or gives up with an
-    /// `Api` error, so no caller meets this one. Exit code 1.
+    /// A streamed reply broke (`sse::read_stream`); the client retries or gives up with `Api`.
     Stream(Broke),
 }
 
@@ -106,8 +100,7 @@ pub enum Broke {
     Ended,
     /// An error object sent inside the stream; the provider's message text.
     Provider(String),
-    /// A `data:` event that is not a chunk we can read (the start of it): a reply with a piece
-    /// missing cannot be trusted.
+    /// A `data:` event that is no chunk we can read (its start): a reply missing a piece is void.
     Malformed(String),
     /// No `data:` event for `Limits::idle`.
     Idle(std::time::Duration),

@@ -4,6 +4,7 @@
 //! invariant "every tool call is answered exactly once" is checked and repaired before a request.
 
 use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -124,24 +125,17 @@ impl Message {
     /// The assistant turn as history keeps it. Reasoning stays only next to tool calls, where
     /// DeepSeek and Kimi thinking modes require it; ids are made unique if a provider repeated one.
     pub fn from_reply(reply: &Reply) -> Message {
-        let mut seen = std::collections::HashSet::new();
-        let tool_calls = reply
-            .tool_calls
-            .iter()
-            .enumerate()
-            .map(|(i, call): (usize, &ToolCall)| {
-                let mut id = call.id.clone();
-                if id.is_empty() || !seen.insert(id.clone()) {
-                    id = format!("call_{i}_{}", call.id);
-                    seen.insert(id.clone());
-                }
-                ToolCall { id, ..call.clone() }
-            })
-            .collect();
-        let reasoning = (!reply.reasoning.is_empty()).then(|| reply.reasoning.clone());
+        let (mut seen, mut tool_calls) = (HashSet::new(), reply.tool_calls.clone());
+        for (i, call) in tool_calls.iter_mut().enumerate() {
+            if call.id.is_empty() || !seen.insert(call.id.clone()) {
+                call.id = format!("call_{i}_{}", call.id);
+                seen.insert(call.id.clone());
+            }
+        }
+        let kept = |text: &str| (!text.is_empty()).then(|| text.to_string());
         Message {
-            content: (!reply.text.is_empty()).then(|| reply.text.clone()),
-            reasoning_content: reasoning,
+            content: kept(&reply.text),
+            reasoning_content: kept(&reply.reasoning),
             tool_calls,
             ..Message::assistant("")
         }
@@ -193,11 +187,6 @@ pub fn repair_tool_pairs(history: &mut Vec<Message>) -> usize {
     }
     *history = repaired;
     repairs
-}
-
-/// What the user (and the reliability tests, which count these lines) see after a repair.
-pub fn repair_notice(changed: usize, when: &str) -> String {
-    format!("history repaired {when}: {changed} tool messages added as [interrupted] or dropped")
 }
 
 #[cfg(test)]

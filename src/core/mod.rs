@@ -1,45 +1,29 @@
-//! The core: one turn of the agent, top to bottom. Read these files in this order (each entry
-//! stands apart, so `cargo fmt` keeps the order).
-//!
-//! Everything optional (hooks, MCP, the sandbox, sessions, checkpoints, cost, the trace…) is in
-//! `extras/`, reached through its one seam `extras::Extras`; the tools themselves are in
-//! `tools/`; the binary's faces are in `app/`.
+//! The core: one turn of the agent, top to bottom, in reading order (a blank line between
+//! entries keeps `cargo fmt` from sorting them). Everything optional is in `extras/`, reached
+//! through its one seam `extras::Extras`; the tools are in `tools/`, the binary in `app/`.
 
-/// The loop and all of `impl Agent`: prompt → stream → run tools → append results → repeat.
-pub mod agent;
+pub mod agent; // the loop, all of `impl Agent`: prompt → stream → run tools → append → repeat
 
-/// What a turn hands back: the one `Event` as it goes, `Finish`, the one `Error` when it fails.
-pub mod event;
+pub mod event; // what a turn hands back: the one `Event`, its `Finish`, the one `Error`
 
-/// What we tell the model (the system prompt, the summary request) and its token estimate.
-pub mod prompt;
+pub mod prompt; // what we tell the model (system prompt, summary request), its token estimate
 
-/// The history types and their repair.
-pub mod message;
+pub mod message; // the history types and their repair
 
-/// Compaction: snip, summarise or collapse the history to fit the window.
-pub mod context;
+pub mod context; // compaction: snip, summarise or collapse the history to fit the window
 
-/// The LLM client: one streamed request, with retries.
-pub mod llm;
+pub mod llm; // the LLM client: one streamed request, with retries
 
-/// HTTP for the client.
-pub mod http;
+pub mod http; // HTTP for the client
 
-/// The SSE parser: lines in, text and reassembled tool calls out.
-pub mod sse;
+pub mod sse; // the SSE parser: lines in, text and reassembled tool calls out
 
-/// The wire shapes: the request body, the 400 adaptations, a chunk's fields.
-pub mod wire;
+pub mod wire; // the wire shapes: the request body, the 400 adaptations, a chunk's fields
 
-/// One reply's calls: the guard's ruling, hooks, consent, checkpoints, the pool, the results.
-pub mod batch;
+pub mod batch; // one reply's calls: the guard, hooks, consent, checkpoints, the pool, results
 
-/// Consent (may this call run, must the user be asked?) and the loop guard.
-pub mod consent;
+pub mod consent; // consent (may this call run, must the user be asked?) and the loop guard
 
-/// The tools' schemas, the one dispatch `match`, and the pool of worker threads.
-pub mod dispatch;
+pub mod dispatch; // the tools' schemas, the one dispatch `match`, and the pool of worker threads
 
-/// The config struct.
-pub mod config;
+pub mod config; // the config struct

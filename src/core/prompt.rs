@@ -1,20 +1,20 @@
-//! What we tell the model, and how big it is: the system prompt, rebuilt at the start of every
-//! round; the summary's form and the request compaction (`context.rs`) sends for one; and the
-//! token estimate of a prompt before the provider says so. It sends nothing itself.
+//! What we tell the model, and how big it is: the system prompt, rebuilt every round (where
+//! the model is, its tools, the rules, plan mode, the todo list); the summary's form and the
+//! request compaction (`context.rs`) sends for one; and the token estimate. It sends nothing.
 //!
-//! The system prompt tells the model where it is (working directory, OS, date), what it can do
-//! (the tools), how to behave (the rules) and what it planned (the todo list). The estimate
-//! counts text line by line (CJK characters apart, the rest as code or prose), and `Estimator`
-//! anchors the sum on the last prompt size the provider reported. No tokenizer: a rough figure
-//! is all compaction needs, and the calibration corrects it every round.
+//! The estimate counts text line by line (CJK characters apart, the rest as code or prose). No
+//! tokenizer: a rough figure is all compaction needs (`extras/calibration.rs` anchors it on the
+//! provider's own count).
 
 use crate::core::consent::Plan;
 use crate::core::dispatch::AgentKind;
 use crate::core::message::{Message, Role};
-use crate::tools::support::text::{civil_from_days, one_line, truncate_middle};
+use crate::tools::support::text::{
+    ascii_punctuation, is_cjk, one_line, today_utc, truncate_middle,
+};
 use crate::tools::todo_write::{self, Todo};
+use serde_json::Value;
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 const RULES: &str = "\
 You are corecoder, a coding agent working in the user's project through tools.
@@ -43,7 +43,8 @@ pub(crate) const RENDER_TOTAL_CHARS: usize = 100_000;
 /// Everything the prompt describes, as it stands at the start of a round.
 pub struct Situation<'a> {
     pub cwd: &'a Path,
-    pub tools: &'a [String],
+    /// The schemas offered, ours and MCP's.
+    pub tools: &'a [Value],
     pub kind: AgentKind,
     pub plan: Plan,
     pub todos: &'a [Todo],
@@ -52,14 +53,16 @@ pub struct Situation<'a> {
 }
 
 pub fn system_prompt(now: &Situation) -> String {
+    let tool_names: Vec<&str> = (now.tools.iter())
+        .filter_map(|s| s["function"]["name"].as_str())
+        .collect();
     let mut prompt = format!(
         "{RULES}\n\nWorking directory: {}\nOS: {}\nDate: {}\nTools: {}\n",
         now.cwd.display(),
         std::env::consts::OS,
-        today(),
-        now.tools.join(", "),
+        today_utc(),
+        tool_names.join(", "),
     );
-    let (plan, todos) = (now.plan, now.todos);
     if !now.instructions.is_empty() {
         prompt.push_str("\n# Project instructions\n\n");
         prompt.push_str(now.instructions);
@@ -67,12 +70,12 @@ pub fn system_prompt(now: &Situation) -> String {
     if now.kind == AgentKind::SubAgent {
         prompt.push_str("You are a sub-agent: finish the task you were given and report back.\n");
     }
-    if plan == Plan::On {
+    if now.plan == Plan::On {
         prompt.push_str(PLAN_MODE);
     }
-    if !todos.is_empty() {
+    if !now.todos.is_empty() {
         prompt.push_str("\nCurrent todo list:\n");
-        prompt.push_str(&todo_write::render(todos));
+        prompt.push_str(&todo_write::render(now.todos));
         prompt.push('\n');
     }
     prompt
@@ -147,15 +150,6 @@ pub fn task_lines(history: &[Message]) -> String {
     lines.join("\n")
 }
 
-/// Today's UTC date as YYYY-MM-DD, from the civil-from-days algorithm (no date crate needed).
-fn today() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
-    format!("{y:04}-{m:02}-{d:02}")
-}
-
 // The token estimate: how big a prompt is before the provider says so (asked before every
 // request whether to compact).
 
@@ -198,27 +192,6 @@ pub fn estimate_text(text: &str) -> usize {
     tokens.ceil() as usize
 }
 
-/// How many bytes are ASCII punctuation. Summed as u8 over 255-byte chunks (where a u8 cannot
-/// overflow) so the compiler can count 32 bytes at a time (DESIGN.md, "The token estimate").
-fn ascii_punctuation(bytes: &[u8]) -> usize {
-    let count = |chunk: &[u8]| -> u8 {
-        chunk
-            .iter()
-            .map(|b| u8::from(b.is_ascii_punctuation()))
-            .sum()
-    };
-    bytes
-        .chunks(255)
-        .map(|chunk| usize::from(count(chunk)))
-        .sum()
-}
-
-/// Han, kana, Hangul and full-width forms: each is roughly a token of its own or less.
-fn is_cjk(c: char) -> bool {
-    matches!(c as u32,
-        0x2E80..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0xFF00..=0xFFEF | 0x20000..=0x2FFFF)
-}
-
 /// Tokens for a request's messages: content, reasoning, tool-call names and arguments.
 pub fn estimate_messages(messages: &[Message]) -> usize {
     let text = |t: &Option<String>| t.as_deref().map_or(0, estimate_text);
@@ -231,40 +204,6 @@ pub fn estimate_messages(messages: &[Message]) -> usize {
             MESSAGE_OVERHEAD_TOKENS + text(&m.content) + text(&m.reasoning_content) + calls
         })
         .sum()
-}
-
-/// The estimate, anchored on the last prompt size the provider actually reported.
-#[derive(Debug, Clone, Default)]
-pub struct Estimator {
-    /// `(history_len, prompt_tokens)` of the last request the provider measured.
-    calibrated: Option<(usize, usize)>,
-}
-
-impl Estimator {
-    pub fn new() -> Estimator {
-        Estimator::default()
-    }
-
-    /// The request that sent `history[..history_len]` cost `actual_prompt_tokens`.
-    pub fn calibrate(&mut self, history_len: usize, actual_prompt_tokens: u64) {
-        let tokens = usize::try_from(actual_prompt_tokens).unwrap_or(usize::MAX);
-        self.calibrated = Some((history_len, tokens));
-    }
-
-    /// Forget the calibration: call after `compact`, which may shrink messages in place (a snip
-    /// keeps the length, so `estimate` could not notice on its own).
-    pub fn reset(&mut self) {
-        self.calibrated = None;
-    }
-
-    pub fn estimate(&self, history: &[Message]) -> usize {
-        match self.calibrated {
-            Some((len, tokens)) if len <= history.len() => {
-                tokens.saturating_add(estimate_messages(&history[len..]))
-            }
-            _ => estimate_messages(history),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -319,47 +258,5 @@ mod tests {
         assert!(bare > MESSAGE_OVERHEAD_TOKENS + 5);
         call.reasoning_content = Some("I should look at the file first.".repeat(10));
         assert!(estimate_messages(&[call]) > bare + 50);
-    }
-
-    #[test]
-    fn the_estimator_builds_on_the_reported_size() {
-        let mut history = vec![Message::system("sys"), Message::user("task")];
-        let result = "    let value = compute(input); // a line of code\n".repeat(100);
-        history.extend([read_call("r"), Message::tool_result("r", &result)]);
-        let mut estimator = Estimator::new();
-        assert_eq!(estimator.estimate(&history), estimate_messages(&history));
-        estimator.calibrate(2, 5_000);
-        assert_eq!(
-            estimator.estimate(&history),
-            5_000 + estimate_messages(&history[2..])
-        );
-        assert_eq!(estimator.estimate(&history[..2]), 5_000);
-        // Shorter than what was measured: the history was compacted, start over.
-        assert_eq!(
-            estimator.estimate(&history[..1]),
-            estimate_messages(&history[..1])
-        );
-        estimator.reset();
-        assert_eq!(estimator.estimate(&history), estimate_messages(&history));
-    }
-
-    #[test]
-    fn ascii_punctuation_counts_what_decoding_chars_would() {
-        let by_chars = |text: &str| text.chars().filter(char::is_ascii_punctuation).count();
-        let code = "fn main() { let x = [1, 2]; } // done\n".repeat(40);
-        let lines = [
-            "",
-            "a.b, (c)!",
-            "plain words only",
-            &";".repeat(1000),
-            &code,
-        ];
-        for line in lines {
-            assert_eq!(
-                ascii_punctuation(line.as_bytes()),
-                by_chars(line),
-                "{line:?}"
-            );
-        }
     }
 }

@@ -2,8 +2,10 @@
 //! is still talking, and the batch collects its result instead of running it again.
 //!
 //! The loop hands each event of the stream to `Early::streamed` (a `CallReady` may start a
-//! call; a retry throws the stream away), and the batch asks `claim` for each allowed call. It decides which calls may start early; the pool (`core/dispatch.rs`) runs them.
-//! It never settles consent and never runs a call a PreToolUse hook or the loop guard must see.
+//! call; a retry throws the stream away), and the batch hands its allowed calls to `collect`
+//! (through `Extras::run_allowed`). It decides which calls may start early; the pool
+//! (`core/dispatch.rs`) runs them. It never settles consent and never runs a call a
+//! PreToolUse hook or the loop guard must see.
 
 use crate::core::consent::{Consent, LoopGuard, Repeat, Verdict};
 use crate::core::dispatch::{Outcome, Pool, ToolContext};
@@ -75,13 +77,38 @@ impl Early {
         if repeat || !may_start_early(&call.name, hint, &ctx.consent) {
             return;
         }
-        let result = pool.start(call, ctx);
+        let (done, result) = crossbeam_channel::bounded(1);
+        pool.send(vec![(0, call.clone())], ctx, done);
         let call = call.clone();
         self.started.push(Started { call, result });
     }
 
+    /// Outcomes of the batch's allowed calls, in their order: the result of the same call
+    /// started early where there is one; the rest from `run_now`, which gets them in order.
+    pub fn collect(
+        &mut self,
+        allowed: &[&ToolCall],
+        run_now: &mut dyn FnMut(&[&ToolCall]) -> Vec<Outcome>,
+    ) -> Vec<Outcome> {
+        let started: Vec<_> = allowed.iter().map(|c| self.claim(c)).collect();
+        let rest: Vec<&ToolCall> = (allowed.iter().zip(&started))
+            .filter(|(_, started)| started.is_none())
+            .map(|(call, _)| *call)
+            .collect();
+        let mut ran_now = run_now(&rest).into_iter();
+        let lost = || Outcome::text("Error: the tool call did not return a result");
+        (started.into_iter())
+            .map(|started| match started {
+                Some(result) => result
+                    .recv()
+                    .map_or_else(|_| lost(), |(_, outcome)| outcome),
+                None => ran_now.next().unwrap_or_else(lost),
+            })
+            .collect()
+    }
+
     /// The batch is about to run `call`: the result of the same call started early, if any.
-    pub fn claim(&mut self, call: &ToolCall) -> Option<Receiver<(usize, Outcome)>> {
+    fn claim(&mut self, call: &ToolCall) -> Option<Receiver<(usize, Outcome)>> {
         let same = |s: &Started| s.call.name == call.name && s.call.arguments == call.arguments;
         let at = self.started.iter().position(same)?;
         Some(self.started.remove(at).result)
@@ -123,7 +150,7 @@ mod tests {
         assert!(!may_start_early(tool, Unmarked, &yes));
         let mut ask = Consent::new(Mode::Ask);
         assert!(!may_start_early(tool, ReadOnly, &ask));
-        ask.allow_always(tool).unwrap();
+        ask.always.insert(tool.to_string());
         assert!(may_start_early(tool, ReadOnly, &ask));
         assert!(!may_start_early("mcp__web__fetch", ReadOnly, &ask));
         // Plan mode and `-p` without `--yes` refuse MCP tools: no hint changes that.

@@ -20,7 +20,8 @@ use std::time::Duration;
 
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(15);
 const CALL_TIMEOUT: Duration = Duration::from_secs(60);
-/// All servers of the session. Shared with pool workers as `Arc<Servers>`.
+/// All servers of the session (none by default). Shared with pool workers as `Arc<Servers>`.
+#[derive(Default)]
 pub struct Servers {
     servers: Vec<Server>,
 }

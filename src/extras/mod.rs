@@ -1,15 +1,19 @@
 //! Every optional feature, each off (a no-op) unless the binary or an embedding program turns
 //! it on: hooks, MCP servers, the sandbox and secret filter, sessions, checkpoints, cost, the
-//! trace, project instructions, early start of read-only calls, and trust.
+//! trace, project instructions, early start of read-only calls, and trust; and what makes the
+//! agent survive real providers and sessions: the saved "always" permissions, the estimate
+//! calibrated on the provider's counts, the summary made without the model.
 //!
 //! This file is the seam: the one value the loop (`core/agent.rs`, `core/batch.rs`) holds, with
 //! one method per step of a turn, in the order a turn calls them. It never runs the loop. It is
 //! over 300 lines so that every step the loop can call is in one file, read in one place.
 
 pub mod account;
+pub mod calibration;
 pub mod checkpoint;
 pub mod cost;
 pub mod early;
+pub mod fallback_summary;
 pub mod hooks;
 pub mod hooks_config;
 pub mod instructions;
@@ -17,6 +21,7 @@ pub mod mcp;
 pub mod mcp_config;
 pub mod mcp_protocol;
 pub mod mcp_wire;
+pub mod permissions;
 pub mod sandbox;
 pub mod secrets;
 pub mod session;
@@ -26,7 +31,8 @@ pub mod trust;
 
 use crate::core::dispatch::Outcome;
 use crate::core::event::Event;
-use crate::core::message::{Message, ToolCall, repair_notice};
+use crate::core::llm::Llm;
+use crate::core::message::{Message, Reply, ToolCall};
 use crate::tools::support::files::resolve;
 use checkpoint::Checkpoints;
 use hooks::{HookContext, HookEvent, Hooks, PreToolDecision};
@@ -35,6 +41,7 @@ use mcp::Servers;
 use sandbox::ShellSafety;
 use serde_json::{Value, json};
 use session::SessionLog;
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
@@ -42,7 +49,8 @@ use std::sync::atomic::AtomicUsize;
 /// The one seam between the core and every optional feature: the loop holds one `Extras` and
 /// calls one method per step of a turn, each a no-op when its feature is off; the client is
 /// handed the same value to report what it sent, spent and read. `Extras::default()` is a
-/// plain agent with every feature off. Set up between turns through `Agent::extras_mut`.
+/// plain agent with every feature off. Set up between turns through the public `Agent::extras`.
+#[derive(Default)]
 pub struct Extras {
     /// Prices, the ledger, fallbacks and the trace: what the client reports to.
     pub account: account::Account,
@@ -62,28 +70,14 @@ pub struct Extras {
     pub checkpoints: Option<Checkpoints>,
     /// Where the conversation is written as it happens; `None` for sub-agents and by default.
     pub log: Option<SessionLog>,
+    /// The provider's last measured prompt size, anchoring the estimate (per agent).
+    calibration: calibration::Calibration,
+    /// Where "always" answers are saved; none for sub-agents (they never ask) and by default.
+    pub permissions: permissions::Permissions,
     /// Set when the log could not be written; shown at the start of the next round.
     log_failure: Option<String>,
     /// The `checkpoints` height before the running batch, to drop the steps that changed nothing.
     mark: Option<usize>,
-}
-
-impl Default for Extras {
-    fn default() -> Extras {
-        Extras {
-            account: Default::default(),
-            hooks: Default::default(),
-            mcp: Arc::new(Servers::none()),
-            shell: Default::default(),
-            instructions: None,
-            reads_running: Default::default(),
-            early: Default::default(),
-            checkpoints: None,
-            log: None,
-            log_failure: None,
-            mark: None,
-        }
-    }
 }
 
 /// What a tool call and a sub-agent see: the session-wide features are shared (hooks, MCP,
@@ -161,15 +155,18 @@ impl Extras {
         }
     }
 
-    /// The history lost tool results and was repaired before a request: the log records it
-    /// whole, and the user and the trace hear of it, so a loop that drops results cannot hide
-    /// behind the repair.
+    /// The history was repaired before a request (`changed` tool results added or dropped;
+    /// none is a no-op): the log records it whole, and the user and the trace hear of it, so a
+    /// loop that drops results cannot hide behind the repair.
     pub fn repaired(
         &mut self,
         history: &[Message],
         changed: usize,
         on_event: &mut dyn FnMut(Event),
     ) {
+        if changed == 0 {
+            return;
+        }
         self.rewritten(history);
         if let Some(trace) = self.account.trace() {
             trace.record("repair", json!({"changed": changed, "at": "request"}));
@@ -183,6 +180,43 @@ impl Extras {
             Some(instructions) => instructions.text(cwd).to_string(),
             None => String::new(),
         }
+    }
+
+    /// Before a request: the prompt's size, anchored on what the provider last measured.
+    pub fn prompt_tokens(&self, history: &[Message]) -> usize {
+        self.calibration.estimate(history)
+    }
+
+    /// Compaction's summary by the model failed: one extracted from `old` instead.
+    pub fn summary_without_model(old: &[Message]) -> String {
+        fallback_summary::summary(old)
+    }
+
+    /// The history was compacted (a snip keeps its length): the anchor no longer holds.
+    pub fn history_compacted(&mut self) {
+        self.calibration.reset();
+    }
+
+    /// The provider answered "too long": the prompt's size by its own count where it gave one.
+    pub fn overflowed(
+        &mut self,
+        message: &str,
+        history: &[Message],
+        llm: &Llm,
+        on_event: &mut dyn FnMut(Event),
+    ) -> usize {
+        calibration::overflowed(&mut self.calibration, message, history, llm, on_event)
+    }
+
+    /// A reply to `history[..sent]` arrived: its usage anchors the estimate, and the caller is
+    /// shown the session's totals so far.
+    pub fn replied(&mut self, sent: usize, reply: &Reply, on_event: &mut dyn FnMut(Event)) {
+        if let Some(usage) = &reply.usage {
+            self.calibration.calibrate(sent, usage.prompt_tokens);
+        }
+        on_event(Event::Replied {
+            usage: &self.account.usage(),
+        });
     }
 
     /// The MCP tools offered next to ours.
@@ -224,6 +258,16 @@ impl Extras {
         }
     }
 
+    /// The user answered "always": the list is saved for later sessions, or the user is told
+    /// it could not be.
+    pub fn allowed_always(&self, always: &BTreeSet<String>, on_event: &mut dyn FnMut(Event)) {
+        if let Err(e) = self.permissions.save(always) {
+            on_event(Event::Notice(&format!(
+                "could not save the permission: {e}"
+            )));
+        }
+    }
+
     /// The allowed calls are about to run: record what each may change, for `/undo`. A file
     /// that cannot be recorded still gets edited: the user is told this change cannot be undone.
     pub fn before_calls(
@@ -257,6 +301,16 @@ impl Extras {
                 on_event(Event::Notice(&notice));
             }
         }
+    }
+
+    /// The allowed calls run: those started while the reply streamed are collected, the rest
+    /// go to `run_now`; the outcomes come back in call order.
+    pub fn run_allowed(
+        &mut self,
+        allowed: &[&ToolCall],
+        run_now: &mut dyn FnMut(&[&ToolCall]) -> Vec<Outcome>,
+    ) -> Vec<Outcome> {
+        self.early.collect(allowed, run_now)
     }
 
     /// The allowed calls ran: a failed edit changed nothing, so it must not become an /undo step.
@@ -320,4 +374,9 @@ impl Extras {
 /// The call's arguments as hooks and checkpoints see them (`{}` when they are not JSON).
 fn input(call: &ToolCall) -> Value {
     serde_json::from_str(&call.arguments).unwrap_or_else(|_| Value::Object(Default::default()))
+}
+
+/// What the user (and the reliability tests, which count these lines) see after a repair.
+pub fn repair_notice(changed: usize, when: &str) -> String {
+    format!("history repaired {when}: {changed} tool messages added as [interrupted] or dropped")
 }

@@ -7,7 +7,7 @@
 //! recursion), run their calls inline, stop after 20 rounds, and cannot ask the user anything.
 
 use crate::core::agent::Agent;
-use crate::core::dispatch::{Outcome, ToolContext};
+use crate::core::dispatch::{AgentKind, Outcome, ToolContext};
 use crate::core::event::{CUT_OFF_MESSAGE, Finish};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -64,7 +64,13 @@ fn one(task: &str, ctx: &ToolContext) -> Result<String, String> {
     if task.trim().is_empty() {
         return Err("the task is empty".to_string());
     }
-    let mut sub_agent = Agent::sub_agent(ctx, MAX_ROUNDS);
+    // Fresh history, no `agent` tool, calls run inline, the session-wide extras shared (no
+    // session log, no checkpoints of its own).
+    let consent = ctx.consent.for_sub_agent();
+    let mut sub_agent = Agent::new(ctx.llm.clone(), ctx.cwd.clone(), consent);
+    sub_agent.kind = AgentKind::SubAgent;
+    sub_agent.max_rounds = MAX_ROUNDS;
+    (sub_agent.extras, sub_agent.cancel) = (ctx.extras.clone(), ctx.cancel.clone());
     // The sub-agent's stream and tool lines are not shown: only its answer matters here.
     match sub_agent.run(task, &mut |_| {}) {
         Ok(Finish::Answer(text)) => Ok(cut(&text)),

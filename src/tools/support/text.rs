@@ -1,6 +1,7 @@
 //! Small text helpers the display, the wire and the trust question share: the one family of
 //! truncators (`cut_at_word`, `one_line`, `headline`, `echo`, `truncate_middle`), text made
-//! safe to print on a terminal, the pattern-length refusal, and the calendar date of a Unix day.
+//! safe to print on a terminal, the pattern-length refusal, the calendar date of a Unix day,
+//! and the character classes the token estimate counts.
 //!
 //! Pure functions; nothing here reads or writes anything.
 
@@ -118,6 +119,49 @@ pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (year, month, day)
 }
 
+/// Today's UTC date as YYYY-MM-DD, from the civil-from-days algorithm (no date crate needed).
+pub fn today_utc() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// How many bytes are ASCII punctuation (the token estimate's test for code, `core/prompt.rs`). Summed as u8 over 255-byte chunks (where a u8 cannot
+/// overflow) so the compiler can count 32 bytes at a time (DESIGN.md, "The token estimate").
+pub fn ascii_punctuation(bytes: &[u8]) -> usize {
+    let count = |chunk: &[u8]| -> u8 {
+        chunk
+            .iter()
+            .map(|b| u8::from(b.is_ascii_punctuation()))
+            .sum()
+    };
+    bytes
+        .chunks(255)
+        .map(|chunk| usize::from(count(chunk)))
+        .sum()
+}
+
+/// Han, kana, Hangul and full-width forms: each is roughly a token of its own or less.
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x2E80..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0xFF00..=0xFFEF | 0x20000..=0x2FFFF)
+}
+
+/// What a caught panic said (`panic!("...")` carries a `&str` or a `String`); empty otherwise.
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    (panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default()
+}
+
+/// `a, b,,c` as `["a", "b", "c"]`.
+pub fn comma_list(text: &str) -> Vec<String> {
+    let names = text.split(',').map(|name| name.trim().to_string());
+    names.filter(|name| !name.is_empty()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,5 +206,25 @@ mod tests {
         assert_eq!(civil_from_days(0), (1970, 1, 1));
         assert_eq!(civil_from_days(19_782), (2024, 2, 29));
         assert_eq!(civil_from_days(20_786), (2026, 11, 29));
+    }
+
+    #[test]
+    fn ascii_punctuation_counts_what_decoding_chars_would() {
+        let by_chars = |text: &str| text.chars().filter(char::is_ascii_punctuation).count();
+        let code = "fn main() { let x = [1, 2]; } // done\n".repeat(40);
+        let lines = [
+            "",
+            "a.b, (c)!",
+            "plain words only",
+            &";".repeat(1000),
+            &code,
+        ];
+        for line in lines {
+            assert_eq!(
+                ascii_punctuation(line.as_bytes()),
+                by_chars(line),
+                "{line:?}"
+            );
+        }
     }
 }
