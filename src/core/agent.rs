@@ -255,8 +255,9 @@ impl Agent {
                 Err(Error::ContextTooLong(message)) if !squeezed => {
                     squeezed = true;
                     let (history, estimator) = (&self.history, &mut self.estimator);
+                    let (llm, extras) = (&self.llm, &self.extras);
                     let tier =
-                        context::tier_to_fit(&message, history, estimator, &self.llm, on_event);
+                        context::tier_to_fit(&message, history, estimator, llm, extras, on_event);
                     let report = self.compact(tier, on_event);
                     if report.after >= report.before {
                         return Err(Error::ContextTooLong(message));

@@ -8,10 +8,10 @@
 //! summary comes through the closure the agent passes in; notices go to `on_event`).
 
 use crate::core::event::Event;
-use crate::core::http;
 use crate::core::llm::Llm;
 use crate::core::message::{Message, Role};
 use crate::core::prompt::{self, Estimator, SUMMARY_HEADER, estimate_messages};
+use crate::extras::Extras;
 use crate::tools::support::text::{one_line, truncate_middle};
 use regex::Regex;
 
@@ -89,10 +89,11 @@ pub fn tier_to_fit(
     history: &[Message],
     estimator: &mut Estimator,
     llm: &Llm,
+    extras: &Extras,
     on_event: &mut dyn FnMut(Event),
 ) -> Tier {
     let (configured, limit) = (llm.config().max_context as usize, llm.context_limit());
-    let said = http::overflow_numbers(message);
+    let said = extras.quirks.overflow_numbers(message);
     if let Some(prompt) = said.prompt {
         estimator.calibrate(history.len(), prompt);
     }

@@ -78,23 +78,6 @@ pub fn read_stream(
     }
 }
 
-/// A whole `chat.completion` (some servers ignore `stream: true`), read as one chunk whose
-/// `message` is its delta, so the caller sees it as if it had streamed; `None` if it is not one.
-pub fn whole_completion(text: &str, on_delta: &mut dyn FnMut(Event)) -> Option<Reply> {
-    let json: serde_json::Value = serde_json::from_str(text).ok()?;
-    let error = json.get("error").is_some_and(|e| !e.is_null());
-    if error || !json["choices"][0]["message"].is_object() {
-        return None;
-    }
-    // Nothing follows: the reply is complete once this one event is in.
-    let mut parser = Parser {
-        done: true,
-        ..Parser::default()
-    };
-    parser.apply_event(text, on_delta).ok()?;
-    parser.finish(on_delta).ok()
-}
-
 /// The body reader with the clock checked on every refill, so a server trickling a byte at a
 /// time, or only comments, still meets `Limits` (ureq's read timeout stops a silent one).
 struct Clocked<'a> {
@@ -672,52 +655,5 @@ mod tests {
         assert_eq!(parser.feed_line("", &mut ignore).unwrap(), Flow::Done);
         let reply = parser.finish(&mut ignore).unwrap();
         assert_eq!(reply, Reply::default());
-    }
-
-    fn judge(content_type: &str, body: &str) -> Option<Result<Reply, String>> {
-        let mut body = Cursor::new(body.as_bytes().to_vec());
-        let start = http::first_line(&mut body).unwrap();
-        if http::is_event_stream(content_type, &start) {
-            return None;
-        }
-        let text = http::read_whole(&start, &mut body);
-        let outcome = whole_completion(&text, &mut |_| {});
-        Some(outcome.ok_or_else(|| http::not_a_stream(content_type, &text).to_string()))
-    }
-
-    #[test]
-    fn event_streams_go_to_the_sse_reader_whatever_their_type() {
-        assert!(judge("text/event-stream", "{\"error\": 1}").is_none());
-        assert!(judge("application/json", "data: {}\n\n").is_none());
-        assert!(judge("text/plain", ": keep-alive\n").is_none());
-        assert!(judge("", "").is_none());
-        assert!(judge("", "\n\n\ndata: {}\n").is_none());
-        assert!(judge("", "\n\n<html></html>").is_some());
-    }
-
-    #[test]
-    fn pages_and_errors_fail_with_what_they_say() {
-        let page = "<!DOCTYPE html>\n<html><head><title>Welcome to nginx!</title></head></html>\n";
-        let why = judge("text/html", page).unwrap().unwrap_err();
-        assert!(why.contains("text/html (Welcome to nginx!)"), "{why}");
-        assert!(why.contains("check the base URL"), "{why}");
-        let error = r#"{"error": {"message": "model 'x' not loaded", "code": 400}}"#;
-        let why = judge("application/json", error).unwrap().unwrap_err();
-        assert!(why.contains("model 'x' not loaded"), "{why}");
-        let why = judge("text/plain", "Not Found\n").unwrap().unwrap_err();
-        assert!(
-            why.contains("text/plain") && why.contains("Not Found"),
-            "{why}"
-        );
-    }
-
-    #[test]
-    fn a_whole_completion_is_a_reply() {
-        let body = r#"{"object":"chat.completion","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"glob","arguments":"{\"pattern\":\"*\"}"}}]}}],"usage":{"prompt_tokens":7,"completion_tokens":3}}"#;
-        let reply = judge("application/json", body).unwrap().unwrap();
-        assert_eq!(reply.tool_calls[0].id, "c1");
-        assert_eq!(reply.tool_calls[0].arguments, r#"{"pattern":"*"}"#);
-        assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
-        assert_eq!(reply.usage.map(|u| u.prompt_tokens), Some(7));
     }
 }

@@ -17,6 +17,7 @@ pub mod mcp;
 pub mod mcp_config;
 pub mod mcp_protocol;
 pub mod mcp_wire;
+pub mod provider_quirks;
 pub mod sandbox;
 pub mod secrets;
 pub mod session;
@@ -46,6 +47,8 @@ use std::sync::atomic::AtomicUsize;
 pub struct Extras {
     /// Prices, the ledger, fallbacks and the trace: what the client reports to.
     pub account: account::Account,
+    /// How this provider strays from the protocol: body rewrites, odd answers, "too long".
+    pub quirks: provider_quirks::Quirks,
     /// PreToolUse, PostToolUse, UserPromptSubmit, Stop and SessionStart hooks (none by default).
     pub hooks: Arc<Hooks>,
     /// MCP servers (none by default); their tools are offered next to ours.
@@ -72,6 +75,7 @@ impl Default for Extras {
     fn default() -> Extras {
         Extras {
             account: Default::default(),
+            quirks: Default::default(),
             hooks: Default::default(),
             mcp: Arc::new(Servers::none()),
             shell: Default::default(),
@@ -93,6 +97,7 @@ impl Clone for Extras {
     fn clone(&self) -> Extras {
         Extras {
             account: self.account.clone(),
+            quirks: self.quirks.clone(),
             hooks: self.hooks.clone(),
             mcp: self.mcp.clone(),
             shell: self.shell.clone(),

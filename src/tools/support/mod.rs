@@ -11,6 +11,7 @@ mod danger_words;
 pub mod diff;
 pub mod files;
 pub mod glob_regex;
+pub mod net;
 pub mod process;
 pub mod shell_words;
 pub mod text;

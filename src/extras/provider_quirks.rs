@@ -1,0 +1,370 @@
+//! How particular servers stray from the plain protocol, and what the client does about it:
+//! the request-body rewrites a 400 (or 422, 500) naming a field teaches (`max_tokens` renamed,
+//! `temperature` or `stream_options` dropped, `content: null` sent as `""`); the wordings of
+//! "your prompt does not fit" and the numbers in them; and a 200 that is not an event stream
+//! (a whole completion, a JSON error, an HTML page).
+//!
+//! The client (`core/llm.rs`) reaches these through `Extras::quirks` at three points of an
+//! attempt: before it sends the body, when a 200's first line is not an event, and when an
+//! answer is not a 200. Nothing here sends a request, decides on a retry or reads a stream.
+
+use crate::core::config::Config;
+use crate::core::event::{Error, Event};
+use crate::core::http;
+use crate::core::message::{Message, Reply, Role};
+use crate::core::sse::Parser;
+use crate::extras::trace::Trace;
+use crate::tools::support::text;
+use regex::Regex;
+use serde_json::{Value, json};
+use std::io::{BufRead, Read};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+/// What this session's answers taught about its provider. Cloning shares it (a sub-agent sends
+/// the same requests); it is learnt per configured model, so `/model` starts it over.
+#[derive(Clone, Default)]
+pub struct Quirks {
+    learnt: Arc<Mutex<(String, Adaptations)>>,
+}
+
+/// What 400 answers taught about this provider's requests, for the rest of the session.
+#[derive(Debug, Clone, Copy, Default)]
+struct Adaptations {
+    max_completion_tokens: bool,
+    omit_temperature: bool,
+    omit_stream_options: bool,
+    /// Send `""` rather than `null` as an assistant message's missing content.
+    empty_content: bool,
+}
+
+impl Quirks {
+    /// The plain request body (`wire::request_body`) as this provider takes it.
+    pub fn adapted_body(&self, config: &Config, mut body: Value) -> Value {
+        let adapt = self.learnt(config).1;
+        if adapt.empty_content {
+            let messages = body["messages"].as_array_mut().into_iter().flatten();
+            for message in messages.filter(|message| message["content"].is_null()) {
+                message["content"] = json!("");
+            }
+        }
+        if adapt.omit_stream_options {
+            body.as_object_mut()
+                .map(|body| body.remove("stream_options"));
+        }
+        if adapt.omit_temperature {
+            body.as_object_mut().map(|body| body.remove("temperature"));
+        }
+        if adapt.max_completion_tokens {
+            let limit = body
+                .as_object_mut()
+                .and_then(|body| body.remove("max_tokens"));
+            body["max_completion_tokens"] = limit.unwrap_or(json!(config.max_tokens));
+        }
+        body
+    }
+
+    /// A non-200 answer that names a field this provider takes otherwise: `true` when the
+    /// request was changed (once per field), so sending it again at once may work.
+    pub fn adapt_to(&self, config: &Config, status: u16, said: &str, messages: &[Message]) -> bool {
+        let adapt = &mut self.learnt(config).1;
+        (status == 400 && adapt.adapt_to(said))
+            || (matches!(status, 400 | 422 | 500) && adapt.adapt_null_content(said, messages))
+    }
+
+    /// The adaptations learnt for `config.model`, started over when the model changed.
+    fn learnt(&self, config: &Config) -> MutexGuard<'_, (String, Adaptations)> {
+        let mut learnt = self.learnt.lock().unwrap_or_else(PoisonError::into_inner);
+        if learnt.0 != config.model {
+            *learnt = (config.model.clone(), Adaptations::default());
+        }
+        learnt
+    }
+
+    /// How providers word "your prompt does not fit": OpenAI, DeepSeek, Qwen and vLLM say
+    /// "maximum context length", Anthropic "prompt is too long"; a 413 is always about size.
+    pub fn is_context_overflow(&self, status: u16, message: &str) -> bool {
+        let message = message.to_ascii_lowercase();
+        let phrases = "context_length_exceeded|maximum context length|context length|context window\
+                       |prompt is too long|context size|too many tokens|reduce the length";
+        status == 413 || phrases.split('|').any(|p| message.contains(p))
+    }
+
+    /// What a "does not fit" message says in numbers (`overflow_numbers`): the compaction
+    /// calibrates its estimate by them, and the client learns the window.
+    pub fn overflow_numbers(&self, message: &str) -> Overflow {
+        overflow_numbers(message)
+    }
+
+    /// A 200 whose first line (`start`, from `http::first_line`) is not an event: its whole
+    /// body is read here (to `--trace` too). A whole `chat.completion` (some servers ignore
+    /// `stream: true`) is the reply; anything else fails at once with what the server said, as
+    /// the same request would get the same page. `None` for an event stream, left to the caller.
+    pub fn not_a_stream(
+        &self,
+        content_type: &str,
+        start: &[u8],
+        body: &mut dyn BufRead,
+        trace: Option<&Trace>,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Option<Result<Reply, Error>> {
+        if is_event_stream(content_type, start) {
+            return None;
+        }
+        let text = read_whole(start, body);
+        if let Some(trace) = trace {
+            let fields = json!({"content_type": content_type, "body": text});
+            trace.record("not_a_stream", fields);
+        }
+        let reply = whole_completion(&text, on_event);
+        Some(reply.ok_or_else(|| not_a_stream(content_type, &text)))
+    }
+}
+
+impl Adaptations {
+    /// A 400 that names `max_tokens`, `temperature` or `stream_options`: renamed or dropped.
+    fn adapt_to(&mut self, message: &str) -> bool {
+        let flags = [
+            ("'max_tokens'", &mut self.max_completion_tokens),
+            ("'temperature'", &mut self.omit_temperature),
+            ("stream_options", &mut self.omit_stream_options),
+        ];
+        let Some((_, flag)) = flags.into_iter().find(|(name, _)| message.contains(name)) else {
+            return false;
+        };
+        !std::mem::replace(flag, true)
+    }
+
+    /// llama-cpp-python's validator rejects an assistant message whose `content` is `null`
+    /// (the OpenAI shape for a reply of only tool calls), while others reject `""`. So `null`
+    /// stays, unless a server's error names `content` while the history holds one: then `""`.
+    fn adapt_null_content(&mut self, message: &str, messages: &[Message]) -> bool {
+        let names_content = message.to_ascii_lowercase().contains("content");
+        let has_null = (messages.iter()).any(|m| m.role == Role::Assistant && m.content.is_none());
+        let first_time = names_content && has_null && !self.empty_content;
+        self.empty_content |= first_time;
+        first_time
+    }
+}
+
+/// What a "does not fit" message says in numbers, where it says them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Overflow {
+    /// The tokens a prompt may have, the completion's share already taken out.
+    pub limit: Option<u64>,
+    /// The tokens the prompt had, as the provider counted them.
+    pub prompt: Option<u64>,
+}
+
+/// Read the window and the prompt's size from the wordings of OpenAI, DeepSeek, vLLM and
+/// llama-cpp-python ("maximum context length is N tokens. However, you requested T tokens
+/// (P in the messages, C in the completion)" or "your messages resulted in P tokens"),
+/// llama.cpp ("request (P tokens) exceeds the available context size (N tokens)") and
+/// Anthropic ("prompt is too long: P tokens > N maximum").
+fn overflow_numbers(message: &str) -> Overflow {
+    let find = |patterns: &[&str]| {
+        patterns.iter().find_map(|pattern| {
+            let captures = Regex::new(pattern).ok()?.captures(message)?;
+            captures.get(1)?.as_str().parse::<u64>().ok()
+        })
+    };
+    let window = find(&[
+        r"maximum context length is (\d+)",
+        r"context size \((\d+) tokens\)",
+        r"context window of (\d+)",
+        r"tokens > (\d+) maximum",
+    ]);
+    let prompt = find(&[
+        r"\((\d+) in the messages",
+        r"resulted in (\d+) tokens",
+        r"request \((\d+) tokens\)",
+        r"(\d+) tokens > \d+ maximum",
+    ]);
+    let completion = find(&[r"(\d+) in the completion"]).unwrap_or(0);
+    Overflow {
+        limit: window.map(|window| window.saturating_sub(completion)),
+        prompt,
+    }
+}
+
+/// Whether a body that starts with `start` is an event stream, whatever its content type says
+/// (an empty body is left to the SSE reader, which calls it a broken stream).
+fn is_event_stream(content_type: &str, start: &[u8]) -> bool {
+    let start = String::from_utf8_lossy(start.trim_ascii_start());
+    let start = start.trim_start_matches('\u{feff}');
+    let fields = ["data:", "event:", "id:", "retry:", ":"];
+    let is_event = fields.iter().any(|field| start.starts_with(field));
+    is_event || start.is_empty() || content_type.contains("text/event-stream")
+}
+
+/// The rest of a body that is not a stream, after its `start`, as text: `WHOLE_BODY_LIMIT`
+/// bytes at most in all, however much the server sends.
+fn read_whole(start: &[u8], body: &mut dyn BufRead) -> String {
+    let mut bytes = start.to_vec();
+    let room = http::WHOLE_BODY_LIMIT.saturating_sub(bytes.len() as u64);
+    let _ = (&mut *body).take(room).read_to_end(&mut bytes);
+    String::from_utf8_lossy(&bytes).trim().to_string()
+}
+
+/// A whole `chat.completion`, fed to the SSE parser as one event (its `message` has a delta's
+/// shape), so the caller sees it as if it had streamed; `None` if it is not one.
+fn whole_completion(text: &str, on_delta: &mut dyn FnMut(Event)) -> Option<Reply> {
+    let json: Value = serde_json::from_str(text).ok()?;
+    let error = json.get("error").is_some_and(|e| !e.is_null());
+    if error || !json["choices"][0]["message"].is_object() {
+        return None;
+    }
+    // One event (its lines are one `data:` field), then the end: nothing follows.
+    let mut parser = Parser::default();
+    let lines = text.split('\n').map(|line| format!("data: {line}"));
+    for line in lines.chain(["".to_string(), "data: [DONE]".to_string()]) {
+        parser.feed_line(&line, on_delta).ok()?;
+    }
+    parser.finish(on_delta).ok()
+}
+
+/// A body that is neither a stream nor a whole completion, as the error the user reads.
+fn not_a_stream(content_type: &str, text: &str) -> Error {
+    let fail = Error::Api;
+    let json: Option<Value> = serde_json::from_str(text).ok();
+    match json {
+        Some(json) if json.get("error").is_some_and(|e| !e.is_null()) => {
+            let message = text::headline(&http::message_in(text));
+            fail(format!("the server answered with an error: {message}"))
+        }
+        _ if content_type.contains("html") || text.starts_with('<') => {
+            let (kind, title) = (or(content_type, "text/html"), text::html_title(text));
+            let title = title.unwrap_or("no title");
+            fail(format!(
+                "the server answered {kind} ({title}), not an event stream: check the base URL"
+            ))
+        }
+        _ => fail(format!(
+            "the server answered {}, not an event stream ({}): check the base URL",
+            or(content_type, "no content type"),
+            text::headline(text)
+        )),
+    }
+}
+
+/// `text`, or `otherwise` when it is empty.
+fn or<'a>(text: &'a str, otherwise: &'a str) -> &'a str {
+    if text.is_empty() { otherwise } else { text }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::wire::request_body;
+    use std::io::Cursor;
+
+    fn check(adapt: &mut Adaptations, message: &str) -> (bool, Value) {
+        let adapted = adapt.adapt_to(message);
+        let config = Config::default();
+        (
+            adapted,
+            adapt.request_body(&config, "m", &[Message::user("hi")], &[]),
+        )
+    }
+
+    impl Adaptations {
+        /// The adapted body, as `Quirks::adapted_body` makes it with these adaptations.
+        fn request_body(
+            &self,
+            config: &Config,
+            model: &str,
+            messages: &[Message],
+            tools: &[Value],
+        ) -> Value {
+            let quirks = Quirks::default();
+            *quirks.learnt.lock().unwrap() = (config.model.clone(), *self);
+            quirks.adapted_body(config, request_body(config, model, messages, tools))
+        }
+    }
+
+    #[test]
+    fn each_adaptation_happens_once_and_sticks() {
+        let llm = &mut Adaptations::default();
+        let body = llm.request_body(&Config::default(), "m", &[], &[]);
+        assert_eq!(body["max_tokens"], 4096);
+        assert_eq!(body["stream_options"]["include_usage"], true);
+        let (adapted, body) = check(llm, "Unsupported parameter: 'max_tokens' is not supported");
+        assert!(adapted);
+        assert_eq!(
+            (body.get("max_tokens"), &body["max_completion_tokens"]),
+            (None, &json!(4096))
+        );
+        assert!(!check(llm, "Unsupported parameter: 'max_tokens'").0);
+        let (adapted, body) = check(llm, "'temperature' does not support 0");
+        assert!(adapted && body.get("temperature").is_none());
+        let (adapted, body) = check(llm, "stream_options is not allowed");
+        assert!(adapted && body.get("stream_options").is_none());
+        assert!(!check(llm, "some other 400").0);
+    }
+
+    #[test]
+    fn overflow_numbers_in_each_wording() {
+        let openai = "This model's maximum context length is 8192 tokens. However, your \
+                      messages resulted in 10000 tokens. Please reduce the length of the messages.";
+        let vllm = "This model's maximum context length is 4096 tokens. However, you requested \
+                    5000 tokens (4000 in the messages, 1000 in the completion).";
+        let llama_cpp = "request (5000 tokens) exceeds the available context size (4096 tokens), \
+                         try increasing it";
+        let anthropic = "prompt is too long: 210000 tokens > 200000 maximum";
+        let both = |limit, prompt| Overflow {
+            limit: Some(limit),
+            prompt: Some(prompt),
+        };
+        assert_eq!(overflow_numbers(openai), both(8192, 10000));
+        assert_eq!(overflow_numbers(vllm), both(3096, 4000));
+        assert_eq!(overflow_numbers(llama_cpp), both(4096, 5000));
+        assert_eq!(overflow_numbers(anthropic), both(200000, 210000));
+        assert_eq!(overflow_numbers("too many tokens"), Overflow::default());
+    }
+
+    fn judge(content_type: &str, body: &str) -> Option<Result<Reply, String>> {
+        let mut body = Cursor::new(body.as_bytes().to_vec());
+        let start = http::first_line(&mut body).unwrap();
+        if is_event_stream(content_type, &start) {
+            return None;
+        }
+        let text = read_whole(&start, &mut body);
+        let outcome = whole_completion(&text, &mut |_| {});
+        Some(outcome.ok_or_else(|| not_a_stream(content_type, &text).to_string()))
+    }
+
+    #[test]
+    fn event_streams_go_to_the_sse_reader_whatever_their_type() {
+        assert!(judge("text/event-stream", "{\"error\": 1}").is_none());
+        assert!(judge("application/json", "data: {}\n\n").is_none());
+        assert!(judge("text/plain", ": keep-alive\n").is_none());
+        assert!(judge("", "").is_none());
+        assert!(judge("", "\n\n\ndata: {}\n").is_none());
+        assert!(judge("", "\n\n<html></html>").is_some());
+    }
+
+    #[test]
+    fn pages_and_errors_fail_with_what_they_say() {
+        let page = "<!DOCTYPE html>\n<html><head><title>Welcome to nginx!</title></head></html>\n";
+        let why = judge("text/html", page).unwrap().unwrap_err();
+        assert!(why.contains("text/html (Welcome to nginx!)"), "{why}");
+        assert!(why.contains("check the base URL"), "{why}");
+        let error = r#"{"error": {"message": "model 'x' not loaded", "code": 400}}"#;
+        let why = judge("application/json", error).unwrap().unwrap_err();
+        assert!(why.contains("model 'x' not loaded"), "{why}");
+        let why = judge("text/plain", "Not Found\n").unwrap().unwrap_err();
+        assert!(
+            why.contains("text/plain") && why.contains("Not Found"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn a_whole_completion_is_a_reply() {
+        let body = r#"{"object":"chat.completion","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"glob","arguments":"{\"pattern\":\"*\"}"}}]}}],"usage":{"prompt_tokens":7,"completion_tokens":3}}"#;
+        let reply = judge("application/json", body).unwrap().unwrap();
+        assert_eq!(reply.tool_calls[0].id, "c1");
+        assert_eq!(reply.tool_calls[0].arguments, r#"{"pattern":"*"}"#);
+        assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(reply.usage.map(|u| u.prompt_tokens), Some(7));
+    }
+}
