@@ -123,7 +123,7 @@ impl Agent {
 
             // 3. Keep the prompt inside the context window: snip, summarise or collapse.
             let tokens = self.estimator.estimate(&self.history);
-            if let Some(tier) = context::tier_for(tokens, self.llm.context_limit()) {
+            if let Some(tier) = context::tier_for(tokens, self.llm.context_limit(&self.extras)) {
                 self.compact(tier, on_event);
             }
 

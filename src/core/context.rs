@@ -92,7 +92,7 @@ pub fn tier_to_fit(
     extras: &Extras,
     on_event: &mut dyn FnMut(Event),
 ) -> Tier {
-    let (configured, limit) = (llm.config().max_context as usize, llm.context_limit());
+    let (configured, limit) = (llm.config().max_context as usize, llm.context_limit(extras));
     let said = extras.quirks.overflow_numbers(message);
     if let Some(prompt) = said.prompt {
         estimator.calibrate(history.len(), prompt);

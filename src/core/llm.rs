@@ -29,8 +29,6 @@ pub struct Llm {
     config: Config,
     /// Replaced after Ctrl+C: shutting an agent down is how a blocked request is woken.
     http: Mutex<ureq::Agent>,
-    /// The provider's context window, once a "too long" answer said it is smaller.
-    window: Mutex<Option<u64>>,
 }
 
 /// What one attempt leads to: what `stream` does next.
@@ -53,11 +51,10 @@ impl Llm {
         Llm {
             http: Mutex::new(http::agent(&config)),
             config,
-            window: Mutex::new(None),
         }
     }
 
-    /// Another model: a fresh connection and window (the ledger is the account's).
+    /// Another model: a fresh connection (the ledger and what was learnt are `extras`').
     pub fn with_model(&self, model: &str) -> Llm {
         let mut config = self.config.clone();
         config.model = model.to_string();
@@ -238,12 +235,7 @@ impl Llm {
         if quirks.adapt_to(&self.config, status, message, messages) {
             return Next::Adapted;
         }
-        if (status == 400 || status == 413) && quirks.is_context_overflow(status, message) {
-            // The provider said how big its window is: the session compacts for it from now on.
-            if let Some(limit) = quirks.overflow_numbers(message).limit {
-                let mut window = self.window.lock().unwrap_or_else(PoisonError::into_inner);
-                *window = Some(window.unwrap_or(self.config.max_context as u64).min(limit));
-            }
+        if quirks.does_not_fit(&self.config, status, message) {
             return Next::Stop(Error::ContextTooLong(message.to_string()));
         }
         let said = crate::tools::support::text::headline(message);
@@ -267,11 +259,10 @@ impl Llm {
         Next::Stop(Error::Api(format!("HTTP {status}: {said}{hint}")))
     }
 
-    /// The context window to compact for: the configured one, or the provider's if smaller.
-    pub fn context_limit(&self) -> usize {
-        let window = *self.window.lock().unwrap_or_else(PoisonError::into_inner);
-        let limit = window.unwrap_or(self.config.max_context as u64);
-        usize::try_from(limit).unwrap_or(usize::MAX)
+    /// The context window to compact for: the configured one, or the provider's if it said
+    /// less in a "too long" answer (`Extras::quirks` learnt it).
+    pub fn context_limit(&self, extras: &Extras) -> usize {
+        extras.quirks.context_limit(&self.config)
     }
 }
 

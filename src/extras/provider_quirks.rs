@@ -24,7 +24,16 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 /// the same requests); it is learnt per configured model, so `/model` starts it over.
 #[derive(Clone, Default)]
 pub struct Quirks {
-    learnt: Arc<Mutex<(String, Adaptations)>>,
+    learnt: Arc<Mutex<Learnt>>,
+}
+
+#[derive(Default)]
+struct Learnt {
+    /// The configured model this was learnt for.
+    model: String,
+    adaptations: Adaptations,
+    /// The provider's context window, once it said so; smaller than the configured one.
+    window: Option<u64>,
 }
 
 /// What 400 answers taught about this provider's requests, for the rest of the session.
@@ -40,7 +49,7 @@ struct Adaptations {
 impl Quirks {
     /// The plain request body (`wire::request_body`) as this provider takes it.
     pub fn adapted_body(&self, config: &Config, mut body: Value) -> Value {
-        let adapt = self.learnt(config).1;
+        let adapt = self.learnt(config).adaptations;
         if adapt.empty_content {
             let messages = body["messages"].as_array_mut().into_iter().flatten();
             for message in messages.filter(|message| message["content"].is_null()) {
@@ -66,27 +75,50 @@ impl Quirks {
     /// A non-200 answer that names a field this provider takes otherwise: `true` when the
     /// request was changed (once per field), so sending it again at once may work.
     pub fn adapt_to(&self, config: &Config, status: u16, said: &str, messages: &[Message]) -> bool {
-        let adapt = &mut self.learnt(config).1;
+        let adapt = &mut self.learnt(config).adaptations;
         (status == 400 && adapt.adapt_to(said))
             || (matches!(status, 400 | 422 | 500) && adapt.adapt_null_content(said, messages))
     }
 
     /// The adaptations learnt for `config.model`, started over when the model changed.
-    fn learnt(&self, config: &Config) -> MutexGuard<'_, (String, Adaptations)> {
+    fn learnt(&self, config: &Config) -> MutexGuard<'_, Learnt> {
         let mut learnt = self.learnt.lock().unwrap_or_else(PoisonError::into_inner);
-        if learnt.0 != config.model {
-            *learnt = (config.model.clone(), Adaptations::default());
+        if learnt.model != config.model {
+            let model = config.model.clone();
+            *learnt = Learnt {
+                model,
+                ..Learnt::default()
+            };
         }
         learnt
     }
 
-    /// How providers word "your prompt does not fit": OpenAI, DeepSeek, Qwen and vLLM say
-    /// "maximum context length", Anthropic "prompt is too long"; a 413 is always about size.
-    pub fn is_context_overflow(&self, status: u16, message: &str) -> bool {
-        let message = message.to_ascii_lowercase();
+    /// Whether a 400 or 413 says the prompt does not fit, in any provider's words (OpenAI,
+    /// DeepSeek, Qwen and vLLM say "maximum context length", Anthropic "prompt is too long"; a
+    /// 413 is always about size). The window it names is compacted for from now on.
+    pub fn does_not_fit(&self, config: &Config, status: u16, message: &str) -> bool {
+        let lower = message.to_ascii_lowercase();
         let phrases = "context_length_exceeded|maximum context length|context length|context window\
                        |prompt is too long|context size|too many tokens|reduce the length";
-        status == 413 || phrases.split('|').any(|p| message.contains(p))
+        let too_long = status == 413 || phrases.split('|').any(|p| lower.contains(p));
+        if !matches!(status, 400 | 413) || !too_long {
+            return false;
+        }
+        if let Some(limit) = overflow_numbers(message).limit {
+            let mut learnt = self.learnt(config);
+            let configured = config.max_context as u64;
+            learnt.window = Some(learnt.window.unwrap_or(configured).min(limit));
+        }
+        true
+    }
+
+    /// The window to compact for: the configured one, or the provider's if it said less.
+    pub fn context_limit(&self, config: &Config) -> usize {
+        let limit = self
+            .learnt(config)
+            .window
+            .unwrap_or(config.max_context as u64);
+        usize::try_from(limit).unwrap_or(usize::MAX)
     }
 
     /// What a "does not fit" message says in numbers (`overflow_numbers`): the compaction
@@ -276,7 +308,7 @@ mod tests {
             tools: &[Value],
         ) -> Value {
             let quirks = Quirks::default();
-            *quirks.learnt.lock().unwrap() = (config.model.clone(), *self);
+            quirks.learnt(config).adaptations = *self;
             quirks.adapted_body(config, request_body(config, model, messages, tools))
         }
     }
