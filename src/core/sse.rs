@@ -3,19 +3,20 @@
 //! on as they arrive and puts the tool calls together (`wire::Calls`) into one `Reply`.
 //! Providers differ from the OpenAI shape in many small ways (missing indices, repeated ids, no
 //! blank lines, errors inside a 200 stream); `Parser` absorbs them (see `fixtures/sse/`). What a
-//! server sends is bounded: `MAX_LINE` and `MAX_REPLY` in bytes, `http::Limits` in time; a chunk
-//! it cannot read fails the reply. No network I/O, no retries, no parsing of tool arguments here.
+//! server sends is bounded: `MAX_LINE` and `MAX_REPLY` in bytes, `http::Limits` in time (the
+//! clock is `tools/support/clocked.rs`); a chunk it cannot read fails the reply. No network
+//! I/O, no retries, no parsing of tool arguments here.
 
 use crate::core::event::Event;
 use crate::core::event::{Broke, Error};
 use crate::core::http::{self, Limits};
 use crate::core::message::{Reply, Usage};
 use crate::core::wire::{Calls, Chunk, FirstChoice, WireChoice, WireToolCall};
+use crate::tools::support::clocked::{Clocked, Expired};
 use crate::tools::support::json_depth::JsonDepth;
 use std::borrow::Cow;
 use std::io::{BufRead, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
 
 /// A line longer than this is not a provider's: the attempt fails rather than fill memory.
 pub const MAX_LINE: usize = 16 << 20;
@@ -37,19 +38,15 @@ pub fn read_stream(
     on_delta: &mut dyn FnMut(Event),
 ) -> Result<Reply, Error> {
     let mut parser = Parser::default();
-    let mut reader = Clocked {
-        inner: reader,
-        limits: *limits,
-        last_data: Instant::now(),
-        expired: None,
-    };
+    let mut reader = Clocked::new(reader, limits.idle, limits.deadline);
     let mut buf = Vec::new();
     loop {
         buf.clear();
         let mut line = (&mut reader).take(MAX_LINE as u64);
         let read = line.read_until(b'\n', &mut buf);
-        let read = match (read, reader.expired.take()) {
-            (_, Some(expired)) => return Err(Error::Stream(expired)),
+        let read = match (read, reader.expired()) {
+            (_, Some(Expired::Deadline)) => return Err(Error::Stream(Broke::Deadline)),
+            (_, Some(Expired::Idle(idle))) => return Err(Error::Stream(Broke::Idle(idle))),
             (Err(e), None) => return Err(Error::Stream(Broke::Io(e))),
             (Ok(read), None) => read,
         };
@@ -62,7 +59,7 @@ pub fn read_stream(
         let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.starts_with(b"data:") {
-            reader.last_data = Instant::now();
+            reader.data_arrived();
         }
         // `from_utf8` first: see DESIGN.md, "SSE chunks".
         let line = match std::str::from_utf8(line) {
@@ -76,49 +73,6 @@ pub fn read_stream(
         if flow == Flow::Done {
             return parser.finish(on_delta);
         }
-    }
-}
-
-/// The body reader with the clock checked on every refill, so a server trickling a byte at a
-/// time, or only comments, still meets `Limits` (ureq's read timeout stops a silent one).
-struct Clocked<'a> {
-    inner: &'a mut dyn BufRead,
-    limits: Limits,
-    last_data: Instant,
-    /// Set when a limit passed; the read then fails and `read_stream` reports this instead.
-    expired: Option<Broke>,
-}
-
-impl Clocked<'_> {
-    fn check(&mut self) -> std::io::Result<()> {
-        let now = Instant::now();
-        if self.limits.deadline.is_some_and(|deadline| now > deadline) {
-            self.expired = Some(Broke::Deadline);
-        } else if now.duration_since(self.last_data) > self.limits.idle {
-            self.expired = Some(Broke::Idle(self.limits.idle));
-        }
-        match self.expired {
-            Some(_) => Err(std::io::ErrorKind::TimedOut.into()),
-            None => Ok(()),
-        }
-    }
-}
-
-impl Read for Clocked<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.check()?;
-        self.inner.read(buf)
-    }
-}
-
-impl BufRead for Clocked<'_> {
-    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
-        self.check()?;
-        self.inner.fill_buf()
-    }
-
-    fn consume(&mut self, amount: usize) {
-        self.inner.consume(amount);
     }
 }
 

@@ -4,6 +4,7 @@
 //! here imports the core or the extras, so each helper can be read (and tested) on its own.
 
 pub mod bounded;
+pub mod clocked;
 pub mod danger;
 mod danger_match;
 mod danger_places;
