@@ -16,7 +16,7 @@ use crate::core::sse;
 use crate::core::wire;
 use crate::extras::Extras;
 use crate::tools::support::net;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::io::{BufReader, Cursor, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -169,10 +169,7 @@ impl Llm {
             "{}/chat/completions",
             self.config.base_url.trim_end_matches('/')
         );
-        let trace = extras.account.trace();
-        if let Some(trace) = trace {
-            trace.record("request", json!({"url": url, "body": sent_body}));
-        }
+        extras.account.trace_request(&url, &sent_body);
         let response = match http::post(http, &url, self.config.api_key.as_deref(), &sent_body) {
             Ok(response) => response,
             // Retry what a second try could fix; name the host, which the error does not.
@@ -189,9 +186,7 @@ impl Llm {
             // What the server said (its whole body to `--trace`) decides what comes next.
             let wait = http::retry_after(response.headers());
             let body = http::error_body(response.into_body().into_reader());
-            if let Some(trace) = trace {
-                trace.record("http_error", json!({"status": status, "body": body}));
-            }
+            extras.account.trace_failure(status, &body);
             let message = http::message_in(&body);
             let model = sent_body["model"].as_str().unwrap_or("");
             return self.status_failure(status, &message, wait, (&url, model, messages), extras);
@@ -206,7 +201,7 @@ impl Llm {
             }
         };
         // A 200 that is not an event stream: a whole completion, or a page or error that fails.
-        let quirks = &extras.quirks;
+        let (quirks, trace) = (&extras.quirks, extras.account.trace());
         match quirks.not_a_stream(&content_type, &start, &mut body, trace, on_event) {
             Some(Ok(reply)) => return Next::Replied(reply),
             Some(Err(error)) => return Next::Stop(error),

@@ -13,6 +13,7 @@ use crate::core::prompt;
 use crate::extras::cost::PriceTable;
 use crate::extras::cost::ledger::Ledger;
 use crate::extras::trace::{Tee, Trace};
+use serde_json::{Value, json};
 use std::io::BufRead;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -60,6 +61,20 @@ impl Account {
 
     pub fn trace(&self) -> Option<&Trace> {
         self.trace.as_deref()
+    }
+
+    /// `--trace`: the request about to be sent, whole.
+    pub fn trace_request(&self, url: &str, body: &Value) {
+        if let Some(trace) = &self.trace {
+            trace.record("request", json!({"url": url, "body": body}));
+        }
+    }
+
+    /// `--trace`: an answer that was not a 200, with its whole body.
+    pub fn trace_failure(&self, status: u16, body: &str) {
+        if let Some(trace) = &self.trace {
+            trace.record("http_error", json!({"status": status, "body": body}));
+        }
     }
 
     /// The body reader the SSE parser reads through: every line it takes goes to the trace.
