@@ -1,7 +1,7 @@
 //! The HTTP side of the LLM client: the `ureq` agent (timeouts, the system's roots and proxy
 //! from `tools/support/net.rs`); POST; what a failed answer says (`Retry-After`, the server's
-//! error message); the first line of a 200, which tells whether it is an event stream; and the
-//! two ways Ctrl+C reaches a request: shutting the agent down, and a sleep that gives way.
+//! error message); and the two ways Ctrl+C reaches a request: shutting the agent down, and a
+//! sleep that gives way.
 //!
 //! The agent is built once, when `Llm::new` runs. Nothing here decides whether to retry; that
 //! is `llm.rs`. Event streams are read by `sse.rs`; a 200 that is not one, by `Extras::quirks`.
@@ -11,7 +11,7 @@ use crate::core::event::Error;
 use crate::tools::support::net;
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use serde_json::Value;
-use std::io::{BufRead, Read};
+use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use ureq::tls::{RootCerts, TlsConfig};
@@ -35,10 +35,6 @@ impl Limits {
 
 /// What a request brings back: an answer of any status, or a connection-level error.
 type Answer = Result<ureq::http::Response<ureq::Body>, ureq::Error>;
-/// A whole answer is read up to this size; more than any real completion, and bounded.
-pub const WHOLE_BODY_LIMIT: u64 = 16 * 1024 * 1024;
-/// Blank lines read before the first line that says what the body is.
-const LEADING_BLANK_LINES: usize = 8;
 
 pub fn agent(config: &Config) -> ureq::Agent {
     // Loopback never goes through a proxy: the demo and local servers (Ollama, llama.cpp,
@@ -123,20 +119,6 @@ pub fn json_error_message(body: &str) -> Option<String> {
     let error = parsed.get("error").unwrap_or(&parsed);
     let message = error.get("message").unwrap_or(error).as_str();
     message.map(str::to_string)
-}
-
-/// The start of a 200 body: its first line that is not blank (with the blank ones before it),
-/// `WHOLE_BODY_LIMIT` bytes at most in all.
-pub fn first_line(body: &mut dyn BufRead) -> std::io::Result<Vec<u8>> {
-    let mut start = Vec::new();
-    for _ in 0..LEADING_BLANK_LINES {
-        let room = WHOLE_BODY_LIMIT.saturating_sub(start.len() as u64);
-        let read = (&mut *body).take(room).read_until(b'\n', &mut start)?;
-        if read == 0 || !start.trim_ascii().is_empty() {
-            break;
-        }
-    }
-    Ok(start)
 }
 
 /// Wakes a request blocked on a silent server: shutting the agent down fails its reads.

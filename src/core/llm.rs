@@ -192,20 +192,17 @@ impl Llm {
             return self.status_failure(status, &message, wait, (&url, model, messages), extras);
         }
         let content_type = http::content_type(&response);
-        let mut body = BufReader::new(response.into_body().into_reader());
-        let start = match http::first_line(&mut body) {
-            Ok(start) => start,
+        let (mut body, mut start) = (BufReader::new(response.into_body().into_reader()), vec![]);
+        // A 200 that is not an event stream: a whole completion, or a page or error that fails.
+        let (quirks, trace) = (&extras.quirks, extras.account.trace());
+        match quirks.not_a_stream(&content_type, &mut body, &mut start, trace, on_event) {
+            Ok(None) => {}
+            Ok(Some(Ok(reply))) => return Next::Replied(reply),
+            Ok(Some(Err(error))) => return Next::Stop(error),
             Err(e) => {
                 let why = format!("the stream broke: {e}");
                 return Next::Retry { why, wait: None };
             }
-        };
-        // A 200 that is not an event stream: a whole completion, or a page or error that fails.
-        let (quirks, trace) = (&extras.quirks, extras.account.trace());
-        match quirks.not_a_stream(&content_type, &start, &mut body, trace, on_event) {
-            Some(Ok(reply)) => return Next::Replied(reply),
-            Some(Err(error)) => return Next::Stop(error),
-            None => {}
         }
         // The line already read goes first, as if it had never been taken out.
         let mut body = Cursor::new(start).chain(body);

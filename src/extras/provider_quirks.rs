@@ -20,6 +20,11 @@ use serde_json::{Value, json};
 use std::io::{BufRead, Read};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+/// A body that is not a stream is read up to this size; more than any real completion.
+const WHOLE_BODY_LIMIT: u64 = 16 * 1024 * 1024;
+/// Blank lines read before the first line that says what the body is.
+const LEADING_BLANK_LINES: usize = 8;
+
 /// What this session's answers taught about its provider. Cloning shares it (a sub-agent sends
 /// the same requests); it is learnt per configured model, so `/model` starts it over.
 #[derive(Clone, Default)]
@@ -127,20 +132,21 @@ impl Quirks {
         overflow_numbers(message)
     }
 
-    /// A 200 whose first line (`start`, from `http::first_line`) is not an event: its whole
-    /// body is read here (to `--trace` too). A whole `chat.completion` (some servers ignore
-    /// `stream: true`) is the reply; anything else fails at once with what the server said, as
-    /// the same request would get the same page. `None` for an event stream, left to the caller.
+    /// A 200 whose first line (read into `start`) is not an event: its whole body is read
+    /// here (to `--trace` too). A whole `chat.completion` (some servers ignore `stream: true`)
+    /// is the reply; anything else fails at once with what the server said, as the same
+    /// request would get the same page. `Ok(None)` for an event stream, left to the caller.
     pub fn not_a_stream(
         &self,
         content_type: &str,
-        start: &[u8],
         body: &mut dyn BufRead,
+        start: &mut Vec<u8>,
         trace: Option<&Trace>,
         on_event: &mut dyn FnMut(Event),
-    ) -> Option<Result<Reply, Error>> {
+    ) -> std::io::Result<Option<Result<Reply, Error>>> {
+        *start = first_line(body)?;
         if is_event_stream(content_type, start) {
-            return None;
+            return Ok(None);
         }
         let text = read_whole(start, body);
         if let Some(trace) = trace {
@@ -148,7 +154,7 @@ impl Quirks {
             trace.record("not_a_stream", fields);
         }
         let reply = whole_completion(&text, on_event);
-        Some(reply.ok_or_else(|| not_a_stream(content_type, &text)))
+        Ok(Some(reply.ok_or_else(|| not_a_stream(content_type, &text))))
     }
 }
 
@@ -218,6 +224,20 @@ fn overflow_numbers(message: &str) -> Overflow {
     }
 }
 
+/// The start of a 200 body: its first line that is not blank (with the blank ones before it),
+/// `WHOLE_BODY_LIMIT` bytes at most in all.
+fn first_line(body: &mut dyn BufRead) -> std::io::Result<Vec<u8>> {
+    let mut start = Vec::new();
+    for _ in 0..LEADING_BLANK_LINES {
+        let room = WHOLE_BODY_LIMIT.saturating_sub(start.len() as u64);
+        let read = (&mut *body).take(room).read_until(b'\n', &mut start)?;
+        if read == 0 || !start.trim_ascii().is_empty() {
+            break;
+        }
+    }
+    Ok(start)
+}
+
 /// Whether a body that starts with `start` is an event stream, whatever its content type says
 /// (an empty body is left to the SSE reader, which calls it a broken stream).
 fn is_event_stream(content_type: &str, start: &[u8]) -> bool {
@@ -232,7 +252,7 @@ fn is_event_stream(content_type: &str, start: &[u8]) -> bool {
 /// bytes at most in all, however much the server sends.
 fn read_whole(start: &[u8], body: &mut dyn BufRead) -> String {
     let mut bytes = start.to_vec();
-    let room = http::WHOLE_BODY_LIMIT.saturating_sub(bytes.len() as u64);
+    let room = WHOLE_BODY_LIMIT.saturating_sub(bytes.len() as u64);
     let _ = (&mut *body).take(room).read_to_end(&mut bytes);
     String::from_utf8_lossy(&bytes).trim().to_string()
 }
@@ -355,7 +375,7 @@ mod tests {
 
     fn judge(content_type: &str, body: &str) -> Option<Result<Reply, String>> {
         let mut body = Cursor::new(body.as_bytes().to_vec());
-        let start = http::first_line(&mut body).unwrap();
+        let start = first_line(&mut body).unwrap();
         if is_event_stream(content_type, &start) {
             return None;
         }
