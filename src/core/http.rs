@@ -78,13 +78,6 @@ pub fn is_transient(error: &ureq::Error) -> bool {
     )
 }
 
-/// The answer's content type, lower case (`""` when it has none).
-pub fn content_type(answer: &ureq::http::Response<ureq::Body>) -> String {
-    let value = answer.headers().get("content-type");
-    let value = value.and_then(|value| value.to_str().ok()).unwrap_or("");
-    value.to_ascii_lowercase()
-}
-
 /// `Retry-After` in seconds, if it is a number that means something (`nan`, `inf` or a date
 /// are ignored: the usual backoff applies). Capped at 30 s.
 pub fn retry_after(headers: &ureq::http::HeaderMap) -> Option<Duration> {

@@ -191,11 +191,11 @@ impl Llm {
             let model = sent_body["model"].as_str().unwrap_or("");
             return self.status_failure(status, &message, wait, (&url, model, messages), extras);
         }
-        let content_type = http::content_type(&response);
-        let (mut body, mut start) = (BufReader::new(response.into_body().into_reader()), vec![]);
+        let (head, body) = response.into_parts();
+        let (mut body, mut start) = (BufReader::new(body.into_reader()), vec![]);
         // A 200 that is not an event stream: a whole completion, or a page or error that fails.
         let (quirks, trace) = (&extras.quirks, extras.account.trace());
-        match quirks.not_a_stream(&content_type, &mut body, &mut start, trace, on_event) {
+        match quirks.not_a_stream(&head.headers, &mut body, &mut start, trace, on_event) {
             Ok(None) => {}
             Ok(Some(Ok(reply))) => return Next::Replied(reply),
             Ok(Some(Err(error))) => return Next::Stop(error),

@@ -19,6 +19,7 @@ use regex::Regex;
 use serde_json::{Value, json};
 use std::io::{BufRead, Read};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use ureq::http::HeaderMap;
 
 /// A body that is not a stream is read up to this size; more than any real completion.
 const WHOLE_BODY_LIMIT: u64 = 16 * 1024 * 1024;
@@ -138,13 +139,17 @@ impl Quirks {
     /// request would get the same page. `Ok(None)` for an event stream, left to the caller.
     pub fn not_a_stream(
         &self,
-        content_type: &str,
+        headers: &HeaderMap,
         body: &mut dyn BufRead,
         start: &mut Vec<u8>,
         trace: Option<&Trace>,
         on_event: &mut dyn FnMut(Event),
     ) -> std::io::Result<Option<Result<Reply, Error>>> {
         *start = first_line(body)?;
+        let content_type = headers
+            .get("content-type")
+            .and_then(|value| value.to_str().ok());
+        let content_type = &content_type.unwrap_or("").to_ascii_lowercase();
         if is_event_stream(content_type, start) {
             return Ok(None);
         }
