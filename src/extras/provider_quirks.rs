@@ -56,18 +56,19 @@ impl Quirks {
                 message["content"] = json!("");
             }
         }
+        let Some(fields) = body.as_object_mut() else {
+            return body;
+        };
         if adapt.omit_stream_options {
-            body.as_object_mut()
-                .map(|body| body.remove("stream_options"));
+            fields.remove("stream_options");
         }
         if adapt.omit_temperature {
-            body.as_object_mut().map(|body| body.remove("temperature"));
+            fields.remove("temperature");
         }
-        if adapt.max_completion_tokens {
-            let limit = body
-                .as_object_mut()
-                .and_then(|body| body.remove("max_tokens"));
-            body["max_completion_tokens"] = limit.unwrap_or(json!(config.max_tokens));
+        if adapt.max_completion_tokens
+            && let Some(limit) = fields.remove("max_tokens")
+        {
+            fields.insert("max_completion_tokens".to_string(), limit);
         }
         body
     }
@@ -80,7 +81,7 @@ impl Quirks {
             || (matches!(status, 400 | 422 | 500) && adapt.adapt_null_content(said, messages))
     }
 
-    /// The adaptations learnt for `config.model`, started over when the model changed.
+    /// What was learnt for `config.model`, started over when the model changed.
     fn learnt(&self, config: &Config) -> MutexGuard<'_, Learnt> {
         let mut learnt = self.learnt.lock().unwrap_or_else(PoisonError::into_inner);
         if learnt.model != config.model {
@@ -122,7 +123,7 @@ impl Quirks {
     }
 
     /// What a "does not fit" message says in numbers (`overflow_numbers`): the compaction
-    /// calibrates its estimate by them, and the client learns the window.
+    /// calibrates its estimate by the prompt's size the provider counted.
     pub fn overflow_numbers(&self, message: &str) -> Overflow {
         overflow_numbers(message)
     }
