@@ -2,13 +2,19 @@
 """What one real `-p` turn executes: the files and source lines of src/ that run when the
 model asks for one read_file call and then answers.
 
-Starts a scripted OpenAI-compatible server on loopback (two replies: the call, then the
-answer), runs the binary under valgrind's callgrind with `-p`, and counts the distinct
-(file, line) pairs of src/ that executed, on every thread. Needs valgrind and a debug build:
+Starts a scripted OpenAI-compatible server on loopback (it asks for `read_file notes.txt`
+until the request carries a tool result, then answers), runs the binary under valgrind's
+callgrind with `-p`, and counts the distinct (file, line) pairs of src/ that executed, on
+every thread. Needs valgrind and a debug build:
 
     cargo build && python3 bench/turn_path.py target/debug/corecoder
 
 Prints one line per folder and per file, then the totals. No network but loopback.
+
+    python3 bench/turn_path.py --serve
+
+only serves the same two replies on 127.0.0.1:8765 until Ctrl+C: the scripted model that
+docs/walkthrough.md steps through a turn with.
 """
 import http.server, json, os, subprocess, sys, tempfile, threading, collections
 
@@ -31,8 +37,10 @@ class Server(http.server.BaseHTTPRequestHandler):
     served = 0
 
     def do_POST(self):
-        self.rfile.read(int(self.headers.get("content-length", 0)))
-        body = REPLIES[min(Server.served, len(REPLIES) - 1)] + "data: [DONE]\n\n"
+        request = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+        # The call until its result is in the history; then the answer.
+        answered = request["messages"][-1]["role"] == "tool"
+        body = REPLIES[1 if answered else 0] + "data: [DONE]\n\n"
         Server.served += 1
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
@@ -45,6 +53,13 @@ class Server(http.server.BaseHTTPRequestHandler):
 
 
 def main():
+    if sys.argv[1:] == ["--serve"]:
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 8765), Server)
+        print("serving on http://127.0.0.1:8765/v1 (Ctrl+C stops)", flush=True)
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            return
     binary = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "target/debug/corecoder")
     # The checkout the binary was built from: target/debug/corecoder is three levels down.
     root = os.path.dirname(os.path.dirname(os.path.dirname(binary)))

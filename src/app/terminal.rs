@@ -7,8 +7,7 @@
 
 use crate::app::result_preview;
 use crate::app::spinner::Spinner;
-use crate::core::event::{CUT_OFF_MESSAGE, Finish, ROUND_CAP_MESSAGE};
-use crate::core::event::{Event, ResultKind};
+use crate::core::event::{CUT_OFF_MESSAGE, Event, Finish, ROUND_CAP_MESSAGE, ResultKind};
 use crate::tools::support::text::{cut_at_word, printable};
 use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::VecDeque;
@@ -280,7 +279,8 @@ impl Display {
     /// The first lines of a result, dimmed; a diff's `+`/`-` lines in colour.
     fn preview(&self, name: &str, text: &str) {
         let (lines, more) = result_preview::lines(name, text);
-        for (color, line) in lines {
+        for (tone, line) in lines {
+            let color = [GREEN, RED, DIM][tone as usize];
             self.line(&format!("  {}", self.paint(color, &line)));
         }
         if more > 0 {
