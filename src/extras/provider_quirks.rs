@@ -2,7 +2,8 @@
 //! the request-body rewrites a 400 (or 422, 500) naming a field teaches (`max_tokens` renamed,
 //! `temperature` or `stream_options` dropped, `content: null` sent as `""`); the wordings of
 //! "your prompt does not fit" and the numbers in them; and a 200 that is not an event stream
-//! (a whole completion, a JSON error, an HTML page: read by `provider_quirks/not_a_stream.rs`).
+//! (a whole completion, a JSON error, an HTML page: `Quirks::not_a_stream`, in
+//! `provider_quirks/not_a_stream.rs`, the one method of `Quirks` kept apart).
 //!
 //! The client (`core/llm.rs`) reaches these through `Extras::quirks` at three points of an
 //! attempt: before it sends the body, when a 200's first line is not an event, and when an
@@ -11,14 +12,10 @@
 mod not_a_stream;
 
 use crate::core::config::Config;
-use crate::core::event::{Error, Event};
-use crate::core::message::{Message, Reply, Role};
-use crate::extras::trace::Trace;
+use crate::core::message::{Message, Role};
 use regex::Regex;
 use serde_json::{Value, json};
-use std::io::BufRead;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use ureq::http::HeaderMap;
 
 /// What this session's answers taught about its provider. Cloning shares it (a sub-agent sends
 /// the same requests); it is learnt per configured model, so `/model` starts it over.
@@ -126,20 +123,6 @@ impl Quirks {
     /// calibrates its estimate by the prompt's size the provider counted.
     pub fn overflow_numbers(&self, message: &str) -> Overflow {
         overflow_numbers(message)
-    }
-
-    /// A 200 whose first line (read into `start`) is not an event: a whole completion is the
-    /// reply, anything else an error (`provider_quirks/not_a_stream.rs`). `Ok(None)` for an
-    /// event stream, left to the caller.
-    pub fn not_a_stream(
-        &self,
-        headers: &HeaderMap,
-        body: &mut dyn BufRead,
-        start: &mut Vec<u8>,
-        trace: Option<&Trace>,
-        on_event: &mut dyn FnMut(Event),
-    ) -> std::io::Result<Option<Result<Reply, Error>>> {
-        not_a_stream::read(headers, body, start, trace, on_event)
     }
 }
 

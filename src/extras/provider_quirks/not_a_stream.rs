@@ -1,11 +1,12 @@
 //! A 200 that is not an event stream: a whole completion (the reply, as if it had streamed), a
 //! JSON error or an HTML page (an error naming what it is). `Quirks::not_a_stream` reads the
-//! first line of every 200 through here; an event stream goes back to the SSE reader untouched.
+//! first line of every 200; an event stream goes back to the SSE reader untouched.
 
 use crate::core::event::{Error, Event};
 use crate::core::http;
 use crate::core::message::Reply;
 use crate::core::sse::Parser;
+use crate::extras::provider_quirks::Quirks;
 use crate::extras::trace::Trace;
 use crate::tools::support::text;
 use serde_json::{Value, json};
@@ -17,32 +18,35 @@ const WHOLE_BODY_LIMIT: u64 = 16 * 1024 * 1024;
 /// Blank lines read before the first line that says what the body is.
 const LEADING_BLANK_LINES: usize = 8;
 
-/// A 200 whose first line (read into `start`) is not an event: its whole body is read here
-/// (to `--trace` too). A whole `chat.completion` (some servers ignore `stream: true`) is the
-/// reply; anything else fails at once with what the server said, as the same request would
-/// get the same page. `Ok(None)` for an event stream, left to the caller.
-pub fn read(
-    headers: &HeaderMap,
-    body: &mut dyn BufRead,
-    start: &mut Vec<u8>,
-    trace: Option<&Trace>,
-    on_event: &mut dyn FnMut(Event),
-) -> std::io::Result<Option<Result<Reply, Error>>> {
-    *start = first_line(body)?;
-    let content_type = headers
-        .get("content-type")
-        .and_then(|value| value.to_str().ok());
-    let content_type = &content_type.unwrap_or("").to_ascii_lowercase();
-    if is_event_stream(content_type, start) {
-        return Ok(None);
+impl Quirks {
+    /// A 200 whose first line (read into `start`) is not an event: its whole body is read here
+    /// (to `--trace` too). A whole `chat.completion` (some servers ignore `stream: true`) is the
+    /// reply; anything else fails at once with what the server said, as the same request would
+    /// get the same page. `Ok(None)` for an event stream, left to the caller.
+    pub fn not_a_stream(
+        &self,
+        headers: &HeaderMap,
+        body: &mut dyn BufRead,
+        start: &mut Vec<u8>,
+        trace: Option<&Trace>,
+        on_event: &mut dyn FnMut(Event),
+    ) -> std::io::Result<Option<Result<Reply, Error>>> {
+        *start = first_line(body)?;
+        let content_type = headers
+            .get("content-type")
+            .and_then(|value| value.to_str().ok());
+        let content_type = &content_type.unwrap_or("").to_ascii_lowercase();
+        if is_event_stream(content_type, start) {
+            return Ok(None);
+        }
+        let text = read_whole(start, body);
+        if let Some(trace) = trace {
+            let fields = json!({"content_type": content_type, "body": text});
+            trace.record("not_a_stream", fields);
+        }
+        let reply = whole_completion(&text, on_event);
+        Ok(Some(reply.ok_or_else(|| not_a_stream(content_type, &text))))
     }
-    let text = read_whole(start, body);
-    if let Some(trace) = trace {
-        let fields = json!({"content_type": content_type, "body": text});
-        trace.record("not_a_stream", fields);
-    }
-    let reply = whole_completion(&text, on_event);
-    Ok(Some(reply.ok_or_else(|| not_a_stream(content_type, &text))))
 }
 
 /// The start of a 200 body: its first line that is not blank (with the blank ones before it),
