@@ -10,7 +10,7 @@ use corecoder::app::flags::{Invocation, RunOptions};
 use corecoder::app::help::HELP;
 use corecoder::app::terminal::{Display, Show};
 use corecoder::app::{demo, one_shot, process, repl, resolve};
-use corecoder::core::http;
+use corecoder::tools::support::net;
 use std::io::Write;
 
 fn main() {
@@ -48,7 +48,7 @@ fn main() {
 /// Which face runs: the offline demo, one task (`-p`), or the interactive session.
 fn run(options: RunOptions) -> Result<i32, Error> {
     // Local servers (Ollama, llama.cpp, vLLM on this machine) usually need no key.
-    let keyless = options.config.api_key.is_none() && !http::is_loopback(&options.config.base_url);
+    let keyless = options.config.api_key.is_none() && !net::is_loopback(&options.config.base_url);
     if options.demo || (keyless && options.prompt.is_none()) {
         let display = Display::new(Show::CallsAndResults);
         if !options.demo {

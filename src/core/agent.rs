@@ -106,7 +106,7 @@ impl Agent {
 
             // 3. Keep the prompt inside the context window: snip, summarise or collapse.
             let tokens = self.extras.prompt_tokens(&self.history);
-            if let Some(tier) = context::tier_for(tokens, self.llm.context_limit()) {
+            if let Some(tier) = context::tier_for(tokens, self.llm.context_limit(&self.extras)) {
                 self.compact(tier, on_event);
             }
 
@@ -193,7 +193,10 @@ impl Agent {
         match self.stream_reply(tools, on_event) {
             Err(Error::ContextTooLong(message)) => {
                 let tokens = (self.extras).overflowed(&message, &self.history, &self.llm, on_event);
-                let tier = context::harder(context::tier_for(tokens, self.llm.context_limit()));
+                let tier = context::harder(context::tier_for(
+                    tokens,
+                    self.llm.context_limit(&self.extras),
+                ));
                 match self.compact(tier, on_event) {
                     report if report.after < report.before => self.stream_reply(tools, on_event),
                     _ => Err(Error::ContextTooLong(message)),

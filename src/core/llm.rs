@@ -1,9 +1,11 @@
-//! The LLM client: one streamed chat-completions request, with retries, 400 adaptation and
-//! fallbacks. The loop calls `Llm::stream` once per round: it POSTs the history (`http.rs`),
+//! The LLM client: one streamed chat-completions request, retried when what failed is
+//! transient. The loop calls `Llm::stream` once per round: it POSTs the history (`http.rs`),
 //! hands the body to `sse::read_stream` and returns the `Reply`; each attempt ends in a `Next`
 //! (adapt, retry, fall back, stop). Retries re-issue the *whole* request; there is no other
-//! retry layer. Spending, the fallback in use and the trace are `extras.account`'s. It does
-//! not parse tool arguments, run tools or touch the history.
+//! retry layer. What real providers need besides (the body rewrites a 400 teaches, a 200 that
+//! is not a stream, the wordings of "too long") is `extras.quirks`'; spending, the fallback
+//! models and the trace are `extras.account`'s. It does not parse tool arguments, run tools or
+//! touch the history.
 
 use crate::core::config::Config;
 use crate::core::event::Event;
@@ -11,12 +13,13 @@ use crate::core::event::{Broke, Error};
 use crate::core::http;
 use crate::core::message::{Message, Reply};
 use crate::core::sse;
-use crate::core::wire::Adaptations;
+use crate::core::wire;
 use crate::extras::Extras;
-use serde_json::{Value, json};
+use crate::tools::support::net;
+use serde_json::Value;
 use std::io::{BufReader, Cursor, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 const MAX_RETRIES: u32 = 4;
@@ -26,8 +29,6 @@ pub struct Llm {
     config: Config,
     /// Replaced after Ctrl+C: shutting an agent down is how a blocked request is woken.
     http: Mutex<ureq::Agent>,
-    /// Learnt from 400 answers; shared by every request (and sub-agent) of the session.
-    adaptations: Mutex<Adaptations>,
 }
 
 /// What one attempt leads to: what `stream` does next.
@@ -50,11 +51,10 @@ impl Llm {
         Llm {
             http: Mutex::new(http::agent(&config)),
             config,
-            adaptations: Mutex::new(Adaptations::default()),
         }
     }
 
-    /// Another model: a fresh connection and adaptations (the ledger is the account's).
+    /// Another model: a fresh connection (the ledger and what was learnt are `extras`').
     pub fn with_model(&self, model: &str) -> Llm {
         let mut config = self.config.clone();
         config.model = model.to_string();
@@ -115,14 +115,8 @@ impl Llm {
                 Next::Fallback(why) => why,
                 Next::Stop(error) => return Err(error),
             };
-            let Some(model) = account.switch_to_fallback(&self.config) else {
-                return Err(Error::Api(why));
-            };
+            account.fall_back(&self.config, why, on_event)?;
             retries = 0;
-            on_event(Event::Fallback {
-                model: &model,
-                why: &why,
-            });
         }
     }
 
@@ -141,9 +135,8 @@ impl Llm {
         let (done, finished) = crossbeam_channel::bounded::<()>(0);
         let next = std::thread::scope(|scope| {
             scope.spawn(|| http::shut_down_on_cancel(&http, cancel, &finished));
-            let body = self
-                .adaptations()
-                .request_body(&self.config, model, messages, tools);
+            let body = wire::request_body(&self.config, model, messages, tools);
+            let body = extras.quirks.adapted_body(&self.config, body);
             let next = self.attempt(&http, body, messages, extras, cancel, on_event);
             // Dropping the sender wakes the watcher at once, so it costs no latency.
             drop(done);
@@ -176,15 +169,12 @@ impl Llm {
             "{}/chat/completions",
             self.config.base_url.trim_end_matches('/')
         );
-        let trace = extras.account.trace();
-        if let Some(trace) = trace {
-            trace.record("request", json!({"url": url, "body": sent_body}));
-        }
+        extras.account.trace_request(&url, &sent_body);
         let response = match http::post(http, &url, self.config.api_key.as_deref(), &sent_body) {
             Ok(response) => response,
             // Retry what a second try could fix; name the host, which the error does not.
             Err(e) => {
-                let why = format!("request to {} failed: {e}", http::host(&url));
+                let why = format!("request to {} failed: {e}", net::host(&url));
                 return match http::is_transient(&e) {
                     true => Next::Retry { why, wait: None },
                     false => Next::Stop(Error::Api(why)),
@@ -196,33 +186,23 @@ impl Llm {
             // What the server said (its whole body to `--trace`) decides what comes next.
             let wait = http::retry_after(response.headers());
             let body = http::error_body(response.into_body().into_reader());
-            if let Some(trace) = trace {
-                trace.record("http_error", json!({"status": status, "body": body}));
-            }
+            extras.account.trace_failure(status, &body);
             let message = http::message_in(&body);
             let model = sent_body["model"].as_str().unwrap_or("");
-            return self.status_failure(status, &message, wait, (&url, model, messages));
+            return self.status_failure(status, &message, wait, (&url, model, messages), extras);
         }
-        let content_type = http::content_type(&response);
-        let mut body = BufReader::new(response.into_body().into_reader());
-        let start = match http::first_line(&mut body) {
-            Ok(start) => start,
+        let (head, body) = response.into_parts();
+        let (mut body, mut start) = (BufReader::new(body.into_reader()), vec![]);
+        // A 200 that is not an event stream: a whole completion, or a page or error that fails.
+        let (quirks, trace) = (&extras.quirks, extras.account.trace());
+        match quirks.not_a_stream(&head.headers, &mut body, &mut start, trace, on_event) {
+            Ok(None) => {}
+            Ok(Some(Ok(reply))) => return Next::Replied(reply),
+            Ok(Some(Err(error))) => return Next::Stop(error),
             Err(e) => {
                 let why = format!("the stream broke: {e}");
                 return Next::Retry { why, wait: None };
             }
-        };
-        // A 200 that is not an event stream: a page, a JSON error, or a whole completion.
-        if !http::is_event_stream(&content_type, &start) {
-            let text = http::read_whole(&start, &mut body);
-            if let Some(trace) = trace {
-                let fields = json!({"content_type": content_type, "body": text});
-                trace.record("not_a_stream", fields);
-            }
-            return match sse::whole_completion(&text, on_event) {
-                Some(reply) => Next::Replied(reply),
-                None => Next::Stop(http::not_a_stream(&content_type, &text)),
-            };
         }
         // The line already read goes first, as if it had never been taken out.
         let mut body = Cursor::new(start).chain(body);
@@ -241,20 +221,13 @@ impl Llm {
         message: &str,
         wait: Option<Duration>,
         (url, model, messages): (&str, &str, &[Message]),
+        extras: &Extras,
     ) -> Next {
-        let mut adapt = self.adaptations();
-        let adapted = (status == 400 && adapt.adapt_to(message))
-            || (matches!(status, 400 | 422 | 500) && adapt.adapt_null_content(message, messages));
-        drop(adapt);
-        if adapted {
+        let quirks = &extras.quirks;
+        if quirks.adapt_to(&self.config, status, message, messages) {
             return Next::Adapted;
         }
-        if (status == 400 || status == 413) && http::is_context_overflow(status, message) {
-            // The provider said how big its window is: the session compacts for it from now on.
-            if let Some(limit) = http::overflow_numbers(message).limit {
-                let configured = self.config.max_context as u64;
-                self.adaptations().learn_window(limit, configured);
-            }
+        if quirks.does_not_fit(&self.config, status, message) {
             return Next::Stop(Error::ContextTooLong(message.to_string()));
         }
         let said = crate::tools::support::text::headline(message);
@@ -269,7 +242,7 @@ impl Llm {
         }
         let from = Some(self.config.api_key_from.as_str()).filter(|from| !from.is_empty());
         let from = from.unwrap_or("CORECODER_API_KEY");
-        let host = http::host(url);
+        let host = net::host(url);
         let hint = match status {
             401 => format!(" (the API key from {from} was rejected by {host})"),
             403 => " (the key may not have access to this model)".to_string(),
@@ -278,15 +251,10 @@ impl Llm {
         Next::Stop(Error::Api(format!("HTTP {status}: {said}{hint}")))
     }
 
-    /// The context window to compact for: the configured one, or the provider's if smaller.
-    pub fn context_limit(&self) -> usize {
-        self.adaptations().window(self.config.max_context)
-    }
-
-    fn adaptations(&self) -> MutexGuard<'_, Adaptations> {
-        self.adaptations
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+    /// The context window to compact for: the configured one, or the provider's if it said
+    /// less in a "too long" answer (`Extras::quirks` learnt it).
+    pub fn context_limit(&self, extras: &Extras) -> usize {
+        extras.quirks.context_limit(&self.config)
     }
 }
 

@@ -3,18 +3,20 @@
 //! on as they arrive and puts the tool calls together (`wire::Calls`) into one `Reply`.
 //! Providers differ from the OpenAI shape in many small ways (missing indices, repeated ids, no
 //! blank lines, errors inside a 200 stream); `Parser` absorbs them (see `fixtures/sse/`). What a
-//! server sends is bounded: `MAX_LINE` and `MAX_REPLY` in bytes, `http::Limits` in time; a chunk
-//! it cannot read fails the reply. No network I/O, no retries, no parsing of tool arguments here.
+//! server sends is bounded: `MAX_LINE` and `MAX_REPLY` in bytes, `http::Limits` in time (the
+//! clock is `tools/support/clocked.rs`); a chunk it cannot read fails the reply. No network
+//! I/O, no retries, no parsing of tool arguments here.
 
 use crate::core::event::Event;
 use crate::core::event::{Broke, Error};
 use crate::core::http::{self, Limits};
 use crate::core::message::{Reply, Usage};
-use crate::core::wire::{Calls, Chunk, FirstChoice, JsonDepth, WireChoice, WireToolCall};
+use crate::core::wire::{Calls, Chunk, FirstChoice, WireChoice, WireToolCall};
+use crate::tools::support::clocked::{Clocked, Expired};
+use crate::tools::support::json_depth::JsonDepth;
 use std::borrow::Cow;
 use std::io::{BufRead, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
 
 /// A line longer than this is not a provider's: the attempt fails rather than fill memory.
 pub const MAX_LINE: usize = 16 << 20;
@@ -36,19 +38,15 @@ pub fn read_stream(
     on_delta: &mut dyn FnMut(Event),
 ) -> Result<Reply, Error> {
     let mut parser = Parser::default();
-    let mut reader = Clocked {
-        inner: reader,
-        limits: *limits,
-        last_data: Instant::now(),
-        expired: None,
-    };
+    let mut reader = Clocked::new(reader, limits.idle, limits.deadline);
     let mut buf = Vec::new();
     loop {
         buf.clear();
         let mut line = (&mut reader).take(MAX_LINE as u64);
         let read = line.read_until(b'\n', &mut buf);
-        let read = match (read, reader.expired.take()) {
-            (_, Some(expired)) => return Err(Error::Stream(expired)),
+        let read = match (read, reader.expired()) {
+            (_, Some(Expired::Deadline)) => return Err(Error::Stream(Broke::Deadline)),
+            (_, Some(Expired::Idle(idle))) => return Err(Error::Stream(Broke::Idle(idle))),
             (Err(e), None) => return Err(Error::Stream(Broke::Io(e))),
             (Ok(read), None) => read,
         };
@@ -61,7 +59,7 @@ pub fn read_stream(
         let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.starts_with(b"data:") {
-            reader.last_data = Instant::now();
+            reader.data_arrived();
         }
         // `from_utf8` first: see DESIGN.md, "SSE chunks".
         let line = match std::str::from_utf8(line) {
@@ -75,66 +73,6 @@ pub fn read_stream(
         if flow == Flow::Done {
             return parser.finish(on_delta);
         }
-    }
-}
-
-/// A whole `chat.completion` (some servers ignore `stream: true`), read as one chunk whose
-/// `message` is its delta, so the caller sees it as if it had streamed; `None` if it is not one.
-pub fn whole_completion(text: &str, on_delta: &mut dyn FnMut(Event)) -> Option<Reply> {
-    let json: serde_json::Value = serde_json::from_str(text).ok()?;
-    let error = json.get("error").is_some_and(|e| !e.is_null());
-    if error || !json["choices"][0]["message"].is_object() {
-        return None;
-    }
-    // Nothing follows: the reply is complete once this one event is in.
-    let mut parser = Parser {
-        done: true,
-        ..Parser::default()
-    };
-    parser.apply_event(text, on_delta).ok()?;
-    parser.finish(on_delta).ok()
-}
-
-/// The body reader with the clock checked on every refill, so a server trickling a byte at a
-/// time, or only comments, still meets `Limits` (ureq's read timeout stops a silent one).
-struct Clocked<'a> {
-    inner: &'a mut dyn BufRead,
-    limits: Limits,
-    last_data: Instant,
-    /// Set when a limit passed; the read then fails and `read_stream` reports this instead.
-    expired: Option<Broke>,
-}
-
-impl Clocked<'_> {
-    fn check(&mut self) -> std::io::Result<()> {
-        let now = Instant::now();
-        if self.limits.deadline.is_some_and(|deadline| now > deadline) {
-            self.expired = Some(Broke::Deadline);
-        } else if now.duration_since(self.last_data) > self.limits.idle {
-            self.expired = Some(Broke::Idle(self.limits.idle));
-        }
-        match self.expired {
-            Some(_) => Err(std::io::ErrorKind::TimedOut.into()),
-            None => Ok(()),
-        }
-    }
-}
-
-impl Read for Clocked<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.check()?;
-        self.inner.read(buf)
-    }
-}
-
-impl BufRead for Clocked<'_> {
-    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
-        self.check()?;
-        self.inner.fill_buf()
-    }
-
-    fn consume(&mut self, amount: usize) {
-        self.inner.consume(amount);
     }
 }
 
@@ -672,52 +610,5 @@ mod tests {
         assert_eq!(parser.feed_line("", &mut ignore).unwrap(), Flow::Done);
         let reply = parser.finish(&mut ignore).unwrap();
         assert_eq!(reply, Reply::default());
-    }
-
-    fn judge(content_type: &str, body: &str) -> Option<Result<Reply, String>> {
-        let mut body = Cursor::new(body.as_bytes().to_vec());
-        let start = http::first_line(&mut body).unwrap();
-        if http::is_event_stream(content_type, &start) {
-            return None;
-        }
-        let text = http::read_whole(&start, &mut body);
-        let outcome = whole_completion(&text, &mut |_| {});
-        Some(outcome.ok_or_else(|| http::not_a_stream(content_type, &text).to_string()))
-    }
-
-    #[test]
-    fn event_streams_go_to_the_sse_reader_whatever_their_type() {
-        assert!(judge("text/event-stream", "{\"error\": 1}").is_none());
-        assert!(judge("application/json", "data: {}\n\n").is_none());
-        assert!(judge("text/plain", ": keep-alive\n").is_none());
-        assert!(judge("", "").is_none());
-        assert!(judge("", "\n\n\ndata: {}\n").is_none());
-        assert!(judge("", "\n\n<html></html>").is_some());
-    }
-
-    #[test]
-    fn pages_and_errors_fail_with_what_they_say() {
-        let page = "<!DOCTYPE html>\n<html><head><title>Welcome to nginx!</title></head></html>\n";
-        let why = judge("text/html", page).unwrap().unwrap_err();
-        assert!(why.contains("text/html (Welcome to nginx!)"), "{why}");
-        assert!(why.contains("check the base URL"), "{why}");
-        let error = r#"{"error": {"message": "model 'x' not loaded", "code": 400}}"#;
-        let why = judge("application/json", error).unwrap().unwrap_err();
-        assert!(why.contains("model 'x' not loaded"), "{why}");
-        let why = judge("text/plain", "Not Found\n").unwrap().unwrap_err();
-        assert!(
-            why.contains("text/plain") && why.contains("Not Found"),
-            "{why}"
-        );
-    }
-
-    #[test]
-    fn a_whole_completion_is_a_reply() {
-        let body = r#"{"object":"chat.completion","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"glob","arguments":"{\"pattern\":\"*\"}"}}]}}],"usage":{"prompt_tokens":7,"completion_tokens":3}}"#;
-        let reply = judge("application/json", body).unwrap().unwrap();
-        assert_eq!(reply.tool_calls[0].id, "c1");
-        assert_eq!(reply.tool_calls[0].arguments, r#"{"pattern":"*"}"#);
-        assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
-        assert_eq!(reply.usage.map(|u| u.prompt_tokens), Some(7));
     }
 }

@@ -1,4 +1,4 @@
-//! What goes over the wire: the request body as this provider takes it (`Adaptations`), the
+//! What goes over the wire: the request body as the protocol has it (`request_body`), the
 //! shapes of a streamed chunk (only the fields `sse.rs`'s parser reads; they borrow and stay
 //! small, since this runs for every delta: DESIGN.md, "SSE chunks"), and the tool calls put
 //! back together from their fragments (`Calls`). Nothing here sends or reads a byte, or judges
@@ -6,7 +6,8 @@
 
 use crate::core::config::Config;
 use crate::core::event::Event;
-use crate::core::message::{Message, Role, ToolCall};
+use crate::core::message::{Message, ToolCall};
+use crate::tools::support::json_depth::JsonDepth;
 use serde::Deserialize;
 use serde::de::{IgnoredAny, SeqAccess, Visitor};
 use serde_json::{Value, json};
@@ -197,134 +198,20 @@ impl Calls {
     }
 }
 
-/// How deep inside a JSON value a growing text is, so a close is seen without parsing it all
-/// again at every piece (which was quadratic). Only brackets outside strings count.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct JsonDepth {
-    depth: usize,
-    in_string: bool,
-    escaped: bool,
-    /// A `{` or `[` has been seen: only then can the value close.
-    opened: bool,
-    /// Bytes of the text already counted.
-    scanned: usize,
-}
-
-impl JsonDepth {
-    /// Count the part of `text` not seen yet (`text` only ever grows between calls).
-    pub(crate) fn update(&mut self, text: &str) {
-        let new = text.as_bytes().get(self.scanned..).unwrap_or_default();
-        for &byte in new {
-            match (self.in_string, byte) {
-                (true, _) if self.escaped => self.escaped = false,
-                (true, b'\\') => self.escaped = true,
-                (true, b'"') => self.in_string = false,
-                (true, _) => {}
-                (false, b'"') => self.in_string = true,
-                (false, b'{' | b'[') => {
-                    self.depth += 1;
-                    self.opened = true;
-                }
-                (false, b'}' | b']') => self.depth = self.depth.saturating_sub(1),
-                (false, _) => {}
-            }
+/// The body of a streamed chat-completions request, as the protocol has it (a provider that
+/// takes it otherwise gets it rewritten: `Extras::quirks`).
+pub fn request_body(config: &Config, model: &str, messages: &[Message], tools: &[Value]) -> Value {
+    let mut body = json!({"model": model, "messages": messages, "stream": true});
+    if !tools.is_empty() {
+        body["tools"] = json!(tools);
+        if let Some(choice) = &config.tool_choice {
+            body["tool_choice"] = json!(choice.as_str());
         }
-        self.scanned = text.len();
     }
-
-    /// Inside a string or an unclosed bracket: more text would continue this value.
-    pub(crate) fn is_open(&self) -> bool {
-        self.in_string || self.depth > 0
-    }
-
-    /// An object or array was opened and is closed again.
-    pub(crate) fn is_closed(&self) -> bool {
-        self.opened && !self.is_open()
-    }
-}
-
-/// What 400 answers taught about this provider's requests, for the rest of the session.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Adaptations {
-    max_completion_tokens: bool,
-    omit_temperature: bool,
-    omit_stream_options: bool,
-    /// Send `""` rather than `null` as an assistant message's missing content.
-    empty_content: bool,
-    /// The provider's context window, once it said so; smaller than the configured one.
-    context_limit: Option<u64>,
-}
-
-impl Adaptations {
-    /// The body of a streamed chat-completions request, as this provider takes it.
-    pub(crate) fn request_body(
-        &self,
-        config: &Config,
-        model: &str,
-        messages: &[Message],
-        tools: &[Value],
-    ) -> Value {
-        let mut body = json!({"model": model, "messages": messages, "stream": true});
-        if self.empty_content {
-            let messages = body["messages"].as_array_mut().into_iter().flatten();
-            for message in messages.filter(|message| message["content"].is_null()) {
-                message["content"] = json!("");
-            }
-        }
-        if !tools.is_empty() {
-            body["tools"] = json!(tools);
-            if let Some(choice) = &config.tool_choice {
-                body["tool_choice"] = json!(choice.as_str());
-            }
-        }
-        if !self.omit_stream_options {
-            body["stream_options"] = json!({"include_usage": true});
-        }
-        if !self.omit_temperature {
-            body["temperature"] = json!(config.temperature);
-        }
-        let limit_key = match self.max_completion_tokens {
-            true => "max_completion_tokens",
-            false => "max_tokens",
-        };
-        body[limit_key] = json!(config.max_tokens);
-        body
-    }
-
-    /// A 400 that names `max_tokens`, `temperature` or `stream_options`: renamed or dropped.
-    pub(crate) fn adapt_to(&mut self, message: &str) -> bool {
-        let flags = [
-            ("'max_tokens'", &mut self.max_completion_tokens),
-            ("'temperature'", &mut self.omit_temperature),
-            ("stream_options", &mut self.omit_stream_options),
-        ];
-        let Some((_, flag)) = flags.into_iter().find(|(name, _)| message.contains(name)) else {
-            return false;
-        };
-        !std::mem::replace(flag, true)
-    }
-
-    /// The window to compact for: the configured one, or the provider's if it said less.
-    pub(crate) fn window(&self, configured: u32) -> usize {
-        let limit = self.context_limit.unwrap_or(configured as u64);
-        usize::try_from(limit).unwrap_or(usize::MAX)
-    }
-
-    /// A window smaller than the configured one, learnt from a "does not fit" answer.
-    pub(crate) fn learn_window(&mut self, limit: u64, configured: u64) {
-        self.context_limit = Some(self.context_limit.unwrap_or(configured).min(limit));
-    }
-
-    /// llama-cpp-python's validator rejects an assistant message whose `content` is `null`
-    /// (the OpenAI shape for a reply of only tool calls), while others reject `""`. So `null`
-    /// stays, unless a server's error names `content` while the history holds one: then `""`.
-    pub(crate) fn adapt_null_content(&mut self, message: &str, messages: &[Message]) -> bool {
-        let names_content = message.to_ascii_lowercase().contains("content");
-        let has_null = (messages.iter()).any(|m| m.role == Role::Assistant && m.content.is_none());
-        let first_time = names_content && has_null && !self.empty_content;
-        self.empty_content |= first_time;
-        first_time
-    }
+    body["stream_options"] = json!({"include_usage": true});
+    body["temperature"] = json!(config.temperature);
+    body["max_tokens"] = json!(config.max_tokens);
+    body
 }
 
 #[cfg(test)]
@@ -371,74 +258,5 @@ mod tests {
             "{}",
             size_of::<WireChoice>()
         );
-    }
-
-    fn depth_of(pieces: &[&str]) -> JsonDepth {
-        let mut depth = JsonDepth::default();
-        let mut text = String::new();
-        for piece in pieces {
-            text.push_str(piece);
-            depth.update(&text);
-        }
-        depth
-    }
-
-    #[test]
-    fn brackets_in_strings_and_escapes_do_not_count() {
-        assert!(depth_of(&[r#"{"a": "}"#]).is_open());
-        assert!(depth_of(&[r#"{"a": "}"#, r#"\"}"}"#]).is_closed());
-        assert!(depth_of(&[r#"{"a": [1, {"b": "\\"}"#, "]}"]).is_closed());
-        assert!(
-            depth_of(&[r#"{"a": "x\\"#, r#"""#]).is_open(),
-            "an escaped quote"
-        );
-        assert!(!depth_of(&["[DONE"]).is_closed() && depth_of(&["[DONE]"]).is_closed());
-        assert!(!depth_of(&["plain"]).is_open() && !depth_of(&["plain"]).is_closed());
-    }
-
-    /// Two megabytes of pieces that each end in `}` inside a string: each byte counted once.
-    #[test]
-    fn many_closing_looking_pieces_cost_linear_time() {
-        let started = std::time::Instant::now();
-        let mut depth = JsonDepth::default();
-        let mut text = String::from(r#"{"content": ""#);
-        for _ in 0..100_000 {
-            text.push_str("xxxxxxxxxxxxxxxxxxx}");
-            depth.update(&text);
-        }
-        assert!(depth.is_open());
-        text.push_str(r#""}"#);
-        depth.update(&text);
-        assert!(depth.is_closed());
-        assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
-    }
-
-    fn check(adapt: &mut Adaptations, message: &str) -> (bool, Value) {
-        let adapted = adapt.adapt_to(message);
-        let config = Config::default();
-        (
-            adapted,
-            adapt.request_body(&config, "m", &[Message::user("hi")], &[]),
-        )
-    }
-
-    #[test]
-    fn each_adaptation_happens_once_and_sticks() {
-        let llm = &mut Adaptations::default();
-        let body = llm.request_body(&Config::default(), "m", &[], &[]);
-        assert_eq!(body["max_tokens"], 4096);
-        assert_eq!(body["stream_options"]["include_usage"], true);
-        let (adapted, body) = check(llm, "Unsupported parameter: 'max_tokens' is not supported");
-        assert!(adapted);
-        assert_eq!(
-            (body.get("max_tokens"), &body["max_completion_tokens"]),
-            (None, &json!(4096))
-        );
-        assert!(!check(llm, "Unsupported parameter: 'max_tokens'").0);
-        let (adapted, body) = check(llm, "'temperature' does not support 0");
-        assert!(adapted && body.get("temperature").is_none());
-        let (adapted, body) = check(llm, "stream_options is not allowed");
-        assert!(adapted && body.get("stream_options").is_none());
-        assert!(!check(llm, "some other 400").0);
     }
 }

@@ -7,12 +7,13 @@
 //! no fallback taken. Nothing here sends a request or decides to retry one.
 
 use crate::core::config::Config;
-use crate::core::event::Error;
+use crate::core::event::{Error, Event};
 use crate::core::message::{Message, Reply, Usage};
 use crate::core::prompt;
 use crate::extras::cost::PriceTable;
 use crate::extras::cost::ledger::Ledger;
 use crate::extras::trace::{Tee, Trace};
+use serde_json::{Value, json};
 use std::io::BufRead;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -62,6 +63,20 @@ impl Account {
         self.trace.as_deref()
     }
 
+    /// `--trace`: the request about to be sent, whole.
+    pub fn trace_request(&self, url: &str, body: &Value) {
+        if let Some(trace) = &self.trace {
+            trace.record("request", json!({"url": url, "body": body}));
+        }
+    }
+
+    /// `--trace`: an answer that was not a 200, with its whole body.
+    pub fn trace_failure(&self, status: u16, body: &str) {
+        if let Some(trace) = &self.trace {
+            trace.record("http_error", json!({"status": status, "body": body}));
+        }
+    }
+
     /// The body reader the SSE parser reads through: every line it takes goes to the trace.
     pub fn tee<'a>(&'a self, body: &'a mut dyn BufRead) -> Tee<'a> {
         Tee::new(body, self.trace.as_deref())
@@ -74,11 +89,29 @@ impl Account {
     }
 
     /// Move to the next model of `CORECODER_FALLBACK_MODELS`, for the rest of the session.
-    pub fn switch_to_fallback(&self, config: &Config) -> Option<String> {
+    fn switch_to_fallback(&self, config: &Config) -> Option<String> {
         let mut fallback = self.fallback.lock().ok()?;
         let next = config.fallback_models.get(fallback.0)?.clone();
         *fallback = (fallback.0 + 1, Some(next.clone()));
         Some(next)
+    }
+
+    /// Out of retries (or not served) on the model in use: the next fallback model from now
+    /// on, and the user is told; `Err` with `why` when none is left.
+    pub fn fall_back(
+        &self,
+        config: &Config,
+        why: String,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<(), Error> {
+        let Some(model) = self.switch_to_fallback(config) else {
+            return Err(Error::Api(why));
+        };
+        on_event(Event::Fallback {
+            model: &model,
+            why: &why,
+        });
+        Ok(())
     }
 
     /// `/model`: the chosen model from now on, and every fallback may be taken again.
@@ -178,7 +211,7 @@ impl Account {
 /// Whether the provider at `base_url` puts each request's cost in its usage (OpenRouter does,
 /// in every reply, as `usage.cost` in credits, which are US$).
 pub fn reports_cost(base_url: &str) -> bool {
-    let host = crate::core::http::host(base_url).to_ascii_lowercase();
+    let host = crate::tools::support::net::host(base_url).to_ascii_lowercase();
     host == "openrouter.ai" || host.ends_with(".openrouter.ai")
 }
 

@@ -7,10 +7,9 @@
 //! smaller than the configured one is told (`Extras::overflowed`). It only counts.
 
 use crate::core::event::Event;
-use crate::core::http;
-use crate::core::llm::Llm;
 use crate::core::message::Message;
 use crate::core::prompt::estimate_messages;
+use crate::extras::provider_quirks::Overflow;
 
 /// The estimate, anchored on the last prompt size the provider actually reported.
 #[derive(Debug, Clone, Default)]
@@ -42,17 +41,16 @@ impl Calibration {
     }
 }
 
-/// The provider said the prompt does not fit (`message` may give its numbers): its count of
-/// the prompt anchors the estimate (ours said it fitted), then the estimate is returned.
+/// The provider said the prompt does not fit, with what its message gave (`said`): its count
+/// of the prompt anchors the estimate (ours said it fitted), then the estimate is returned.
+/// `limit` is the window to compact for now, `configured` the one the user set.
 pub fn overflowed(
     calibration: &mut Calibration,
-    message: &str,
+    said: Overflow,
+    (configured, limit): (usize, usize),
     history: &[Message],
-    llm: &Llm,
     on_event: &mut dyn FnMut(Event),
 ) -> usize {
-    let (configured, limit) = (llm.config().max_context as usize, llm.context_limit());
-    let said = http::overflow_numbers(message);
     if let Some(prompt) = said.prompt {
         calibration.calibrate(history.len(), prompt);
     }

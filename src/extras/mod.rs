@@ -22,6 +22,7 @@ pub mod mcp_config;
 pub mod mcp_protocol;
 pub mod mcp_wire;
 pub mod permissions;
+pub mod provider_quirks;
 pub mod sandbox;
 pub mod secrets;
 pub mod session;
@@ -54,6 +55,8 @@ use std::sync::atomic::AtomicUsize;
 pub struct Extras {
     /// Prices, the ledger, fallbacks and the trace: what the client reports to.
     pub account: account::Account,
+    /// How this provider strays from the protocol: body rewrites, odd answers, "too long".
+    pub quirks: provider_quirks::Quirks,
     /// PreToolUse, PostToolUse, UserPromptSubmit, Stop and SessionStart hooks (none by default).
     pub hooks: Arc<Hooks>,
     /// MCP servers (none by default); their tools are offered next to ours.
@@ -87,6 +90,7 @@ impl Clone for Extras {
     fn clone(&self) -> Extras {
         Extras {
             account: self.account.clone(),
+            quirks: self.quirks.clone(),
             hooks: self.hooks.clone(),
             mcp: self.mcp.clone(),
             shell: self.shell.clone(),
@@ -205,7 +209,9 @@ impl Extras {
         llm: &Llm,
         on_event: &mut dyn FnMut(Event),
     ) -> usize {
-        calibration::overflowed(&mut self.calibration, message, history, llm, on_event)
+        let windows = (llm.config().max_context as usize, llm.context_limit(self));
+        let said = self.quirks.overflow_numbers(message);
+        calibration::overflowed(&mut self.calibration, said, windows, history, on_event)
     }
 
     /// A reply to `history[..sent]` arrived: its usage anchors the estimate, and the caller is

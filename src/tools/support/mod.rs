@@ -1,8 +1,10 @@
 //! What the tools share: the process runner, the danger table and its shell-word splitter, the
-//! parallel walk, diffs, text helpers and atomic writes. Nothing here imports the core or the
-//! extras, so each helper can be read (and tested) on its own.
+//! parallel walk, diffs, text helpers and atomic writes; and two the client uses: how deep in
+//! JSON a growing text is, and what a connection needs (trusted roots, a URL's host). Nothing
+//! here imports the core or the extras, so each helper can be read (and tested) on its own.
 
 pub mod bounded;
+pub mod clocked;
 pub mod danger;
 mod danger_match;
 mod danger_places;
@@ -11,6 +13,8 @@ mod danger_words;
 pub mod diff;
 pub mod files;
 pub mod glob_regex;
+pub mod json_depth;
+pub mod net;
 pub mod process;
 pub mod shell_words;
 pub mod text;

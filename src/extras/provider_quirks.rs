@@ -1,0 +1,263 @@
+//! How particular servers stray from the plain protocol, and what the client does about it:
+//! the request-body rewrites a 400 (or 422, 500) naming a field teaches (`max_tokens` renamed,
+//! `temperature` or `stream_options` dropped, `content: null` sent as `""`); the wordings of
+//! "your prompt does not fit" and the numbers in them; and a 200 that is not an event stream
+//! (a whole completion, a JSON error, an HTML page: `Quirks::not_a_stream`, in
+//! `provider_quirks/not_a_stream.rs`, the one method of `Quirks` kept apart).
+//!
+//! The client (`core/llm.rs`) reaches these through `Extras::quirks` at three points of an
+//! attempt: before it sends the body, when a 200's first line is not an event, and when an
+//! answer is not a 200. Nothing here sends a request, decides on a retry or reads a stream.
+
+mod not_a_stream;
+
+use crate::core::config::Config;
+use crate::core::message::{Message, Role};
+use regex::Regex;
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+/// What this session's answers taught about its provider. Cloning shares it (a sub-agent sends
+/// the same requests); it is learnt per configured model, so `/model` starts it over.
+#[derive(Clone, Default)]
+pub struct Quirks {
+    learnt: Arc<Mutex<Learnt>>,
+}
+
+#[derive(Default)]
+struct Learnt {
+    /// The configured model this was learnt for.
+    model: String,
+    adaptations: Adaptations,
+    /// The provider's context window, once it said so; smaller than the configured one.
+    window: Option<u64>,
+}
+
+/// What 400 answers taught about this provider's requests, for the rest of the session.
+#[derive(Debug, Clone, Copy, Default)]
+struct Adaptations {
+    max_completion_tokens: bool,
+    omit_temperature: bool,
+    omit_stream_options: bool,
+    /// Send `""` rather than `null` as an assistant message's missing content.
+    empty_content: bool,
+}
+
+impl Quirks {
+    /// The plain request body (`wire::request_body`) as this provider takes it.
+    pub fn adapted_body(&self, config: &Config, mut body: Value) -> Value {
+        let adapt = self.learnt(config).adaptations;
+        if adapt.empty_content {
+            let messages = body["messages"].as_array_mut().into_iter().flatten();
+            for message in messages.filter(|message| message["content"].is_null()) {
+                message["content"] = json!("");
+            }
+        }
+        let Some(fields) = body.as_object_mut() else {
+            return body;
+        };
+        if adapt.omit_stream_options {
+            fields.remove("stream_options");
+        }
+        if adapt.omit_temperature {
+            fields.remove("temperature");
+        }
+        if adapt.max_completion_tokens
+            && let Some(limit) = fields.remove("max_tokens")
+        {
+            fields.insert("max_completion_tokens".to_string(), limit);
+        }
+        body
+    }
+
+    /// A non-200 answer that names a field this provider takes otherwise: `true` when the
+    /// request was changed (once per field), so sending it again at once may work.
+    pub fn adapt_to(&self, config: &Config, status: u16, said: &str, messages: &[Message]) -> bool {
+        let adapt = &mut self.learnt(config).adaptations;
+        (status == 400 && adapt.adapt_to(said))
+            || (matches!(status, 400 | 422 | 500) && adapt.adapt_null_content(said, messages))
+    }
+
+    /// What was learnt for `config.model`, started over when the model changed.
+    fn learnt(&self, config: &Config) -> MutexGuard<'_, Learnt> {
+        let mut learnt = self.learnt.lock().unwrap_or_else(PoisonError::into_inner);
+        if learnt.model != config.model {
+            let model = config.model.clone();
+            *learnt = Learnt {
+                model,
+                ..Learnt::default()
+            };
+        }
+        learnt
+    }
+
+    /// Whether a 400 or 413 says the prompt does not fit, in any provider's words (OpenAI,
+    /// DeepSeek, Qwen and vLLM say "maximum context length", Anthropic "prompt is too long"; a
+    /// 413 is always about size). The window it names is compacted for from now on.
+    pub fn does_not_fit(&self, config: &Config, status: u16, message: &str) -> bool {
+        let lower = message.to_ascii_lowercase();
+        let phrases = "context_length_exceeded|maximum context length|context length|context window\
+                       |prompt is too long|context size|too many tokens|reduce the length";
+        let too_long = status == 413 || phrases.split('|').any(|p| lower.contains(p));
+        if !matches!(status, 400 | 413) || !too_long {
+            return false;
+        }
+        if let Some(limit) = overflow_numbers(message).limit {
+            let mut learnt = self.learnt(config);
+            let configured = config.max_context as u64;
+            learnt.window = Some(learnt.window.unwrap_or(configured).min(limit));
+        }
+        true
+    }
+
+    /// The window to compact for: the configured one, or the provider's if it said less.
+    pub fn context_limit(&self, config: &Config) -> usize {
+        let limit = self
+            .learnt(config)
+            .window
+            .unwrap_or(config.max_context as u64);
+        usize::try_from(limit).unwrap_or(usize::MAX)
+    }
+
+    /// What a "does not fit" message says in numbers (`overflow_numbers`): the compaction
+    /// calibrates its estimate by the prompt's size the provider counted.
+    pub fn overflow_numbers(&self, message: &str) -> Overflow {
+        overflow_numbers(message)
+    }
+}
+
+impl Adaptations {
+    /// A 400 that names `max_tokens`, `temperature` or `stream_options`: renamed or dropped.
+    fn adapt_to(&mut self, message: &str) -> bool {
+        let flags = [
+            ("'max_tokens'", &mut self.max_completion_tokens),
+            ("'temperature'", &mut self.omit_temperature),
+            ("stream_options", &mut self.omit_stream_options),
+        ];
+        let Some((_, flag)) = flags.into_iter().find(|(name, _)| message.contains(name)) else {
+            return false;
+        };
+        !std::mem::replace(flag, true)
+    }
+
+    /// llama-cpp-python's validator rejects an assistant message whose `content` is `null`
+    /// (the OpenAI shape for a reply of only tool calls), while others reject `""`. So `null`
+    /// stays, unless a server's error names `content` while the history holds one: then `""`.
+    fn adapt_null_content(&mut self, message: &str, messages: &[Message]) -> bool {
+        let names_content = message.to_ascii_lowercase().contains("content");
+        let has_null = (messages.iter()).any(|m| m.role == Role::Assistant && m.content.is_none());
+        let first_time = names_content && has_null && !self.empty_content;
+        self.empty_content |= first_time;
+        first_time
+    }
+}
+
+/// What a "does not fit" message says in numbers, where it says them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Overflow {
+    /// The tokens a prompt may have, the completion's share already taken out.
+    pub limit: Option<u64>,
+    /// The tokens the prompt had, as the provider counted them.
+    pub prompt: Option<u64>,
+}
+
+/// Read the window and the prompt's size from the wordings of OpenAI, DeepSeek, vLLM and
+/// llama-cpp-python ("maximum context length is N tokens. However, you requested T tokens
+/// (P in the messages, C in the completion)" or "your messages resulted in P tokens"),
+/// llama.cpp ("request (P tokens) exceeds the available context size (N tokens)") and
+/// Anthropic ("prompt is too long: P tokens > N maximum").
+fn overflow_numbers(message: &str) -> Overflow {
+    let find = |patterns: &[&str]| {
+        patterns.iter().find_map(|pattern| {
+            let captures = Regex::new(pattern).ok()?.captures(message)?;
+            captures.get(1)?.as_str().parse::<u64>().ok()
+        })
+    };
+    let window = find(&[
+        r"maximum context length is (\d+)",
+        r"context size \((\d+) tokens\)",
+        r"context window of (\d+)",
+        r"tokens > (\d+) maximum",
+    ]);
+    let prompt = find(&[
+        r"\((\d+) in the messages",
+        r"resulted in (\d+) tokens",
+        r"request \((\d+) tokens\)",
+        r"(\d+) tokens > \d+ maximum",
+    ]);
+    let completion = find(&[r"(\d+) in the completion"]).unwrap_or(0);
+    Overflow {
+        limit: window.map(|window| window.saturating_sub(completion)),
+        prompt,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::wire::request_body;
+
+    fn check(adapt: &mut Adaptations, message: &str) -> (bool, Value) {
+        let adapted = adapt.adapt_to(message);
+        let config = Config::default();
+        (
+            adapted,
+            adapt.request_body(&config, "m", &[Message::user("hi")], &[]),
+        )
+    }
+
+    impl Adaptations {
+        /// The adapted body, as `Quirks::adapted_body` makes it with these adaptations.
+        fn request_body(
+            &self,
+            config: &Config,
+            model: &str,
+            messages: &[Message],
+            tools: &[Value],
+        ) -> Value {
+            let quirks = Quirks::default();
+            quirks.learnt(config).adaptations = *self;
+            quirks.adapted_body(config, request_body(config, model, messages, tools))
+        }
+    }
+
+    #[test]
+    fn each_adaptation_happens_once_and_sticks() {
+        let llm = &mut Adaptations::default();
+        let body = llm.request_body(&Config::default(), "m", &[], &[]);
+        assert_eq!(body["max_tokens"], 4096);
+        assert_eq!(body["stream_options"]["include_usage"], true);
+        let (adapted, body) = check(llm, "Unsupported parameter: 'max_tokens' is not supported");
+        assert!(adapted);
+        assert_eq!(
+            (body.get("max_tokens"), &body["max_completion_tokens"]),
+            (None, &json!(4096))
+        );
+        assert!(!check(llm, "Unsupported parameter: 'max_tokens'").0);
+        let (adapted, body) = check(llm, "'temperature' does not support 0");
+        assert!(adapted && body.get("temperature").is_none());
+        let (adapted, body) = check(llm, "stream_options is not allowed");
+        assert!(adapted && body.get("stream_options").is_none());
+        assert!(!check(llm, "some other 400").0);
+    }
+
+    #[test]
+    fn overflow_numbers_in_each_wording() {
+        let openai = "This model's maximum context length is 8192 tokens. However, your \
+                      messages resulted in 10000 tokens. Please reduce the length of the messages.";
+        let vllm = "This model's maximum context length is 4096 tokens. However, you requested \
+                    5000 tokens (4000 in the messages, 1000 in the completion).";
+        let llama_cpp = "request (5000 tokens) exceeds the available context size (4096 tokens), \
+                         try increasing it";
+        let anthropic = "prompt is too long: 210000 tokens > 200000 maximum";
+        let both = |limit, prompt| Overflow {
+            limit: Some(limit),
+            prompt: Some(prompt),
+        };
+        assert_eq!(overflow_numbers(openai), both(8192, 10000));
+        assert_eq!(overflow_numbers(vllm), both(3096, 4000));
+        assert_eq!(overflow_numbers(llama_cpp), both(4096, 5000));
+        assert_eq!(overflow_numbers(anthropic), both(200000, 210000));
+        assert_eq!(overflow_numbers("too many tokens"), Overflow::default());
+    }
+}

@@ -1,0 +1,79 @@
+//! What a connection needs that is no part of the chat protocol: the system's trusted roots
+//! (where each system keeps its CA bundle), the host part of a URL, and whether it is loopback.
+//! The LLM client (`core/http.rs`) builds its agent with these; nothing here opens a socket.
+
+use ureq::tls::{Certificate, PemItem, RootCerts};
+
+/// Where Linux distributions, macOS Homebrew and the BSDs keep the system's CA bundle.
+const SYSTEM_BUNDLES: &[&str] = &[
+    "/etc/ssl/certs/ca-certificates.crt",
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/ssl/ca-bundle.pem",
+    "/etc/ssl/cert.pem",
+    "/usr/local/etc/openssl/cert.pem",
+    "/opt/homebrew/etc/openssl@3/cert.pem",
+];
+
+/// The system's roots (so corporate CAs work) plus `SSL_CERT_FILE`; Mozilla's list if none.
+pub fn system_roots() -> RootCerts {
+    let mut certs: Vec<Certificate<'static>> = Vec::new();
+    let extra = std::env::var("SSL_CERT_FILE").ok();
+    let system = SYSTEM_BUNDLES
+        .iter()
+        .find(|path| std::path::Path::new(path).exists());
+    for path in extra.iter().map(String::as_str).chain(system.copied()) {
+        let Ok(pem) = std::fs::read(path) else {
+            continue;
+        };
+        for item in ureq::tls::parse_pem(&pem).flatten() {
+            if let PemItem::Certificate(cert) = item {
+                certs.push(cert);
+            }
+        }
+    }
+    match certs.is_empty() {
+        true => RootCerts::WebPki,
+        false => RootCerts::new_with_certs(&certs),
+    }
+}
+
+pub fn is_loopback(url: &str) -> bool {
+    let host = host(url);
+    let ip = host.parse::<std::net::IpAddr>();
+    host == "localhost" || ip.is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The host part of a URL (`https://openrouter.ai/api/v1` → `openrouter.ai`, `[::1]` → `::1`).
+pub fn host(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let host_port = rest.split(['/', '?', '#']).next().unwrap_or("");
+    // userinfo (`user:pass@host`) is not the host.
+    let host_port = host_port.rsplit('@').next().unwrap_or(host_port);
+    match host_port.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host_port.split(':').next().unwrap_or(""),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_host_of_a_url() {
+        assert_eq!(host("https://openrouter.ai/api/v1"), "openrouter.ai");
+        assert_eq!(host("http://user:pw@127.0.0.1:8080/v1"), "127.0.0.1");
+        assert_eq!(host("http://[::1]:8000"), "::1");
+        assert_eq!(host("https://example.com?x=1"), "example.com");
+        assert_eq!(host("openrouter.ai/api"), "openrouter.ai");
+    }
+
+    #[test]
+    fn loopback_hosts() {
+        assert!(is_loopback("http://127.0.0.1:8080/v1"));
+        assert!(is_loopback("http://localhost:11434/v1"));
+        assert!(is_loopback("http://[::1]:8000/v1"));
+        assert!(!is_loopback("https://api.openai.com/v1"));
+        assert!(!is_loopback("https://127.example.com/v1"));
+    }
+}
