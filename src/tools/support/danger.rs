@@ -21,7 +21,7 @@
 use super::danger_match;
 use super::danger_places::{self, Scope};
 use super::danger_rules::{Class, RULES};
-use super::danger_words::{self, Invocation};
+use super::danger_words::{self, Program};
 use super::shell_words::{self, Separator, SimpleCommand};
 
 pub use super::danger_rules::destructive_names;
@@ -103,7 +103,7 @@ fn read_script(text: &str, depth: usize, found: &mut Found) {
         return found.add(Class::Catastrophic, TOO_DEEP);
     }
     let commands = shell_words::split(text);
-    let runs: Vec<Invocation> = (commands.iter())
+    let runs: Vec<Program> = (commands.iter())
         .map(|c| danger_words::invocation(&c.words))
         .collect();
     let feeds = danger_words::pipe_sources(&commands);
@@ -146,7 +146,7 @@ fn read_script(text: &str, depth: usize, found: &mut Found) {
 /// One script's commands with what `read_script` worked out about them, by index.
 struct Pipeline<'a> {
     commands: &'a [SimpleCommand],
-    runs: &'a [Invocation],
+    runs: &'a [Program],
     /// The command whose output each one reads on its stdin (`a | b`: `b` is fed by `a`).
     feeds: &'a [Option<usize>],
     /// The commands right inside each one's `$( … )`, backticks and `<( … )`.
@@ -156,7 +156,7 @@ struct Pipeline<'a> {
 /// A function whose body starts a copy of itself in the background or a pipe: `:(){ :|:& };:`
 /// under any name. The body runs from the definition to the next `}` (or the end); quoted
 /// text is never a definition, so `echo ':(){…'` runs. One pass.
-fn is_fork_bomb(commands: &[SimpleCommand], runs: &[Invocation], feeds: &[Option<usize>]) -> bool {
+fn is_fork_bomb(commands: &[SimpleCommand], runs: &[Program], feeds: &[Option<usize>]) -> bool {
     let mut body_of: Option<(&str, usize)> = None;
     for (at, command) in commands.iter().enumerate() {
         match command.words.as_slice() {

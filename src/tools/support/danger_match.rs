@@ -7,7 +7,7 @@
 //! It does not know the table: the rules import these kinds, never the other way.
 
 use super::danger_places::{Place, Scope, places_of};
-use super::danger_words::Invocation;
+use super::danger_words::Program;
 use super::shell_words::Redirect;
 
 /// What a rule looks for in one command.
@@ -73,7 +73,7 @@ pub enum Operands {
 }
 
 /// Does one command (its program past wrappers, its redirects) match `pattern`?
-pub fn matches(pattern: &Pattern, run: &Invocation, redirects: &[Redirect], scope: &Scope) -> bool {
+pub fn matches(pattern: &Pattern, run: &Program, redirects: &[Redirect], scope: &Scope) -> bool {
     let (name, args) = (run.name.as_str(), run.args.as_slice());
     match pattern {
         Pattern::Targets {

@@ -13,7 +13,7 @@ use super::shell_words::{Separator, SimpleCommand};
 
 /// A program and its arguments, with every wrapper and keyword before it removed.
 #[derive(Debug, Default, Clone)]
-pub struct Invocation {
+pub struct Program {
     /// The file name of the program (`/bin/rm` → `rm`); empty when there is none.
     pub name: String,
     pub args: Vec<String>,
@@ -68,7 +68,7 @@ const KEYWORDS: &[&str] = &[
 
 /// The program `words` run and its arguments. A function definition, a `for`/`case` head
 /// and a line of assignments run nothing (an empty name).
-pub fn invocation(words: &[String]) -> Invocation {
+pub fn invocation(words: &[String]) -> Program {
     let mut words = Words {
         front: Vec::new(),
         rest: words.iter(),
@@ -76,7 +76,7 @@ pub fn invocation(words: &[String]) -> Invocation {
     let mut via_xargs = false;
     loop {
         let Some(first) = words.next() else {
-            return Invocation::default();
+            return Program::default();
         };
         let is_assignment = first.contains('=') && !first.starts_with('=');
         if is_assignment || KEYWORDS.contains(&first.as_str()) {
@@ -92,12 +92,12 @@ pub fn invocation(words: &[String]) -> Invocation {
             continue;
         }
         if matches!(first.as_str(), "for" | "case" | "select") {
-            return Invocation::default();
+            return Program::default();
         }
         let name = first.rsplit('/').next().unwrap_or(&first).to_string();
         let Some((_, valued, positional)) = WRAPPERS.iter().find(|(w, _, _)| *w == name) else {
             let args = words.remaining();
-            return Invocation {
+            return Program {
                 name,
                 args,
                 via_xargs,
@@ -250,7 +250,7 @@ pub fn dash_c_script(args: &[String]) -> Option<&String> {
 
 /// What the shell remembers between the commands of one script: where a top-level `cd`
 /// went, and variables set by `NAME=value`, `export` or `for NAME in …`.
-pub fn follow(scope: &mut Scope, words: &[String], run: &Invocation) {
+pub fn follow(scope: &mut Scope, words: &[String], run: &Program) {
     let first = |text: &str| expand_variables(text, scope).swap_remove(0);
     match (run.name.as_str(), words.first().map(String::as_str)) {
         ("cd" | "pushd", _) => {
