@@ -15,6 +15,7 @@
 pub use crate::extras::hooks_config::HookEvent;
 use crate::extras::hooks_config::{Hook, matches_tool, parse};
 use crate::tools::support::process::{self, Ending, Finished, Keep, Limits};
+use crate::tools::support::text::first_chars;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Stdio;
@@ -158,7 +159,7 @@ fn run_hook(
     input["session_id"] = ctx.session_id.into();
     input["cwd"] = ctx.cwd.display().to_string().into();
     let stdin = input.to_string();
-    let short: String = hook.command.chars().take(60).collect();
+    let short = first_chars(&hook.command, 60);
     let mut warn = |problem: String| {
         warnings.push(format!("hook '{short}' ({:?}) {problem}", hook.event));
         HookResponse::Failed

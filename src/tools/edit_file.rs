@@ -8,7 +8,7 @@
 
 use crate::core::dispatch::{Outcome, ToolContext};
 use crate::tools::support::files::{Access, resolve, write_atomic};
-use crate::tools::support::text::truncate_middle;
+use crate::tools::support::text::{first_chars, truncate_middle};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::fs;
@@ -127,12 +127,8 @@ fn in_file_line_endings(text: &str, old: &str, new: &str) -> (String, String) {
 }
 
 fn not_found(text: &str, shown: &str) -> String {
-    let head: String = text.chars().take(QUOTE_CHARS).collect();
-    let more = if text.chars().nth(QUOTE_CHARS).is_some() {
-        "\n…"
-    } else {
-        ""
-    };
+    let head = first_chars(text, QUOTE_CHARS);
+    let more = if head.len() < text.len() { "\n…" } else { "" };
     format!(
         "old_string not found in {shown} (it must match exactly, whitespace included). \
          The file starts with:\n{head}{more}"

@@ -30,6 +30,14 @@ pub fn one_line(text: &str, max: usize) -> String {
     }
 }
 
+/// The first `max` characters of `text` (all of it when shorter): a cut that adds nothing.
+pub fn first_chars(text: &str, max: usize) -> &str {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => &text[..at],
+        None => text,
+    }
+}
+
 /// A message as one short line for a notice: an HTML page's title, or else the first line
 /// that says something, cut at a word near `ONE_LINE` characters.
 pub fn headline(message: &str) -> String {
