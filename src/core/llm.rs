@@ -15,7 +15,8 @@ use crate::core::message::{Message, Reply};
 use crate::core::sse;
 use crate::core::wire;
 use crate::extras::Extras;
-use crate::tools::support::net;
+use crate::tools::support::cancel::{self, Cancelled};
+use crate::tools::support::{net, provider_errors};
 use serde_json::Value;
 use std::io::{BufReader, Cursor, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -108,7 +109,8 @@ impl Llm {
                         wait,
                         why: &why,
                     });
-                    http::sleep_unless_cancelled(wait.min(MAX_RETRY_AFTER), cancel)?;
+                    cancel::sleep_unless_cancelled(wait.min(MAX_RETRY_AFTER), cancel)
+                        .map_err(|Cancelled| Error::Interrupted)?;
                     continue;
                 }
                 Next::Retry { why, .. } => format!("{why} (gave up after {MAX_RETRIES} retries)"),
@@ -134,7 +136,7 @@ impl Llm {
         let http = ureq::Agent::clone(&self.http.lock().unwrap_or_else(PoisonError::into_inner));
         let (done, finished) = crossbeam_channel::bounded::<()>(0);
         let next = std::thread::scope(|scope| {
-            scope.spawn(|| http::shut_down_on_cancel(&http, cancel, &finished));
+            scope.spawn(|| cancel::shut_down_on_cancel(&http, cancel, &finished));
             let body = wire::request_body(&self.config, model, messages, tools);
             let body = extras.quirks.adapted_body(&self.config, body);
             let next = self.attempt(&http, body, messages, extras, cancel, on_event);
@@ -184,10 +186,10 @@ impl Llm {
         let status = response.status().as_u16();
         if status != 200 {
             // What the server said (its whole body to `--trace`) decides what comes next.
-            let wait = http::retry_after(response.headers());
-            let body = http::error_body(response.into_body().into_reader());
+            let wait = provider_errors::retry_after(response.headers());
+            let body = provider_errors::error_body(response.into_body().into_reader());
             extras.account.trace_failure(status, &body);
-            let message = http::message_in(&body);
+            let message = provider_errors::message_in(&body);
             let model = sent_body["model"].as_str().unwrap_or("");
             return self.status_failure(status, &message, wait, (&url, model, messages), extras);
         }

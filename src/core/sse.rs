@@ -9,11 +9,12 @@
 
 use crate::core::event::Event;
 use crate::core::event::{Broke, Error};
-use crate::core::http::{self, Limits};
+use crate::core::http::Limits;
 use crate::core::message::{Reply, Usage};
 use crate::core::wire::{Calls, Chunk, FirstChoice, WireChoice, WireToolCall};
 use crate::tools::support::clocked::{Clocked, Expired};
 use crate::tools::support::json_depth::JsonDepth;
+use crate::tools::support::provider_errors::json_error_message;
 use std::borrow::Cow;
 use std::io::{BufRead, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -177,7 +178,7 @@ impl Parser {
                 return Err(Error::Stream(Broke::Malformed(start)));
             }
             _ => {
-                let said = http::json_error_message(data);
+                let said = json_error_message(data);
                 let said = said.unwrap_or_else(|| data.trim().to_string());
                 return Err(Error::Stream(Broke::Provider(said)));
             }
