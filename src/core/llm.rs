@@ -233,24 +233,13 @@ impl Llm {
             return Next::Stop(Error::ContextTooLong(message.to_string()));
         }
         let said = crate::tools::support::text::headline(message);
-        if status == 408 || status == 429 || status >= 500 {
-            let why = format!("HTTP {status}: {said}");
-            return Next::Retry { why, wait };
+        let hint = provider_errors::what_to_check(status, url, model, &self.config.api_key_from);
+        let why = format!("HTTP {status}: {said}{hint}");
+        match status {
+            408 | 429 | 500.. => Next::Retry { why, wait },
+            404 => Next::Fallback(why),
+            _ => Next::Stop(Error::Api(why)),
         }
-        if status == 404 {
-            return Next::Fallback(format!(
-                "HTTP 404: {said} (POST {url}, model {model}: check the base URL and the model name)"
-            ));
-        }
-        let from = Some(self.config.api_key_from.as_str()).filter(|from| !from.is_empty());
-        let from = from.unwrap_or("CORECODER_API_KEY");
-        let host = net::host(url);
-        let hint = match status {
-            401 => format!(" (the API key from {from} was rejected by {host})"),
-            403 => " (the key may not have access to this model)".to_string(),
-            _ => String::new(),
-        };
-        Next::Stop(Error::Api(format!("HTTP {status}: {said}{hint}")))
     }
 
     /// The context window to compact for: the configured one, or the provider's if it said

@@ -1,7 +1,8 @@
-//! What a provider's error answer says: its `Retry-After`, its body (bounded) and the message
-//! in it. The LLM client (`core/llm.rs`) reads a non-200 answer with these, and the SSE parser
+//! What a provider's error answer says: its `Retry-After`, its body (bounded), the message in
+//! it, and what to check after a 401, 403 or 404. The LLM client (`core/llm.rs`) reads a non-200 answer with these, and the SSE parser
 //! an error inside the stream; nothing here decides whether to retry or opens a connection.
 
+use crate::tools::support::net;
 use serde_json::Value;
 use std::io::Read;
 use std::time::Duration;
@@ -40,6 +41,22 @@ pub fn json_error_message(body: &str) -> Option<String> {
     let error = parsed.get("error").unwrap_or(&parsed);
     let message = error.get("message").unwrap_or(error).as_str();
     message.map(str::to_string)
+}
+
+/// What to check after a 401, 403 or 404, put after the server's words; empty for any other
+/// status. `key_from` says where the key came from; empty when unknown (the library).
+pub fn what_to_check(status: u16, url: &str, model: &str, key_from: &str) -> String {
+    let from = Some(key_from).filter(|from| !from.is_empty());
+    let from = from.unwrap_or("CORECODER_API_KEY");
+    match status {
+        401 => format!(
+            " (the API key from {from} was rejected by {})",
+            net::host(url)
+        ),
+        403 => " (the key may not have access to this model)".to_string(),
+        404 => format!(" (POST {url}, model {model}: check the base URL and the model name)"),
+        _ => String::new(),
+    }
 }
 
 #[cfg(test)]
