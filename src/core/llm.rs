@@ -15,7 +15,7 @@ use crate::core::message::{Message, Reply};
 use crate::core::sse;
 use crate::core::wire;
 use crate::extras::Extras;
-use crate::tools::support::cancel::{self, Cancelled};
+use crate::tools::support::cancel::{self, Cancelled, sleep_unless_cancelled};
 use crate::tools::support::{net, provider_errors};
 use serde_json::Value;
 use std::io::{BufReader, Cursor, Read};
@@ -24,7 +24,6 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 const MAX_RETRIES: u32 = 4;
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
 
 pub struct Llm {
     config: Config,
@@ -74,8 +73,7 @@ impl Llm {
         extras: &Extras,
         cancel: &AtomicBool,
     ) -> Result<String, Error> {
-        let reply = self.stream(messages, &[], extras, cancel, &mut |_| {});
-        reply.map(|reply| reply.text)
+        (self.stream(messages, &[], extras, cancel, &mut |_| {})).map(|reply| reply.text)
     }
 
     /// Send the history and stream the reply, retrying transient failures with backoff (about
@@ -109,8 +107,8 @@ impl Llm {
                         wait,
                         why: &why,
                     });
-                    cancel::sleep_unless_cancelled(wait.min(MAX_RETRY_AFTER), cancel)
-                        .map_err(|Cancelled| Error::Interrupted)?;
+                    // At most 30 s: `retry_after` caps what the server asks for.
+                    sleep_unless_cancelled(wait, cancel).map_err(|Cancelled| Error::Interrupted)?;
                     continue;
                 }
                 Next::Retry { why, .. } => format!("{why} (gave up after {MAX_RETRIES} retries)"),
@@ -167,10 +165,8 @@ impl Llm {
             idle: self.config.idle_timeout,
             deadline: Some(Instant::now() + self.config.request_timeout),
         };
-        let url = format!(
-            "{}/chat/completions",
-            self.config.base_url.trim_end_matches('/')
-        );
+        let base = self.config.base_url.trim_end_matches('/');
+        let url = format!("{base}/chat/completions");
         extras.account.trace_request(&url, &sent_body);
         let response = match http::post(http, &url, self.config.api_key.as_deref(), &sent_body) {
             Ok(response) => response,
