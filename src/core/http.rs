@@ -1,10 +1,8 @@
 //! The HTTP side of the LLM client: the `ureq` agent (timeouts, the system's roots and proxy
 //! from `tools/support/net.rs`), POST, and which connection errors a second try could fix.
-//! What a failed answer says is `tools/support/provider_errors.rs`; how Ctrl+C wakes a
-//! request, `tools/support/cancel.rs`.
-//!
-//! The agent is built once, when `Llm::new` runs. Nothing here decides whether to retry; that
-//! is `llm.rs`. Event streams are read by `sse.rs`; a 200 that is not one, by `Extras::quirks`.
+//! The agent is built once, when `Llm::new` runs. Nothing here decides whether to retry (that
+//! is `llm.rs`) or reads an answer: an event stream is `sse.rs`'s, a 200 that is not one
+//! `Extras::quirks`', an error answer `tools/support/provider_errors.rs`'s.
 
 use crate::core::config::Config;
 use crate::tools::support::net;

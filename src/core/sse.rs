@@ -184,12 +184,11 @@ impl Parser {
             }
         };
         if let Some(usage) = chunk.usage {
+            let details = usage.prompt_tokens_details;
             self.reply.usage = Some(Usage {
                 prompt_tokens: usage.prompt_tokens.unwrap_or(0),
                 completion_tokens: usage.completion_tokens.unwrap_or(0),
-                cached_tokens: (usage.prompt_tokens_details)
-                    .and_then(|d| d.cached_tokens)
-                    .unwrap_or(0),
+                cached_tokens: details.and_then(|d| d.cached_tokens).unwrap_or(0),
                 cost: usage.cost.and_then(|cost| cost.as_f64()),
             });
         }
@@ -225,11 +224,9 @@ impl Parser {
             }
             self.calls.announce_ready(on_delta);
             if let Some(function) = legacy {
-                let (index, id, function) = (None, None, Some(*function));
                 let added = self.calls.merge(WireToolCall {
-                    index,
-                    id,
-                    function,
+                    function: Some(*function),
+                    ..WireToolCall::default()
                 });
                 self.keep(added)?;
             }
