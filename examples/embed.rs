@@ -2,7 +2,7 @@
 //!
 //! `cargo run --example embed` answers a question about this repository's `Cargo.toml` using a
 //! scripted model on loopback (no key, no network). For a real provider, replace the `Config`
-//! with `corecoder::Config::from_env()?` (CORECODER_API_KEY, CORECODER_MODEL, ...).
+//! with `corecoder::app::variables::config_from_env()?` (CORECODER_API_KEY, CORECODER_MODEL, ...).
 
 use corecoder::app::demo::{Turn, start_scripted_model, text, tool_calls};
 use corecoder::core::consent::{Consent, Mode};

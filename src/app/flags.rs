@@ -5,7 +5,8 @@
 //! that would do nothing useful. Runs once at start-up (again after the trust question); it
 //! only reads and validates, and every bad value becomes `Error::Usage` naming the flag.
 
-use crate::core::config::{Config, dollars, number};
+use crate::app::variables::{config_from, dollars, number};
+use crate::core::config::Config;
 use crate::core::event::Error;
 use crate::extras::sandbox::{Sandbox, ShellSafety};
 use crate::extras::trust::Project;
@@ -97,7 +98,7 @@ impl fmt::Debug for Launch {
 /// Flags override variables: build the config from `env`, then apply the flags on top.
 pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invocation, Error> {
     use lexopt::prelude::*;
-    let mut config = Config::from_vars(env)?;
+    let mut config = config_from(env)?;
     let mut run = RunOptions {
         config: config.clone(),
         prompt: None,

@@ -16,3 +16,4 @@ pub mod result_preview;
 pub mod setup;
 pub mod spinner;
 pub mod terminal;
+pub mod variables;

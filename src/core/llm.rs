@@ -15,7 +15,8 @@ use crate::core::message::{Message, Reply};
 use crate::core::sse;
 use crate::core::wire;
 use crate::extras::Extras;
-use crate::tools::support::net;
+use crate::tools::support::cancel::{self, Cancelled, sleep_unless_cancelled};
+use crate::tools::support::{net, provider_errors};
 use serde_json::Value;
 use std::io::{BufReader, Cursor, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,7 +24,6 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 const MAX_RETRIES: u32 = 4;
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
 
 pub struct Llm {
     config: Config,
@@ -73,8 +73,7 @@ impl Llm {
         extras: &Extras,
         cancel: &AtomicBool,
     ) -> Result<String, Error> {
-        let reply = self.stream(messages, &[], extras, cancel, &mut |_| {});
-        reply.map(|reply| reply.text)
+        (self.stream(messages, &[], extras, cancel, &mut |_| {})).map(|reply| reply.text)
     }
 
     /// Send the history and stream the reply, retrying transient failures with backoff (about
@@ -108,7 +107,8 @@ impl Llm {
                         wait,
                         why: &why,
                     });
-                    http::sleep_unless_cancelled(wait.min(MAX_RETRY_AFTER), cancel)?;
+                    // At most 30 s: `retry_after` caps what the server asks for.
+                    sleep_unless_cancelled(wait, cancel).map_err(|Cancelled| Error::Interrupted)?;
                     continue;
                 }
                 Next::Retry { why, .. } => format!("{why} (gave up after {MAX_RETRIES} retries)"),
@@ -134,7 +134,7 @@ impl Llm {
         let http = ureq::Agent::clone(&self.http.lock().unwrap_or_else(PoisonError::into_inner));
         let (done, finished) = crossbeam_channel::bounded::<()>(0);
         let next = std::thread::scope(|scope| {
-            scope.spawn(|| http::shut_down_on_cancel(&http, cancel, &finished));
+            scope.spawn(|| cancel::shut_down_on_cancel(&http, cancel, &finished));
             let body = wire::request_body(&self.config, model, messages, tools);
             let body = extras.quirks.adapted_body(&self.config, body);
             let next = self.attempt(&http, body, messages, extras, cancel, on_event);
@@ -165,10 +165,8 @@ impl Llm {
             idle: self.config.idle_timeout,
             deadline: Some(Instant::now() + self.config.request_timeout),
         };
-        let url = format!(
-            "{}/chat/completions",
-            self.config.base_url.trim_end_matches('/')
-        );
+        let base = self.config.base_url.trim_end_matches('/');
+        let url = format!("{base}/chat/completions");
         extras.account.trace_request(&url, &sent_body);
         let response = match http::post(http, &url, self.config.api_key.as_deref(), &sent_body) {
             Ok(response) => response,
@@ -184,10 +182,10 @@ impl Llm {
         let status = response.status().as_u16();
         if status != 200 {
             // What the server said (its whole body to `--trace`) decides what comes next.
-            let wait = http::retry_after(response.headers());
-            let body = http::error_body(response.into_body().into_reader());
+            let wait = provider_errors::retry_after(response.headers());
+            let body = provider_errors::error_body(response.into_body().into_reader());
             extras.account.trace_failure(status, &body);
-            let message = http::message_in(&body);
+            let message = provider_errors::message_in(&body);
             let model = sent_body["model"].as_str().unwrap_or("");
             return self.status_failure(status, &message, wait, (&url, model, messages), extras);
         }
@@ -231,24 +229,13 @@ impl Llm {
             return Next::Stop(Error::ContextTooLong(message.to_string()));
         }
         let said = crate::tools::support::text::headline(message);
-        if status == 408 || status == 429 || status >= 500 {
-            let why = format!("HTTP {status}: {said}");
-            return Next::Retry { why, wait };
+        let hint = provider_errors::what_to_check(status, url, model, &self.config.api_key_from);
+        let why = format!("HTTP {status}: {said}{hint}");
+        match status {
+            408 | 429 | 500.. => Next::Retry { why, wait },
+            404 => Next::Fallback(why),
+            _ => Next::Stop(Error::Api(why)),
         }
-        if status == 404 {
-            return Next::Fallback(format!(
-                "HTTP 404: {said} (POST {url}, model {model}: check the base URL and the model name)"
-            ));
-        }
-        let from = Some(self.config.api_key_from.as_str()).filter(|from| !from.is_empty());
-        let from = from.unwrap_or("CORECODER_API_KEY");
-        let host = net::host(url);
-        let hint = match status {
-            401 => format!(" (the API key from {from} was rejected by {host})"),
-            403 => " (the key may not have access to this model)".to_string(),
-            _ => String::new(),
-        };
-        Next::Stop(Error::Api(format!("HTTP {status}: {said}{hint}")))
     }
 
     /// The context window to compact for: the configured one, or the provider's if it said

@@ -9,11 +9,12 @@
 
 use crate::core::event::Event;
 use crate::core::event::{Broke, Error};
-use crate::core::http::{self, Limits};
+use crate::core::http::Limits;
 use crate::core::message::{Reply, Usage};
 use crate::core::wire::{Calls, Chunk, FirstChoice, WireChoice, WireToolCall};
 use crate::tools::support::clocked::{Clocked, Expired};
 use crate::tools::support::json_depth::JsonDepth;
+use crate::tools::support::provider_errors::json_error_message;
 use std::borrow::Cow;
 use std::io::{BufRead, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -177,18 +178,17 @@ impl Parser {
                 return Err(Error::Stream(Broke::Malformed(start)));
             }
             _ => {
-                let said = http::json_error_message(data);
+                let said = json_error_message(data);
                 let said = said.unwrap_or_else(|| data.trim().to_string());
                 return Err(Error::Stream(Broke::Provider(said)));
             }
         };
         if let Some(usage) = chunk.usage {
+            let details = usage.prompt_tokens_details;
             self.reply.usage = Some(Usage {
                 prompt_tokens: usage.prompt_tokens.unwrap_or(0),
                 completion_tokens: usage.completion_tokens.unwrap_or(0),
-                cached_tokens: (usage.prompt_tokens_details)
-                    .and_then(|d| d.cached_tokens)
-                    .unwrap_or(0),
+                cached_tokens: details.and_then(|d| d.cached_tokens).unwrap_or(0),
                 cost: usage.cost.and_then(|cost| cost.as_f64()),
             });
         }
@@ -224,11 +224,9 @@ impl Parser {
             }
             self.calls.announce_ready(on_delta);
             if let Some(function) = legacy {
-                let (index, id, function) = (None, None, Some(*function));
                 let added = self.calls.merge(WireToolCall {
-                    index,
-                    id,
-                    function,
+                    function: Some(*function),
+                    ..WireToolCall::default()
                 });
                 self.keep(added)?;
             }

@@ -74,7 +74,7 @@ pub(crate) struct WireDelta<'a> {
     pub(crate) function_call: Option<Box<WireFunction<'a>>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 pub(crate) struct WireToolCall<'a> {
     pub(crate) index: Option<u64>,
     pub(crate) id: Option<String>,

@@ -3,12 +3,11 @@
 //! first line of every 200; an event stream goes back to the SSE reader untouched.
 
 use crate::core::event::{Error, Event};
-use crate::core::http;
 use crate::core::message::Reply;
 use crate::core::sse::Parser;
 use crate::extras::provider_quirks::Quirks;
 use crate::extras::trace::Trace;
-use crate::tools::support::text;
+use crate::tools::support::{provider_errors, text};
 use serde_json::{Value, json};
 use std::io::{BufRead, Read};
 use ureq::http::HeaderMap;
@@ -105,7 +104,7 @@ fn not_a_stream(content_type: &str, text: &str) -> Error {
     let json: Option<Value> = serde_json::from_str(text).ok();
     match json {
         Some(json) if json.get("error").is_some_and(|e| !e.is_null()) => {
-            let message = text::headline(&http::message_in(text));
+            let message = text::headline(&provider_errors::message_in(text));
             fail(format!("the server answered with an error: {message}"))
         }
         _ if content_type.contains("html") || text.starts_with('<') => {

@@ -1,9 +1,11 @@
 //! What the tools share: the process runner, the danger table and its shell-word splitter, the
-//! parallel walk, diffs, text helpers and atomic writes; and two the client uses: how deep in
-//! JSON a growing text is, and what a connection needs (trusted roots, a URL's host). Nothing
+//! parallel walk, diffs, text helpers and atomic writes; and what the client uses: how deep in
+//! JSON a growing text is, what a connection needs (trusted roots, a URL's host), what a
+//! provider's error answer says, and how Ctrl+C wakes a request. Nothing
 //! here imports the core or the extras, so each helper can be read (and tested) on its own.
 
 pub mod bounded;
+pub mod cancel;
 pub mod clocked;
 pub mod danger;
 mod danger_match;
@@ -16,6 +18,7 @@ pub mod glob_regex;
 pub mod json_depth;
 pub mod net;
 pub mod process;
+pub mod provider_errors;
 pub mod shell_words;
 pub mod text;
 pub mod walk;

@@ -1,0 +1,74 @@
+//! What a provider's error answer says: its `Retry-After`, its body (bounded), the message in
+//! it, and what to check after a 401, 403 or 404. The LLM client (`core/llm.rs`) reads a non-200 answer with these, and the SSE parser
+//! an error inside the stream; nothing here decides whether to retry or opens a connection.
+
+use crate::tools::support::net;
+use serde_json::Value;
+use std::io::Read;
+use std::time::Duration;
+
+/// `Retry-After` in seconds, if it is a number that means something (`nan`, `inf` or a date
+/// are ignored: the usual backoff applies). Capped at 30 s.
+pub fn retry_after(headers: &ureq::http::HeaderMap) -> Option<Duration> {
+    let text = headers.get("retry-after")?.to_str().ok()?;
+    let secs: f64 = text.trim().parse().ok()?;
+    let secs = Some(secs).filter(|secs| secs.is_finite())?;
+    Some(Duration::from_secs_f64(secs.clamp(0.0, 30.0)))
+}
+
+/// The body of an error answer, as text. Only the first 64 KiB are read: enough for any real
+/// message, and no memory hazard. The whole of it goes to `--trace`; the user sees its headline.
+pub fn error_body(reader: impl Read) -> String {
+    let mut bytes = Vec::new();
+    let _ = reader.take(64 * 1024).read_to_end(&mut bytes);
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// The server's own words in an error body (`json_error_message`), or the body itself. Whole,
+/// so the 400 adaptations can match any of it.
+pub fn message_in(body: &str) -> String {
+    match json_error_message(body) {
+        Some(text) => text,
+        None if body.trim().is_empty() => "(empty response body)".to_string(),
+        None => body.to_string(),
+    }
+}
+
+/// The one reader of a provider's JSON error, for an error answer and for an error inside the
+/// stream (`core/sse.rs`): `{"error": {"message": …}}`, `{"error": "…"}` or `{"message": …}`.
+pub fn json_error_message(body: &str) -> Option<String> {
+    let parsed: Value = serde_json::from_str(body).ok()?;
+    let error = parsed.get("error").unwrap_or(&parsed);
+    let message = error.get("message").unwrap_or(error).as_str();
+    message.map(str::to_string)
+}
+
+/// What to check after a 401, 403 or 404, put after the server's words; empty for any other
+/// status. `key_from` says where the key came from; empty when unknown (the library).
+pub fn what_to_check(status: u16, url: &str, model: &str, key_from: &str) -> String {
+    let from = Some(key_from).filter(|from| !from.is_empty());
+    let from = from.unwrap_or("CORECODER_API_KEY");
+    match status {
+        401 => format!(
+            " (the API key from {from} was rejected by {})",
+            net::host(url)
+        ),
+        403 => " (the key may not have access to this model)".to_string(),
+        404 => format!(" (POST {url}, model {model}: check the base URL and the model name)"),
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_messages_come_from_the_body() {
+        let openai = r#"{"error":{"message":"Incorrect API key","type":"x"}}"#;
+        assert_eq!(message_in(openai), "Incorrect API key");
+        assert_eq!(message_in(r#"{"error":"overloaded"}"#), "overloaded");
+        assert_eq!(message_in("Bad Gateway"), "Bad Gateway");
+        assert_eq!(message_in(""), "(empty response body)");
+    }
+}
