@@ -8,13 +8,14 @@
 use crate::core::batch::{self, Batch, Ruling};
 use crate::core::consent::{Answer, Consent, LoopGuard};
 use crate::core::context::{self, Report, Tier};
-use crate::core::dispatch::{self, AgentKind, Effect, Outcome, Pool, ToolContext};
+use crate::core::dispatch::{self, Pool};
 use crate::core::event::{Error, Event, Finish};
 use crate::core::llm::Llm;
-use crate::core::message::{self, Message, Reply, ToolCall};
-use crate::core::prompt::{self, Situation};
+use crate::core::message::{self, Effect, Message, Outcome, Reply, ToolCall};
+use crate::core::prompt::{self, AgentKind, Situation};
 use crate::extras::Extras;
-use crate::tools::todo_write::Todo;
+use crate::tools::ToolContext;
+use crate::tools::support::todos::Todo;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -192,12 +193,10 @@ impl Agent {
     ) -> Result<Reply, Error> {
         match self.stream_reply(tools, on_event) {
             Err(Error::ContextTooLong(message)) => {
-                let tokens = (self.extras).overflowed(&message, &self.history, &self.llm, on_event);
-                let tier = context::harder(context::tier_for(
-                    tokens,
-                    self.llm.context_limit(&self.extras),
-                ));
-                match self.compact(tier, on_event) {
+                let limit = self.llm.context_limit(&self.extras);
+                let windows = (self.llm.config().max_context as usize, limit);
+                let tokens = (self.extras).overflowed(&message, &self.history, windows, on_event);
+                match self.compact(context::harder(context::tier_for(tokens, limit)), on_event) {
                     report if report.after < report.before => self.stream_reply(tools, on_event),
                     _ => Err(Error::ContextTooLong(message)),
                 }
@@ -225,7 +224,10 @@ impl Agent {
                 Event::Retry { .. } | Event::Fallback { .. } => partial.clear(),
                 _ => {}
             }
-            early.streamed(&event, pool, &ctx, &self.guard);
+            if let Some(pool) = pool {
+                let start = |call: &ToolCall| pool.start(call, &ctx);
+                early.streamed(&event, &self.guard, &ctx.consent, &ctx.extras.mcp, &start);
+            }
             on_event(event);
         };
         let (llm, history, extras, cancel) = (&self.llm, &self.history, &self.extras, &self.cancel);

@@ -8,11 +8,11 @@
 //! touches the history: the loop appends the results.
 
 use crate::core::consent::{Answer, Consent, LoopGuard, Repeat, Verdict};
-use crate::core::dispatch::{self, Outcome, Pool, ToolContext};
+use crate::core::dispatch::{self, Pool};
 use crate::core::event::{Event, ResultKind};
-use crate::core::message::ToolCall;
+use crate::core::message::{Outcome, ToolCall};
 use crate::extras::Extras;
-use crate::tools::preview;
+use crate::tools::{ToolContext, preview};
 use serde_json::Value;
 
 const CUT_CALL: &str = "the reply hit the output token limit before its arguments were complete";

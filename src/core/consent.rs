@@ -7,7 +7,6 @@
 //! logic (the "always" list is saved by `extras/permissions.rs`). The loop guard (`LoopGuard`,
 //! below) refuses and then stops a model repeating the same call.
 
-use crate::core::dispatch;
 use crate::core::message::ToolCall;
 use crate::tools::support::danger::{self, Danger};
 use serde_json::Value;
@@ -79,7 +78,7 @@ impl Consent {
     /// The rules, in order: read-only tools always run; plan mode refuses the rest; then
     /// `--yes`, then "always", then the mode decides.
     pub fn verdict(&self, tool: &str) -> Verdict {
-        if !dispatch::needs_consent(tool) {
+        if !needs_consent(tool) {
             return Verdict::Run;
         }
         if self.plan == Plan::On {
@@ -211,6 +210,12 @@ impl LoopGuard {
             _ => Repeat::Fine,
         }
     }
+}
+
+/// Mutating tools need consent, and so does every MCP tool (we cannot know what it does);
+/// read-only ones always run. (An unknown name is not run at all: `dispatch::run` answers it.)
+pub fn needs_consent(name: &str) -> bool {
+    matches!(name, "bash" | "write_file" | "edit_file" | "agent") || name.starts_with("mcp__")
 }
 
 #[cfg(test)]

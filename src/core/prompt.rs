@@ -7,12 +7,11 @@
 //! provider's own count).
 
 use crate::core::consent::Plan;
-use crate::core::dispatch::AgentKind;
 use crate::core::message::{Message, Role};
 use crate::tools::support::text::{
     ascii_punctuation, is_cjk, one_line, today_utc, truncate_middle,
 };
-use crate::tools::todo_write::{self, Todo};
+use crate::tools::support::todos::{self, Todo};
 use serde_json::Value;
 use std::path::Path;
 
@@ -39,6 +38,15 @@ const TASK_LINE_CHARS: usize = 1_000;
 const RENDER_TOOL_CHARS: usize = 2_000;
 const RENDER_OTHER_CHARS: usize = 4_000;
 pub(crate) const RENDER_TOTAL_CHARS: usize = 100_000;
+
+/// Which agent runs the loop: the one the user talks to, or one the `agent` tool started. A
+/// sub-agent is offered no `agent` tool (so it cannot recurse) and runs its calls inline (it
+/// already runs on a pool worker).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentKind {
+    Main,
+    SubAgent,
+}
 
 /// Everything the prompt describes, as it stands at the start of a round.
 pub struct Situation<'a> {
@@ -75,7 +83,7 @@ pub fn system_prompt(now: &Situation) -> String {
     }
     if !now.todos.is_empty() {
         prompt.push_str("\nCurrent todo list:\n");
-        prompt.push_str(&todo_write::render(now.todos));
+        prompt.push_str(&todos::render(now.todos));
         prompt.push('\n');
     }
     prompt

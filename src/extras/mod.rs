@@ -30,10 +30,8 @@ pub mod sha256;
 pub mod trace;
 pub mod trust;
 
-use crate::core::dispatch::Outcome;
 use crate::core::event::Event;
-use crate::core::llm::Llm;
-use crate::core::message::{Message, Reply, ToolCall};
+use crate::core::message::{Message, Outcome, Reply, ToolCall};
 use crate::tools::support::files::resolve;
 use checkpoint::Checkpoints;
 use hooks::{HookContext, HookEvent, Hooks, PreToolDecision};
@@ -206,10 +204,9 @@ impl Extras {
         &mut self,
         message: &str,
         history: &[Message],
-        llm: &Llm,
+        windows: (usize, usize),
         on_event: &mut dyn FnMut(Event),
     ) -> usize {
-        let windows = (llm.config().max_context as usize, llm.context_limit(self));
         let said = self.quirks.overflow_numbers(message);
         calibration::overflowed(&mut self.calibration, said, windows, history, on_event)
     }

@@ -7,8 +7,10 @@
 //! recursion), run their calls inline, stop after 20 rounds, and cannot ask the user anything.
 
 use crate::core::agent::Agent;
-use crate::core::dispatch::{AgentKind, Outcome, ToolContext};
 use crate::core::event::{CUT_OFF_MESSAGE, Finish};
+use crate::core::message::Outcome;
+use crate::core::prompt::AgentKind;
+use crate::tools::ToolContext;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Mutex;
