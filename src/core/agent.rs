@@ -8,13 +8,14 @@
 use crate::core::batch::{self, Batch, Ruling};
 use crate::core::consent::{Answer, Consent, LoopGuard};
 use crate::core::context::{self, Report, Tier};
-use crate::core::dispatch::{self, Pool};
+use crate::core::dispatch;
 use crate::core::event::{Error, Event, Finish};
 use crate::core::llm::Llm;
 use crate::core::message::{self, Effect, Message, Outcome, Reply, ToolCall};
 use crate::core::prompt::{self, AgentKind, Situation};
 use crate::extras::Extras;
 use crate::tools::ToolContext;
+use crate::tools::pool::Pool;
 use crate::tools::support::todos::Todo;
 use serde_json::Value;
 use std::path::PathBuf;

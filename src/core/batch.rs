@@ -8,10 +8,11 @@
 //! touches the history: the loop appends the results.
 
 use crate::core::consent::{Answer, Consent, LoopGuard, Repeat, Verdict};
-use crate::core::dispatch::{self, Pool};
+use crate::core::dispatch;
 use crate::core::event::{Event, ResultKind};
 use crate::core::message::{Outcome, ToolCall};
 use crate::extras::Extras;
+use crate::tools::pool::Pool;
 use crate::tools::{ToolContext, preview};
 use serde_json::Value;
 
