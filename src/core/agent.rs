@@ -121,14 +121,9 @@ impl Agent {
             // 5. No tool calls: this is the answer (unless there is none, or it was cut off).
             let cut_off = reply.finish_reason.as_deref() == Some("length");
             if reply.tool_calls.is_empty() {
-                if reply.text.trim().is_empty() && !cut_off {
-                    return Err(Error::Api("the model returned an empty reply".to_string()));
-                }
+                let finish = Finish::of_answer(&reply.text, cut_off)?;
                 self.push(Message::assistant(&reply.text));
-                return Ok(match cut_off {
-                    true => Finish::CutOff(reply.text),
-                    false => Finish::Answer(reply.text),
-                });
+                return Ok(finish);
             }
 
             // 6. Record the calls, run them, and answer each one, in call order.
@@ -139,8 +134,8 @@ impl Agent {
                 Ok(rulings) => rulings,
                 Err(why) => {
                     // Still answer every call, so the history stays valid for a later turn.
-                    let stopped = "[not run: the run was stopped for repeating this call]";
-                    (calls.iter()).for_each(|c| self.push(Message::tool_result(&c.id, stopped)));
+                    let stopped = |c: &ToolCall| Message::tool_result(&c.id, batch::STOPPED);
+                    (calls.iter()).for_each(|c| self.push(stopped(c)));
                     return Err(Error::Looping(why));
                 }
             };
@@ -194,9 +189,9 @@ impl Agent {
     ) -> Result<Reply, Error> {
         match self.stream_reply(tools, on_event) {
             Err(Error::ContextTooLong(message)) => {
+                let (history, config) = (&self.history, self.llm.config());
+                let tokens = (self.extras).overflowed(&message, history, config, on_event);
                 let limit = self.llm.context_limit(&self.extras);
-                let windows = (self.llm.config().max_context as usize, limit);
-                let tokens = (self.extras).overflowed(&message, &self.history, windows, on_event);
                 match self.compact(context::harder(context::tier_for(tokens, limit)), on_event) {
                     report if report.after < report.before => self.stream_reply(tools, on_event),
                     _ => Err(Error::ContextTooLong(message)),
@@ -259,7 +254,6 @@ impl Agent {
         Batch::new(consent, extras, pool, ctx).run(calls, rulings, on_event, ask)
     }
 
-    /// What a tool call may see of the session, as it stands now.
     fn tool_context(&self) -> ToolContext {
         ToolContext {
             cwd: self.cwd.clone(),

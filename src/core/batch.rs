@@ -18,6 +18,8 @@ use serde_json::Value;
 
 const CUT_CALL: &str = "the reply hit the output token limit before its arguments were complete";
 const SMALLER: &str = "Send smaller calls (write a large file in several parts)";
+/// What each call of a reply reads when the loop guard stops the run on it.
+pub const STOPPED: &str = "[not run: the run was stopped for repeating this call]";
 
 /// Whether a call may still run, as the loop guard, then the hooks and consent, rule on it.
 pub enum Ruling {

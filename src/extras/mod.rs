@@ -30,6 +30,7 @@ pub mod sha256;
 pub mod trace;
 pub mod trust;
 
+use crate::core::config::Config;
 use crate::core::event::Event;
 use crate::core::message::{Message, Outcome, Reply, ToolCall};
 use crate::tools::support::files::resolve;
@@ -204,9 +205,13 @@ impl Extras {
         &mut self,
         message: &str,
         history: &[Message],
-        windows: (usize, usize),
+        config: &Config,
         on_event: &mut dyn FnMut(Event),
     ) -> usize {
+        let windows = (
+            config.max_context as usize,
+            self.quirks.context_limit(config),
+        );
         let said = self.quirks.overflow_numbers(message);
         calibration::overflowed(&mut self.calibration, said, windows, history, on_event)
     }
