@@ -146,16 +146,6 @@ impl Consent {
     pub fn denial(tool: &str) -> String {
         format!("Denied: the user did not allow this {tool} call. Ask them, or try another way.")
     }
-
-    /// A sub-agent runs on a worker thread, where no one can be asked: it keeps the rules but
-    /// turns "ask" into "refuse".
-    pub fn for_sub_agent(&self) -> Consent {
-        let mut consent = self.clone();
-        if consent.mode == Mode::Ask {
-            consent.mode = Mode::ReadOnly;
-        }
-        consent
-    }
 }
 
 // The loop guard: a model that keeps making the same call is told so, then stopped. The loop
@@ -254,7 +244,7 @@ mod tests {
         assert_eq!(call(&yes, "git reset --hard"), "run");
         assert_eq!(call(&yes, "git reset --hard; git clean -fd"), "refuse");
         assert_eq!(call(&yes, "rm -rf /"), "refuse");
-        let sub = yes.for_sub_agent();
+        let sub = crate::tools::agent::sub_agent_consent(&yes);
         assert_eq!(call(&sub, "git reset --hard"), "run");
         assert_eq!(call(&sub, "rm -rf /"), "refuse");
         assert_eq!(
@@ -287,7 +277,7 @@ mod tests {
             (check(&read_only, "bash"), check(&read_only, "glob")),
             ("refuse", "run")
         );
-        let sub = Consent::new(Mode::Ask).for_sub_agent();
+        let sub = crate::tools::agent::sub_agent_consent(&Consent::new(Mode::Ask));
         assert_eq!(check(&sub, "bash"), "refuse");
     }
 
