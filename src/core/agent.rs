@@ -6,7 +6,7 @@
 //! is reached through `extras` (`extras/mod.rs`). It talks no HTTP and runs no tool itself.
 
 use crate::core::batch::{self, Batch, Ruling};
-use crate::core::consent::{Answer, Consent, LoopGuard};
+use crate::core::consent::{Answer, Consent};
 use crate::core::context::{self, Report, Tier};
 use crate::core::dispatch;
 use crate::core::event::{Error, Event, Finish};
@@ -44,8 +44,6 @@ pub struct Agent {
     todos: Vec<Todo>,
     /// Started on the first batch of several calls; sub-agents run their calls inline.
     pool: Option<Pool>,
-    /// Counts identical calls in a row: the third is refused, the fifth ends the run.
-    guard: LoopGuard,
 }
 
 impl Agent {
@@ -61,7 +59,6 @@ impl Agent {
             cancel: Arc::new(AtomicBool::new(false)),
             pool: None,
             rounds_used: 0,
-            guard: LoopGuard::default(),
             extras: Extras::default(),
         }
     }
@@ -130,7 +127,7 @@ impl Agent {
             let assistant = Message::from_reply(&reply);
             let calls = assistant.tool_calls.clone();
             self.push(assistant);
-            let rulings = match batch::rule(&mut self.guard, &calls, cut_off, on_event) {
+            let rulings = match batch::rule(&mut self.extras, &calls, cut_off, on_event) {
                 Ok(rulings) => rulings,
                 Err(why) => {
                     // Still answer every call, so the history stays valid for a later turn.
@@ -211,8 +208,8 @@ impl Agent {
         let (ctx, mut partial) = (self.tool_context(), String::new());
         let early_start = self.kind == AgentKind::Main && self.extras.may_start_early();
         let pool = early_start.then(|| &*self.pool.get_or_insert_with(Pool::new));
+        self.extras.reply_starting();
         let mut early = std::mem::take(&mut self.extras.early);
-        early.reply_starting(&self.guard);
         let mut forward = |event: Event| {
             match event {
                 Event::Text(text) => partial.push_str(text),
@@ -222,7 +219,7 @@ impl Agent {
             }
             if let Some(pool) = pool {
                 let start = |call: &ToolCall| pool.start(call, &ctx);
-                early.streamed(&event, &self.guard, &ctx.consent, &ctx.extras.mcp, &start);
+                early.streamed(&event, &ctx.consent, &ctx.extras.mcp, &start);
             }
             on_event(event);
         };

@@ -7,9 +7,10 @@
 //! results' receivers; the loop queues them on the pool (`core/dispatch.rs`). It never settles consent and never runs a call a
 //! PreToolUse hook or the loop guard must see.
 
-use crate::core::consent::{Consent, LoopGuard, Repeat, Verdict};
+use crate::core::consent::{Consent, Verdict};
 use crate::core::event::Event;
 use crate::core::message::{Outcome, ToolCall};
+use crate::extras::loop_guard::{LoopGuard, Repeat};
 use crate::extras::mcp::{ServerHint, Servers};
 use crossbeam_channel::Receiver;
 
@@ -21,6 +22,8 @@ pub struct Early {
     from_lost_streams: usize,
     /// A copy of the loop guard, judging calls in the order they become whole.
     guard_ahead: LoopGuard,
+    /// The loop guard as the reply started: a retry judges ahead from it again.
+    guard_at_start: LoopGuard,
 }
 
 struct Started {
@@ -34,6 +37,7 @@ impl Early {
         self.started.clear();
         self.from_lost_streams = 0;
         self.guard_ahead = guard.clone();
+        self.guard_at_start = guard.clone();
     }
 
     /// One event of the stream, where calls may start early (not in a sub-agent, nor when a
@@ -41,7 +45,6 @@ impl Early {
     pub fn streamed(
         &mut self,
         event: &Event,
-        guard: &LoopGuard,
         consent: &Consent,
         mcp: &Servers,
         start: &dyn Fn(&ToolCall) -> Receiver<(usize, Outcome)>,
@@ -51,7 +54,7 @@ impl Early {
             // stays, to answer the same call of the new stream, not run it twice.
             Event::Retry { .. } | Event::Fallback { .. } => {
                 self.from_lost_streams = self.started.len();
-                self.guard_ahead = guard.clone();
+                self.guard_ahead = self.guard_at_start.clone();
             }
             Event::CallReady(call) => self.call_ready(call, consent, mcp.hint(&call.name), start),
             _ => {}
