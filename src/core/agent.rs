@@ -6,15 +6,17 @@
 //! is reached through `extras` (`extras/mod.rs`). It talks no HTTP and runs no tool itself.
 
 use crate::core::batch::{self, Batch, Ruling};
-use crate::core::consent::{Answer, Consent, LoopGuard};
+use crate::core::consent::{Answer, Consent};
 use crate::core::context::{self, Report, Tier};
-use crate::core::dispatch::{self, AgentKind, Effect, Outcome, Pool, ToolContext};
+use crate::core::dispatch;
+use crate::core::dispatch::Pool;
 use crate::core::event::{Error, Event, Finish};
 use crate::core::llm::Llm;
-use crate::core::message::{self, Message, Reply, ToolCall};
-use crate::core::prompt::{self, Situation};
+use crate::core::message::{self, Effect, Message, Outcome, Reply, ToolCall};
+use crate::core::prompt::{self, AgentKind, Situation};
 use crate::extras::Extras;
-use crate::tools::todo_write::Todo;
+use crate::tools::ToolContext;
+use crate::tools::support::todos::Todo;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -42,8 +44,6 @@ pub struct Agent {
     todos: Vec<Todo>,
     /// Started on the first batch of several calls; sub-agents run their calls inline.
     pool: Option<Pool>,
-    /// Counts identical calls in a row: the third is refused, the fifth ends the run.
-    guard: LoopGuard,
 }
 
 impl Agent {
@@ -59,7 +59,6 @@ impl Agent {
             cancel: Arc::new(AtomicBool::new(false)),
             pool: None,
             rounds_used: 0,
-            guard: LoopGuard::default(),
             extras: Extras::default(),
         }
     }
@@ -119,26 +118,21 @@ impl Agent {
             // 5. No tool calls: this is the answer (unless there is none, or it was cut off).
             let cut_off = reply.finish_reason.as_deref() == Some("length");
             if reply.tool_calls.is_empty() {
-                if reply.text.trim().is_empty() && !cut_off {
-                    return Err(Error::Api("the model returned an empty reply".to_string()));
-                }
+                let finish = Finish::of_answer(&reply.text, cut_off)?;
                 self.push(Message::assistant(&reply.text));
-                return Ok(match cut_off {
-                    true => Finish::CutOff(reply.text),
-                    false => Finish::Answer(reply.text),
-                });
+                return Ok(finish);
             }
 
             // 6. Record the calls, run them, and answer each one, in call order.
             let assistant = Message::from_reply(&reply);
             let calls = assistant.tool_calls.clone();
             self.push(assistant);
-            let rulings = match batch::rule(&mut self.guard, &calls, cut_off, on_event) {
+            let rulings = match batch::rule(&mut self.extras, &calls, cut_off, on_event) {
                 Ok(rulings) => rulings,
                 Err(why) => {
                     // Still answer every call, so the history stays valid for a later turn.
-                    let stopped = "[not run: the run was stopped for repeating this call]";
-                    (calls.iter()).for_each(|c| self.push(Message::tool_result(&c.id, stopped)));
+                    let stopped = |c: &ToolCall| Message::tool_result(&c.id, batch::STOPPED);
+                    (calls.iter()).for_each(|c| self.push(stopped(c)));
                     return Err(Error::Looping(why));
                 }
             };
@@ -192,12 +186,10 @@ impl Agent {
     ) -> Result<Reply, Error> {
         match self.stream_reply(tools, on_event) {
             Err(Error::ContextTooLong(message)) => {
-                let tokens = (self.extras).overflowed(&message, &self.history, &self.llm, on_event);
-                let tier = context::harder(context::tier_for(
-                    tokens,
-                    self.llm.context_limit(&self.extras),
-                ));
-                match self.compact(tier, on_event) {
+                let (history, config) = (&self.history, self.llm.config());
+                let tokens = (self.extras).overflowed(&message, history, config, on_event);
+                let limit = self.llm.context_limit(&self.extras);
+                match self.compact(context::harder(context::tier_for(tokens, limit)), on_event) {
                     report if report.after < report.before => self.stream_reply(tools, on_event),
                     _ => Err(Error::ContextTooLong(message)),
                 }
@@ -216,8 +208,8 @@ impl Agent {
         let (ctx, mut partial) = (self.tool_context(), String::new());
         let early_start = self.kind == AgentKind::Main && self.extras.may_start_early();
         let pool = early_start.then(|| &*self.pool.get_or_insert_with(Pool::new));
+        self.extras.reply_starting();
         let mut early = std::mem::take(&mut self.extras.early);
-        early.reply_starting(&self.guard);
         let mut forward = |event: Event| {
             match event {
                 Event::Text(text) => partial.push_str(text),
@@ -225,7 +217,10 @@ impl Agent {
                 Event::Retry { .. } | Event::Fallback { .. } => partial.clear(),
                 _ => {}
             }
-            early.streamed(&event, pool, &ctx, &self.guard);
+            if let Some(pool) = pool {
+                let start = |call: &ToolCall| pool.start(call, &ctx);
+                early.streamed(&event, &ctx.consent, &ctx.extras.mcp, &start);
+            }
             on_event(event);
         };
         let (llm, history, extras, cancel) = (&self.llm, &self.history, &self.extras, &self.cancel);
@@ -256,7 +251,6 @@ impl Agent {
         Batch::new(consent, extras, pool, ctx).run(calls, rulings, on_event, ask)
     }
 
-    /// What a tool call may see of the session, as it stands now.
     fn tool_context(&self) -> ToolContext {
         ToolContext {
             cwd: self.cwd.clone(),

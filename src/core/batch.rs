@@ -7,16 +7,19 @@
 //! Hooks, checkpoints and the calls started early are reached through `Extras`. It never
 //! touches the history: the loop appends the results.
 
-use crate::core::consent::{Answer, Consent, LoopGuard, Repeat, Verdict};
-use crate::core::dispatch::{self, Outcome, Pool, ToolContext};
+use crate::core::consent::{Answer, Consent, Verdict};
+use crate::core::dispatch;
+use crate::core::dispatch::Pool;
 use crate::core::event::{Event, ResultKind};
-use crate::core::message::ToolCall;
+use crate::core::message::{Outcome, ToolCall};
 use crate::extras::Extras;
-use crate::tools::preview;
+use crate::tools::{ToolContext, preview};
 use serde_json::Value;
 
 const CUT_CALL: &str = "the reply hit the output token limit before its arguments were complete";
 const SMALLER: &str = "Send smaller calls (write a large file in several parts)";
+/// What each call of a reply reads when the loop guard stops the run on it.
+pub const STOPPED: &str = "[not run: the run was stopped for repeating this call]";
 
 /// Whether a call may still run, as the loop guard, then the hooks and consent, rule on it.
 pub enum Ruling {
@@ -30,7 +33,7 @@ pub enum Ruling {
 /// What the loop guard says of each call before anyone else looks: a repeat, or a call
 /// whose arguments the output limit cut (`cut_off`), is refused; `Err` stops the run.
 pub fn rule(
-    guard: &mut LoopGuard,
+    extras: &mut Extras,
     calls: &[ToolCall],
     cut_off: bool,
     on_event: &mut dyn FnMut(Event),
@@ -40,15 +43,14 @@ pub fn rule(
         // A cut call cannot end in its closing brace: its arguments are no JSON object.
         let cut = cut_off
             && serde_json::from_str::<serde_json::Map<String, Value>>(&call.arguments).is_err();
-        rulings.push(match guard.judge(call) {
-            Repeat::Stop(why) => return Err(why),
+        rulings.push(match extras.repeated(call)? {
             _ if cut => {
                 let name = &call.name;
                 on_event(Event::Notice(&format!("{name}: not run, {CUT_CALL}")));
                 Ruling::Refused(Outcome::text(format!("[not run: {CUT_CALL}. {SMALLER}]")))
             }
-            Repeat::Fine => Ruling::Open,
-            Repeat::Refuse(text) => Ruling::Refused(Outcome::text(text)),
+            None => Ruling::Open,
+            Some(refused) => Ruling::Refused(refused),
         });
     }
     Ok(rulings)

@@ -4,10 +4,12 @@
 //! `Ask` or `AskEachTime` reaches the user. A bash command the danger gate
 //! (`tools/support/danger.rs`) calls catastrophic is refused in every mode; a destructive one is
 //! asked about every time, and under `--yes` runs only if the user opted in to it by name. Pure
-//! logic (the "always" list is saved by `extras/permissions.rs`). The loop guard (`LoopGuard`,
-//! below) refuses and then stops a model repeating the same call.
+//! logic (the "always" list is saved by `extras/permissions.rs`). Below it, the loop guard: the
+//! third identical call in a row (same tool, same arguments) is not run and the model reads
+//! why; the fifth ends the run. The loop asks it about every call of a reply, in order, before
+//! the batch runs (through `Extras::repeated`, which keeps the agent's count), and early start
+//! asks a copy while the reply streams, so a call it will refuse is not started early.
 
-use crate::core::dispatch;
 use crate::core::message::ToolCall;
 use crate::tools::support::danger::{self, Danger};
 use serde_json::Value;
@@ -79,7 +81,7 @@ impl Consent {
     /// The rules, in order: read-only tools always run; plan mode refuses the rest; then
     /// `--yes`, then "always", then the mode decides.
     pub fn verdict(&self, tool: &str) -> Verdict {
-        if !dispatch::needs_consent(tool) {
+        if !needs_consent(tool) {
             return Verdict::Run;
         }
         if self.plan == Plan::On {
@@ -147,23 +149,15 @@ impl Consent {
     pub fn denial(tool: &str) -> String {
         format!("Denied: the user did not allow this {tool} call. Ask them, or try another way.")
     }
-
-    /// A sub-agent runs on a worker thread, where no one can be asked: it keeps the rules but
-    /// turns "ask" into "refuse".
-    pub fn for_sub_agent(&self) -> Consent {
-        let mut consent = self.clone();
-        if consent.mode == Mode::Ask {
-            consent.mode = Mode::ReadOnly;
-        }
-        consent
-    }
 }
 
-// The loop guard: a model that keeps making the same call is told so, then stopped. The loop
-// asks it about every call of a reply, in order, before the batch runs (and a copy of it while
-// the reply streams, so a call it will refuse is not started early). The third identical call
-// in a row (same tool, same arguments) is not run and the model reads why; the fifth ends the
-// run. It only counts; it runs nothing and changes no history.
+/// Mutating tools need consent, and so does every MCP tool (we cannot know what it does);
+/// read-only ones always run. (An unknown name is not run at all: `dispatch::run` answers it.)
+pub fn needs_consent(name: &str) -> bool {
+    matches!(name, "bash" | "write_file" | "edit_file" | "agent") || name.starts_with("mcp__")
+}
+
+// ---- The loop guard ----
 
 const WARN_AT: u32 = 3;
 const STOP_AT: u32 = 5;
@@ -184,6 +178,18 @@ pub enum Repeat {
     Refuse(String),
     /// The run ends here.
     Stop(String),
+}
+
+impl Repeat {
+    /// As the batch reads it: `Ok(None)` goes on, `Ok(Some)` is refused with this text, `Err`
+    /// stops the run.
+    pub fn ruling(self) -> Result<Option<String>, String> {
+        match self {
+            Repeat::Fine => Ok(None),
+            Repeat::Refuse(text) => Ok(Some(text)),
+            Repeat::Stop(why) => Err(why),
+        }
+    }
 }
 
 impl LoopGuard {
@@ -249,7 +255,7 @@ mod tests {
         assert_eq!(call(&yes, "git reset --hard"), "run");
         assert_eq!(call(&yes, "git reset --hard; git clean -fd"), "refuse");
         assert_eq!(call(&yes, "rm -rf /"), "refuse");
-        let sub = yes.for_sub_agent();
+        let sub = crate::tools::agent::sub_agent_consent(&yes);
         assert_eq!(call(&sub, "git reset --hard"), "run");
         assert_eq!(call(&sub, "rm -rf /"), "refuse");
         assert_eq!(
@@ -282,7 +288,7 @@ mod tests {
             (check(&read_only, "bash"), check(&read_only, "glob")),
             ("refuse", "run")
         );
-        let sub = Consent::new(Mode::Ask).for_sub_agent();
+        let sub = crate::tools::agent::sub_agent_consent(&Consent::new(Mode::Ask));
         assert_eq!(check(&sub, "bash"), "refuse");
     }
 

@@ -12,15 +12,9 @@ use crate::core::llm::Llm;
 use crate::core::message::{Message, Role};
 use crate::core::prompt::{self, SUMMARY_HEADER, estimate_messages};
 use crate::extras::Extras;
+use crate::tools::support::snip::snip;
 use crate::tools::support::text::truncate_middle;
 use std::sync::atomic::AtomicBool;
-
-/// Tool results are snipped when longer than both of these.
-const SNIP_MIN_CHARS: usize = 1_500;
-const SNIP_MIN_LINES: usize = 6;
-const SNIP_KEEP_LINES: usize = 3;
-const SNIP_LINE_CHARS: usize = 200;
-const SNIP_MARK: &str = " snipped ...]";
 
 /// How many of the latest messages each tier keeps verbatim (moved to a valid boundary).
 const SUMMARISE_KEEPS: usize = 6;
@@ -144,28 +138,6 @@ fn snip_tool_results(history: &mut [Message]) {
     }
 }
 
-fn snip(text: &str) -> Option<String> {
-    let lines: Vec<&str> = text.lines().collect();
-    let total = text.chars().count();
-    if total <= SNIP_MIN_CHARS || lines.len() <= SNIP_MIN_LINES || text.contains(SNIP_MARK) {
-        return None;
-    }
-    // Long kept lines are cut too, so a snipped result stays under SNIP_MIN_CHARS.
-    let keep = |part: &[&str]| -> String {
-        let cut: Vec<String> = part
-            .iter()
-            .map(|l| format!("{l:.SNIP_LINE_CHARS$}"))
-            .collect();
-        cut.join("\n")
-    };
-    let head = keep(&lines[..SNIP_KEEP_LINES]);
-    let tail = keep(&lines[lines.len() - SNIP_KEEP_LINES..]);
-    let removed_lines = lines.len() - 2 * SNIP_KEEP_LINES;
-    let removed_chars = total.saturating_sub(head.chars().count() + tail.chars().count());
-    let note = format!("[... {removed_lines} lines ({removed_chars} chars){SNIP_MARK}");
-    Some(format!("{head}\n{note}\n{tail}"))
-}
-
 /// Where the kept part starts: about `keeps` messages from the end, at an index that is not a
 /// `tool` message, so no result is separated from the assistant message that called it.
 /// Earlier is preferred (more stays verbatim); later only if a tool run reaches back to the task.
@@ -211,6 +183,7 @@ mod tests {
     use crate::core::message::{ToolCall, repair_tool_pairs};
     use crate::core::prompt::RENDER_TOTAL_CHARS;
     use crate::extras::calibration::Calibration;
+    use crate::tools::support::snip::{SNIP_MARK, SNIP_MIN_CHARS};
 
     fn calls(ids: &[&str]) -> Message {
         let tool_calls = (ids.iter())

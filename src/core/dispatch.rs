@@ -1,79 +1,29 @@
 //! The eight built-in tools: their schemas, the one `match` that dispatches a call, and the
-//! pool of worker threads that runs one reply's calls in parallel.
+//! pool of 8 worker threads that runs one reply's calls in parallel.
 //!
-//! The batch hands a call here (inline, or to the pool) and gets an `Outcome`: the text the
-//! model reads, and an `Effect` the loop applies in call order (a new working directory, a new
-//! todo list). Tools never touch the history and never return an `Error`: every failure is
-//! text for the model. MCP tools are reached through the context's `Extras`. Consent is settled
-//! before; the pool asks nothing.
+//! The batch hands a call here (inline, or through the pool) and gets an
+//! `Outcome`: the text the model reads, and an `Effect` the loop applies in call order (a new
+//! working directory, a new todo list). Tools never touch the history and never return an
+//! `Error`: every failure is text for the model. MCP tools are reached through the context's
+//! `Extras`. Consent is settled before; nothing here asks.
 
-use crate::core::consent::Consent;
-use crate::core::llm::Llm;
-use crate::core::message::ToolCall;
-use crate::extras::Extras;
+use crate::core::message::{Outcome, ToolCall};
+use crate::core::prompt::AgentKind;
 use crate::tools::support::files::resolve;
 use crate::tools::support::text::{echo, panic_message, truncate_middle};
-use crate::tools::{agent, bash, edit_file, glob, grep, read_file, todo_write, write_file};
+use crate::tools::write_file;
+use crate::tools::{ToolContext, agent, bash, edit_file, glob, grep, read_file, todo_write};
 use crossbeam_channel::{Receiver, Sender};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
 
 /// Most characters of any failure text: a backstop for echoes `echo` does not cover (a serde
 /// error quoting a value, an MCP server's error).
 const MAX_FAILURE_CHARS: usize = 2000;
-
-/// Everything a tool may look at while it runs. Cloned into each pool job.
-#[derive(Clone)]
-pub struct ToolContext {
-    /// The session's tracked working directory when this call started.
-    pub cwd: PathBuf,
-    /// Only the `agent` tool uses these: a sub-agent shares the connection, usage and consent.
-    pub llm: Arc<Llm>,
-    pub consent: Consent,
-    /// Set by Ctrl+C; long-running tools poll it and stop early.
-    pub cancel: Arc<AtomicBool>,
-    /// The session-wide extras (a clone shares them): MCP servers, the bash sandbox, the
-    /// reading threads' count, and what a sub-agent inherits (hooks, instructions).
-    pub extras: Extras,
-}
-
-/// What a tool call produced.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
-    pub text: String,
-    pub effect: Effect,
-}
-
-/// A change to session state, applied by the loop after the batch, in call order.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Effect {
-    None,
-    ChangeDir(PathBuf),
-    SetTodos(Vec<todo_write::Todo>),
-}
-
-impl Outcome {
-    pub fn text(text: impl Into<String>) -> Outcome {
-        Outcome {
-            text: text.into(),
-            effect: Effect::None,
-        }
-    }
-}
-
-/// Which agent runs the loop: the one the user talks to, or one the `agent` tool started. A
-/// sub-agent is offered no `agent` tool (so it cannot recurse) and runs its calls inline (it
-/// already runs on a pool worker).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AgentKind {
-    Main,
-    SubAgent,
-}
 
 pub fn schemas(kind: AgentKind) -> Vec<Value> {
     let mut list = vec![
@@ -89,12 +39,6 @@ pub fn schemas(kind: AgentKind) -> Vec<Value> {
         list.push(agent::schema());
     }
     list
-}
-
-/// Mutating tools need consent, and so does every MCP tool (we cannot know what it does);
-/// read-only ones always run. (An unknown name is not run at all: `run` answers it.)
-pub fn needs_consent(name: &str) -> bool {
-    matches!(name, "bash" | "write_file" | "edit_file" | "agent") || name.starts_with("mcp__")
 }
 
 /// Run one call. `arguments` is the raw JSON text the model streamed. A panic in a tool is
@@ -154,12 +98,9 @@ fn bad_arguments(name: &str, why: &str) -> Outcome {
     Outcome::text(format!("Error: bad arguments for {name}: {why}"))
 }
 
-// The pool: 8 worker threads that live with the agent and run the calls of one reply in
-// parallel, outcomes back in call order whatever order they finish in. Every call starts in
-// the same tracked cwd; the loop merges `cd` effects afterwards. Calls that write the same
-// file form one chain and run one after the other, so two edits of a file never race. Why a
-// pool that lives with the agent, not a scope per batch: DESIGN.md, "The pool".
-
+// The pool: 8 workers that live with the agent, outcomes back in call order whatever order they
+// finish in; calls that write the same file form one chain. Why not a scope per batch:
+// DESIGN.md, "The pool".
 const WORKERS: usize = 8;
 
 pub struct Pool {
@@ -209,9 +150,17 @@ impl Pool {
             .collect()
     }
 
+    /// Start one call and return at once: its outcome arrives on the receiver (early start,
+    /// `extras/early.rs`, collects it when the batch runs).
+    pub fn start(&self, call: &ToolCall, ctx: &ToolContext) -> Receiver<(usize, Outcome)> {
+        let (done, result) = crossbeam_channel::bounded(1);
+        self.send(vec![(0, call.clone())], ctx, done);
+        result
+    }
+
     /// Queue one chain of calls (each with its index) and return at once: each outcome arrives
-    /// on `done` (`run_batch` waits for them; early start, `extras/early.rs`, does not).
-    pub fn send(
+    /// on `done`.
+    fn send(
         &self,
         calls: Vec<(usize, ToolCall)>,
         ctx: &ToolContext,
@@ -293,7 +242,6 @@ fn written_file(call: &ToolCall) -> Option<String> {
 mod tests {
     use super::*;
     use serde_json::json;
-    use std::path::Path;
 
     fn check(name: &str, arguments: &str) -> String {
         run(
@@ -386,6 +334,8 @@ mod tests {
         assert_eq!(names, want);
         assert_eq!(schemas(AgentKind::SubAgent).len(), 7);
     }
+
+    use std::path::Path;
 
     fn call(name: &str, arguments: &str) -> ToolCall {
         ToolCall {

@@ -53,6 +53,20 @@ pub enum Finish {
     RoundCap,
 }
 
+impl Finish {
+    /// A reply without tool calls ends the task: its text is the answer (cut off where the
+    /// output limit stopped it), unless there is none.
+    pub fn of_answer(text: &str, cut_off: bool) -> Result<Finish, Error> {
+        match cut_off {
+            _ if text.trim().is_empty() && !cut_off => {
+                Err(Error::Api("the model returned an empty reply".to_string()))
+            }
+            true => Ok(Finish::CutOff(text.to_string())),
+            false => Ok(Finish::Answer(text.to_string())),
+        }
+    }
+}
+
 pub const ROUND_CAP_MESSAGE: &str = "(reached maximum tool-call rounds)";
 pub const CUT_OFF_MESSAGE: &str =
     "(the answer was cut off at the output token limit; raise CORECODER_MAX_TOKENS)";

@@ -3,8 +3,10 @@
 //! Only `agent.rs` changes a history; this file just defines what a message is and how the
 //! invariant "every tool call is answered exactly once" is checked and repaired before a request.
 
+use crate::tools::support::todos::Todo;
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
+use std::path::PathBuf;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -187,6 +189,30 @@ pub fn repair_tool_pairs(history: &mut Vec<Message>) -> usize {
     }
     *history = repaired;
     repairs
+}
+
+/// What a tool call produced: the text the model reads, and a change the loop applies.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub text: String,
+    pub effect: Effect,
+}
+
+/// A change to session state, applied by the loop after the batch, in call order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    None,
+    ChangeDir(PathBuf),
+    SetTodos(Vec<Todo>),
+}
+
+impl Outcome {
+    pub fn text(text: impl Into<String>) -> Outcome {
+        Outcome {
+            text: text.into(),
+            effect: Effect::None,
+        }
+    }
 }
 
 #[cfg(test)]

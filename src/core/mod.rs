@@ -24,6 +24,6 @@ pub mod batch; // one reply's calls: the guard, hooks, consent, checkpoints, the
 
 pub mod consent; // consent (may this call run, must the user be asked?) and the loop guard
 
-pub mod dispatch; // the tools' schemas, the one dispatch `match`, and the pool of worker threads
+pub mod dispatch; // the tools' schemas and the one dispatch `match` (the pool: `tools/pool.rs`)
 
 pub mod config; // the config struct

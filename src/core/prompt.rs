@@ -2,17 +2,15 @@
 //! the model is, its tools, the rules, plan mode, the todo list); the summary's form and the
 //! request compaction (`context.rs`) sends for one; and the token estimate. It sends nothing.
 //!
-//! The estimate counts text line by line (CJK characters apart, the rest as code or prose). No
-//! tokenizer: a rough figure is all compaction needs (`extras/calibration.rs` anchors it on the
-//! provider's own count).
+//! The estimate of a message counts its text with `tools/support/tokens.rs`. No tokenizer: a
+//! rough figure is all compaction needs (`extras/calibration.rs` anchors it on the provider's
+//! own count).
 
 use crate::core::consent::Plan;
-use crate::core::dispatch::AgentKind;
 use crate::core::message::{Message, Role};
-use crate::tools::support::text::{
-    ascii_punctuation, is_cjk, one_line, today_utc, truncate_middle,
-};
-use crate::tools::todo_write::{self, Todo};
+use crate::tools::support::text::{one_line, today_utc, truncate_middle};
+use crate::tools::support::todos::{self, Todo};
+use crate::tools::support::tokens::estimate_text;
 use serde_json::Value;
 use std::path::Path;
 
@@ -39,6 +37,15 @@ const TASK_LINE_CHARS: usize = 1_000;
 const RENDER_TOOL_CHARS: usize = 2_000;
 const RENDER_OTHER_CHARS: usize = 4_000;
 pub(crate) const RENDER_TOTAL_CHARS: usize = 100_000;
+
+/// Which agent runs the loop: the one the user talks to, or one the `agent` tool started. A
+/// sub-agent is offered no `agent` tool (so it cannot recurse) and runs its calls inline (it
+/// already runs on a pool worker).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentKind {
+    Main,
+    SubAgent,
+}
 
 /// Everything the prompt describes, as it stands at the start of a round.
 pub struct Situation<'a> {
@@ -75,7 +82,7 @@ pub fn system_prompt(now: &Situation) -> String {
     }
     if !now.todos.is_empty() {
         prompt.push_str("\nCurrent todo list:\n");
-        prompt.push_str(&todo_write::render(now.todos));
+        prompt.push_str(&todos::render(now.todos));
         prompt.push('\n');
     }
     prompt
@@ -153,44 +160,8 @@ pub fn task_lines(history: &[Message]) -> String {
 // The token estimate: how big a prompt is before the provider says so (asked before every
 // request whether to compact).
 
-/// Characters per token, measured roughly on common BPE tokenizers.
-const CJK_CHARS_PER_TOKEN: f64 = 1.5;
-const CODE_CHARS_PER_TOKEN: f64 = 2.8;
-const PROSE_CHARS_PER_TOKEN: f64 = 3.4;
-/// A line with at least this share (percent) of ASCII punctuation counts as code.
-const CODE_SYMBOL_PERCENT: usize = 8;
 /// Role markers and separators the provider adds around every message.
 const MESSAGE_OVERHEAD_TOKENS: usize = 4;
-
-/// Tokens for `text`, line by line: CJK characters apart, the rest as code or prose.
-pub fn estimate_text(text: &str) -> usize {
-    let mut tokens = 0.0;
-    for line in text.split_inclusive('\n') {
-        let (mut cjk, mut other, mut symbols) = (0, 0, 0);
-        // Most lines are ASCII, and the whole history is estimated every round: counting bytes
-        // there is faster than decoding chars, and gives the same figures.
-        if line.is_ascii() {
-            other = line.len();
-            symbols = ascii_punctuation(line.as_bytes());
-        } else {
-            for c in line.chars() {
-                if is_cjk(c) {
-                    cjk += 1;
-                } else {
-                    other += 1;
-                    symbols += usize::from(c.is_ascii_punctuation());
-                }
-            }
-        }
-        let per_token = if symbols * 100 >= other * CODE_SYMBOL_PERCENT {
-            CODE_CHARS_PER_TOKEN
-        } else {
-            PROSE_CHARS_PER_TOKEN
-        };
-        tokens += cjk as f64 / CJK_CHARS_PER_TOKEN + other as f64 / per_token;
-    }
-    tokens.ceil() as usize
-}
 
 /// Tokens for a request's messages: content, reasoning, tool-call names and arguments.
 pub fn estimate_messages(messages: &[Message]) -> usize {
@@ -211,10 +182,6 @@ mod tests {
     use super::*;
     use crate::core::message::ToolCall;
 
-    fn within(actual: usize, expected: usize, percent: usize) -> bool {
-        actual * 100 >= expected * (100 - percent) && actual * 100 <= expected * (100 + percent)
-    }
-
     fn read_call(id: &str) -> Message {
         let call = ToolCall {
             id: id.to_string(),
@@ -225,26 +192,6 @@ mod tests {
             tool_calls: vec![call],
             ..Message::assistant("")
         }
-    }
-
-    #[test]
-    fn estimates_follow_the_kind_of_text() {
-        let cjk: String = "上下文窗口管理".chars().cycle().take(1_000).collect();
-        let prose =
-            "The agent reads the file and then explains what it found to the user. ".repeat(50);
-        let code = "    let total = items.iter().map(|x| x.len()).sum::<usize>();\n".repeat(50);
-        let (c, p, k) = (
-            estimate_text(&cjk),
-            estimate_text(&prose),
-            estimate_text(&code),
-        );
-        assert!(within(c, 667, 15), "cjk {c}");
-        assert!(within(p, prose.len() * 10 / 34, 15), "prose {p}");
-        assert!(within(k, code.len() * 10 / 28, 15), "code {k}");
-        // Tokens per character: CJK > code > prose.
-        assert!(c * 1000 / 1_000 > k * 1000 / code.len());
-        assert!(k * 1000 / code.len() > p * 1000 / prose.len());
-        assert_eq!(estimate_text(""), 0);
     }
 
     #[test]

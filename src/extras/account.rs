@@ -236,7 +236,7 @@ fn estimate_usage(reply: &Reply, messages: &[Message]) -> Usage {
         prompt_tokens: prompt::estimate_messages(messages) as u64,
         completion_tokens: completion
             .iter()
-            .map(|t| prompt::estimate_text(t))
+            .map(|t| crate::tools::support::tokens::estimate_text(t))
             .sum::<usize>() as u64,
         cached_tokens: 0,
         cost: None,

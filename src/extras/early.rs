@@ -3,14 +3,15 @@
 //!
 //! The loop hands each event of the stream to `Early::streamed` (a `CallReady` may start a
 //! call; a retry throws the stream away), and the batch hands its allowed calls to `collect`
-//! (through `Extras::run_allowed`). It decides which calls may start early; the pool
-//! (`core/dispatch.rs`) runs them. It never settles consent and never runs a call a
+//! (through `Extras::run_allowed`). It decides which calls may start early and keeps their
+//! results' receivers; the loop queues them on the pool (`core/dispatch.rs`). It never settles consent and never runs a call a
 //! PreToolUse hook or the loop guard must see.
 
-use crate::core::consent::{Consent, LoopGuard, Repeat, Verdict};
-use crate::core::dispatch::{Outcome, Pool, ToolContext};
+use crate::core::consent::{Consent, Verdict};
+use crate::core::consent::{LoopGuard, Repeat};
 use crate::core::event::Event;
-use crate::core::message::ToolCall;
+use crate::core::message::{Outcome, ToolCall};
+use crate::extras::mcp::{ServerHint, Servers};
 use crossbeam_channel::Receiver;
 
 /// The calls started while the last reply streamed.
@@ -21,18 +22,13 @@ pub struct Early {
     from_lost_streams: usize,
     /// A copy of the loop guard, judging calls in the order they become whole.
     guard_ahead: LoopGuard,
+    /// The loop guard as the reply started: a retry judges ahead from it again.
+    guard_at_start: LoopGuard,
 }
 
 struct Started {
     call: ToolCall,
     result: Receiver<(usize, Outcome)>,
-}
-
-/// What an MCP server says about one of its tools (`annotations.readOnlyHint` in `tools/list`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ServerHint {
-    ReadOnly,
-    Unmarked,
 }
 
 impl Early {
@@ -41,25 +37,26 @@ impl Early {
         self.started.clear();
         self.from_lost_streams = 0;
         self.guard_ahead = guard.clone();
+        self.guard_at_start = guard.clone();
     }
 
-    /// One event of the stream. `pool` is `None` where calls may not start early (a sub-agent,
-    /// or a PreToolUse hook that must see every call first).
+    /// One event of the stream, where calls may start early (not in a sub-agent, nor when a
+    /// PreToolUse hook must see every call first). `start` queues a call on the pool.
     pub fn streamed(
         &mut self,
         event: &Event,
-        pool: Option<&Pool>,
-        ctx: &ToolContext,
-        guard: &LoopGuard,
+        consent: &Consent,
+        mcp: &Servers,
+        start: &dyn Fn(&ToolCall) -> Receiver<(usize, Outcome)>,
     ) {
-        match (event, pool) {
+        match event {
             // A retried request starts over, but what the lost stream started has run: it
             // stays, to answer the same call of the new stream, not run it twice.
-            (Event::Retry { .. } | Event::Fallback { .. }, _) => {
+            Event::Retry { .. } | Event::Fallback { .. } => {
                 self.from_lost_streams = self.started.len();
-                self.guard_ahead = guard.clone();
+                self.guard_ahead = self.guard_at_start.clone();
             }
-            (Event::CallReady(call), Some(pool)) => self.call_ready(call, pool, ctx),
+            Event::CallReady(call) => self.call_ready(call, consent, mcp.hint(&call.name), start),
             _ => {}
         }
     }
@@ -67,19 +64,22 @@ impl Early {
     /// A call's arguments just became whole: start it now if it may start early (see
     /// `may_start_early`) and was not already started by a lost stream. A call the loop guard
     /// will refuse is left for the batch to refuse.
-    fn call_ready(&mut self, call: &ToolCall, pool: &Pool, ctx: &ToolContext) {
+    fn call_ready(
+        &mut self,
+        call: &ToolCall,
+        consent: &Consent,
+        hint: ServerHint,
+        start: &dyn Fn(&ToolCall) -> Receiver<(usize, Outcome)>,
+    ) {
         let ran = |s: &Started| s.call.name == call.name && s.call.arguments == call.arguments;
         if self.started[..self.from_lost_streams].iter().any(ran) {
             return;
         }
         let repeat = self.guard_ahead.judge(call) != Repeat::Fine;
-        let hint = ctx.extras.mcp.hint(&call.name);
-        if repeat || !may_start_early(&call.name, hint, &ctx.consent) {
+        if repeat || !may_start_early(&call.name, hint, consent) {
             return;
         }
-        let (done, result) = crossbeam_channel::bounded(1);
-        pool.send(vec![(0, call.clone())], ctx, done);
-        let call = call.clone();
+        let (call, result) = (call.clone(), start(call));
         self.started.push(Started { call, result });
     }
 

@@ -8,7 +8,6 @@
 //! the reading of results are in `mcp_protocol.rs`. This file does *not* ask for consent, speak
 //! the HTTP transport, or use resources, prompts or sampling.
 
-use crate::extras::early::ServerHint;
 use crate::extras::mcp_protocol::{content_text, handshake, tool_name};
 /// How to start one server; defined beside the wire, which needs it and nothing else from here.
 pub use crate::extras::mcp_wire::ServerConfig;
@@ -39,6 +38,13 @@ struct Connection {
     /// Only tools whose `mcp__SERVER__TOOL` name the API accepts; `hidden` counts the others.
     tools: Vec<Value>,
     hidden: usize,
+}
+
+/// What an MCP server says about one of its tools (`annotations.readOnlyHint` in `tools/list`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerHint {
+    ReadOnly,
+    Unmarked,
 }
 
 impl Servers {

@@ -1,12 +1,11 @@
 //! Every optional feature, each off (a no-op) unless the binary or an embedding program turns
 //! it on: hooks, MCP servers, the sandbox and secret filter, sessions, checkpoints, cost, the
 //! trace, project instructions, early start of read-only calls, and trust; and what makes the
-//! agent survive real providers and sessions: the saved "always" permissions, the estimate
-//! calibrated on the provider's counts, the summary made without the model.
-//!
-//! This file is the seam: the one value the loop (`core/agent.rs`, `core/batch.rs`) holds, with
-//! one method per step of a turn, in the order a turn calls them. It never runs the loop. It is
-//! over 300 lines so that every step the loop can call is in one file, read in one place.
+//! agent survive real providers and sessions: the loop guard, the saved "always" permissions,
+//! the estimate calibrated on the provider's counts, the summary made without the model. This
+//! file is the seam: the one value the loop (`core/agent.rs`, `core/batch.rs`) holds, one
+//! method per step of a turn, in turn order; it never runs the loop. It is over 300 lines so
+//! that every step the loop can call is in one file, read in one place.
 
 pub mod account;
 pub mod calibration;
@@ -30,10 +29,10 @@ pub mod sha256;
 pub mod trace;
 pub mod trust;
 
-use crate::core::dispatch::Outcome;
+use crate::core::config::Config;
+use crate::core::consent::LoopGuard;
 use crate::core::event::Event;
-use crate::core::llm::Llm;
-use crate::core::message::{Message, Reply, ToolCall};
+use crate::core::message::{Message, Outcome, Reply, ToolCall};
 use crate::tools::support::files::resolve;
 use checkpoint::Checkpoints;
 use hooks::{HookContext, HookEvent, Hooks, PreToolDecision};
@@ -69,6 +68,8 @@ pub struct Extras {
     pub reads_running: Arc<AtomicUsize>,
     /// Read-only calls started while the last reply streamed (the main agent only).
     pub early: early::Early,
+    /// Counts identical calls in a row: the third is refused, the fifth ends the run (per agent).
+    guard: LoopGuard,
     /// What `/undo` can restore; `None` when nothing is tracked (sub-agents, the library default).
     pub checkpoints: Option<Checkpoints>,
     /// Where the conversation is written as it happens; `None` for sub-agents and by default.
@@ -206,10 +207,13 @@ impl Extras {
         &mut self,
         message: &str,
         history: &[Message],
-        llm: &Llm,
+        config: &Config,
         on_event: &mut dyn FnMut(Event),
     ) -> usize {
-        let windows = (llm.config().max_context as usize, llm.context_limit(self));
+        let windows = (
+            config.max_context as usize,
+            self.quirks.context_limit(config),
+        );
         let said = self.quirks.overflow_numbers(message);
         calibration::overflowed(&mut self.calibration, said, windows, history, on_event)
     }
@@ -223,6 +227,16 @@ impl Extras {
         on_event(Event::Replied {
             usage: &self.account.usage(),
         });
+    }
+
+    /// A reply is about to stream: early start judges ahead from the loop guard as it stands.
+    pub fn reply_starting(&mut self) {
+        self.early.reply_starting(&self.guard);
+    }
+
+    /// The loop guard on one call: `Ok(Some)` is the refusal the model reads, `Err` ends the run.
+    pub fn repeated(&mut self, call: &ToolCall) -> Result<Option<Outcome>, String> {
+        Ok(self.guard.judge(call).ruling()?.map(Outcome::text))
     }
 
     /// The MCP tools offered next to ours.
@@ -357,10 +371,8 @@ impl Extras {
         for (call, outcome) in calls.iter().zip(outcomes) {
             let (id, name, arguments) = (&call.id, &call.name, &call.arguments);
             let result = &outcome.text;
-            trace.record(
-                "tool",
-                json!({"id": id, "name": name, "arguments": arguments, "result": result}),
-            );
+            let record = json!({"id": id, "name": name, "arguments": arguments, "result": result});
+            trace.record("tool", record);
         }
     }
 

@@ -7,8 +7,11 @@
 //! recursion), run their calls inline, stop after 20 rounds, and cannot ask the user anything.
 
 use crate::core::agent::Agent;
-use crate::core::dispatch::{AgentKind, Outcome, ToolContext};
+use crate::core::consent::{Consent, Mode};
 use crate::core::event::{CUT_OFF_MESSAGE, Finish};
+use crate::core::message::Outcome;
+use crate::core::prompt::AgentKind;
+use crate::tools::ToolContext;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Mutex;
@@ -66,7 +69,7 @@ fn one(task: &str, ctx: &ToolContext) -> Result<String, String> {
     }
     // Fresh history, no `agent` tool, calls run inline, the session-wide extras shared (no
     // session log, no checkpoints of its own).
-    let consent = ctx.consent.for_sub_agent();
+    let consent = sub_agent_consent(&ctx.consent);
     let mut sub_agent = Agent::new(ctx.llm.clone(), ctx.cwd.clone(), consent);
     sub_agent.kind = AgentKind::SubAgent;
     sub_agent.max_rounds = MAX_ROUNDS;
@@ -118,4 +121,13 @@ fn cut(text: &str) -> String {
         }
         false => text.to_string(),
     }
+}
+/// A sub-agent runs on a worker thread, where no one can be asked: it keeps the session's
+/// consent rules but turns "ask" into "refuse".
+pub fn sub_agent_consent(session: &Consent) -> Consent {
+    let mut consent = session.clone();
+    if consent.mode == Mode::Ask {
+        consent.mode = Mode::ReadOnly;
+    }
+    consent
 }

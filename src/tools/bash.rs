@@ -13,7 +13,8 @@
 //! It does not keep a shell alive between calls: environment variables, aliases and
 //! functions set by one command are gone in the next. Only the directory carries over.
 
-use crate::core::dispatch::{Effect, Outcome, ToolContext};
+use crate::core::message::{Effect, Outcome};
+use crate::tools::ToolContext;
 use crate::tools::support::files::resolve;
 use crate::tools::support::process::{self, Ending, Finished, Keep, Limits};
 use crate::tools::support::text::truncate_middle;

@@ -6,7 +6,8 @@
 //! leaves the file untouched; with a sandbox on, so does a path outside its writable roots
 //! (`ShellSafety::check_write`). It does not edit non-UTF-8 files, fuzzy-match, or replace all.
 
-use crate::core::dispatch::{Outcome, ToolContext};
+use crate::core::message::Outcome;
+use crate::tools::ToolContext;
 use crate::tools::support::files::{Access, resolve, write_atomic};
 use crate::tools::support::text::{first_chars, truncate_middle};
 use serde::Deserialize;

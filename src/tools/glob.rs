@@ -7,7 +7,8 @@
 //! (`bounded`), so a hung mount costs at most `WALK_LIMIT`, or one Ctrl+C.
 //! It does not list directories or read files.
 
-use crate::core::dispatch::{Outcome, ToolContext};
+use crate::core::message::Outcome;
+use crate::tools::ToolContext;
 use crate::tools::support::files::resolve;
 use crate::tools::support::text::echo;
 use crate::tools::support::{bounded, glob_regex, walk};

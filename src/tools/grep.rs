@@ -12,7 +12,8 @@
 //! and a read on a hung mount costs the call, not the session.
 //! It does not do multi-line matches, context lines or replacements.
 
-use crate::core::dispatch::{Outcome, ToolContext};
+use crate::core::message::Outcome;
+use crate::tools::ToolContext;
 use crate::tools::support::files::resolve;
 use crate::tools::support::text::{echo, pattern_too_long};
 use crate::tools::support::{bounded, glob_regex, walk};

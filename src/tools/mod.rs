@@ -1,5 +1,7 @@
 //! The built-in tools, one file each: the leaves of a turn, which a reader may skim. The
-//! dispatch `match` that calls them is `core/dispatch.rs`; what they share is in `support/`.
+//! dispatch `match` that calls them is `core/dispatch.rs`; `pool.rs` runs one reply's calls in
+//! parallel through it; what they share is in `support/`.
+//! Here: `ToolContext`, what every tool is handed.
 
 pub mod agent;
 pub mod bash;
@@ -13,3 +15,25 @@ pub mod support;
 pub mod test_support;
 pub mod todo_write;
 pub mod write_file;
+
+use crate::core::consent::Consent;
+use crate::core::llm::Llm;
+use crate::extras::Extras;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+/// Everything a tool may look at while it runs. Cloned into each pool job.
+#[derive(Clone)]
+pub struct ToolContext {
+    /// The session's tracked working directory when this call started.
+    pub cwd: PathBuf,
+    /// Only the `agent` tool uses these: a sub-agent shares the connection, usage and consent.
+    pub llm: Arc<Llm>,
+    pub consent: Consent,
+    /// Set by Ctrl+C; long-running tools poll it and stop early.
+    pub cancel: Arc<AtomicBool>,
+    /// The session-wide extras (a clone shares them): MCP servers, the bash sandbox, the
+    /// reading threads' count, and what a sub-agent inherits (hooks, instructions).
+    pub extras: Extras,
+}

@@ -9,7 +9,7 @@
 //! still runs, or not, as the user answers.
 
 use super::edit_file;
-use crate::core::dispatch::ToolContext;
+use crate::tools::ToolContext;
 use crate::tools::support::files::resolve;
 use serde_json::Value;
 

@@ -8,7 +8,8 @@
 //! waiting: only what is already in it. The reading runs on a helper thread (`bounded`), so a
 //! file on a hung mount costs at most `READ_LIMIT`, or one Ctrl+C.
 
-use crate::core::dispatch::{Outcome, ToolContext};
+use crate::core::message::Outcome;
+use crate::tools::ToolContext;
 use crate::tools::support::bounded;
 use crate::tools::support::files::resolve;
 use crate::tools::support::text::echo;

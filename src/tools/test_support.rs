@@ -4,8 +4,8 @@
 
 use crate::core::config::Config;
 use crate::core::consent::{Consent, Mode};
-use crate::core::dispatch::ToolContext;
 use crate::core::llm::Llm;
+use crate::tools::ToolContext;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;

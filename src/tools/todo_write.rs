@@ -5,7 +5,9 @@
 //! `Effect::SetTodos` so the loop stores it and `render` can show it in the system prompt.
 //! It does not merge with the previous list or track time.
 
-use crate::core::dispatch::{Effect, Outcome, ToolContext};
+use crate::core::message::{Effect, Outcome};
+use crate::tools::ToolContext;
+use crate::tools::support::todos::{Todo, render};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -46,41 +48,10 @@ pub fn run(args: Args, _ctx: &ToolContext) -> Result<Outcome, String> {
     })
 }
 
-/// One line per task: `[x] done`, `[>] in progress`, `[ ] pending`.
-pub fn render(todos: &[Todo]) -> String {
-    let lines: Vec<String> = todos
-        .iter()
-        .map(|todo| {
-            let mark = match todo.status {
-                Status::Done => "[x]",
-                Status::InProgress => "[>]",
-                Status::Pending => "[ ]",
-            };
-            format!("{mark} {}", todo.content)
-        })
-        .collect();
-    lines.join("\n")
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize, serde::Serialize)]
-pub struct Todo {
-    pub content: String,
-    pub status: Status,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    Pending,
-    InProgress,
-    // Many models were trained on tools that call this "completed".
-    #[serde(alias = "completed")]
-    Done,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::support::todos::Status;
     use crate::tools::test_support::test_context;
     use std::path::Path;
 

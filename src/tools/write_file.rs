@@ -7,7 +7,8 @@
 //! is created (`ShellSafety::check_write`), and the write itself runs confined like bash. It
 //! does not merge, append or back up: the model's `content` is the new file.
 
-use crate::core::dispatch::{Outcome, ToolContext};
+use crate::core::message::Outcome;
+use crate::tools::ToolContext;
 use crate::tools::support::files::{Access, resolve, write_atomic};
 use serde::Deserialize;
 use serde_json::{Value, json};

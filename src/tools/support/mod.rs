@@ -20,5 +20,8 @@ pub mod net;
 pub mod process;
 pub mod provider_errors;
 pub mod shell_words;
+pub mod snip;
 pub mod text;
+pub mod todos;
+pub mod tokens;
 pub mod walk;
