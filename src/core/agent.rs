@@ -87,14 +87,12 @@ impl Agent {
         finish
     }
 
-    /// The loop: the rounds of one task, until an answer, the round cap or an error.
     fn run_loop(
         &mut self,
         on_event: &mut dyn FnMut(Event),
         ask: &mut dyn FnMut(&str, &str) -> Answer,
     ) -> Result<Finish, Error> {
-        let mut tools = dispatch::schemas(self.kind);
-        tools.extend(self.extras.tool_schemas());
+        let tools = [dispatch::schemas(self.kind), self.extras.tool_schemas()].concat();
         for round in 1..=self.max_rounds {
             // 1. A fresh system prompt: the cwd, todos, plan mode or AGENTS.md may have changed.
             self.history[0] = self.system_prompt(&tools);
@@ -246,9 +244,13 @@ impl Agent {
         if self.kind == AgentKind::Main && calls.len() > 1 {
             self.pool.get_or_insert_with(Pool::new);
         }
-        let ctx = self.tool_context();
-        let (consent, extras, pool) = (&mut self.consent, &mut self.extras, self.pool.as_ref());
-        Batch::new(consent, extras, pool, ctx).run(calls, rulings, on_event, ask)
+        let batch = Batch {
+            ctx: self.tool_context(),
+            consent: &mut self.consent,
+            extras: &mut self.extras,
+            pool: self.pool.as_ref(),
+        };
+        batch.run(calls, rulings, on_event, ask)
     }
 
     fn tool_context(&self) -> ToolContext {

@@ -59,28 +59,13 @@ pub fn rule(
 /// What a batch needs from the agent, borrowed for the length of the batch.
 pub struct Batch<'a> {
     pub consent: &'a mut Consent,
-    /// Hooks, checkpoints and the calls started early.
     pub extras: &'a mut Extras,
     /// `None` runs every call inline (a sub-agent already runs on a pool worker).
     pub pool: Option<&'a Pool>,
     pub ctx: ToolContext,
 }
 
-impl<'a> Batch<'a> {
-    pub fn new(
-        consent: &'a mut Consent,
-        extras: &'a mut Extras,
-        pool: Option<&'a Pool>,
-        ctx: ToolContext,
-    ) -> Batch<'a> {
-        Batch {
-            consent,
-            extras,
-            pool,
-            ctx,
-        }
-    }
-
+impl Batch<'_> {
     pub fn run(
         mut self,
         calls: &[ToolCall],
@@ -91,17 +76,14 @@ impl<'a> Batch<'a> {
         let mut settled = Vec::with_capacity(calls.len());
         for (call, ruling) in calls.iter().zip(rulings) {
             let name = &call.name;
-            let summary = preview::summary(name, &call.arguments);
-            on_event(Event::ToolCall {
-                name,
-                summary: &summary,
-            });
+            let summary = &preview::summary(name, &call.arguments);
+            on_event(Event::ToolCall { name, summary });
             // A repeat or a hook veto is answered without asking the user anything.
             settled.push(match ruling {
                 Ruling::Refused(repeated) => Ruling::Refused(repeated),
                 Ruling::Open => match self.extras.before_call(call, &self.ctx.cwd, on_event) {
                     Some(blocked) => Ruling::Refused(blocked),
-                    None => self.settle_consent(call, &summary, on_event, ask),
+                    None => self.settle_consent(call, summary, on_event, ask),
                 },
             });
         }
@@ -120,11 +102,10 @@ impl<'a> Batch<'a> {
                 Ruling::Open => {
                     let ran = ran.next().unwrap_or_else(|| Outcome::text("[interrupted]"));
                     let outcome = self.extras.after_call(call, ran, &self.ctx.cwd, on_event);
-                    let kind = match outcome.text.starts_with("Error") {
-                        true => ResultKind::Failed,
-                        false => ResultKind::Ran,
-                    };
-                    (outcome, kind)
+                    match outcome.text.starts_with("Error") {
+                        true => (outcome, ResultKind::Failed),
+                        false => (outcome, ResultKind::Ran),
+                    }
                 }
             };
             outcomes.push(outcome);
@@ -177,8 +158,7 @@ impl<'a> Batch<'a> {
             // The warning rides in the summary so the question shows it; "always" is not
             // saved: a destructive command is asked about every time.
             Verdict::AskEachTime(why) => {
-                let summary = format!("{summary} -- {why}; asked every time");
-                match ask(name, &summary) {
+                match ask(name, &format!("{summary} -- {why}; asked every time")) {
                     Answer::Once | Answer::Always => Ruling::Open,
                     Answer::Deny => Ruling::Refused(Outcome::text(Consent::denial(name))),
                 }

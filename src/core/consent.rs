@@ -3,12 +3,10 @@
 //! The batch asks `Consent::verdict_for_call` for every call, on the loop's thread; only an
 //! `Ask` or `AskEachTime` reaches the user. A bash command the danger gate
 //! (`tools/support/danger.rs`) calls catastrophic is refused in every mode; a destructive one is
-//! asked about every time, and under `--yes` runs only if the user opted in to it by name. Pure
-//! logic (the "always" list is saved by `extras/permissions.rs`). Below it, the loop guard: the
-//! third identical call in a row (same tool, same arguments) is not run and the model reads
-//! why; the fifth ends the run. The loop asks it about every call of a reply, in order, before
-//! the batch runs (through `Extras::repeated`, which keeps the agent's count), and early start
-//! asks a copy while the reply streams, so a call it will refuse is not started early.
+//! asked about every time, and under `--yes` runs only if opted in to by name. Pure logic (the
+//! "always" list is saved by `extras/permissions.rs`). Below it, the loop guard: the third
+//! identical call in a row is not run, the fifth ends the run. The loop asks it about each call
+//! before the batch (`Extras::repeated`); early start asks a copy while the reply streams.
 
 use crate::core::message::ToolCall;
 use crate::tools::support::danger::{self, Danger};
@@ -169,7 +167,6 @@ pub struct LoopGuard {
     streak: u32,
 }
 
-/// The guard's word on one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Repeat {
     /// Not a repeat worth stopping: the call goes on to consent.
@@ -181,8 +178,7 @@ pub enum Repeat {
 }
 
 impl Repeat {
-    /// As the batch reads it: `Ok(None)` goes on, `Ok(Some)` is refused with this text, `Err`
-    /// stops the run.
+    /// `Ok(None)` goes on, `Ok(Some)` is refused with this text, `Err` stops the run.
     pub fn ruling(self) -> Result<Option<String>, String> {
         match self {
             Repeat::Fine => Ok(None),
@@ -196,10 +192,8 @@ impl LoopGuard {
     pub fn judge(&mut self, call: &ToolCall) -> Repeat {
         let (name, arguments) = (&call.name, &call.arguments);
         // Parsed and printed again, so `{"a":1, "b":2}` and `{"b":2,"a":1}` count as one call.
-        let arguments = match serde_json::from_str::<Value>(arguments) {
-            Ok(value) => value.to_string(),
-            Err(_) => arguments.to_string(),
-        };
+        let arguments = (serde_json::from_str::<Value>(arguments))
+            .map_or_else(|_| arguments.to_string(), |value| value.to_string());
         let this = (name.to_string(), arguments);
         match self.last.as_ref() == Some(&this) {
             true => self.streak += 1,

@@ -1,11 +1,9 @@
-//! Keeping the context window under control: compact the history when the estimate says it
-//! grows too big, or the provider says it did.
-//!
-//! Before every request the agent asks `tier_for(estimate, max_context)`; if a tier comes back
-//! it calls `compact_and_tell`: three tiers, cheapest first: snip big tool results, summarise
-//! old turns (a model call), collapse all but the last few messages; after a "too long" answer,
-//! one tier `harder`. `compact` itself is pure (the summary comes through a closure; when the
-//! model fails, `Extras::summary_without_model` makes one).
+//! Compaction: shrink the history when the estimate says it grows too big, or the provider
+//! says it did. Before every request the agent asks `tier_for(estimate, max_context)`; if a
+//! tier comes back it calls `compact_and_tell`: three tiers, cheapest first: snip big tool
+//! results, summarise old turns (a model call), collapse all but the last few messages; after a
+//! "too long" answer, one tier `harder`. `compact` itself is pure (the summary comes through a
+//! closure; when the model fails, `Extras::summary_without_model` makes one).
 
 use crate::core::event::Event;
 use crate::core::llm::Llm;
@@ -169,10 +167,8 @@ fn summarise_before(
         ),
     };
     let text = truncate_middle(text.trim(), SUMMARY_MAX_CHARS);
-    let body = format!(
-        "{SUMMARY_HEADER}\n{}\n\n{text}",
-        prompt::task_lines(history)
-    );
+    let task = prompt::task_lines(history);
+    let body = format!("{SUMMARY_HEADER}\n{task}\n\n{text}");
     history.splice(1..split, [Message::user(&body)]);
     source
 }

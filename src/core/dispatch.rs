@@ -158,8 +158,7 @@ impl Pool {
         result
     }
 
-    /// Queue one chain of calls (each with its index) and return at once: each outcome arrives
-    /// on `done`.
+    /// Queue one chain of calls (each with its index); each outcome arrives on `done`.
     fn send(
         &self,
         calls: Vec<(usize, ToolCall)>,
@@ -211,14 +210,9 @@ fn chains(calls: &[&ToolCall], ctx: &ToolContext) -> Vec<Vec<(usize, ToolCall)>>
     for (index, call) in calls.iter().enumerate() {
         let entry = (index, (*call).clone());
         let target = written_file(call).map(|path| resolve(&ctx.cwd, &path));
-        let earlier = target.as_ref().and_then(|t| {
-            writers
-                .iter()
-                .find(|(path, _)| path == t)
-                .map(|(_, chain)| *chain)
-        });
+        let earlier = (writers.iter()).find(|(path, _)| Some(path) == target.as_ref());
         match earlier {
-            Some(chain) => chains[chain].push(entry),
+            Some((_, chain)) => chains[*chain].push(entry),
             None => {
                 if let Some(path) = target {
                     writers.push((path, chains.len()));

@@ -1,10 +1,7 @@
 //! What we tell the model, and how big it is: the system prompt, rebuilt every round (where
 //! the model is, its tools, the rules, plan mode, the todo list); the summary's form and the
 //! request compaction (`context.rs`) sends for one; and the token estimate. It sends nothing.
-//!
-//! The estimate of a message counts its text with `tools/support/tokens.rs`. No tokenizer: a
-//! rough figure is all compaction needs (`extras/calibration.rs` anchors it on the provider's
-//! own count).
+//! No tokenizer: a rough estimate is all compaction needs (`extras/calibration.rs` anchors it).
 
 use crate::core::consent::Plan;
 use crate::core::message::{Message, Role};
