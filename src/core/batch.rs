@@ -94,10 +94,8 @@ impl Batch<'_> {
         self.extras.before_calls(&allowed, &self.ctx.cwd, on_event);
         let mut ran = self.run_allowed(&allowed).into_iter();
         self.extras.calls_ran();
-        let mut outcomes: Vec<Outcome> = Vec::with_capacity(calls.len());
-        let mut kinds = Vec::with_capacity(calls.len());
-        for (call, ruling) in calls.iter().zip(settled) {
-            let (outcome, kind) = match ruling {
+        let (outcomes, kinds): (Vec<Outcome>, Vec<ResultKind>) = (calls.iter().zip(settled))
+            .map(|(call, ruling)| match ruling {
                 Ruling::Refused(refused) => (refused, ResultKind::Refused),
                 Ruling::Open => {
                     let ran = ran.next().unwrap_or_else(|| Outcome::text("[interrupted]"));
@@ -107,10 +105,8 @@ impl Batch<'_> {
                         false => (outcome, ResultKind::Ran),
                     }
                 }
-            };
-            outcomes.push(outcome);
-            kinds.push(kind);
-        }
+            })
+            .unzip();
         // Results are shown once every call has its outcome (PostToolUse notices come first).
         for ((call, outcome), kind) in calls.iter().zip(&outcomes).zip(kinds) {
             let (name, text) = (&call.name, &outcome.text);
@@ -145,12 +141,9 @@ impl Batch<'_> {
         let name = call.name.as_str();
         let verdict = (self.consent).verdict_for_call(name, &call.arguments);
         if matches!(verdict, Verdict::Ask | Verdict::AskEachTime(_))
-            && let Some(preview) = preview::preview(name, &call.arguments, &self.ctx)
+            && let Some(preview) = &preview::preview(name, &call.arguments, &self.ctx)
         {
-            on_event(Event::Proposed {
-                name,
-                preview: &preview,
-            });
+            on_event(Event::Proposed { name, preview });
         }
         match verdict {
             Verdict::Run => Ruling::Open,

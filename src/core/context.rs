@@ -154,17 +154,14 @@ fn summarise_before(
     summarise: &mut dyn FnMut(Vec<Message>) -> Result<String, String>,
 ) -> SummarySource {
     let old = &history[1..split];
-    let reply =
-        summarise(prompt::summary_prompt(old)).and_then(|text| match text.trim().is_empty() {
-            true => Err("the model returned an empty summary".to_string()),
-            false => Ok(text),
-        });
-    let (text, source) = match reply {
-        Ok(text) => (text, SummarySource::Model),
-        Err(why) => (
-            Extras::summary_without_model(old),
-            SummarySource::Fallback(why),
-        ),
+    let fallback = |why| {
+        let text = Extras::summary_without_model(old);
+        (text, SummarySource::Fallback(why))
+    };
+    let (text, source) = match summarise(prompt::summary_prompt(old)) {
+        Ok(text) if !text.trim().is_empty() => (text, SummarySource::Model),
+        Ok(_) => fallback("the model returned an empty summary".to_string()),
+        Err(why) => fallback(why),
     };
     let text = truncate_middle(text.trim(), SUMMARY_MAX_CHARS);
     let task = prompt::task_lines(history);

@@ -72,12 +72,13 @@ impl From<WireCall> for ToolCall {
 
 impl From<ToolCall> for WireCall {
     fn from(call: ToolCall) -> WireCall {
-        let (name, arguments) = (call.name, call.arguments);
-        let function = WireFunction { name, arguments };
         WireCall {
             id: call.id,
             kind: "function".to_string(),
-            function,
+            function: WireFunction {
+                name: call.name,
+                arguments: call.arguments,
+            },
         }
     }
 }
@@ -90,7 +91,6 @@ pub struct Reply {
     /// In index order.
     pub tool_calls: Vec<ToolCall>,
     pub finish_reason: Option<String>,
-    /// None if the provider sent none.
     pub usage: Option<Usage>,
 }
 
@@ -161,6 +161,7 @@ pub fn repair_tool_pairs(history: &mut Vec<Message>) -> usize {
     let mut repaired = Vec::with_capacity(history.len());
     let mut repairs = 0;
     let mut open: Vec<String> = Vec::new();
+    let interrupted = |id: String| Message::tool_result(&id, "[interrupted]");
     for message in history.drain(..) {
         if message.role == Role::Tool {
             let id = message.tool_call_id.clone().unwrap_or_default();
@@ -175,18 +176,14 @@ pub fn repair_tool_pairs(history: &mut Vec<Message>) -> usize {
         }
         // Any other message closes the previous call group: answer what is still open.
         repairs += open.len();
-        for id in open.drain(..) {
-            repaired.push(Message::tool_result(&id, "[interrupted]"));
-        }
+        repaired.extend(open.drain(..).map(interrupted));
         if message.role == Role::Assistant {
             open = message.tool_calls.iter().map(|c| c.id.clone()).collect();
         }
         repaired.push(message);
     }
     repairs += open.len();
-    for id in open.drain(..) {
-        repaired.push(Message::tool_result(&id, "[interrupted]"));
-    }
+    repaired.extend(open.drain(..).map(interrupted));
     *history = repaired;
     repairs
 }
