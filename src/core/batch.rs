@@ -4,8 +4,7 @@
 //! PreToolUse hooks and consent (asking the user if need be) refuse it; checkpoint what the
 //! allowed calls will change. Then those run (on the pool when there are several), the
 //! PostToolUse hooks see each result, and every call gets exactly one outcome, in call order.
-//! Hooks, checkpoints and the calls started early are reached through `Extras`. It never
-//! touches the history: the loop appends the results.
+//! It never touches the history: the loop appends the results.
 
 use crate::core::consent::{Answer, Consent, Verdict};
 use crate::core::dispatch;

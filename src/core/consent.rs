@@ -178,7 +178,6 @@ pub enum Repeat {
 }
 
 impl Repeat {
-    /// `Ok(None)` goes on, `Ok(Some)` is refused with this text, `Err` stops the run.
     pub fn ruling(self) -> Result<Option<String>, String> {
         match self {
             Repeat::Fine => Ok(None),

@@ -94,9 +94,8 @@ pub enum SummarySource {
     Fallback(String),
 }
 
-/// Compact `history` at `tier` (applying every cheaper tier too). `summarise` gets the messages to
-/// condense (already formatted as one prompt: see `prompt::summary_prompt`) and returns the summary text
-/// from a non-streamed model call, or Err(reason).
+/// Compact `history` at `tier` (and every cheaper tier). `summarise` gets the request
+/// `prompt::summary_prompt` made and returns a non-streamed model call's text, or why not.
 pub fn compact(
     history: &mut Vec<Message>,
     tier: Tier,

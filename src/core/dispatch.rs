@@ -1,11 +1,10 @@
 //! The eight built-in tools: their schemas, the one `match` that dispatches a call, and the
 //! pool of 8 worker threads that runs one reply's calls in parallel.
 //!
-//! The batch hands a call here (inline, or through the pool) and gets an
-//! `Outcome`: the text the model reads, and an `Effect` the loop applies in call order (a new
-//! working directory, a new todo list). Tools never touch the history and never return an
-//! `Error`: every failure is text for the model. MCP tools are reached through the context's
-//! `Extras`. Consent is settled before; nothing here asks.
+//! The batch hands a call here (inline, or through the pool) and gets an `Outcome`
+//! (`message.rs`). Tools never touch the history and never return an `Error`: every failure is
+//! text for the model. MCP tools are reached through `Extras`. Consent is settled before;
+//! nothing here asks.
 
 use crate::core::message::{Outcome, ToolCall};
 use crate::core::prompt::AgentKind;
@@ -117,7 +116,7 @@ struct Job {
 }
 
 impl Pool {
-    pub fn new() -> Pool {
+    pub(crate) fn new() -> Pool {
         let (jobs, queue) = crossbeam_channel::unbounded::<Job>();
         let workers = (0..WORKERS)
             .map(|_| {
@@ -169,12 +168,6 @@ impl Pool {
         if let Some(jobs) = &self.jobs {
             let _ = jobs.send(Job { calls, ctx, done });
         }
-    }
-}
-
-impl Default for Pool {
-    fn default() -> Pool {
-        Pool::new()
     }
 }
 
