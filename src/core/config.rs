@@ -1,11 +1,9 @@
 //! The config struct: where the model is, the key, which model, the limits and the timeouts.
-//! Built once before the first turn, then only read by every request of the session.
-//! `Config::default()` holds the documented defaults; the binary reads the `CORECODER_*`
-//! variables over them in `app/variables.rs`. Nothing here reads a variable, file or flag.
+//! Built once before the first turn, then only read; `Config::default()` is the documented
+//! defaults. Nothing here reads a variable, file or flag (`app/variables.rs` does).
 
 use std::time::Duration;
 
-/// Where the model is and how to ask it. Shared by every request of a session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     pub api_key: Option<String>,
@@ -37,7 +35,6 @@ pub enum ToolChoice {
     Auto,
     /// Every reply must call a tool: the model can never answer, so a task ends at the round cap.
     Required,
-    /// The model may not call tools.
     NoCalls,
 }
 
@@ -51,7 +48,7 @@ impl ToolChoice {
     }
 }
 
-/// The documented defaults, with no key: a starting point for embedding programs.
+/// With no key: a starting point for embedding programs.
 impl Default for Config {
     fn default() -> Config {
         Config {
