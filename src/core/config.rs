@@ -15,8 +15,7 @@ pub struct Config {
     pub max_tokens: u32,
     pub temperature: f64,
     pub max_context: u32,
-    /// How long a stream may go without a `data:` event before it counts as broken (and is
-    /// retried); comments such as `: ping` do not count.
+    /// Longest wait for a `data:` event (`: ping` does not count); then the stream is retried.
     pub idle_timeout: Duration,
     /// How long one reply may take in all, however steadily it trickles; then the run fails.
     pub request_timeout: Duration,

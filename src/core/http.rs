@@ -61,7 +61,6 @@ pub fn post(http: &ureq::Agent, url: &str, key: Option<&str>, body: &Value) -> A
         .send(body.to_string())
 }
 
-/// A connection-level error a second try could fix.
 pub fn is_transient(error: &ureq::Error) -> bool {
     use ureq::Error::{ConnectionFailed, HostNotFound, Io, Protocol, Timeout};
     matches!(

@@ -59,8 +59,7 @@ impl Llm {
         &self.config
     }
 
-    /// A whole answer that no one watches (the compaction summary): the same streamed request
-    /// without tools, collected, so retries, adaptation and cost work exactly as for a turn.
+    /// The compaction summary: `stream` without tools, collected, so retries and cost still apply.
     pub fn complete(
         &self,
         messages: &[Message],
@@ -114,8 +113,7 @@ impl Llm {
         }
     }
 
-    /// One attempt that Ctrl+C cuts off at once, even while the server is silent: a watcher
-    /// thread shuts the HTTP agent down, which wakes the blocked read.
+    /// One attempt Ctrl+C cuts off even while the server is silent: a watcher shuts the agent down.
     fn attempt_interruptibly(
         &self,
         model: &str,

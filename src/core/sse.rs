@@ -175,8 +175,7 @@ impl Parser {
                 return Err(Error::Stream(Broke::Malformed(start)));
             }
             _ => {
-                let said = json_error_message(data);
-                let said = said.unwrap_or_else(|| data.trim().to_string());
+                let said = json_error_message(data).unwrap_or_else(|| data.trim().to_string());
                 return Err(Error::Stream(Broke::Provider(said)));
             }
         };
@@ -234,8 +233,7 @@ impl Parser {
         Ok(())
     }
 
-    /// `bytes` more join the reply; past `MAX_REPLY` the attempt fails, so an endless reply
-    /// cannot fill memory.
+    /// Past `MAX_REPLY` in all the attempt fails, so an endless reply cannot fill memory.
     fn keep(&mut self, bytes: usize) -> Result<(), Error> {
         self.kept += bytes;
         match self.kept > MAX_REPLY {

@@ -51,7 +51,7 @@ impl<'de: 'a, 'a> Visitor<'de> for FirstChoice<'a> {
 #[derive(Deserialize)]
 pub(crate) struct WireChoice<'a> {
     pub(crate) index: Option<u32>,
-    /// A whole completion's `message` has a delta's shape (see `sse::whole_completion`).
+    /// A whole completion's `message` has a delta's shape (`not_a_stream::whole_completion`).
     #[serde(borrow, alias = "message")]
     pub(crate) delta: Option<WireDelta<'a>>,
     pub(crate) finish_reason: Option<Box<str>>,
