@@ -1,11 +1,9 @@
 //! The config struct: where the model is, the key, which model, the limits and the timeouts.
-//! Built once before the first turn, then only read by every request of the session.
-//! `Config::default()` holds the documented defaults; the binary reads the `CORECODER_*`
-//! variables over them in `app/variables.rs`. Nothing here reads a variable, file or flag.
+//! Built once before the first turn, then only read; `Config::default()` is the documented
+//! defaults. Nothing here reads a variable, file or flag (`app/variables.rs` does).
 
 use std::time::Duration;
 
-/// Where the model is and how to ask it. Shared by every request of a session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     pub api_key: Option<String>,
@@ -17,8 +15,7 @@ pub struct Config {
     pub max_tokens: u32,
     pub temperature: f64,
     pub max_context: u32,
-    /// How long a stream may go without a `data:` event before it counts as broken (and is
-    /// retried); comments such as `: ping` do not count.
+    /// Longest wait for a `data:` event (`: ping` does not count); then the stream is retried.
     pub idle_timeout: Duration,
     /// How long one reply may take in all, however steadily it trickles; then the run fails.
     pub request_timeout: Duration,
@@ -37,7 +34,6 @@ pub enum ToolChoice {
     Auto,
     /// Every reply must call a tool: the model can never answer, so a task ends at the round cap.
     Required,
-    /// The model may not call tools.
     NoCalls,
 }
 
@@ -51,7 +47,7 @@ impl ToolChoice {
     }
 }
 
-/// The documented defaults, with no key: a starting point for embedding programs.
+/// With no key: a starting point for embedding programs.
 impl Default for Config {
     fn default() -> Config {
         Config {

@@ -1,8 +1,7 @@
-//! The HTTP side of the LLM client: the `ureq` agent (timeouts, the system's roots and proxy
-//! from `tools/support/net.rs`), POST, and which connection errors a second try could fix.
-//! The agent is built once, when `Llm::new` runs. Nothing here decides whether to retry (that
-//! is `llm.rs`) or reads an answer: an event stream is `sse.rs`'s, a 200 that is not one
-//! `Extras::quirks`', an error answer `tools/support/provider_errors.rs`'s.
+//! The HTTP side of the LLM client: the `ureq` agent (built once by `Llm::new`; the system's
+//! roots and proxy from `tools/support/net.rs`), POST, and which connection errors a second try
+//! could fix. Whether to retry is `llm.rs`'s; reading an answer `sse.rs`'s, `Extras::quirks`'
+//! (a 200 that is not a stream) or `tools/support/provider_errors.rs`'s (an error answer).
 
 use crate::core::config::Config;
 use crate::tools::support::net;
@@ -50,20 +49,18 @@ pub fn agent(config: &Config) -> ureq::Agent {
         .into()
 }
 
-/// POST `body` to `url`, with the key, if there is one, in its header.
 pub fn post(http: &ureq::Agent, url: &str, key: Option<&str>, body: &Value) -> Answer {
     let mut request = http.post(url);
     // Local servers run without a key; sending "Bearer " with nothing after it confuses some.
     if let Some(key) = key {
         request = request.header("Authorization", &format!("Bearer {key}"));
     }
-    let request = request.header("Content-Type", "application/json");
     request
+        .header("Content-Type", "application/json")
         .header("Accept", "text/event-stream")
         .send(body.to_string())
 }
 
-/// A connection-level error a second try could fix.
 pub fn is_transient(error: &ureq::Error) -> bool {
     use ureq::Error::{ConnectionFailed, HostNotFound, Io, Protocol, Timeout};
     matches!(

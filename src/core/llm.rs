@@ -1,19 +1,13 @@
-//! The LLM client: one streamed chat-completions request, retried when what failed is
-//! transient. The loop calls `Llm::stream` once per round: it POSTs the history (`http.rs`),
-//! hands the body to `sse::read_stream` and returns the `Reply`; each attempt ends in a `Next`
-//! (adapt, retry, fall back, stop). Retries re-issue the *whole* request; there is no other
-//! retry layer. What real providers need besides (the body rewrites a 400 teaches, a 200 that
-//! is not a stream, the wordings of "too long") is `extras.quirks`'; spending, the fallback
-//! models and the trace are `extras.account`'s. It does not parse tool arguments, run tools or
-//! touch the history.
+//! The LLM client: the loop calls `Llm::stream` once per round; it POSTs the history
+//! (`http.rs`), hands the body to `sse::read_stream` and returns the `Reply`, retrying the *whole*
+//! request when what failed is transient (there is no other retry layer). Provider oddities
+//! are `extras.quirks`'; spending, fallback models and the trace `extras.account`'s. It does
+//! not parse tool arguments, run tools or touch the history.
 
 use crate::core::config::Config;
-use crate::core::event::Event;
-use crate::core::event::{Broke, Error};
-use crate::core::http;
+use crate::core::event::{Broke, Error, Event};
 use crate::core::message::{Message, Reply};
-use crate::core::sse;
-use crate::core::wire;
+use crate::core::{http, sse, wire};
 use crate::extras::Extras;
 use crate::tools::support::cancel::{self, Cancelled, sleep_unless_cancelled};
 use crate::tools::support::{net, provider_errors};
@@ -65,8 +59,7 @@ impl Llm {
         &self.config
     }
 
-    /// A whole answer that no one watches (the compaction summary): the same streamed request
-    /// without tools, collected, so retries, adaptation and cost work exactly as for a turn.
+    /// The compaction summary: `stream` without tools, collected, so retries and cost still apply.
     pub fn complete(
         &self,
         messages: &[Message],
@@ -91,9 +84,9 @@ impl Llm {
         let mut retries = 0;
         loop {
             let model = account.model(&self.config);
-            let why = match self
-                .attempt_interruptibly(&model, messages, tools, extras, cancel, on_event)
-            {
+            let next =
+                self.attempt_interruptibly(&model, messages, tools, extras, cancel, on_event);
+            let why = match next {
                 Next::Replied(reply) => {
                     account.count(&model, &reply, messages);
                     return Ok(reply);
@@ -120,8 +113,7 @@ impl Llm {
         }
     }
 
-    /// One attempt that Ctrl+C cuts off at once, even while the server is silent: a watcher
-    /// thread shuts the HTTP agent down, which wakes the blocked read.
+    /// One attempt Ctrl+C cuts off even while the server is silent: a watcher shuts the agent down.
     fn attempt_interruptibly(
         &self,
         model: &str,
@@ -238,8 +230,7 @@ impl Llm {
         }
     }
 
-    /// The context window to compact for: the configured one, or the provider's if it said
-    /// less in a "too long" answer (`Extras::quirks` learnt it).
+    /// The configured context window, or less if a "too long" answer said so (`Extras::quirks`).
     pub fn context_limit(&self, extras: &Extras) -> usize {
         extras.quirks.context_limit(&self.config)
     }
@@ -253,9 +244,8 @@ fn stream_failure(error: Error, config: &Config) -> Next {
         }
         Error::Stream(Broke::Deadline) => {
             let secs = config.request_timeout.as_secs();
-            return Next::Stop(Error::Api(format!(
-                "{error} (CORECODER_REQUEST_TIMEOUT, {secs} s)"
-            )));
+            let why = format!("{error} (CORECODER_REQUEST_TIMEOUT, {secs} s)");
+            return Next::Stop(Error::Api(why));
         }
         Error::Stream(Broke::TooLarge(_)) => {
             let (reply, line) = (sse::MAX_REPLY >> 20, sse::MAX_LINE >> 20);

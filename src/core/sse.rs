@@ -1,14 +1,11 @@
-//! The blocking reader of a streamed chat-completions reply (Server-Sent Events). `llm.rs`
-//! hands it the body of a 200; `read_stream` reads it line by line, passes text and reasoning
-//! on as they arrive and puts the tool calls together (`wire::Calls`) into one `Reply`.
-//! Providers differ from the OpenAI shape in many small ways (missing indices, repeated ids, no
-//! blank lines, errors inside a 200 stream); `Parser` absorbs them (see `fixtures/sse/`). What a
-//! server sends is bounded: `MAX_LINE` and `MAX_REPLY` in bytes, `http::Limits` in time (the
-//! clock is `tools/support/clocked.rs`); a chunk it cannot read fails the reply. No network
-//! I/O, no retries, no parsing of tool arguments here.
+//! The blocking reader of a streamed chat-completions reply (Server-Sent Events): `llm.rs` hands
+//! it the body of a 200; `read_stream` reads it line by line, passes text and reasoning on as
+//! they arrive and puts the tool calls together (`wire::Calls`) into one `Reply`. `Parser`
+//! absorbs how providers differ from OpenAI's shape (`fixtures/sse/`). Bounded: `MAX_LINE` and
+//! `MAX_REPLY` in bytes, `http::Limits` in time (`tools/support/clocked.rs`); a chunk it
+//! cannot read fails the reply. No network I/O, no retries, no parsing of tool arguments.
 
-use crate::core::event::Event;
-use crate::core::event::{Broke, Error};
+use crate::core::event::{Broke, Error, Event};
 use crate::core::http::Limits;
 use crate::core::message::{Reply, Usage};
 use crate::core::wire::{Calls, Chunk, FirstChoice, WireChoice, WireToolCall};
@@ -178,8 +175,7 @@ impl Parser {
                 return Err(Error::Stream(Broke::Malformed(start)));
             }
             _ => {
-                let said = json_error_message(data);
-                let said = said.unwrap_or_else(|| data.trim().to_string());
+                let said = json_error_message(data).unwrap_or_else(|| data.trim().to_string());
                 return Err(Error::Stream(Broke::Provider(said)));
             }
         };
@@ -237,8 +233,7 @@ impl Parser {
         Ok(())
     }
 
-    /// `bytes` more join the reply; past `MAX_REPLY` the attempt fails, so an endless reply
-    /// cannot fill memory.
+    /// Past `MAX_REPLY` in all the attempt fails, so an endless reply cannot fill memory.
     fn keep(&mut self, bytes: usize) -> Result<(), Error> {
         self.kept += bytes;
         match self.kept > MAX_REPLY {

@@ -1,8 +1,7 @@
-//! What goes over the wire: the request body as the protocol has it (`request_body`), the
-//! shapes of a streamed chunk (only the fields `sse.rs`'s parser reads; they borrow and stay
-//! small, since this runs for every delta: DESIGN.md, "SSE chunks"), and the tool calls put
-//! back together from their fragments (`Calls`). Nothing here sends or reads a byte, or judges
-//! a call's arguments beyond "a whole JSON object"; the tools do.
+//! What goes over the wire: the request body (`request_body`), the shapes of a streamed chunk
+//! (only the fields `sse.rs` reads; they borrow and stay small, since this runs for every delta:
+//! DESIGN.md, "SSE chunks") and the tool calls put back together from their fragments (`Calls`).
+//! Nothing here sends or reads a byte, or judges arguments beyond "a whole JSON object".
 
 use crate::core::config::Config;
 use crate::core::event::Event;
@@ -52,7 +51,7 @@ impl<'de: 'a, 'a> Visitor<'de> for FirstChoice<'a> {
 #[derive(Deserialize)]
 pub(crate) struct WireChoice<'a> {
     pub(crate) index: Option<u32>,
-    /// A whole completion's `message` has a delta's shape (see `sse::whole_completion`).
+    /// A whole completion's `message` has a delta's shape (`not_a_stream::whole_completion`).
     #[serde(borrow, alias = "message")]
     pub(crate) delta: Option<WireDelta<'a>>,
     pub(crate) finish_reason: Option<Box<str>>,
@@ -108,8 +107,7 @@ pub(crate) struct WireUsageDetails {
 pub(crate) struct Calls {
     /// Calls in order of first appearance, each with the index the provider gave it.
     calls: Vec<(u64, ToolCall)>,
-    /// Which calls `announce_ready` has judged, and how deep in JSON each one's arguments are.
-    announced: Vec<bool>,
+    /// How deep in JSON each call's arguments are; once closed, the call is judged and final.
     depths: Vec<JsonDepth>,
 }
 
@@ -117,19 +115,15 @@ impl Calls {
     /// A call is finished once its arguments are a whole JSON object: nothing valid can follow
     /// a closing brace. Say so once per call, as soon as it happens.
     pub(crate) fn announce_ready(&mut self, on_delta: &mut dyn FnMut(Event)) {
-        self.announced.resize(self.calls.len(), false);
         self.depths.resize(self.calls.len(), JsonDepth::default());
-        let judged = self.announced.iter_mut().zip(&mut self.depths);
-        for ((_, call), (announced, depth)) in self.calls.iter().zip(judged) {
-            if *announced {
+        for ((_, call), depth) in self.calls.iter().zip(&mut self.depths) {
+            if depth.is_closed() {
                 continue;
             }
             depth.update(&call.arguments);
-            if depth.is_closed() {
-                *announced = true;
-                if serde_json::from_str::<IgnoredAny>(&call.arguments).is_ok() {
-                    on_delta(Event::CallReady(call));
-                }
+            let whole = depth.is_closed();
+            if whole && serde_json::from_str::<IgnoredAny>(&call.arguments).is_ok() {
+                on_delta(Event::CallReady(call));
             }
         }
     }
@@ -147,7 +141,7 @@ impl Calls {
             call.id = id;
         }
         // An announced call may already be running (read-only calls start early): it is final.
-        let judged = self.announced.get(slot).is_some_and(|a| *a);
+        let judged = self.depths.get(slot).is_some_and(JsonDepth::is_closed);
         let Some(function) = fragment.function.filter(|_| !judged) else {
             return added;
         };
@@ -198,8 +192,7 @@ impl Calls {
     }
 }
 
-/// The body of a streamed chat-completions request, as the protocol has it (a provider that
-/// takes it otherwise gets it rewritten: `Extras::quirks`).
+/// As the protocol has it; a provider that takes it otherwise gets it rewritten (`Extras::quirks`).
 pub fn request_body(config: &Config, model: &str, messages: &[Message], tools: &[Value]) -> Value {
     let mut body = json!({"model": model, "messages": messages, "stream": true});
     if !tools.is_empty() {
