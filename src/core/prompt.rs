@@ -68,8 +68,7 @@ pub fn system_prompt(now: &Situation) -> String {
         tool_names.join(", "),
     );
     if !now.instructions.is_empty() {
-        prompt.push_str("\n# Project instructions\n\n");
-        prompt.push_str(now.instructions);
+        prompt.push_str(&format!("\n# Project instructions\n\n{}", now.instructions));
     }
     if now.kind == AgentKind::SubAgent {
         prompt.push_str("You are a sub-agent: finish the task you were given and report back.\n");
@@ -78,9 +77,8 @@ pub fn system_prompt(now: &Situation) -> String {
         prompt.push_str(PLAN_MODE);
     }
     if !now.todos.is_empty() {
-        prompt.push_str("\nCurrent todo list:\n");
-        prompt.push_str(&todos::render(now.todos));
-        prompt.push('\n');
+        let list = todos::render(now.todos);
+        prompt.push_str(&format!("\nCurrent todo list:\n{list}\n"));
     }
     prompt
 }
