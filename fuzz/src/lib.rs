@@ -8,14 +8,14 @@
 
 use corecoder::core::config::Config;
 use corecoder::core::consent::{Consent, Mode};
-use corecoder::core::llm::Llm;
-use corecoder::tools::support::shell_words::{self, SimpleCommand};
 use corecoder::core::dispatch;
-use corecoder::tools::ToolContext;
 use corecoder::core::event::Event;
+use corecoder::core::llm::Llm;
 use corecoder::core::{message, sse};
 use corecoder::extras::{hooks, mcp, mcp_wire, session};
+use corecoder::tools::ToolContext;
 use corecoder::tools::support::danger;
+use corecoder::tools::support::shell_words::{self, SimpleCommand};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -79,8 +79,12 @@ pub fn sse_stream(data: &[u8]) {
             announced.push(call.clone());
         }
     };
-    let Ok(reply) = sse::read_stream(&mut &data[..], &cancel, &corecoder::core::http::Limits::NONE, &mut on_delta)
-    else {
+    let Ok(reply) = sse::read_stream(
+        &mut &data[..],
+        &cancel,
+        &corecoder::core::http::Limits::NONE,
+        &mut on_delta,
+    ) else {
         return;
     };
     // The history we send back needs an id on every call.
