@@ -102,8 +102,10 @@ impl Agent {
             self.extras.round_started(on_event);
 
             // 3. Keep the prompt inside the context window: snip, summarise or collapse.
+            // The configured window, or less if a "too long" answer said so (`Extras::quirks`).
+            let limit = self.extras.quirks.context_limit(self.llm.config());
             let tokens = self.extras.prompt_tokens(&self.history);
-            if let Some(tier) = context::tier_for(tokens, self.llm.context_limit(&self.extras)) {
+            if let Some(tier) = context::tier_for(tokens, limit) {
                 self.compact(tier, on_event);
             }
 
@@ -186,7 +188,7 @@ impl Agent {
             Err(Error::ContextTooLong(message)) => {
                 let (history, config) = (&self.history, self.llm.config());
                 let tokens = (self.extras).overflowed(&message, history, config, on_event);
-                let limit = self.llm.context_limit(&self.extras);
+                let limit = self.extras.quirks.context_limit(config);
                 match self.compact(context::harder(context::tier_for(tokens, limit)), on_event) {
                     report if report.after < report.before => self.stream_reply(tools, on_event),
                     _ => Err(Error::ContextTooLong(message)),

@@ -61,8 +61,11 @@ pub fn compact_and_tell(
     tier: Tier,
     on_event: &mut dyn FnMut(Event),
 ) -> Report {
-    let mut summarise =
-        |prompt: Vec<Message>| (llm.complete(&prompt, extras, cancel)).map_err(|e| e.to_string());
+    // `stream` without tools, collected, so retries and cost still apply.
+    let mut summarise = |prompt: Vec<Message>| {
+        let reply = llm.stream(&prompt, &[], extras, cancel, &mut |_| {});
+        reply.map(|reply| reply.text).map_err(|e| e.to_string())
+    };
     let report = compact(history, tier, &mut summarise);
     extras.history_compacted();
     if report.after < report.before {

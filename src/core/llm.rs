@@ -59,16 +59,6 @@ impl Llm {
         &self.config
     }
 
-    /// The compaction summary: `stream` without tools, collected, so retries and cost still apply.
-    pub fn complete(
-        &self,
-        messages: &[Message],
-        extras: &Extras,
-        cancel: &AtomicBool,
-    ) -> Result<String, Error> {
-        (self.stream(messages, &[], extras, cancel, &mut |_| {})).map(|reply| reply.text)
-    }
-
     /// Send the history and stream the reply, retrying transient failures with backoff (about
     /// 1, 2, 4, 8 s) and moving to the next fallback model when one keeps failing.
     pub fn stream(
@@ -228,11 +218,6 @@ impl Llm {
             404 => Next::Fallback(why),
             _ => Next::Stop(Error::Api(why)),
         }
-    }
-
-    /// The configured context window, or less if a "too long" answer said so (`Extras::quirks`).
-    pub fn context_limit(&self, extras: &Extras) -> usize {
-        extras.quirks.context_limit(&self.config)
     }
 }
 
