@@ -102,7 +102,6 @@ impl Agent {
             self.extras.round_started(on_event);
 
             // 3. Keep the prompt inside the context window: snip, summarise or collapse.
-            // The configured window, or less if a "too long" answer said so (`Extras::quirks`).
             let limit = self.extras.quirks.context_limit(self.llm.config());
             let tokens = self.extras.prompt_tokens(&self.history);
             if let Some(tier) = context::tier_for(tokens, limit) {
