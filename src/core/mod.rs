@@ -18,12 +18,12 @@ pub mod http; // HTTP for the client
 
 pub mod sse; // the SSE parser: lines in, text and reassembled tool calls out
 
-pub mod wire; // the wire shapes: the request body, the 400 adaptations, a chunk's fields
+pub mod wire; // the wire shapes: the request body, a chunk's fields, calls from their fragments
 
 pub mod batch; // one reply's calls: the guard, hooks, consent, checkpoints, the pool, results
 
 pub mod consent; // consent (may this call run, must the user be asked?) and the loop guard
 
-pub mod dispatch; // the tools' schemas and the one dispatch `match` (the pool: `tools/pool.rs`)
+pub mod dispatch; // the tools' schemas, the one dispatch `match`, the pool of 8 workers
 
 pub mod config; // the config struct

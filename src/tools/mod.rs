@@ -1,6 +1,6 @@
 //! The built-in tools, one file each: the leaves of a turn, which a reader may skim. The
-//! dispatch `match` that calls them is `core/dispatch.rs`; `pool.rs` runs one reply's calls in
-//! parallel through it; what they share is in `support/`.
+//! dispatch `match` that calls them, and the pool that runs one reply's calls in parallel
+//! through it, are `core/dispatch.rs`; what they share is in `support/`.
 //! Here: `ToolContext`, what every tool is handed.
 
 pub mod agent;
