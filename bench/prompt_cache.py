@@ -23,8 +23,7 @@ long    "cache breaks in a long session": 200 `-p` rounds, each reading an 8 KB 
 size    "cost per round vs history size": the history is grown to about 10k, 100k and 1M tokens
         with big reads, then 20 small rounds follow; CPU per round = the process's user+sys of
         (grow + 20 rounds) minus that of (grow) alone, over 20; median of 3. Peak RSS is the
-        process's own high-water mark (VmHWM), sampled every millisecond once it has exec'd.
-        The peer runs 10k and 100k only (as the issue's row asks).
+        process's own VmHWM, sampled every millisecond once exec'd. The peer: 10k and 100k.
 """
 import argparse, http.server, json, math, os, statistics, subprocess, sys, tempfile, threading, time
 
@@ -130,7 +129,8 @@ def render(request):
     `max_tokens`, do not reach the prompt). Also where each part starts: ("tools" | "system" |
     "message", offset)."""
     parts = [("tools", t) for t in request.get("tools") or []]
-    parts += [("system" if m.get("role") == "system" else "message", m) for m in request["messages"]]
+    for message in request["messages"]:
+        parts.append(("system" if message.get("role") == "system" else "message", message))
     out, bounds = bytearray(), []
     for label, part in parts:
         bounds.append((label, len(out)))
@@ -172,8 +172,8 @@ def run(program, ours, model, project, home, args, stdin=None, env_extra=None):
            "CORECODER_MODEL": "bench-model", **(env_extra or {})}
     args = args + (["--max-rounds", "1000"] if ours else [])
     with tempfile.TemporaryFile() as err:
-        child = subprocess.Popen([program, *args, "--yes"], cwd=project, env=env, stdout=subprocess.DEVNULL,
-                                 stderr=err, stdin=subprocess.PIPE)
+        child = subprocess.Popen([program, *args, "--yes"], cwd=project, env=env,
+                                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err)
         peak = [0]
         sampler = threading.Thread(target=sample_peak, args=(child, program, peak), daemon=True)
         sampler.start()
@@ -241,9 +241,8 @@ def session_files():
 
 def checked(requests, expected):
     """Said beside a figure when the session did not send one request per scripted step."""
-    if len(requests) == expected:
-        return ""
-    return f" (**{len(requests)} requests, not {expected}: the script did not run through**)"
+    missed = f" (**{len(requests)} requests, not {expected}: the script did not run through**)"
+    return "" if len(requests) == expected else missed
 
 
 def breaks(requests, steps):
@@ -286,14 +285,13 @@ def dollars(every, session):
     """Each rate's cost of the input as the simulated cache served it, against the floor:
     every request's bytes served from cache except what it adds beyond the previous request."""
     floor_cached = [0] + [min(a["prompt"], b["prompt"]) for a, b in zip(session, session[1:])]
-    summaries = [r for r in every if r["summary"]]
     hit = sum(r["cached"] for r in every) / max(1, sum(r["prompt"] for r in every))
     out = []
     for name, (miss, cached) in PRICES.items():
         bill = lambda prompt, hits: ((prompt - hits) * miss + hits * cached) / 1e6
         actual = sum(bill(r["prompt"], r["cached"]) for r in every)
         floor = sum(bill(r["prompt"], c) for r, c in zip(session, floor_cached))
-        floor += sum(bill(r["prompt"], r["cached"]) for r in summaries)
+        floor += sum(bill(r["prompt"], r["cached"]) for r in every if r["summary"])
         out.append(f"{name}: ${actual:.4f} (floor ${floor:.4f}, {actual / floor:.2f}×)")
     tokens = sum(r["prompt"] for r in every)
     return f"{tokens:,} input tokens, {100 * hit:.1f} % cached; " + "; ".join(out)
@@ -315,7 +313,8 @@ def long_row(program, ours, rounds=200, window=40_000):
     requests = model.session()
     _, causes = breaks(requests, [])
     # corecoder says each compaction on stderr: "context Snip: 22018 → 4018 tokens".
-    tiers = [line.split(":")[0].split()[-1] for line in stderr.splitlines() if line.startswith("context ")]
+    tiers = [line.split(":")[0].split()[-1] for line in stderr.splitlines()
+             if line.startswith("context ")]
     counted = ", ".join(f"{tiers.count(t)} {t}" for t in sorted(set(tiers)))
     per = f"{len(causes) / len(tiers):.2f}" if tiers else "—"
     return (f"{rounds} rounds, {window:,}-token window: {len(causes)} breaks in {len(requests)} "
@@ -325,7 +324,8 @@ def long_row(program, ours, rounds=200, window=40_000):
 
 # ---- row: cost per round vs history size ----
 
-GROW_BYTES = 160_000  # one big read: under both programs' 2000-line default and corecoder's 256 KiB cap
+# One big read: under both programs' 2000-line default and corecoder's 256 KiB cap.
+GROW_BYTES = 160_000
 
 
 def size_row(program, ours, sizes):
@@ -339,11 +339,11 @@ def size_row(program, ours, sizes):
         reads = lambda names: [step("read", "read_file", file_path=n) for n in names]
         grow_steps = reads(f"grow{g}.txt" for g in range(grow))
         full_steps = grow_steps + reads(f"small{s}.txt" for s in range(20))
-        cpu, peaks, history = [], [], 0
+        cpu, peaks, history, note = [], [], 0, ""
+        env = {"CORECODER_MAX_CONTEXT": "1000000000"}  # never compact
         with tempfile.TemporaryDirectory() as work:
             project, home = sandbox(work, files)
             for _ in range(3):
-                env = {"CORECODER_MAX_CONTEXT": "1000000000"}
                 base = run(program, ours, Model(grow_steps, keep_bodies=False), project, home,
                            ["-p", "Read the files."], env_extra=env)[0]
                 model = Model(full_steps, keep_bodies=False)
@@ -352,9 +352,11 @@ def size_row(program, ours, sizes):
                 cpu.append((took - base) / 20)
                 peaks.append(peak)
                 history = model.requests[-1]["bytes"]
+                note = note or checked(model.session(), len(full_steps) + 1)
         label = f"{tokens // 1000}k" if tokens < 1_000_000 else f"{tokens // 1_000_000}M"
         cells.append(f"{label}: {1000 * statistics.median(cpu):.2f} ms, "
-                     f"{statistics.median(peaks) / 2**20:.1f} MiB (history {history / 1e6:.2f} MB)")
+                     f"{statistics.median(peaks) / 2**20:.1f} MiB "
+                     f"(history {history / 1e6:.2f} MB){note}")
     return "; ".join(cells)
 
 
@@ -364,13 +366,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--corecoder", required=True, help="the corecoder binary to measure")
     parser.add_argument("--peer", default=os.path.join(ROOT, "target/bench-venv/bin/corecoder"),
-                        help="CoreCoder's `corecoder` script (default: target/bench-venv); 'none' skips it")
-    parser.add_argument("--rows", default="prefix,long,size", help="comma-separated: prefix,long,size")
+                        help="CoreCoder's `corecoder` script (default: in target/bench-venv); "
+                        "'none' skips it")
+    parser.add_argument("--rows", default="prefix,long,size",
+                        help="comma-separated: prefix,long,size")
     parser.add_argument("--usage", default="deepseek", choices=["deepseek", "openai"],
                         help="the usage shape the simulated cache reports in")
     options = parser.parse_args()
     ours = os.path.abspath(options.corecoder)
-    peer = options.peer if options.peer != "none" and os.path.exists(options.peer) else None
+    peer = os.path.abspath(options.peer) if os.path.exists(options.peer) else None
     if peer is None:
         print("note: CoreCoder not found; its column is empty", file=sys.stderr)
     rows = {}  # row name -> (ours, peer)
