@@ -4,7 +4,7 @@
 //! invariant "every tool call is answered exactly once" is checked and repaired before a request.
 
 use crate::tools::support::todos::Todo;
-use serde::{Deserialize, Deserializer, Serialize, Serializer, de};
+use serde::{Deserialize, Deserializer, Serialize, Serializer, de::Error as _};
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -55,18 +55,13 @@ impl Serialize for ToolCall {
 impl<'de> Deserialize<'de> for ToolCall {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<ToolCall, D::Error> {
         let call = Value::deserialize(deserializer)?;
-        let text = |field: &Value| field.as_str().map(str::to_string);
-        let (id, function) = (text(&call["id"]), &call["function"]);
-        match (id, text(&function["name"]), text(&function["arguments"])) {
-            (Some(id), Some(name), Some(arguments)) => Ok(ToolCall {
-                id,
-                name,
-                arguments,
-            }),
-            _ => Err(de::Error::custom(
-                "a tool call needs an id, a name and arguments",
-            )),
-        }
+        let missing = || D::Error::custom("a tool call needs an id, a name and arguments");
+        let text = |field: &Value| field.as_str().map(str::to_string).ok_or_else(missing);
+        Ok(ToolCall {
+            id: text(&call["id"])?,
+            name: text(&call["function"]["name"])?,
+            arguments: text(&call["function"]["arguments"])?,
+        })
     }
 }
 
