@@ -81,6 +81,7 @@ pub struct Reply {
 pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// The part of `prompt_tokens` served from the provider's cache (billed at the cached rate).
     pub cached_tokens: u64,
     /// US$ the provider says the request cost (OpenRouter's `usage.cost`); it wins over the table.
     pub cost: Option<f64>,
@@ -141,8 +142,7 @@ impl Message {
 /// Returns how many repairs were made. Providers reject the whole request otherwise.
 pub fn repair_tool_pairs(history: &mut Vec<Message>) -> usize {
     let mut repaired = Vec::with_capacity(history.len());
-    let mut repairs = 0;
-    let mut open: Vec<String> = Vec::new();
+    let (mut repairs, mut open) = (0, Vec::<String>::new());
     let interrupted = |id: String| Message::tool_result(&id, "[interrupted]");
     for message in history.drain(..) {
         if message.role == Role::Tool {

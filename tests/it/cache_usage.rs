@@ -72,6 +72,20 @@ fn dollars(prompt: u64, cached: u64, completion: u64, cached_rate: f64) -> f64 {
         / 1e6
 }
 
+/// A `usage` object's cached tokens and its hit rate (cached ÷ input).
+fn assert_cached(usage: &Value, prompt: u64, cached: u64, what: &str) {
+    assert_eq!(
+        usage["cached_input_tokens"],
+        json!(cached),
+        "{what}: {usage}"
+    );
+    assert_close(
+        &usage["cache_hit_rate"],
+        cached as f64 / prompt as f64,
+        what,
+    );
+}
+
 fn assert_close(got: &Value, want: f64, what: &str) {
     let got = got
         .as_f64()
@@ -92,17 +106,11 @@ fn each_providers_cached_tokens_are_read_and_priced_at_the_cached_rate() {
         let usage = &result["usage"];
         assert_eq!(usage["input_tokens"], json!(prompt), "{file}: {result}");
         assert_eq!(
-            usage["cached_input_tokens"],
-            json!(cached),
-            "{file}: {result}"
-        );
-        assert_eq!(
             usage["output_tokens"],
             json!(completion),
             "{file}: {result}"
         );
-        let rate = cached as f64 / prompt as f64;
-        assert_close(&usage["cache_hit_rate"], rate, file);
+        assert_cached(usage, prompt, cached, file);
         let want = dollars(prompt, cached, completion, PRICES.2);
         assert_close(&result["total_cost_usd"], want, file);
     }
@@ -118,11 +126,7 @@ fn without_a_cached_rate_cached_tokens_cost_the_input_rate() {
     let flags = ["-m", "deepseek-chat", "--output-format", "json"];
     let reply = Reply::Sse(fixture("usage-deepseek-cache-hit.sse"));
     let result = result_object(&run_p(&sandbox, &flags, vec![reply]));
-    assert_eq!(
-        result["usage"]["cached_input_tokens"],
-        json!(1_280),
-        "{result}"
-    );
+    assert_cached(&result["usage"], 1_500, 1_280, "no cached rate");
     let want = dollars(1_500, 1_280, 45, PRICES.0);
     assert_close(&result["total_cost_usd"], want, "no cached rate");
 }
@@ -160,16 +164,7 @@ fn stream_json_usage_lines_carry_the_cached_tokens_and_the_hit_rate() {
         .collect();
     let usage = (lines.iter().find(|line| line["type"] == "usage"))
         .unwrap_or_else(|| panic!("no usage line: {out:?}"));
-    assert_eq!(
-        usage["usage"]["cached_input_tokens"],
-        json!(1_920),
-        "{usage}"
-    );
-    assert_close(
-        &usage["usage"]["cache_hit_rate"],
-        1_920.0 / 2_006.0,
-        "stream-json",
-    );
+    assert_cached(&usage["usage"], 2_006, 1_920, "stream-json");
 }
 
 /// OpenRouter's own `usage.cost` still wins over the table when the reply reports cached
@@ -187,16 +182,7 @@ fn a_reported_cost_still_wins_over_the_cached_rate() {
     let flags = ["-m", "gpt-4.1", "--output-format", "json"];
     let result = result_object(&run_p(&sandbox, &flags, vec![Reply::Sse(body)]));
     assert_eq!(result["total_cost_usd"], json!(0.0123), "{result}");
-    assert_eq!(
-        result["usage"]["cached_input_tokens"],
-        json!(1_920),
-        "{result}"
-    );
-    assert_close(
-        &result["usage"]["cache_hit_rate"],
-        1_920.0 / 2_006.0,
-        "reported",
-    );
+    assert_cached(&result["usage"], 2_006, 1_920, "reported");
 }
 
 /// Before any prompt token there is no rate to give: `null`, not 0 (which would read as
