@@ -33,6 +33,7 @@ mod interrupts;
 mod long;
 mod mcp;
 mod newcomer;
+mod prompt_cache;
 mod pty;
 mod repl;
 mod replay;
