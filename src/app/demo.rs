@@ -7,7 +7,8 @@
 //!
 //! `start_scripted_model` is the same server for any script of `Turn`s; the programs in
 //! `examples/` use it with `tool_calls` and `text` to run offline. It understands no more of a
-//! request than its latest user message, which picks the reply.
+//! request than its latest user message, which picks the reply. `start_model` lets another
+//! judge pick: `--replay` (`app/replay.rs`) serves a trace's recorded stream lines with it.
 
 use crate::core::agent::Agent;
 use crate::core::config::Config;
@@ -16,19 +17,24 @@ use crate::core::event::Error;
 use crate::core::event::Event;
 use crate::core::event::Finish;
 use crate::core::llm::Llm;
+use crate::extras::account::Account;
+use crate::extras::trace::Trace;
+use crate::extras::trace::replay::Answer;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 const CALC: &str = "# calc.sh: a tiny calculator library\nadd() {\n    echo $(( $1 - $2 ))\n}\n";
+const TASK: &str = "Fix the bug in calc.sh and make test_calc.sh pass.";
 const TEST: &str = "#!/bin/sh\n. ./calc.sh\nresult=$(add 2 3)\nif [ \"$result\" = 5 ]; then\n    echo \"ok: add 2 3 = 5\"\nelse\n    echo \"FAIL: add 2 3 = $result, expected 5\"\n    exit 1\nfi\n";
 
-pub fn run(on_event: &mut dyn FnMut(Event)) -> Result<Finish, Error> {
+/// The demo, with `--trace FILE` written to `trace` when given.
+pub fn run(trace: Option<&Path>, on_event: &mut dyn FnMut(Event)) -> Result<Finish, Error> {
     let project = make_project()?;
     let script: Vec<Turn> = script().into_iter().map(Turn::next).collect();
     let rounds = script.len() as u32;
@@ -45,12 +51,14 @@ pub fn run(on_event: &mut dyn FnMut(Event)) -> Result<Finish, Error> {
         Consent::new(Mode::AllowAll),
     );
     agent.max_rounds = rounds;
+    if let Some(path) = trace {
+        let trace = Trace::create(path, &model.config(), &project).map_err(io_error)?;
+        agent.extras.account = Account::default().with_trace(trace);
+        agent.extras.account.trace_task(TASK);
+    }
     // Ctrl+C stops the demo the way it stops a real task (docs/walkthrough.md steps through it).
     crate::app::process::watch_ctrl_c(agent.cancel.clone())?;
-    let finish = agent.run(
-        "Fix the bug in calc.sh and make test_calc.sh pass.",
-        on_event,
-    );
+    let finish = agent.run(TASK, on_event);
     drop(model);
     let _ = std::fs::remove_dir_all(&project);
     finish
@@ -82,6 +90,9 @@ impl Turn {
     }
 }
 
+/// What picks the reply to a request's body.
+type AnswerFn<'a> = &'a mut dyn FnMut(&[u8]) -> Answer;
+
 /// A scripted model serving on 127.0.0.1 until dropped; dropping it stops and joins its thread.
 pub struct ScriptedModel {
     /// The base URL to put in `Config::base_url`.
@@ -93,12 +104,23 @@ pub struct ScriptedModel {
 
 /// Start a scripted model on a free loopback port. A request that no turn matches gets a 400
 /// naming it, so a script that runs short fails at once instead of hanging.
-pub fn start_scripted_model(script: Vec<Turn>) -> Result<ScriptedModel, Error> {
+pub fn start_scripted_model(mut script: Vec<Turn>) -> Result<ScriptedModel, Error> {
+    // A short pause after each event, so the demo visibly streams.
+    let pause = Duration::from_millis(8);
+    start_model(pause, Box::new(move |body| next_turn(&mut script, body)))
+}
+
+/// The same server for any way of choosing replies: `answer` is handed each request's body,
+/// and a stream pauses `pause` after each event.
+pub fn start_model(
+    pause: Duration,
+    mut answer: Box<dyn FnMut(&[u8]) -> Answer + Send>,
+) -> Result<ScriptedModel, Error> {
     let listener = TcpListener::bind("127.0.0.1:0").map_err(io_error)?;
     let address = listener.local_addr().map_err(io_error)?;
     let stop = Arc::new(AtomicBool::new(false));
     let stopped = stop.clone();
-    let server = std::thread::spawn(move || serve(&listener, script, &stopped));
+    let server = std::thread::spawn(move || serve(&listener, &mut *answer, pause, &stopped));
     Ok(ScriptedModel {
         url: format!("http://{address}/v1"),
         address,
@@ -210,8 +232,25 @@ fn chunk(delta: Value, finish_reason: Option<&str>) -> String {
     format!("data: {chunk}\n\n")
 }
 
-/// Answer one request per connection with the turn it matches, until `stop` is set.
-fn serve(listener: &TcpListener, mut script: Vec<Turn>, stop: &AtomicBool) {
+/// The first turn, in script order, that the request's latest user message matches.
+fn next_turn(script: &mut Vec<Turn>, body: &[u8]) -> Answer {
+    let task = latest_user_message(body);
+    match script.iter().position(|t| task.contains(&t.when)) {
+        Some(at) => Answer::Stream(script.remove(at).stream.lines().map(String::from).collect()),
+        None => {
+            let message = format!("the script has no reply for: {task}");
+            Answer::Whole {
+                status: 400,
+                content_type: "application/json".to_string(),
+                body: json!({"error": {"message": message}}).to_string(),
+            }
+        }
+    }
+}
+
+/// Answer one request per connection with what `answer` says, until `stop` is set. An error
+/// says `Retry-After: 0`: a replayed retry need not wait as long as the recorded one did.
+fn serve(listener: &TcpListener, answer: AnswerFn, pause: Duration, stop: &AtomicBool) {
     for connection in listener.incoming() {
         if stop.load(Ordering::Relaxed) {
             return;
@@ -222,22 +261,30 @@ fn serve(listener: &TcpListener, mut script: Vec<Turn>, stop: &AtomicBool) {
         let Ok(body) = read_request(&mut stream) else {
             continue;
         };
-        let task = latest_user_message(&body);
-        let (status, kind, body) = match script.iter().position(|t| task.contains(&t.when)) {
-            Some(at) => ("200 OK", "text/event-stream", script.remove(at).stream),
-            None => {
-                let message = format!("the script has no reply for: {task}");
-                let error = json!({"error": {"message": message}});
-                ("400 Bad Request", "application/json", error.to_string())
-            }
+        let head = |status: u16, kind: &str, extra: &str| {
+            format!("HTTP/1.1 {status} Scripted\r\nContent-Type: {kind}\r\n{extra}Connection: close\r\n\r\n")
         };
-        let head =
-            format!("HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nConnection: close\r\n\r\n");
-        let _ = stream.write_all(head.as_bytes());
-        // A short pause between chunks, so the demo visibly streams.
-        for event in body.split_inclusive("\n\n") {
-            let _ = stream.write_all(event.as_bytes());
-            std::thread::sleep(Duration::from_millis(8));
+        match answer(&body) {
+            Answer::Stream(lines) => {
+                let _ = stream.write_all(head(200, "text/event-stream", "").as_bytes());
+                for line in lines {
+                    let _ = stream.write_all(format!("{line}\n").as_bytes());
+                    if line.is_empty() {
+                        std::thread::sleep(pause);
+                    }
+                }
+            }
+            Answer::Whole {
+                status,
+                content_type,
+                body,
+            } => {
+                let length = format!("Retry-After: 0\r\nContent-Length: {}\r\n", body.len());
+                let _ = stream.write_all(head(status, &content_type, &length).as_bytes());
+                let _ = stream.write_all(body.as_bytes());
+            }
+            // Dropping the connection unanswered, as a request that failed outright.
+            Answer::HangUp => {}
         }
     }
 }

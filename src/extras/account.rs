@@ -70,6 +70,13 @@ impl Account {
         }
     }
 
+    /// `--trace`: a task the user gave, which `--replay` gives again.
+    pub fn trace_task(&self, task: &str) {
+        if let Some(trace) = &self.trace {
+            trace.record("task", json!({"text": task}));
+        }
+    }
+
     /// `--trace`: an answer that was not a 200, with its whole body.
     pub fn trace_failure(&self, status: u16, body: &str) {
         if let Some(trace) = &self.trace {

@@ -4,9 +4,16 @@
 //! The LLM client records requests and the lines of each stream (through `Tee`, which copies
 //! what the SSE reader consumes); the agent records tool calls and results, and each repair
 //! of the history (`repair`: how many tool messages `message::repair_tool_pairs` changed).
-//! The API key is never written: it travels in a header, and headers are not traced. Writing
+//! The first line is a header: corecoder's version, the dialect spoken (OpenAI chat
+//! completions, the only one so far), the model, the working directory and the context window,
+//! which `--replay` (`trace/replay.rs`) needs to run the session again. The app adds each task.
+//! The API key is never written: it travels in a header, and headers are not traced; should it
+//! show up anyway (a tool read a `.env` that holds it), every line has it replaced. Writing
 //! failures are ignored (a trace must never break a session).
 
+pub mod replay;
+
+use crate::core::config::Config;
 use serde_json::{Value, json};
 use std::fs::File;
 use std::io::{BufRead, Read, Write};
@@ -15,14 +22,31 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
 
+/// The wire format a trace records; a replay refuses any other.
+pub const DIALECT: &str = "openai";
+/// What stands in a trace where the API key was.
+pub const KEY_REDACTED: &str = "[API key]";
+/// Shorter keys are placeholders (`demo`) that could be any word, so they are not replaced.
+const SHORTEST_KEY: usize = 8;
+
 pub struct Trace {
     file: Mutex<File>,
     started: Instant,
+    key: Option<String>,
 }
 
 impl Trace {
-    /// Start a new trace file (an existing one is replaced).
-    pub fn create(path: &Path) -> std::io::Result<Trace> {
+    /// Start a new trace file (an existing one is replaced) with its header line: the session
+    /// in `cwd` talks to `config.model`, and `config.api_key` never appears in the file.
+    pub fn create(path: &Path, config: &Config, cwd: &Path) -> std::io::Result<Trace> {
+        let trace = Trace::open(path, config.api_key.clone())?;
+        let header = json!({"corecoder": env!("CARGO_PKG_VERSION"), "dialect": DIALECT,
+            "model": config.model, "cwd": cwd, "max_context": config.max_context});
+        trace.record("header", header);
+        Ok(trace)
+    }
+
+    fn open(path: &Path, key: Option<String>) -> std::io::Result<Trace> {
         Ok(Trace {
             // 0600: a trace holds the whole conversation (never the key).
             file: Mutex::new(
@@ -34,6 +58,7 @@ impl Trace {
                     .open(path)?,
             ),
             started: Instant::now(),
+            key: key.filter(|key| key.len() >= SHORTEST_KEY),
         })
     }
 
@@ -43,14 +68,19 @@ impl Trace {
         if let (Some(line), Value::Object(fields)) = (line.as_object_mut(), fields) {
             line.extend(fields);
         }
+        let mut line = line.to_string();
+        if let Some(key) = self.key.as_deref().filter(|key| line.contains(key)) {
+            line = line.replace(key, KEY_REDACTED);
+        }
         if let Ok(mut file) = self.file.lock() {
             let _ = writeln!(file, "{line}");
         }
     }
 }
 
-/// A `BufRead` that hands the SSE reader its bytes and traces every line it consumes (with no
-/// trace, it only hands them on).
+/// A `BufRead` that hands the SSE reader its bytes and traces every line it consumes, blank
+/// ones too (they end events, and a replay must frame the stream as it came); with no trace,
+/// it only hands them on.
 pub struct Tee<'a> {
     inner: &'a mut dyn BufRead,
     trace: Option<&'a Trace>,
@@ -69,7 +99,7 @@ impl<'a> Tee<'a> {
     fn flush_line(&mut self) {
         let text = String::from_utf8_lossy(&self.line);
         let text = text.trim_end_matches(['\r', '\n']);
-        if let (Some(trace), false) = (self.trace, text.is_empty()) {
+        if let Some(trace) = self.trace {
             trace.record("sse", json!({"line": text}));
         }
         self.line.clear();
@@ -111,6 +141,8 @@ impl BufRead for Tee<'_> {
 /// A stream that ended inside a line still has that line traced.
 impl Drop for Tee<'_> {
     fn drop(&mut self) {
-        self.flush_line();
+        if !self.line.is_empty() {
+            self.flush_line();
+        }
     }
 }

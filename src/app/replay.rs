@@ -1,0 +1,123 @@
+//! `--replay FILE`: a session recorded with `--trace` runs again, offline. The trace's replies
+//! are served on 127.0.0.1 by the demo's scripted model (`demo::start_model`), while the real
+//! client, loop and tools run in the current directory, set up as `-p` sets them up.
+//!
+//! Each request the replay sends is judged against the recorded one (`trace/replay.rs`); at
+//! the first that differs the run stops (exit 7), or goes on under `--replay-loose`, and the
+//! report says how many rounds matched. The tasks are the recorded ones, in order, unless
+//! `-p TEXT` gives one. Consent, plan mode, hooks and the sandbox are a live run's: mutating
+//! tools run only with `--yes`, which a replay does not imply. It never opens the REPL.
+
+use crate::app::demo;
+use crate::app::flags::{Replay, RunOptions};
+use crate::app::process;
+use crate::app::setup::{self, Started};
+use crate::app::terminal::{Display, Show};
+use crate::core::consent::Mode;
+use crate::core::event::Error;
+use crate::extras::trace::replay::{OnDivergence, Progress, Rebase, Recording};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+/// The exit code of a replay that left its trace.
+pub const DIVERGED: i32 = 7;
+
+pub fn run(mut options: RunOptions, replay: &Replay) -> Result<i32, Error> {
+    let recording = Recording::read(&replay.file).map_err(Error::Usage)?;
+    let display = Display::new(Show::Calls);
+    notes_on(&recording).iter().for_each(|note| display.note(note));
+    let tasks = match &options.prompt {
+        Some(task) => vec![task.clone()],
+        None => recording.tasks.clone(),
+    };
+    let cwd =
+        std::env::current_dir().map_err(|e| Error::Io(format!("no working directory: {e}")))?;
+    let rebase = Rebase {
+        from: recording.cwd.clone(),
+        to: cwd.display().to_string(),
+    };
+    let rounds = recording.rounds.len();
+    let progress = Progress::new(recording.rounds.clone(), rebase, replay.on_divergence);
+    let progress = Arc::new(Mutex::new(progress));
+    let judge = progress.clone();
+    let model = demo::start_model(
+        Duration::ZERO,
+        Box::new(move |body| lock(&judge).answer(body)),
+    )?;
+    served_by(&mut options, &recording, &model.url);
+    let mode = match options.approve_all {
+        true => Mode::AllowAll,
+        false => Mode::ReadOnly,
+    };
+    let Started { mut agent, notes } = setup::start(&options, mode)?;
+    process::watch_ctrl_c(agent.cancel.clone())?;
+    notes.iter().for_each(|note| display.note(note));
+    let (from, model_name) = (replay.file.display(), &agent.llm().config().model);
+    display.note(&format!(
+        "Replaying {from}: {rounds} rounds of {model_name}, served at {}; the tools run in {}",
+        model.url,
+        cwd.display()
+    ));
+    let mut code = Ok(0);
+    for task in &tasks {
+        agent.extras.account.trace_task(task);
+        let finish = (display.spinner)
+            .around(&mut || agent.run(task, &mut |event| display.show(event)));
+        code = finish.map(|finish| display.finish(&finish));
+        if code.is_err() {
+            break;
+        }
+    }
+    drop(model);
+    let progress = lock(&progress);
+    progress.report().iter().for_each(|line| display.note(line));
+    match (code, replay.on_divergence, progress.all_matched()) {
+        (Err(Error::Interrupted), _, _) => Err(Error::Interrupted),
+        (_, OnDivergence::Stop, false) => {
+            display.note("the replay left its trace (--replay-loose goes on past a difference)");
+            Ok(DIVERGED)
+        }
+        (code, _, _) => code,
+    }
+}
+
+/// What the user should know about the trace before it runs: its age, and what was lost.
+fn notes_on(recording: &Recording) -> Vec<String> {
+    let this = env!("CARGO_PKG_VERSION");
+    let mut notes = Vec::new();
+    match recording.version.as_deref() {
+        Some(version) if version == this => {}
+        Some(version) => notes.push(format!(
+            "warning: this trace was written by corecoder {version}, this is {this}: \
+             requests may differ where corecoder changed"
+        )),
+        None => notes.push(format!(
+            "warning: this trace has no header (written before corecoder {this}?): \
+             the model and working directory it used are not known"
+        )),
+    }
+    if recording.unreadable > 0 {
+        let lines = recording.unreadable;
+        notes.push(format!("{lines} lines of the trace are not JSON and were skipped"));
+    }
+    notes
+}
+
+/// The session talks to the scripted model, with the recorded model and context window, and
+/// no key: the user's own never leaves for a replay.
+fn served_by(options: &mut RunOptions, recording: &Recording, url: &str) {
+    let config = &mut options.config;
+    config.base_url = url.to_string();
+    config.api_key = None;
+    config.fallback_models.clear();
+    if let Some(model) = &recording.model {
+        config.model = model.clone();
+    }
+    if let Some(window) = recording.max_context {
+        config.max_context = window;
+    }
+}
+
+fn lock(progress: &Mutex<Progress>) -> std::sync::MutexGuard<'_, Progress> {
+    progress.lock().unwrap_or_else(PoisonError::into_inner)
+}
