@@ -7,6 +7,7 @@
 use crate::run::{Output, Sandbox, run};
 use crate::server::{Recorded, Reply, Server};
 use crate::sse;
+use serde_json::json;
 use std::path::Path;
 
 fn fixture(name: &str) -> String {
@@ -87,4 +88,212 @@ fn deepseek_reasoning_stays_on_its_tool_call_turn() {
     assert_eq!(assistant["reasoning_content"], "I should read the file.");
     assert_eq!(assistant["tool_calls"][0]["id"], "call_ds");
     assert_eq!(requests[1].tool_results()[0].0, "call_ds");
+}
+
+// ---- `--replay FILE`: a traced session run again against its recorded replies ----
+
+/// A trace in `fixtures/traces/`, by its absolute path.
+fn trace(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/traces");
+    path.join(name).display().to_string()
+}
+
+/// `corecoder ARGS` with no key and no base URL at all: a replay needs neither.
+fn replay(args: &[&str], sandbox: &Sandbox) -> Output {
+    crate::run::run_with(args, &[], sandbox)
+}
+
+/// The lines of a trace file, parsed.
+fn records(path: &Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{e}"));
+    text.lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect()
+}
+
+/// Re-records `fixtures/traces/` with the real binary: the demo's session (`--demo --trace`),
+/// and a session against the scripted server with two parallel writes, a failed read, a
+/// stream that breaks and is retried, a big read that makes the next round compact the
+/// history (summary and all), then an edit.
+#[test]
+#[ignore = "writes fixtures/traces/: run it to record the traces again"]
+fn record_the_fixture_traces() {
+    let sandbox = Sandbox::new("record_traces_demo");
+    let out = replay(&["--demo", "--trace", &trace("demo.jsonl")], &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+
+    let sandbox = Sandbox::with_copy("record_traces_busy", "fixtures/traces/busy");
+    let write = |id, file, text| (id, "write_file", json!({"file_path": file, "content": text}));
+    let read = |id, file| (id, "read_file", json!({"file_path": file}));
+    let edit = json!({"file_path": "alpha.txt", "old_string": "alpha", "new_string": "ALPHA"});
+    let big_read = sse::tool_calls(&[read("call_big", "big.log")]);
+    let script = vec![
+        Reply::Sse(sse::tool_calls(&[
+            write("call_alpha", "alpha.txt", "alpha\n"),
+            write("call_beta", "beta.txt", "beta\n"),
+        ])),
+        Reply::Sse(sse::tool_calls(&[read("call_missing", "missing.txt")])),
+        Reply::SseThenDrop(big_read[..big_read.len() / 2].to_string()),
+        Reply::Sse(big_read),
+        Reply::Sse(sse::tool_calls(&[("call_edit", "edit_file", edit)])),
+        Reply::Sse(sse::text("Wrote alpha.txt and beta.txt, capitalised alpha.")),
+    ];
+    let server = Server::answering_summaries(script, "Two files written; big.log is quiet.");
+    let url = server.url();
+    let env = [
+        ("CORECODER_API_KEY", "sk-test"),
+        ("OPENAI_BASE_URL", url.as_str()),
+        ("CORECODER_MAX_CONTEXT", BUSY_WINDOW),
+    ];
+    let (task, file) = ("Write alpha and beta, check the log, capitalise alpha.", trace(BUSY));
+    let out = crate::run::run_with(&["-p", task, "--yes", "--trace", &file], &env, &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stderr.contains("context Summarise"), "{out:?}");
+    assert_eq!(sandbox.read("alpha.txt"), "ALPHA\n");
+}
+
+const BUSY: &str = "busy.jsonl";
+const BUSY_WINDOW: &str = "9000";
+
+#[test]
+fn the_demo_trace_replays_and_fixes_calc() {
+    let sandbox = Sandbox::with_copy("replay_demo", "fixtures/traces/demo");
+    let out = replay(&["--replay", &trace("demo.jsonl"), "--yes"], &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stderr.contains("replay: 5 of 5 rounds matched"), "{out:?}");
+    assert!(out.stdout.contains("now prints `ok: add 2 3 = 5`"), "{out:?}");
+    assert!(sandbox.read("calc.sh").contains("$(( $1 + $2 ))"));
+    let mut test = std::process::Command::new("sh");
+    let test = test.arg("test_calc.sh").current_dir(&sandbox.dir).output();
+    assert!(test.expect("sh").status.success());
+}
+
+#[test]
+fn the_busy_trace_replays_parallel_writes_a_retry_and_a_compaction() {
+    let sandbox = Sandbox::with_copy("replay_busy", "fixtures/traces/busy");
+    let out = replay(&["--replay", &trace(BUSY), "--yes"], &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stderr.contains("replay: 7 of 7 rounds matched"), "{out:?}");
+    assert!(out.stderr.contains("file not found"), "the failed read: {out:?}");
+    assert!(out.stderr.contains("the stream broke"), "the retry: {out:?}");
+    assert!(out.stderr.contains("context Summarise"), "the compaction: {out:?}");
+    assert_eq!(sandbox.read("alpha.txt"), "ALPHA\n");
+    assert_eq!(sandbox.read("beta.txt"), "beta\n");
+}
+
+/// A file that reads differently now: the replay names the first request, message and field
+/// where the history left the trace, shows both sides, and stops before anything is edited.
+#[test]
+fn a_changed_file_is_reported_where_the_history_first_differs() {
+    let sandbox = Sandbox::with_copy("replay_diverges", "fixtures/traces/demo");
+    let calc = sandbox.read("calc.sh").replace("$1 - $2", "$1 * $2");
+    sandbox.write("calc.sh", &calc);
+    let out = replay(&["--replay", &trace("demo.jsonl"), "--yes"], &sandbox);
+    assert_eq!(out.code, 7, "{out:?}");
+    let want = "first divergence, request 2: message 4 (tool), field content";
+    assert!(out.stderr.contains(want), "{out:?}");
+    assert!(out.stderr.contains(r#"trace: …"d() {\n3\t    echo $(( $1 - $2 ))"#), "{out:?}");
+    assert!(out.stderr.contains(r#"now:   …"d() {\n3\t    echo $(( $1 * $2 ))"#), "{out:?}");
+    assert!(out.stderr.contains("replay: 1 of 5 rounds matched"), "{out:?}");
+    assert!(out.stderr.contains("--replay-loose goes on"), "{out:?}");
+    assert_eq!(sandbox.read("calc.sh"), calc, "it stopped before the edit");
+}
+
+/// `--replay-loose` serves the recorded replies past the difference: the edit no longer
+/// matches the file, the model is told, and the run still ends with the recorded answer.
+#[test]
+fn replay_loose_goes_on_past_a_difference() {
+    let sandbox = Sandbox::with_copy("replay_loose", "fixtures/traces/demo");
+    let calc = sandbox.read("calc.sh").replace("$1 - $2", "$1 * $2");
+    sandbox.write("calc.sh", &calc);
+    let file = trace("demo.jsonl");
+    let out = replay(&["--replay", &file, "--yes", "--replay-loose"], &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stderr.contains("replay: 1 of 5 rounds matched"), "{out:?}");
+    assert!(out.stderr.contains("4 of 5 requests differed"), "{out:?}");
+    assert!(out.stderr.contains("old_string not found"), "{out:?}");
+    assert!(out.stdout.contains("Fixed: `add`"), "{out:?}");
+}
+
+/// The demo ran with everything allowed; a replay without `--yes` refuses the test run, and
+/// says that is where it parted from the trace.
+#[test]
+fn a_replay_does_not_imply_yes() {
+    let sandbox = Sandbox::with_copy("replay_no_yes", "fixtures/traces/demo");
+    let out = replay(&["--replay", &trace("demo.jsonl")], &sandbox);
+    assert_eq!(out.code, 7, "{out:?}");
+    let want = "first divergence, request 3: message 6 (tool), field content";
+    assert!(out.stderr.contains(want), "{out:?}");
+    assert!(out.stderr.contains(r#"now:   "Refused: bash"#), "{out:?}");
+    assert!(sandbox.read("calc.sh").contains("$1 - $2"));
+}
+
+/// `-p TEXT` is the task instead of the recorded one: the first request already differs.
+#[test]
+fn p_gives_the_task_instead_of_the_recorded_one() {
+    let sandbox = Sandbox::with_copy("replay_p", "fixtures/traces/demo");
+    let file = trace("demo.jsonl");
+    let out = replay(&["--replay", &file, "--yes", "-p", "Add a mul function."], &sandbox);
+    assert_eq!(out.code, 7, "{out:?}");
+    let want = "first divergence, request 1: message 1 (user), field content";
+    assert!(out.stderr.contains(want), "{out:?}");
+    assert!(out.stderr.contains(r#"now:   "Add a mul function.""#), "{out:?}");
+}
+
+/// A trace another version wrote still replays, with a warning first.
+#[test]
+fn a_trace_from_another_version_replays_with_a_warning() {
+    let sandbox = Sandbox::with_copy("replay_old", "fixtures/traces/demo");
+    let text = std::fs::read_to_string(trace("demo.jsonl")).expect("the demo trace");
+    let version = format!(r#""corecoder":"{}""#, env!("CARGO_PKG_VERSION"));
+    assert!(text.lines().next().expect("a header").contains(&version));
+    let old = sandbox.home.join("old.jsonl");
+    std::fs::write(&old, text.replacen(&version, r#""corecoder":"0.0.1""#, 1)).expect("write");
+    let out = replay(&["--replay", &old.display().to_string(), "--yes"], &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    let warning = format!("written by corecoder 0.0.1, this is {}", env!("CARGO_PKG_VERSION"));
+    assert!(out.stderr.contains(&warning), "{out:?}");
+    assert!(out.stderr.contains("replay: 5 of 5 rounds matched"), "{out:?}");
+}
+
+#[test]
+fn replay_flags_that_make_no_sense_are_usage_errors() {
+    let sandbox = Sandbox::new("replay_usage");
+    let file = trace("demo.jsonl");
+    for args in [
+        vec!["--replay-loose"],
+        vec!["--replay", file.as_str(), "--demo"],
+        vec!["--replay", "no-such-trace.jsonl"],
+    ] {
+        let out = replay(&args, &sandbox);
+        assert_eq!(out.code, 2, "{args:?}: {out:?}");
+    }
+}
+
+/// The key is in the environment, and a file the model reads holds it too: the trace has
+/// neither (the request's header is never traced; the read result has the key replaced),
+/// and its header names the version, the dialect and the model.
+#[test]
+fn a_key_in_the_environment_never_reaches_the_trace() {
+    let key = "sk-live-0123456789abcdefSECRET";
+    let sandbox = Sandbox::new("replay_no_key_in_trace");
+    sandbox.write("notes.txt", &format!("the key is {key}\n"));
+    let call = json!({"file_path": "notes.txt"});
+    let server = Server::start(vec![
+        Reply::Sse(sse::tool_calls(&[("call_notes", "read_file", call)])),
+        Reply::Sse(sse::text("It holds a key.")),
+    ]);
+    let url = server.url();
+    let env = [("CORECODER_API_KEY", key), ("OPENAI_BASE_URL", url.as_str())];
+    let args = ["-p", "What is in notes.txt?", "--trace", "t.jsonl", "-m", "m1"];
+    let out = crate::run::run_with(&args, &env, &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    let requests = server.requests();
+    assert!(requests[1].header("authorization").is_some_and(|h| h.contains(key)));
+    let text = sandbox.read("t.jsonl");
+    assert!(!text.contains(key), "the key reached the trace");
+    assert!(!text.contains("SECRET"), "part of the key reached the trace");
+    assert!(text.contains("the key is [API key]"), "{text}");
+    let header = &records(&sandbox.path("t.jsonl"))[0];
+    assert_eq!(header["kind"], "header");
+    assert_eq!(header["corecoder"], env!("CARGO_PKG_VERSION"));
+    assert_eq!((&header["dialect"], &header["model"]), (&json!("openai"), &json!("m1")));
 }
