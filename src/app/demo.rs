@@ -5,13 +5,12 @@
 //! ordinary `Llm` + `Agent` fix a bug in a throwaway project and run its test. Nothing is
 //! faked on the client side; the model is the only thing scripted. No key, no network.
 //!
-//! `start_scripted_model` is the same server for any script of `Turn`s; the programs in
-//! `examples/` use it with `tool_calls` and `text` to run offline. It understands no more of a
-//! request than its latest user message, which picks the reply. `start_model` lets another
-//! judge pick: `--replay` (`app/replay.rs`) serves a trace's recorded stream lines with it.
+//! `start_scripted_model` is the same model (`scripted_model.rs`) for any script of `Turn`s;
+//! the programs in `examples/` use it with `tool_calls` and `text` to run offline. It
+//! understands no more of a request than its latest user message, which picks the reply.
 
+use crate::app::scripted_model::{ScriptedModel, start_model};
 use crate::core::agent::Agent;
-use crate::core::config::Config;
 use crate::core::consent::{Consent, Mode};
 use crate::core::event::Error;
 use crate::core::event::Event;
@@ -21,12 +20,9 @@ use crate::extras::account::Account;
 use crate::extras::trace::Trace;
 use crate::extras::trace::replay::Answer;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 const CALC: &str = "# calc.sh: a tiny calculator library\nadd() {\n    echo $(( $1 - $2 ))\n}\n";
@@ -90,66 +86,12 @@ impl Turn {
     }
 }
 
-/// What picks the reply to a request's body.
-type AnswerFn<'a> = &'a mut dyn FnMut(&[u8]) -> Answer;
-
-/// A scripted model serving on 127.0.0.1 until dropped; dropping it stops and joins its thread.
-pub struct ScriptedModel {
-    /// The base URL to put in `Config::base_url`.
-    pub url: String,
-    address: SocketAddr,
-    stop: Arc<AtomicBool>,
-    server: Option<JoinHandle<()>>,
-}
-
 /// Start a scripted model on a free loopback port. A request that no turn matches gets a 400
 /// naming it, so a script that runs short fails at once instead of hanging.
 pub fn start_scripted_model(mut script: Vec<Turn>) -> Result<ScriptedModel, Error> {
     // A short pause after each event, so the demo visibly streams.
     let pause = Duration::from_millis(8);
     start_model(pause, Box::new(move |body| next_turn(&mut script, body)))
-}
-
-/// The same server for any way of choosing replies: `answer` is handed each request's body,
-/// and a stream pauses `pause` after each event.
-pub fn start_model(
-    pause: Duration,
-    mut answer: Box<dyn FnMut(&[u8]) -> Answer + Send>,
-) -> Result<ScriptedModel, Error> {
-    let listener = TcpListener::bind("127.0.0.1:0").map_err(io_error)?;
-    let address = listener.local_addr().map_err(io_error)?;
-    let stop = Arc::new(AtomicBool::new(false));
-    let stopped = stop.clone();
-    let server = std::thread::spawn(move || serve(&listener, &mut *answer, pause, &stopped));
-    Ok(ScriptedModel {
-        url: format!("http://{address}/v1"),
-        address,
-        stop,
-        server: Some(server),
-    })
-}
-
-impl ScriptedModel {
-    /// A `Config` pointing at this model (the key is a placeholder; nothing checks it).
-    pub fn config(&self) -> Config {
-        Config {
-            api_key: Some("demo".to_string()),
-            base_url: self.url.clone(),
-            model: "scripted-demo".to_string(),
-            ..Config::default()
-        }
-    }
-}
-
-impl Drop for ScriptedModel {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        // One more connection wakes the server from `accept`, so it sees the flag and returns.
-        let _ = TcpStream::connect(self.address);
-        if let Some(server) = self.server.take() {
-            let _ = server.join();
-        }
-    }
 }
 
 fn make_project() -> Result<PathBuf, Error> {
@@ -246,71 +188,6 @@ fn next_turn(script: &mut Vec<Turn>, body: &[u8]) -> Answer {
             }
         }
     }
-}
-
-/// Answer one request per connection with what `answer` says, until `stop` is set. An error
-/// says `Retry-After: 0`: a replayed retry need not wait as long as the recorded one did.
-fn serve(listener: &TcpListener, answer: AnswerFn, pause: Duration, stop: &AtomicBool) {
-    for connection in listener.incoming() {
-        if stop.load(Ordering::Relaxed) {
-            return;
-        }
-        let Ok(mut stream) = connection else {
-            continue;
-        };
-        let Ok(body) = read_request(&mut stream) else {
-            continue;
-        };
-        let head = |status: u16, kind: &str, extra: &str| {
-            format!("HTTP/1.1 {status} Scripted\r\nContent-Type: {kind}\r\n{extra}Connection: close\r\n\r\n")
-        };
-        match answer(&body) {
-            Answer::Stream(lines) => {
-                let _ = stream.write_all(head(200, "text/event-stream", "").as_bytes());
-                for line in lines {
-                    let _ = stream.write_all(format!("{line}\n").as_bytes());
-                    if line.is_empty() {
-                        std::thread::sleep(pause);
-                    }
-                }
-            }
-            Answer::Whole {
-                status,
-                content_type,
-                body,
-            } => {
-                let length = format!("Retry-After: 0\r\nContent-Length: {}\r\n", body.len());
-                let _ = stream.write_all(head(status, &content_type, &length).as_bytes());
-                let _ = stream.write_all(body.as_bytes());
-            }
-            // Dropping the connection unanswered, as a request that failed outright.
-            Answer::HangUp => {}
-        }
-    }
-}
-
-/// The request line and headers, then the `Content-Length` body, which is returned.
-fn read_request(stream: &mut TcpStream) -> std::io::Result<Vec<u8>> {
-    let mut reader = BufReader::new(stream);
-    let mut length = 0;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line)? == 0 {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = line.split_once(':')
-            && name.eq_ignore_ascii_case("content-length")
-        {
-            length = value.trim().parse().unwrap_or(0);
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body)?;
-    Ok(body)
 }
 
 /// The task a request is about: the content of its last `user` message.

@@ -14,6 +14,7 @@ pub mod repl_trust;
 pub mod replay;
 pub mod resolve;
 pub mod result_preview;
+pub mod scripted_model;
 pub mod setup;
 pub mod spinner;
 pub mod terminal;

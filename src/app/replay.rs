@@ -1,5 +1,5 @@
 //! `--replay FILE`: a session recorded with `--trace` runs again, offline. The trace's replies
-//! are served on 127.0.0.1 by the demo's scripted model (`demo::start_model`), while the real
+//! are served on 127.0.0.1 by the demo's scripted model (`scripted_model::start_model`), while the real
 //! client, loop and tools run in the current directory, set up as `-p` sets them up.
 //!
 //! Each request the replay sends is judged against the recorded one (`trace/replay.rs`); at
@@ -8,14 +8,15 @@
 //! `-p TEXT` gives one. Consent, plan mode, hooks and the sandbox are a live run's: mutating
 //! tools run only with `--yes`, which a replay does not imply. It never opens the REPL.
 
-use crate::app::demo;
 use crate::app::flags::{Replay, RunOptions};
 use crate::app::process;
+use crate::app::scripted_model;
 use crate::app::setup::{self, Started};
 use crate::app::terminal::{Display, Show};
 use crate::core::consent::Mode;
 use crate::core::event::Error;
-use crate::extras::trace::replay::{OnDivergence, Progress, Rebase, Recording};
+use crate::extras::trace::divergence::Rebase;
+use crate::extras::trace::replay::{OnDivergence, Progress, Recording};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -25,7 +26,9 @@ pub const DIVERGED: i32 = 7;
 pub fn run(mut options: RunOptions, replay: &Replay) -> Result<i32, Error> {
     let recording = Recording::read(&replay.file).map_err(Error::Usage)?;
     let display = Display::new(Show::Calls);
-    notes_on(&recording).iter().for_each(|note| display.note(note));
+    notes_on(&recording)
+        .iter()
+        .for_each(|note| display.note(note));
     let tasks = match &options.prompt {
         Some(task) => vec![task.clone()],
         None => recording.tasks.clone(),
@@ -40,7 +43,7 @@ pub fn run(mut options: RunOptions, replay: &Replay) -> Result<i32, Error> {
     let progress = Progress::new(recording.rounds.clone(), rebase, replay.on_divergence);
     let progress = Arc::new(Mutex::new(progress));
     let judge = progress.clone();
-    let model = demo::start_model(
+    let model = scripted_model::start_model(
         Duration::ZERO,
         Box::new(move |body| lock(&judge).answer(body)),
     )?;
@@ -61,8 +64,8 @@ pub fn run(mut options: RunOptions, replay: &Replay) -> Result<i32, Error> {
     let mut code = Ok(0);
     for task in &tasks {
         agent.extras.account.trace_task(task);
-        let finish = (display.spinner)
-            .around(&mut || agent.run(task, &mut |event| display.show(event)));
+        let finish =
+            (display.spinner).around(&mut || agent.run(task, &mut |event| display.show(event)));
         code = finish.map(|finish| display.finish(&finish));
         if code.is_err() {
             break;
@@ -98,7 +101,9 @@ fn notes_on(recording: &Recording) -> Vec<String> {
     }
     if recording.unreadable > 0 {
         let lines = recording.unreadable;
-        notes.push(format!("{lines} lines of the trace are not JSON and were skipped"));
+        notes.push(format!(
+            "{lines} lines of the trace are not JSON and were skipped"
+        ));
     }
     notes
 }

@@ -11,6 +11,7 @@
 //! show up anyway (a tool read a `.env` that holds it), every line has it replaced. Writing
 //! failures are ignored (a trace must never break a session).
 
+pub mod divergence;
 pub mod replay;
 
 use crate::core::config::Config;
@@ -144,5 +145,49 @@ impl Drop for Tee<'_> {
         if !self.line.is_empty() {
             self.flush_line();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_header_comes_first_and_the_key_never_appears() {
+        let path = std::env::temp_dir().join(format!("corecoder-trace-{}", std::process::id()));
+        let config = Config {
+            api_key: Some("sk-0123456789".to_string()),
+            model: "m1".to_string(),
+            ..Config::default()
+        };
+        let trace = Trace::create(&path, &config, Path::new("/work")).unwrap();
+        trace.record("tool", json!({"result": "KEY=sk-0123456789\n"}));
+        let mut body: &[u8] = b"data: {}\n\ndata: [DONE]";
+        let mut tee = Tee::new(&mut body, Some(&trace));
+        std::io::copy(&mut tee, &mut std::io::sink()).unwrap();
+        drop(tee);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let header = &lines[0];
+        assert_eq!(
+            (&header["kind"], &header["dialect"]),
+            (&json!("header"), &json!("openai"))
+        );
+        assert_eq!(
+            (&header["model"], &header["cwd"]),
+            (&json!("m1"), &json!("/work"))
+        );
+        assert_eq!(header["corecoder"], env!("CARGO_PKG_VERSION"));
+        assert!(!text.contains("sk-0123456789"), "{text}");
+        assert_eq!(lines[1]["result"], "KEY=[API key]\n");
+        let sse: Vec<&Value> = lines[2..].iter().map(|l| &l["line"]).collect();
+        assert_eq!(
+            sse,
+            [&json!("data: {}"), &json!(""), &json!("data: [DONE]")]
+        );
     }
 }

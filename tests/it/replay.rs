@@ -106,7 +106,9 @@ fn replay(args: &[&str], sandbox: &Sandbox) -> Output {
 /// The lines of a trace file, parsed.
 fn records(path: &Path) -> Vec<serde_json::Value> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{e}"));
-    text.lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect()
+    text.lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
 }
 
 /// Re-records `fixtures/traces/` with the real binary: the demo's session (`--demo --trace`),
@@ -121,7 +123,13 @@ fn record_the_fixture_traces() {
     assert_eq!(out.code, 0, "{out:?}");
 
     let sandbox = Sandbox::with_copy("record_traces_busy", "fixtures/traces/busy");
-    let write = |id, file, text| (id, "write_file", json!({"file_path": file, "content": text}));
+    let write = |id, file, text| {
+        (
+            id,
+            "write_file",
+            json!({"file_path": file, "content": text}),
+        )
+    };
     let read = |id, file| (id, "read_file", json!({"file_path": file}));
     let edit = json!({"file_path": "alpha.txt", "old_string": "alpha", "new_string": "ALPHA"});
     let big_read = sse::tool_calls(&[read("call_big", "big.log")]);
@@ -134,7 +142,9 @@ fn record_the_fixture_traces() {
         Reply::SseThenDrop(big_read[..big_read.len() / 2].to_string()),
         Reply::Sse(big_read),
         Reply::Sse(sse::tool_calls(&[("call_edit", "edit_file", edit)])),
-        Reply::Sse(sse::text("Wrote alpha.txt and beta.txt, capitalised alpha.")),
+        Reply::Sse(sse::text(
+            "Wrote alpha.txt and beta.txt, capitalised alpha.",
+        )),
     ];
     let server = Server::answering_summaries(script, "Two files written; big.log is quiet.");
     let url = server.url();
@@ -143,7 +153,10 @@ fn record_the_fixture_traces() {
         ("OPENAI_BASE_URL", url.as_str()),
         ("CORECODER_MAX_CONTEXT", BUSY_WINDOW),
     ];
-    let (task, file) = ("Write alpha and beta, check the log, capitalise alpha.", trace(BUSY));
+    let (task, file) = (
+        "Write alpha and beta, check the log, capitalise alpha.",
+        trace(BUSY),
+    );
     let out = crate::run::run_with(&["-p", task, "--yes", "--trace", &file], &env, &sandbox);
     assert_eq!(out.code, 0, "{out:?}");
     assert!(out.stderr.contains("context Summarise"), "{out:?}");
@@ -158,8 +171,14 @@ fn the_demo_trace_replays_and_fixes_calc() {
     let sandbox = Sandbox::with_copy("replay_demo", "fixtures/traces/demo");
     let out = replay(&["--replay", &trace("demo.jsonl"), "--yes"], &sandbox);
     assert_eq!(out.code, 0, "{out:?}");
-    assert!(out.stderr.contains("replay: 5 of 5 rounds matched"), "{out:?}");
-    assert!(out.stdout.contains("now prints `ok: add 2 3 = 5`"), "{out:?}");
+    assert!(
+        out.stderr.contains("replay: 5 of 5 rounds matched"),
+        "{out:?}"
+    );
+    assert!(
+        out.stdout.contains("now prints `ok: add 2 3 = 5`"),
+        "{out:?}"
+    );
     assert!(sandbox.read("calc.sh").contains("$(( $1 + $2 ))"));
     let mut test = std::process::Command::new("sh");
     let test = test.arg("test_calc.sh").current_dir(&sandbox.dir).output();
@@ -171,10 +190,22 @@ fn the_busy_trace_replays_parallel_writes_a_retry_and_a_compaction() {
     let sandbox = Sandbox::with_copy("replay_busy", "fixtures/traces/busy");
     let out = replay(&["--replay", &trace(BUSY), "--yes"], &sandbox);
     assert_eq!(out.code, 0, "{out:?}");
-    assert!(out.stderr.contains("replay: 7 of 7 rounds matched"), "{out:?}");
-    assert!(out.stderr.contains("file not found"), "the failed read: {out:?}");
-    assert!(out.stderr.contains("the stream broke"), "the retry: {out:?}");
-    assert!(out.stderr.contains("context Summarise"), "the compaction: {out:?}");
+    assert!(
+        out.stderr.contains("replay: 7 of 7 rounds matched"),
+        "{out:?}"
+    );
+    assert!(
+        out.stderr.contains("file not found"),
+        "the failed read: {out:?}"
+    );
+    assert!(
+        out.stderr.contains("the stream broke"),
+        "the retry: {out:?}"
+    );
+    assert!(
+        out.stderr.contains("context Summarise"),
+        "the compaction: {out:?}"
+    );
     assert_eq!(sandbox.read("alpha.txt"), "ALPHA\n");
     assert_eq!(sandbox.read("beta.txt"), "beta\n");
 }
@@ -190,9 +221,20 @@ fn a_changed_file_is_reported_where_the_history_first_differs() {
     assert_eq!(out.code, 7, "{out:?}");
     let want = "first divergence, request 2: message 4 (tool), field content";
     assert!(out.stderr.contains(want), "{out:?}");
-    assert!(out.stderr.contains(r#"trace: …"d() {\n3\t    echo $(( $1 - $2 ))"#), "{out:?}");
-    assert!(out.stderr.contains(r#"now:   …"d() {\n3\t    echo $(( $1 * $2 ))"#), "{out:?}");
-    assert!(out.stderr.contains("replay: 1 of 5 rounds matched"), "{out:?}");
+    assert!(
+        out.stderr
+            .contains(r#"trace: …"d() {\n3\t    echo $(( $1 - $2 ))"#),
+        "{out:?}"
+    );
+    assert!(
+        out.stderr
+            .contains(r#"now:   …"d() {\n3\t    echo $(( $1 * $2 ))"#),
+        "{out:?}"
+    );
+    assert!(
+        out.stderr.contains("replay: 1 of 5 rounds matched"),
+        "{out:?}"
+    );
     assert!(out.stderr.contains("--replay-loose goes on"), "{out:?}");
     assert_eq!(sandbox.read("calc.sh"), calc, "it stopped before the edit");
 }
@@ -207,7 +249,10 @@ fn replay_loose_goes_on_past_a_difference() {
     let file = trace("demo.jsonl");
     let out = replay(&["--replay", &file, "--yes", "--replay-loose"], &sandbox);
     assert_eq!(out.code, 0, "{out:?}");
-    assert!(out.stderr.contains("replay: 1 of 5 rounds matched"), "{out:?}");
+    assert!(
+        out.stderr.contains("replay: 1 of 5 rounds matched"),
+        "{out:?}"
+    );
     assert!(out.stderr.contains("4 of 5 requests differed"), "{out:?}");
     assert!(out.stderr.contains("old_string not found"), "{out:?}");
     assert!(out.stdout.contains("Fixed: `add`"), "{out:?}");
@@ -231,11 +276,17 @@ fn a_replay_does_not_imply_yes() {
 fn p_gives_the_task_instead_of_the_recorded_one() {
     let sandbox = Sandbox::with_copy("replay_p", "fixtures/traces/demo");
     let file = trace("demo.jsonl");
-    let out = replay(&["--replay", &file, "--yes", "-p", "Add a mul function."], &sandbox);
+    let out = replay(
+        &["--replay", &file, "--yes", "-p", "Add a mul function."],
+        &sandbox,
+    );
     assert_eq!(out.code, 7, "{out:?}");
     let want = "first divergence, request 1: message 1 (user), field content";
     assert!(out.stderr.contains(want), "{out:?}");
-    assert!(out.stderr.contains(r#"now:   "Add a mul function.""#), "{out:?}");
+    assert!(
+        out.stderr.contains(r#"now:   "Add a mul function.""#),
+        "{out:?}"
+    );
 }
 
 /// A trace another version wrote still replays, with a warning first.
@@ -249,9 +300,15 @@ fn a_trace_from_another_version_replays_with_a_warning() {
     std::fs::write(&old, text.replacen(&version, r#""corecoder":"0.0.1""#, 1)).expect("write");
     let out = replay(&["--replay", &old.display().to_string(), "--yes"], &sandbox);
     assert_eq!(out.code, 0, "{out:?}");
-    let warning = format!("written by corecoder 0.0.1, this is {}", env!("CARGO_PKG_VERSION"));
+    let warning = format!(
+        "written by corecoder 0.0.1, this is {}",
+        env!("CARGO_PKG_VERSION")
+    );
     assert!(out.stderr.contains(&warning), "{out:?}");
-    assert!(out.stderr.contains("replay: 5 of 5 rounds matched"), "{out:?}");
+    assert!(
+        out.stderr.contains("replay: 5 of 5 rounds matched"),
+        "{out:?}"
+    );
 }
 
 #[test]
@@ -282,18 +339,38 @@ fn a_key_in_the_environment_never_reaches_the_trace() {
         Reply::Sse(sse::text("It holds a key.")),
     ]);
     let url = server.url();
-    let env = [("CORECODER_API_KEY", key), ("OPENAI_BASE_URL", url.as_str())];
-    let args = ["-p", "What is in notes.txt?", "--trace", "t.jsonl", "-m", "m1"];
+    let env = [
+        ("CORECODER_API_KEY", key),
+        ("OPENAI_BASE_URL", url.as_str()),
+    ];
+    let args = [
+        "-p",
+        "What is in notes.txt?",
+        "--trace",
+        "t.jsonl",
+        "-m",
+        "m1",
+    ];
     let out = crate::run::run_with(&args, &env, &sandbox);
     assert_eq!(out.code, 0, "{out:?}");
     let requests = server.requests();
-    assert!(requests[1].header("authorization").is_some_and(|h| h.contains(key)));
+    assert!(
+        requests[1]
+            .header("authorization")
+            .is_some_and(|h| h.contains(key))
+    );
     let text = sandbox.read("t.jsonl");
     assert!(!text.contains(key), "the key reached the trace");
-    assert!(!text.contains("SECRET"), "part of the key reached the trace");
+    assert!(
+        !text.contains("SECRET"),
+        "part of the key reached the trace"
+    );
     assert!(text.contains("the key is [API key]"), "{text}");
     let header = &records(&sandbox.path("t.jsonl"))[0];
     assert_eq!(header["kind"], "header");
     assert_eq!(header["corecoder"], env!("CARGO_PKG_VERSION"));
-    assert_eq!((&header["dialect"], &header["model"]), (&json!("openai"), &json!("m1")));
+    assert_eq!(
+        (&header["dialect"], &header["model"]),
+        (&json!("openai"), &json!("m1"))
+    );
 }

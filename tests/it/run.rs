@@ -62,7 +62,10 @@ impl Sandbox {
     /// A sandbox whose working directory holds a copy of the fixture directory `relative`.
     pub fn with_copy(name: &str, relative: &str) -> Sandbox {
         let sandbox = Sandbox::new(name);
-        copy_tree(&Path::new(env!("CARGO_MANIFEST_DIR")).join(relative), &sandbox.dir);
+        copy_tree(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join(relative),
+            &sandbox.dir,
+        );
         sandbox
     }
 

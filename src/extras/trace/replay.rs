@@ -3,19 +3,15 @@
 //!
 //! `Recording::read` turns the trace into its header, its tasks and its rounds (one recorded
 //! request and what came back: stream lines, an error status, a whole body, or nothing).
-//! `Progress::answer` is called by the scripted model (`app/demo.rs`) for every request the
-//! replay sends: it finds the recorded round the request matches, or reports the first place
-//! it differs (`first_difference`) and, unless told to go on, answers so that the run stops.
-//! Two things are not compared: the recorded working directory stands for the current one,
-//! and the system prompt's `Date:` and `OS:` lines say when and where, not what happened.
-//! It opens no socket and runs nothing; the face is `app/replay.rs`.
+//! `Progress::answer` is called by the scripted model (`app/scripted_model.rs`) for every
+//! request the replay sends: it finds the recorded round the request matches, or reports the
+//! first place it differs (`divergence.rs`) and, unless told to go on, answers so that the run
+//! stops. It opens no socket and runs nothing; the face is `app/replay.rs`.
 
 use crate::extras::trace::DIALECT;
-use serde_json::{Map, Value, json};
+use crate::extras::trace::divergence::{Divergence, Rebase, excerpt, first_difference, messages};
+use serde_json::{Value, json};
 use std::path::Path;
-
-/// How much of each side a divergence shows, in characters.
-const EXCERPT_CHARS: usize = 72;
 
 /// A trace, read back.
 #[derive(Debug, Default)]
@@ -81,7 +77,9 @@ impl Recording {
             recording.take(&record)?;
         }
         if recording.tasks.is_empty() {
-            recording.tasks.extend(first_user_message(&recording.rounds));
+            recording
+                .tasks
+                .extend(first_user_message(&recording.rounds));
         }
         match recording.rounds.is_empty() {
             true => Err("--replay: the trace holds no request".to_string()),
@@ -147,143 +145,6 @@ fn first_user_message(rounds: &[Round]) -> Option<String> {
     user["content"].as_str().map(str::to_string)
 }
 
-/// Where a request first differs from the recorded one, with a short excerpt of each side.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Divergence {
-    /// `message 3 (tool), field content`, or `field max_tokens`.
-    pub place: String,
-    pub recorded: String,
-    pub sent: String,
-}
-
-/// The first difference between the recorded request and the one sent now, after the
-/// recorded working directory is read as the current one and the system prompt's clock and OS
-/// lines are set aside: the messages in order (each field by name), then the other fields.
-pub fn first_difference(recorded: &Value, sent: &Value, cwd: &Rebase) -> Option<Divergence> {
-    let (recorded, sent) = (normalised(&cwd.apply(recorded)), normalised(sent));
-    let (old, new) = (messages(&recorded), messages(&sent));
-    for at in 0..old.len().max(new.len()) {
-        let place = |message: &Value, what: &str| {
-            let role = message["role"].as_str().unwrap_or("?");
-            format!("message {at} ({role}){what}")
-        };
-        match (old.get(at), new.get(at)) {
-            (Some(a), Some(b)) => {
-                if let Some(field) = differing_field(a, b) {
-                    let place = place(a, &format!(", field {field}"));
-                    return Some(excerpts(place, &a[&field], &b[&field]));
-                }
-            }
-            (Some(a), None) => {
-                let place = place(a, ": only in the trace");
-                return Some(divergence(place, excerpt(&a.to_string(), 0), "(none)".into()));
-            }
-            (None, Some(b)) => {
-                let place = place(b, ": only in this run");
-                return Some(divergence(place, "(none)".into(), excerpt(&b.to_string(), 0)));
-            }
-            (None, None) => {}
-        }
-    }
-    let field = differing_field(&without_messages(&recorded), &without_messages(&sent))?;
-    Some(excerpts(format!("field {field}"), &recorded[&field], &sent[&field]))
-}
-
-fn messages(body: &Value) -> &[Value] {
-    body["messages"].as_array().map_or(&[], Vec::as_slice)
-}
-
-fn divergence(place: String, recorded: String, sent: String) -> Divergence {
-    Divergence {
-        place,
-        recorded,
-        sent,
-    }
-}
-
-/// The first key, in the recorded object's order, whose values differ (absent is `null`).
-fn differing_field(a: &Value, b: &Value) -> Option<String> {
-    let keys = |v: &Value| v.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>());
-    let mut names = keys(a).unwrap_or_default();
-    names.extend(keys(b).unwrap_or_default());
-    names.into_iter().find(|name| a[name] != b[name])
-}
-
-fn without_messages(body: &Value) -> Value {
-    let mut body = body.clone();
-    if let Some(object) = body.as_object_mut() {
-        object.remove("messages");
-    }
-    body
-}
-
-/// Both sides from a little before the first character where they differ.
-fn excerpts(place: String, recorded: &Value, sent: &Value) -> Divergence {
-    let text = |v: &Value| match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    };
-    let (a, b) = (text(recorded), text(sent));
-    let same = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
-    let from = same.saturating_sub(EXCERPT_CHARS / 3);
-    divergence(place, excerpt(&a, from), excerpt(&b, from))
-}
-
-/// `EXCERPT_CHARS` characters from `from`, as a JSON string (newlines shown as `\n`).
-fn excerpt(text: &str, from: usize) -> String {
-    let piece: String = text.chars().skip(from).take(EXCERPT_CHARS).collect();
-    let more = text.chars().count() > from + EXCERPT_CHARS;
-    let quoted = Value::String(piece).to_string();
-    format!("{}{quoted}{}", if from > 0 { "…" } else { "" }, if more { "…" } else { "" })
-}
-
-/// The system prompt's `Date:` and `OS:` lines, the same for every replay.
-fn normalised(body: &Value) -> Value {
-    let mut body = body.clone();
-    let messages = body["messages"].as_array_mut().into_iter().flatten();
-    for message in messages.filter(|m| m["role"] == "system") {
-        if let Some(content) = message["content"].as_str() {
-            let lines = content.lines().map(|line| match line.split_once(": ") {
-                Some(("Date" | "OS", _)) => line.split(':').next().unwrap_or(""),
-                _ => line,
-            });
-            message["content"] = Value::String(lines.collect::<Vec<_>>().join("\n"));
-        }
-    }
-    body
-}
-
-/// The recorded working directory, read as the current one in every string of a request.
-#[derive(Debug, Clone, Default)]
-pub struct Rebase {
-    pub from: Option<String>,
-    pub to: String,
-}
-
-impl Rebase {
-    fn apply(&self, value: &Value) -> Value {
-        let Some(from) = self.from.as_deref().filter(|from| *from != self.to) else {
-            return value.clone();
-        };
-        match value {
-            Value::String(s) => Value::String(s.replace(from, &self.to)),
-            Value::Array(items) => Value::Array(items.iter().map(|v| self.apply(v)).collect()),
-            Value::Object(fields) => {
-                let fields = fields.iter().map(|(k, v)| (k.clone(), self.apply(v)));
-                Value::Object(fields.collect::<Map<_, _>>())
-            }
-            other => other.clone(),
-        }
-    }
-}
-
-impl std::fmt::Display for Divergence {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (place, recorded, sent) = (&self.place, &self.recorded, &self.sent);
-        write!(f, "{place}\n  trace: {recorded}\n  now:   {sent}")
-    }
-}
-
 /// A replay under way: which recorded rounds were served, how many requests matched one, and
 /// the first divergence. The scripted model's thread asks it; the face reads the report.
 pub struct Progress {
@@ -318,7 +179,9 @@ impl Progress {
     pub fn answer(&mut self, body: &[u8]) -> Answer {
         self.requests += 1;
         let sent: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-        let open: Vec<usize> = (0..self.rounds.len()).filter(|&i| !self.served[i]).collect();
+        let open: Vec<usize> = (0..self.rounds.len())
+            .filter(|&i| !self.served[i])
+            .collect();
         let differs = |at: usize| first_difference(&self.rounds[at].request, &sent, &self.cwd);
         if let Some(&at) = open.iter().find(|&&at| differs(at).is_none()) {
             self.served[at] = true;
@@ -327,11 +190,14 @@ impl Progress {
         }
         self.diverged += 1;
         let Some(&next) = open.first() else {
+            let last = messages(&sent).last().map(|m| excerpt(&m.to_string(), 0));
             let ends = format!("(it ends after {} rounds)", self.rounds.len());
-            let sent = excerpt(&messages(&sent).last().unwrap_or(&Value::Null).to_string(), 0);
-            return self.stop(divergence("a request the trace does not have".into(), ends, sent));
+            let place = "a request the trace does not have".to_string();
+            return self.stop(Divergence::new(place, ends, last.unwrap_or_default()));
         };
-        let found = differs(next).unwrap_or_else(|| divergence(String::new(), "".into(), "".into()));
+        // Tried above, so it differs: `None` cannot come back.
+        let found =
+            differs(next).unwrap_or_else(|| Divergence::new(String::new(), "".into(), "".into()));
         if self.on_divergence == OnDivergence::GoOn {
             self.first.get_or_insert((self.requests, found));
             self.served[next] = true;
@@ -341,7 +207,10 @@ impl Progress {
     }
 
     fn stop(&mut self, found: Divergence) -> Answer {
-        let message = format!("replay: request {} differs from the trace: {found}", self.requests);
+        let message = format!(
+            "replay: request {} differs from the trace: {found}",
+            self.requests
+        );
         self.first.get_or_insert((self.requests, found));
         Answer::Whole {
             status: 409,
@@ -359,7 +228,10 @@ impl Progress {
     /// the first request differed.
     pub fn report(&self) -> Vec<String> {
         let total = self.rounds.len();
-        let mut lines = vec![format!("replay: {} of {total} rounds matched", self.matched)];
+        let mut lines = vec![format!(
+            "replay: {} of {total} rounds matched",
+            self.matched
+        )];
         let unasked = self.served.iter().filter(|&&served| !served).count();
         if unasked > 0 {
             lines.push(format!("{unasked} recorded rounds were never asked for"));
@@ -372,5 +244,109 @@ impl Progress {
             lines.push(format!("first divergence, request {request}: {found}"));
         }
         lines
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(messages: Value) -> Value {
+        json!({"model": "m", "messages": messages, "max_tokens": 10})
+    }
+
+    fn line(kind: &str, fields: Value) -> String {
+        let mut record = json!({"ms": 0, "kind": kind});
+        record
+            .as_object_mut()
+            .unwrap()
+            .extend(fields.as_object().unwrap().clone());
+        record.to_string()
+    }
+
+    #[test]
+    fn a_trace_reads_back_as_header_tasks_and_rounds() {
+        let header = json!({"corecoder": "9.9.9", "dialect": "openai", "model": "m",
+            "cwd": "/old", "max_context": 5000});
+        let body = request(json!([{"role": "user", "content": "go"}]));
+        let text = [
+            line("header", header),
+            line("task", json!({"text": "go"})),
+            line("request", json!({"body": body})),
+            line("sse", json!({"line": "data: {}"})),
+            line("sse", json!({"line": ""})),
+            line("tool", json!({"name": "bash"})),
+            line("request", json!({"body": body})),
+            line("http_error", json!({"status": 503, "body": "busy"})),
+            line("request", json!({"body": body})),
+            "{\"ms\": 3, \"kind\": \"sse\", \"li".to_string(),
+        ];
+        let recording = Recording::parse(&text.join("\n")).unwrap();
+        assert_eq!(recording.version.as_deref(), Some("9.9.9"));
+        assert_eq!(
+            (recording.cwd.as_deref(), recording.max_context),
+            (Some("/old"), Some(5000))
+        );
+        assert_eq!(recording.tasks, ["go"]);
+        let answers: Vec<&Answer> = recording.rounds.iter().map(|r| &r.answer).collect();
+        assert_eq!(
+            answers[0],
+            &Answer::Stream(vec!["data: {}".into(), "".into()])
+        );
+        assert!(matches!(answers[1], Answer::Whole { status: 503, .. }));
+        assert_eq!(answers[2], &Answer::HangUp);
+        assert_eq!(recording.unreadable, 1, "the half-written last line");
+        let other = line("header", json!({"dialect": "anthropic"}));
+        assert!(Recording::parse(&other).unwrap_err().contains("anthropic"));
+    }
+
+    #[test]
+    fn progress_stops_at_a_difference_or_goes_on() {
+        let round = |content: &str| Round {
+            request: request(json!([{"role": "user", "content": content}])),
+            answer: Answer::Stream(vec![content.to_string()]),
+        };
+        let rounds = vec![round("one"), round("two")];
+        let body =
+            |content: &str| request(json!([{"role": "user", "content": content}])).to_string();
+        let mut strict = Progress::new(rounds.clone(), Rebase::default(), OnDivergence::Stop);
+        assert_eq!(
+            strict.answer(body("one").as_bytes()),
+            Answer::Stream(vec!["one".into()])
+        );
+        assert!(matches!(
+            strict.answer(body("TWO").as_bytes()),
+            Answer::Whole { status: 409, .. }
+        ));
+        assert!(!strict.all_matched());
+        let report = strict.report().join("\n");
+        assert!(
+            report.starts_with("replay: 1 of 2 rounds matched"),
+            "{report}"
+        );
+        assert!(
+            report.contains("request 2: message 0 (user), field content"),
+            "{report}"
+        );
+        let mut loose = Progress::new(rounds.clone(), Rebase::default(), OnDivergence::GoOn);
+        assert_eq!(
+            loose.answer(body("TWO").as_bytes()),
+            Answer::Stream(vec!["one".into()])
+        );
+        assert_eq!(
+            loose.answer(body("two").as_bytes()),
+            Answer::Stream(vec!["two".into()])
+        );
+        assert!(matches!(
+            loose.answer(body("three").as_bytes()),
+            Answer::Whole { status: 409, .. }
+        ));
+        let mut any_order = Progress::new(rounds, Rebase::default(), OnDivergence::Stop);
+        any_order.answer(body("two").as_bytes());
+        any_order.answer(body("one").as_bytes());
+        assert!(
+            any_order.all_matched(),
+            "parallel sub-agents ask in no fixed order"
+        );
     }
 }
