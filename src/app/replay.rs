@@ -17,6 +17,7 @@ use crate::core::consent::Mode;
 use crate::core::event::Error;
 use crate::extras::trace::divergence::Rebase;
 use crate::extras::trace::replay::{OnDivergence, Progress, Recording};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -24,6 +25,11 @@ use std::time::Duration;
 pub const DIVERGED: i32 = 7;
 
 pub fn run(mut options: RunOptions, replay: &Replay) -> Result<i32, Error> {
+    let same = |trace: &PathBuf| trace.canonicalize().ok() == replay.file.canonicalize().ok();
+    if options.trace.as_ref().is_some_and(same) {
+        let why = "--trace names the file --replay reads: it would be lost; write elsewhere";
+        return Err(Error::Usage(why.to_string()));
+    }
     let recording = Recording::read(&replay.file).map_err(Error::Usage)?;
     let display = Display::new(Show::Calls);
     notes_on(&recording)

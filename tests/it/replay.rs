@@ -4,6 +4,7 @@
 //! the real binary, to show the parse reaches stdout and the history intact. The files are read
 //! at run time (they come from the SSE work); only their text outcomes are asserted here.
 
+use crate::driver::{Repl, WAIT};
 use crate::run::{Output, Sandbox, run};
 use crate::server::{Recorded, Reply, Server};
 use crate::sse;
@@ -314,15 +315,24 @@ fn a_trace_from_another_version_replays_with_a_warning() {
 #[test]
 fn replay_flags_that_make_no_sense_are_usage_errors() {
     let sandbox = Sandbox::new("replay_usage");
-    let file = trace("demo.jsonl");
+    let copy = sandbox.path("t.jsonl");
+    std::fs::copy(trace("demo.jsonl"), &copy).expect("a copy of the demo trace");
     for args in [
         vec!["--replay-loose"],
-        vec!["--replay", file.as_str(), "--demo"],
+        vec!["--replay", "t.jsonl", "--demo"],
+        vec!["--replay", "t.jsonl", "-c"],
+        vec!["--replay", "t.jsonl", "-p", "x", "--output-format", "json"],
         vec!["--replay", "no-such-trace.jsonl"],
+        vec!["--replay", "t.jsonl", "--trace", "./t.jsonl"],
     ] {
         let out = replay(&args, &sandbox);
         assert_eq!(out.code, 2, "{args:?}: {out:?}");
     }
+    let kept = std::fs::read_to_string(&copy).expect("the trace");
+    assert_eq!(
+        kept,
+        std::fs::read_to_string(trace("demo.jsonl")).expect("the demo trace")
+    );
 }
 
 /// The key is in the environment, and a file the model reads holds it too: the trace has
@@ -373,4 +383,100 @@ fn a_key_in_the_environment_never_reaches_the_trace() {
         (&header["dialect"], &header["model"]),
         (&json!("openai"), &json!("m1"))
     );
+}
+
+/// An interactive session of two tasks, the first asking consent, is traced; its replay runs
+/// both tasks one after the other in one conversation (`--yes` standing for the "y" typed).
+#[test]
+fn a_traced_interactive_session_replays_its_tasks_in_order() {
+    let sandbox = Sandbox::new("replay_repl");
+    let file = sandbox.home.join("repl.jsonl").display().to_string();
+    let write = json!({"file_path": "note.txt", "content": "one\n"});
+    let script = vec![
+        Reply::Sse(sse::tool_calls(&[("call_note", "write_file", write)])),
+        Reply::Sse(sse::text("Wrote note.txt.")),
+        Reply::Sse(sse::text("It says one.")),
+    ];
+    let mut repl = Repl::start(&sandbox, &["--trace", &file], script);
+    repl.enter("write note.txt");
+    repl.expect("Allow write_file(");
+    repl.enter("y");
+    repl.expect("Wrote note.txt.");
+    repl.idle();
+    repl.turn("what does it say?", "It says one.");
+    repl.enter("quit");
+    assert_eq!(repl.pty.wait_exit(WAIT), Some(0), "{}", repl.pty.screen());
+    std::fs::remove_file(sandbox.path("note.txt")).expect("the note was written");
+
+    let out = replay(&["--replay", &file, "--yes"], &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr.contains("replay: 3 of 3 rounds matched"),
+        "{out:?}"
+    );
+    assert_eq!(out.stdout, "Wrote note.txt.\nIt says one.\n");
+    assert_eq!(sandbox.read("note.txt"), "one\n");
+}
+
+/// What guards a live run guards a replay: the user's PreToolUse hook vetoes the test run, and
+/// the read-only sandbox refuses the edit; each time the replay names that result as where it
+/// left the trace, and nothing was changed.
+#[test]
+fn hooks_and_the_sandbox_act_in_a_replay_as_in_a_live_run() {
+    let sandbox = Sandbox::with_copy("replay_guards", "fixtures/traces/demo");
+    let dir = sandbox.home.join(".corecoder");
+    std::fs::create_dir_all(&dir).expect("create ~/.corecoder");
+    let veto = sandbox.home.join("veto.sh");
+    std::fs::write(&veto, "#!/bin/sh\necho 'no tests today' >&2\nexit 2\n").expect("veto.sh");
+    let command = format!("sh {}", veto.display());
+    let hooks = json!({"PreToolUse": [{"matcher": "bash", "command": command, "timeout": 5}]});
+    std::fs::write(dir.join("hooks.json"), hooks.to_string()).expect("hooks.json");
+    let file = trace("demo.jsonl");
+    let out = replay(&["--replay", &file, "--yes"], &sandbox);
+    assert_eq!(out.code, 7, "{out:?}");
+    let want = "first divergence, request 3: message 6 (tool), field content";
+    assert!(out.stderr.contains(want), "{out:?}");
+    assert!(out.stderr.contains("no tests today"), "{out:?}");
+
+    std::fs::remove_file(dir.join("hooks.json")).expect("no hooks now");
+    let out = replay(
+        &["--replay", &file, "--yes", "--sandbox", "read-only"],
+        &sandbox,
+    );
+    assert_eq!(out.code, 7, "{out:?}");
+    let want = "first divergence, request 4: message 8 (tool), field content";
+    assert!(out.stderr.contains(want), "{out:?}");
+    assert!(
+        sandbox.read("calc.sh").contains("$1 - $2"),
+        "nothing was edited"
+    );
+}
+
+/// A trace is a model's replies, and one from a stranger is as hostile as any model: what it
+/// asks for meets the same gate. Here it asks for `rm -rf ~` under `--yes`; the danger gate
+/// refuses it in the replay as it did when the trace was recorded, and the home survives.
+#[test]
+fn a_hostile_trace_meets_the_same_danger_gate() {
+    let sandbox = Sandbox::new("replay_hostile");
+    std::fs::write(sandbox.home.join("keep.txt"), "mine\n").expect("a file to keep");
+    let wipe = json!({"command": "rm -rf ~"});
+    let server = Server::start(vec![
+        Reply::Sse(sse::tool_calls(&[("call_wipe", "bash", wipe)])),
+        Reply::Sse(sse::text("Done.")),
+    ]);
+    let file = sandbox.home.join("hostile.jsonl").display().to_string();
+    let out = run(
+        &["-p", "tidy up", "--yes", "--trace", &file],
+        &server,
+        &sandbox,
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    let out = replay(&["--replay", &file, "--yes"], &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr.contains("replay: 2 of 2 rounds matched"),
+        "{out:?}"
+    );
+    assert!(out.stderr.contains("rm -rf ~"), "{out:?}");
+    assert!(sandbox.home.join("keep.txt").exists(), "{out:?}");
 }
