@@ -104,6 +104,11 @@ fn replay(args: &[&str], sandbox: &Sandbox) -> Output {
     crate::run::run_with(args, &[], sandbox)
 }
 
+/// What the run printed on stderr holds `text`.
+fn said(out: &Output, text: &str) {
+    assert!(out.stderr.contains(text), "{text:?} not said: {out:?}");
+}
+
 /// The lines of a trace file, parsed.
 fn records(path: &Path) -> Vec<serde_json::Value> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{e}"));
@@ -160,7 +165,7 @@ fn record_the_fixture_traces() {
     );
     let out = crate::run::run_with(&["-p", task, "--yes", "--trace", &file], &env, &sandbox);
     assert_eq!(out.code, 0, "{out:?}");
-    assert!(out.stderr.contains("context Summarise"), "{out:?}");
+    said(&out, "context Summarise");
     assert_eq!(sandbox.read("alpha.txt"), "ALPHA\n");
 }
 
@@ -172,10 +177,7 @@ fn the_demo_trace_replays_and_fixes_calc() {
     let sandbox = Sandbox::with_copy("replay_demo", "fixtures/traces/demo");
     let out = replay(&["--replay", &trace("demo.jsonl"), "--yes"], &sandbox);
     assert_eq!(out.code, 0, "{out:?}");
-    assert!(
-        out.stderr.contains("replay: 5 of 5 rounds matched"),
-        "{out:?}"
-    );
+    said(&out, "replay: 5 of 5 rounds matched");
     assert!(
         out.stdout.contains("now prints `ok: add 2 3 = 5`"),
         "{out:?}"
@@ -191,22 +193,10 @@ fn the_busy_trace_replays_parallel_writes_a_retry_and_a_compaction() {
     let sandbox = Sandbox::with_copy("replay_busy", "fixtures/traces/busy");
     let out = replay(&["--replay", &trace(BUSY), "--yes"], &sandbox);
     assert_eq!(out.code, 0, "{out:?}");
-    assert!(
-        out.stderr.contains("replay: 7 of 7 rounds matched"),
-        "{out:?}"
-    );
-    assert!(
-        out.stderr.contains("file not found"),
-        "the failed read: {out:?}"
-    );
-    assert!(
-        out.stderr.contains("the stream broke"),
-        "the retry: {out:?}"
-    );
-    assert!(
-        out.stderr.contains("context Summarise"),
-        "the compaction: {out:?}"
-    );
+    said(&out, "replay: 7 of 7 rounds matched");
+    said(&out, "file not found");
+    said(&out, "the stream broke");
+    said(&out, "context Summarise");
     assert_eq!(sandbox.read("alpha.txt"), "ALPHA\n");
     assert_eq!(sandbox.read("beta.txt"), "beta\n");
 }
@@ -220,8 +210,10 @@ fn a_changed_file_is_reported_where_the_history_first_differs() {
     sandbox.write("calc.sh", &calc);
     let out = replay(&["--replay", &trace("demo.jsonl"), "--yes"], &sandbox);
     assert_eq!(out.code, 7, "{out:?}");
-    let want = "first divergence, request 2: message 4 (tool), field content";
-    assert!(out.stderr.contains(want), "{out:?}");
+    said(
+        &out,
+        "first divergence, request 2: message 4 (tool), field content",
+    );
     assert!(
         out.stderr
             .contains(r#"trace: …"d() {\n3\t    echo $(( $1 - $2 ))"#),
@@ -232,11 +224,8 @@ fn a_changed_file_is_reported_where_the_history_first_differs() {
             .contains(r#"now:   …"d() {\n3\t    echo $(( $1 * $2 ))"#),
         "{out:?}"
     );
-    assert!(
-        out.stderr.contains("replay: 1 of 5 rounds matched"),
-        "{out:?}"
-    );
-    assert!(out.stderr.contains("--replay-loose goes on"), "{out:?}");
+    said(&out, "replay: 1 of 5 rounds matched");
+    said(&out, "--replay-loose goes on");
     assert_eq!(sandbox.read("calc.sh"), calc, "it stopped before the edit");
 }
 
@@ -250,12 +239,9 @@ fn replay_loose_goes_on_past_a_difference() {
     let file = trace("demo.jsonl");
     let out = replay(&["--replay", &file, "--yes", "--replay-loose"], &sandbox);
     assert_eq!(out.code, 0, "{out:?}");
-    assert!(
-        out.stderr.contains("replay: 1 of 5 rounds matched"),
-        "{out:?}"
-    );
-    assert!(out.stderr.contains("4 of 5 requests differed"), "{out:?}");
-    assert!(out.stderr.contains("old_string not found"), "{out:?}");
+    said(&out, "replay: 1 of 5 rounds matched");
+    said(&out, "4 of 5 requests differed");
+    said(&out, "old_string not found");
     assert!(out.stdout.contains("Fixed: `add`"), "{out:?}");
 }
 
@@ -266,9 +252,11 @@ fn a_replay_does_not_imply_yes() {
     let sandbox = Sandbox::with_copy("replay_no_yes", "fixtures/traces/demo");
     let out = replay(&["--replay", &trace("demo.jsonl")], &sandbox);
     assert_eq!(out.code, 7, "{out:?}");
-    let want = "first divergence, request 3: message 6 (tool), field content";
-    assert!(out.stderr.contains(want), "{out:?}");
-    assert!(out.stderr.contains(r#"now:   "Refused: bash"#), "{out:?}");
+    said(
+        &out,
+        "first divergence, request 3: message 6 (tool), field content",
+    );
+    said(&out, r#"now:   "Refused: bash"#);
     assert!(sandbox.read("calc.sh").contains("$1 - $2"));
 }
 
@@ -282,12 +270,11 @@ fn p_gives_the_task_instead_of_the_recorded_one() {
         &sandbox,
     );
     assert_eq!(out.code, 7, "{out:?}");
-    let want = "first divergence, request 1: message 1 (user), field content";
-    assert!(out.stderr.contains(want), "{out:?}");
-    assert!(
-        out.stderr.contains(r#"now:   "Add a mul function.""#),
-        "{out:?}"
+    said(
+        &out,
+        "first divergence, request 1: message 1 (user), field content",
     );
+    said(&out, r#"now:   "Add a mul function.""#);
 }
 
 /// A trace another version wrote still replays, with a warning first.
@@ -305,11 +292,8 @@ fn a_trace_from_another_version_replays_with_a_warning() {
         "written by corecoder 0.0.1, this is {}",
         env!("CARGO_PKG_VERSION")
     );
-    assert!(out.stderr.contains(&warning), "{out:?}");
-    assert!(
-        out.stderr.contains("replay: 5 of 5 rounds matched"),
-        "{out:?}"
-    );
+    said(&out, &warning);
+    said(&out, "replay: 5 of 5 rounds matched");
 }
 
 #[test]
@@ -410,10 +394,7 @@ fn a_traced_interactive_session_replays_its_tasks_in_order() {
 
     let out = replay(&["--replay", &file, "--yes"], &sandbox);
     assert_eq!(out.code, 0, "{out:?}");
-    assert!(
-        out.stderr.contains("replay: 3 of 3 rounds matched"),
-        "{out:?}"
-    );
+    said(&out, "replay: 3 of 3 rounds matched");
     assert_eq!(out.stdout, "Wrote note.txt.\nIt says one.\n");
     assert_eq!(sandbox.read("note.txt"), "one\n");
 }
@@ -434,9 +415,11 @@ fn hooks_and_the_sandbox_act_in_a_replay_as_in_a_live_run() {
     let file = trace("demo.jsonl");
     let out = replay(&["--replay", &file, "--yes"], &sandbox);
     assert_eq!(out.code, 7, "{out:?}");
-    let want = "first divergence, request 3: message 6 (tool), field content";
-    assert!(out.stderr.contains(want), "{out:?}");
-    assert!(out.stderr.contains("no tests today"), "{out:?}");
+    said(
+        &out,
+        "first divergence, request 3: message 6 (tool), field content",
+    );
+    said(&out, "no tests today");
 
     std::fs::remove_file(dir.join("hooks.json")).expect("no hooks now");
     let out = replay(
@@ -444,8 +427,10 @@ fn hooks_and_the_sandbox_act_in_a_replay_as_in_a_live_run() {
         &sandbox,
     );
     assert_eq!(out.code, 7, "{out:?}");
-    let want = "first divergence, request 4: message 8 (tool), field content";
-    assert!(out.stderr.contains(want), "{out:?}");
+    said(
+        &out,
+        "first divergence, request 4: message 8 (tool), field content",
+    );
     assert!(
         sandbox.read("calc.sh").contains("$1 - $2"),
         "nothing was edited"
@@ -473,10 +458,7 @@ fn a_hostile_trace_meets_the_same_danger_gate() {
     assert_eq!(out.code, 0, "{out:?}");
     let out = replay(&["--replay", &file, "--yes"], &sandbox);
     assert_eq!(out.code, 0, "{out:?}");
-    assert!(
-        out.stderr.contains("replay: 2 of 2 rounds matched"),
-        "{out:?}"
-    );
-    assert!(out.stderr.contains("rm -rf ~"), "{out:?}");
+    said(&out, "replay: 2 of 2 rounds matched");
+    said(&out, "rm -rf ~");
     assert!(sandbox.home.join("keep.txt").exists(), "{out:?}");
 }

@@ -307,43 +307,26 @@ mod tests {
             answer: Answer::Stream(vec![content.to_string()]),
         };
         let rounds = vec![round("one"), round("two")];
-        let body =
-            |content: &str| request(json!([{"role": "user", "content": content}])).to_string();
+        let ask = |progress: &mut Progress, content: &str| {
+            let body = request(json!([{"role": "user", "content": content}])).to_string();
+            progress.answer(body.as_bytes())
+        };
+        let served = |content: &str| Answer::Stream(vec![content.to_string()]);
+        let stopped = |answer: Answer| matches!(answer, Answer::Whole { status: 409, .. });
         let mut strict = Progress::new(rounds.clone(), Rebase::default(), OnDivergence::Stop);
-        assert_eq!(
-            strict.answer(body("one").as_bytes()),
-            Answer::Stream(vec!["one".into()])
-        );
-        assert!(matches!(
-            strict.answer(body("TWO").as_bytes()),
-            Answer::Whole { status: 409, .. }
-        ));
+        assert_eq!(ask(&mut strict, "one"), served("one"));
+        assert!(stopped(ask(&mut strict, "TWO")));
         assert!(!strict.all_matched());
         let report = strict.report().join("\n");
-        assert!(
-            report.starts_with("replay: 1 of 2 rounds matched"),
-            "{report}"
-        );
-        assert!(
-            report.contains("request 2: message 0 (user), field content"),
-            "{report}"
-        );
+        assert!(report.starts_with("replay: 1 of 2 rounds"), "{report}");
+        assert!(report.contains("request 2: message 0 (user), field content"));
         let mut loose = Progress::new(rounds.clone(), Rebase::default(), OnDivergence::GoOn);
-        assert_eq!(
-            loose.answer(body("TWO").as_bytes()),
-            Answer::Stream(vec!["one".into()])
-        );
-        assert_eq!(
-            loose.answer(body("two").as_bytes()),
-            Answer::Stream(vec!["two".into()])
-        );
-        assert!(matches!(
-            loose.answer(body("three").as_bytes()),
-            Answer::Whole { status: 409, .. }
-        ));
+        assert_eq!(ask(&mut loose, "TWO"), served("one"));
+        assert_eq!(ask(&mut loose, "two"), served("two"));
+        assert!(stopped(ask(&mut loose, "three")), "the trace has no more");
         let mut any_order = Progress::new(rounds, Rebase::default(), OnDivergence::Stop);
-        any_order.answer(body("two").as_bytes());
-        any_order.answer(body("one").as_bytes());
+        ask(&mut any_order, "two");
+        ask(&mut any_order, "one");
         assert!(
             any_order.all_matched(),
             "parallel sub-agents ask in no fixed order"
