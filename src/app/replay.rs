@@ -32,51 +32,27 @@ pub fn run(mut options: RunOptions, replay: &Replay) -> Result<i32, Error> {
     }
     let recording = Recording::read(&replay.file).map_err(Error::Usage)?;
     let display = Display::new(Show::Calls);
-    notes_on(&recording)
-        .iter()
-        .for_each(|note| display.note(note));
-    let tasks = match &options.prompt {
-        Some(task) => vec![task.clone()],
-        None => recording.tasks.clone(),
-    };
+    notes_on(&recording).iter().for_each(|n| display.note(n));
     let cwd =
         std::env::current_dir().map_err(|e| Error::Io(format!("no working directory: {e}")))?;
     let rebase = Rebase {
         from: recording.cwd.clone(),
         to: cwd.display().to_string(),
     };
-    let rounds = recording.rounds.len();
     let progress = Progress::new(recording.rounds.clone(), rebase, replay.on_divergence);
     let progress = Arc::new(Mutex::new(progress));
     let judge = progress.clone();
-    let model = scripted_model::start_model(
-        Duration::ZERO,
-        Box::new(move |body| lock(&judge).answer(body)),
-    )?;
+    let answer = Box::new(move |body: &[u8]| lock(&judge).answer(body));
+    let model = scripted_model::start_model(Duration::ZERO, answer)?;
     served_by(&mut options, &recording, &model.url);
-    let mode = match options.approve_all {
-        true => Mode::AllowAll,
-        false => Mode::ReadOnly,
-    };
-    let Started { mut agent, notes } = setup::start(&options, mode)?;
-    process::watch_ctrl_c(agent.cancel.clone())?;
-    notes.iter().for_each(|note| display.note(note));
-    let (from, model_name) = (replay.file.display(), &agent.llm().config().model);
+    let (from, rounds) = (replay.file.display(), recording.rounds.len());
+    let name = &options.config.model;
     display.note(&format!(
-        "Replaying {from}: {rounds} rounds of {model_name}, served at {}; the tools run in {}",
+        "Replaying {from}: {rounds} rounds of {name}, served at {}; the tools run in {}",
         model.url,
         cwd.display()
     ));
-    let mut code = Ok(0);
-    for task in &tasks {
-        agent.extras.account.trace_task(task);
-        let finish =
-            (display.spinner).around(&mut || agent.run(task, &mut |event| display.show(event)));
-        code = finish.map(|finish| display.finish(&finish));
-        if code.is_err() {
-            break;
-        }
-    }
+    let code = run_tasks(&options, &recording, &display);
     drop(model);
     let progress = lock(&progress);
     progress.report().iter().for_each(|line| display.note(line));
@@ -88,6 +64,30 @@ pub fn run(mut options: RunOptions, replay: &Replay) -> Result<i32, Error> {
         }
         (code, _, _) => code,
     }
+}
+
+/// The session set up as `-p` sets one up, then each task in turn (the recorded ones, or the
+/// `-p` text) until one fails; the exit code of the last.
+fn run_tasks(options: &RunOptions, recording: &Recording, display: &Display) -> Result<i32, Error> {
+    let tasks = match &options.prompt {
+        Some(task) => vec![task.clone()],
+        None => recording.tasks.clone(),
+    };
+    let mode = match options.approve_all {
+        true => Mode::AllowAll,
+        false => Mode::ReadOnly,
+    };
+    let Started { mut agent, notes } = setup::start(options, mode)?;
+    process::watch_ctrl_c(agent.cancel.clone())?;
+    notes.iter().for_each(|note| display.note(note));
+    let mut code = 0;
+    for task in &tasks {
+        agent.extras.account.trace_task(task);
+        let finish =
+            (display.spinner).around(&mut || agent.run(task, &mut |event| display.show(event)));
+        code = display.finish(&finish?);
+    }
+    Ok(code)
 }
 
 /// What the user should know about the trace before it runs: its age, and what was lost.

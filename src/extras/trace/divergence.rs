@@ -23,8 +23,19 @@ pub struct Divergence {
 /// recorded working directory is read as the current one and the system prompt's clock and OS
 /// lines are set aside: the messages in order (each field by name), then the other fields.
 pub fn first_difference(recorded: &Value, sent: &Value, cwd: &Rebase) -> Option<Divergence> {
-    let (recorded, sent) = (normalised(&cwd.apply(recorded)), normalised(sent));
-    let (old, new) = (messages(&recorded), messages(&sent));
+    let here = Rebase::default();
+    first_difference_of(&comparable(recorded, cwd), &comparable(sent, &here))
+}
+
+/// A request as it is compared: the recorded working directory read as the current one, the
+/// system prompt's clock and OS lines set aside. Done once per recorded round.
+pub fn comparable(body: &Value, cwd: &Rebase) -> Value {
+    normalised(&cwd.apply(body))
+}
+
+/// `first_difference` of two requests already made `comparable`.
+pub fn first_difference_of(recorded: &Value, sent: &Value) -> Option<Divergence> {
+    let (old, new) = (messages(recorded), messages(sent));
     for at in 0..old.len().max(new.len()) {
         let place = |message: &Value, what: &str| {
             let role = message["role"].as_str().unwrap_or("?");
@@ -56,7 +67,7 @@ pub fn first_difference(recorded: &Value, sent: &Value, cwd: &Rebase) -> Option<
             (None, None) => {}
         }
     }
-    let field = differing_field(&without_messages(&recorded), &without_messages(&sent))?;
+    let field = differing_field(&without_messages(recorded), &without_messages(sent))?;
     Some(excerpts(
         format!("field {field}"),
         &recorded[&field],

@@ -9,7 +9,8 @@
 //! stops. It opens no socket and runs nothing; the face is `app/replay.rs`.
 
 use crate::extras::trace::DIALECT;
-use crate::extras::trace::divergence::{Divergence, Rebase, excerpt, first_difference, messages};
+use crate::extras::trace::divergence::first_difference_of;
+use crate::extras::trace::divergence::{Divergence, Rebase, comparable, excerpt, messages};
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -149,8 +150,9 @@ fn first_user_message(rounds: &[Round]) -> Option<String> {
 /// the first divergence. The scripted model's thread asks it; the face reads the report.
 pub struct Progress {
     rounds: Vec<Round>,
+    /// Each round's request as it is compared (`divergence::comparable`), made once.
+    expected: Vec<Value>,
     served: Vec<bool>,
-    cwd: Rebase,
     on_divergence: OnDivergence,
     requests: usize,
     matched: usize,
@@ -163,8 +165,11 @@ impl Progress {
     pub fn new(rounds: Vec<Round>, cwd: Rebase, on_divergence: OnDivergence) -> Progress {
         Progress {
             served: vec![false; rounds.len()],
+            expected: rounds
+                .iter()
+                .map(|r| comparable(&r.request, &cwd))
+                .collect(),
             rounds,
-            cwd,
             on_divergence,
             requests: 0,
             matched: 0,
@@ -179,10 +184,11 @@ impl Progress {
     pub fn answer(&mut self, body: &[u8]) -> Answer {
         self.requests += 1;
         let sent: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+        let sent = comparable(&sent, &Rebase::default());
         let open: Vec<usize> = (0..self.rounds.len())
             .filter(|&i| !self.served[i])
             .collect();
-        let differs = |at: usize| first_difference(&self.rounds[at].request, &sent, &self.cwd);
+        let differs = |at: usize| first_difference_of(&self.expected[at], &sent);
         if let Some(&at) = open.iter().find(|&&at| differs(at).is_none()) {
             self.served[at] = true;
             self.matched += 1;
