@@ -122,7 +122,7 @@ fn records(path: &Path) -> Vec<serde_json::Value> {
 /// stream that breaks and is retried, a big read that makes the next round compact the
 /// history (summary and all), then an edit.
 #[test]
-#[ignore = "writes fixtures/traces/: run it to record the traces again"]
+#[ignore = "writes fixtures/traces/: cargo test --test it replay::record_the_fixture_traces -- --ignored"]
 fn record_the_fixture_traces() {
     let sandbox = Sandbox::new("record_traces_demo");
     let out = replay(&["--demo", "--trace", &trace("demo.jsonl")], &sandbox);
