@@ -120,7 +120,6 @@ fn served_by(options: &mut RunOptions, recording: &Recording, url: &str) {
     let config = &mut options.config;
     config.base_url = url.to_string();
     config.api_key = None;
-    config.fallback_models.clear();
     if let Some(model) = &recording.model {
         config.model = model.clone();
     }

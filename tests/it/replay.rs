@@ -296,6 +296,8 @@ fn a_trace_from_another_version_replays_with_a_warning() {
     said(&out, "replay: 5 of 5 rounds matched");
 }
 
+/// Flags that make no sense with `--replay`, a trace that is not there or too big, and a
+/// `--trace` that would overwrite the trace being replayed: usage errors, the trace kept.
 #[test]
 fn replay_flags_that_make_no_sense_are_usage_errors() {
     let sandbox = Sandbox::new("replay_usage");
@@ -312,6 +314,12 @@ fn replay_flags_that_make_no_sense_are_usage_errors() {
         let out = replay(&args, &sandbox);
         assert_eq!(out.code, 2, "{args:?}: {out:?}");
     }
+    // A sparse file: its size is all the refusal looks at.
+    let huge = std::fs::File::create(sandbox.path("huge.jsonl")).expect("huge.jsonl");
+    huge.set_len(257 << 20).expect("a 257 MiB file");
+    let out = replay(&["--replay", "huge.jsonl"], &sandbox);
+    assert_eq!(out.code, 2, "{out:?}");
+    said(&out, "is over 256 MiB");
     let kept = std::fs::read_to_string(&copy).expect("the trace");
     assert_eq!(
         kept,

@@ -14,6 +14,9 @@ use crate::extras::trace::divergence::{Divergence, Rebase, comparable, excerpt, 
 use serde_json::{Value, json};
 use std::path::Path;
 
+/// Every request holds the whole history, so a trace grows fast; past this it is not read.
+const MAX_TRACE: u64 = 256 << 20;
+
 /// A trace, read back.
 #[derive(Debug, Default)]
 pub struct Recording {
@@ -61,10 +64,15 @@ pub enum OnDivergence {
 }
 
 impl Recording {
+    /// The trace at `path`, read whole: at most `MAX_TRACE` bytes.
     pub fn read(path: &Path) -> Result<Recording, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("--replay: cannot read {}: {e}", path.display()))?;
-        Recording::parse(&text)
+        let cannot = |e: std::io::Error| format!("--replay: cannot read {}: {e}", path.display());
+        let size = std::fs::metadata(path).map_err(cannot)?.len();
+        if size > MAX_TRACE {
+            let mib = MAX_TRACE >> 20;
+            return Err(format!("--replay: {} is over {mib} MiB", path.display()));
+        }
+        Recording::parse(&std::fs::read_to_string(path).map_err(cannot)?)
     }
 
     /// Each line in order: the header, tasks, requests and what answered each.
