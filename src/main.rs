@@ -1,5 +1,5 @@
 //! The `corecoder` binary: parse the command line, then run one task (`-p`), the interactive
-//! session, or the offline demo.
+//! session, the offline demo, or a replay of a traced session.
 //!
 //! It reads as the run does: tune the process, parse the flags (`app/resolve.rs`), hide the
 //! secrets, run one face (`app/one_shot.rs`, `app/repl.rs`, `app/demo.rs`, `app/replay.rs`),

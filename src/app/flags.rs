@@ -375,6 +375,25 @@ mod tests {
     }
 
     #[test]
+    fn replay_loose_goes_with_replay_in_either_order() {
+        let want = |on_divergence| {
+            let file = PathBuf::from("t.jsonl");
+            Some(Replay {
+                file,
+                on_divergence,
+            })
+        };
+        assert_eq!(
+            run_options(&["--replay", "t.jsonl"], &[]).replay,
+            want(OnDivergence::Stop)
+        );
+        let loose = run_options(&["--replay-loose", "--replay", "t.jsonl"], &[]);
+        assert_eq!(loose.replay, want(OnDivergence::GoOn));
+        let err = check(&["--replay-loose"], &[]).unwrap_err();
+        assert!(err.contains("--replay FILE"), "{err}");
+    }
+
+    #[test]
     fn destructive_opt_in_by_name() {
         let run = run_options(
             &[],

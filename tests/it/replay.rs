@@ -478,13 +478,19 @@ fn a_hostile_trace_meets_the_same_danger_gate() {
 fn the_demo_traced_now_replays_as_the_fixture_does() {
     let sandbox = Sandbox::with_copy("replay_demo_now", "fixtures/traces/demo");
     let file = sandbox.home.join("demo.jsonl");
-    let out = replay(&["--demo", "--trace", &file.display().to_string()], &sandbox);
+    let out = replay(
+        &["--demo", "--trace", &file.display().to_string()],
+        &sandbox,
+    );
     assert_eq!(out.code, 0, "{out:?}");
     let lines = records(&file);
     let kinds: Vec<&str> = lines.iter().filter_map(|l| l["kind"].as_str()).collect();
     assert_eq!(&kinds[..2], ["header", "task"]);
     assert_eq!(kinds.iter().filter(|k| **k == "request").count(), 5);
-    let out = replay(&["--replay", &file.display().to_string(), "--yes"], &sandbox);
+    let out = replay(
+        &["--replay", &file.display().to_string(), "--yes"],
+        &sandbox,
+    );
     assert_eq!(out.code, 0, "{out:?}");
     said(&out, "replay: 5 of 5 rounds matched");
 }
