@@ -50,7 +50,7 @@ pub fn run(trace: Option<&Path>, on_event: &mut dyn FnMut(Event)) -> Result<Fini
     if let Some(path) = trace {
         let trace = Trace::create(path, &model.config(), &project).map_err(io_error)?;
         agent.extras.account = Account::default().with_trace(trace);
-        agent.extras.account.trace_task(TASK);
+        agent.extras.account.trace_task(TASK, agent.consent.plan);
     }
     // Ctrl+C stops the demo the way it stops a real task (docs/walkthrough.md steps through it).
     crate::app::process::watch_ctrl_c(agent.cancel.clone())?;
@@ -100,8 +100,14 @@ fn make_project() -> Result<PathBuf, Error> {
         .map_or(0, |d| d.as_nanos());
     let dir = std::env::temp_dir().join(format!("corecoder-demo-{}-{stamp}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(io_error)?;
-    std::fs::write(dir.join("calc.sh"), CALC).map_err(io_error)?;
-    std::fs::write(dir.join("test_calc.sh"), TEST).map_err(io_error)?;
+    // One modification time for both: `glob` (newest first) then lists them by name, the same
+    // in every run, and in a replay of the demo's trace.
+    let now = std::time::SystemTime::now();
+    for (name, text) in [("calc.sh", CALC), ("test_calc.sh", TEST)] {
+        std::fs::write(dir.join(name), text).map_err(io_error)?;
+        let file = std::fs::File::options().write(true).open(dir.join(name));
+        file.and_then(|f| f.set_modified(now)).map_err(io_error)?;
+    }
     Ok(dir)
 }
 

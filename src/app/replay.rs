@@ -13,10 +13,10 @@ use crate::app::process;
 use crate::app::scripted_model;
 use crate::app::setup::{self, Started};
 use crate::app::terminal::{Display, Show};
-use crate::core::consent::Mode;
+use crate::core::consent::{Mode, Plan};
 use crate::core::event::Error;
 use crate::extras::trace::divergence::Rebase;
-use crate::extras::trace::replay::{OnDivergence, Progress, Recording};
+use crate::extras::trace::replay::{OnDivergence, Progress, Recording, Task};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -66,11 +66,14 @@ pub fn run(mut options: RunOptions, replay: &Replay) -> Result<i32, Error> {
     }
 }
 
-/// The session set up as `-p` sets one up, then each task in turn (the recorded ones, or the
-/// `-p` text) until one fails; the exit code of the last.
+/// The session set up as `-p` sets one up, then each task in turn (the recorded ones, each in
+/// plan mode if it was, or the `-p` text) until one fails; the exit code of the last.
 fn run_tasks(options: &RunOptions, recording: &Recording, display: &Display) -> Result<i32, Error> {
     let tasks = match &options.prompt {
-        Some(task) => vec![task.clone()],
+        Some(text) => vec![Task {
+            text: text.clone(),
+            plan: Plan::Off,
+        }],
         None => recording.tasks.clone(),
     };
     let mode = match options.approve_all {
@@ -81,10 +84,12 @@ fn run_tasks(options: &RunOptions, recording: &Recording, display: &Display) -> 
     process::watch_ctrl_c(agent.cancel.clone())?;
     notes.iter().for_each(|note| display.note(note));
     let mut code = 0;
-    for task in &tasks {
-        agent.extras.account.trace_task(task);
+    for Task { text, plan } in &tasks {
+        // Plan mode as the user had it for this task (`/plan`, then `approve`).
+        agent.consent.plan = *plan;
+        agent.extras.account.trace_task(text, *plan);
         let finish =
-            (display.spinner).around(&mut || agent.run(task, &mut |event| display.show(event)));
+            (display.spinner).around(&mut || agent.run(text, &mut |event| display.show(event)));
         code = display.finish(&finish?);
     }
     Ok(code)

@@ -104,6 +104,21 @@ fn replay(args: &[&str], sandbox: &Sandbox) -> Output {
     crate::run::run_with(args, &[], sandbox)
 }
 
+/// A copy of a trace's starting directory, every file with one modification time (as the demo
+/// gives its files), so `glob`, newest first, lists them by name as it did when recorded.
+fn project(name: &str, fixture: &str) -> Sandbox {
+    let sandbox = Sandbox::with_copy(name, &format!("fixtures/traces/{fixture}"));
+    let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_767_225_600);
+    for entry in std::fs::read_dir(&sandbox.dir).expect("the copy") {
+        let file = std::fs::File::options()
+            .write(true)
+            .open(entry.expect("a file").path());
+        file.and_then(|f| f.set_modified(when))
+            .expect("set its time");
+    }
+    sandbox
+}
+
 /// What the run printed on stderr holds `text`.
 fn said(out: &Output, text: &str) {
     assert!(out.stderr.contains(text), "{text:?} not said: {out:?}");
@@ -128,7 +143,7 @@ fn record_the_fixture_traces() {
     let out = replay(&["--demo", "--trace", &trace("demo.jsonl")], &sandbox);
     assert_eq!(out.code, 0, "{out:?}");
 
-    let sandbox = Sandbox::with_copy("record_traces_busy", "fixtures/traces/busy");
+    let sandbox = project("record_traces_busy", "busy");
     let write = |id, file, text| {
         (
             id,
@@ -174,7 +189,7 @@ const BUSY_WINDOW: &str = "9000";
 
 #[test]
 fn the_demo_trace_replays_and_fixes_calc() {
-    let sandbox = Sandbox::with_copy("replay_demo", "fixtures/traces/demo");
+    let sandbox = project("replay_demo", "demo");
     let out = replay(&["--replay", &trace("demo.jsonl"), "--yes"], &sandbox);
     assert_eq!(out.code, 0, "{out:?}");
     said(&out, "replay: 5 of 5 rounds matched");
@@ -190,7 +205,7 @@ fn the_demo_trace_replays_and_fixes_calc() {
 
 #[test]
 fn the_busy_trace_replays_parallel_writes_a_retry_and_a_compaction() {
-    let sandbox = Sandbox::with_copy("replay_busy", "fixtures/traces/busy");
+    let sandbox = project("replay_busy", "busy");
     let out = replay(&["--replay", &trace(BUSY), "--yes"], &sandbox);
     assert_eq!(out.code, 0, "{out:?}");
     said(&out, "replay: 7 of 7 rounds matched");
@@ -205,7 +220,7 @@ fn the_busy_trace_replays_parallel_writes_a_retry_and_a_compaction() {
 /// where the history left the trace, shows both sides, and stops before anything is edited.
 #[test]
 fn a_changed_file_is_reported_where_the_history_first_differs() {
-    let sandbox = Sandbox::with_copy("replay_diverges", "fixtures/traces/demo");
+    let sandbox = project("replay_diverges", "demo");
     let calc = sandbox.read("calc.sh").replace("$1 - $2", "$1 * $2");
     sandbox.write("calc.sh", &calc);
     let out = replay(&["--replay", &trace("demo.jsonl"), "--yes"], &sandbox);
@@ -233,7 +248,7 @@ fn a_changed_file_is_reported_where_the_history_first_differs() {
 /// matches the file, the model is told, and the run still ends with the recorded answer.
 #[test]
 fn replay_loose_goes_on_past_a_difference() {
-    let sandbox = Sandbox::with_copy("replay_loose", "fixtures/traces/demo");
+    let sandbox = project("replay_loose", "demo");
     let calc = sandbox.read("calc.sh").replace("$1 - $2", "$1 * $2");
     sandbox.write("calc.sh", &calc);
     let file = trace("demo.jsonl");
@@ -249,7 +264,7 @@ fn replay_loose_goes_on_past_a_difference() {
 /// says that is where it parted from the trace.
 #[test]
 fn a_replay_does_not_imply_yes() {
-    let sandbox = Sandbox::with_copy("replay_no_yes", "fixtures/traces/demo");
+    let sandbox = project("replay_no_yes", "demo");
     let out = replay(&["--replay", &trace("demo.jsonl")], &sandbox);
     assert_eq!(out.code, 7, "{out:?}");
     said(
@@ -263,7 +278,7 @@ fn a_replay_does_not_imply_yes() {
 /// `-p TEXT` is the task instead of the recorded one: the first request already differs.
 #[test]
 fn p_gives_the_task_instead_of_the_recorded_one() {
-    let sandbox = Sandbox::with_copy("replay_p", "fixtures/traces/demo");
+    let sandbox = project("replay_p", "demo");
     let file = trace("demo.jsonl");
     let out = replay(
         &["--replay", &file, "--yes", "-p", "Add a mul function."],
@@ -280,7 +295,7 @@ fn p_gives_the_task_instead_of_the_recorded_one() {
 /// A trace another version wrote still replays, with a warning first.
 #[test]
 fn a_trace_from_another_version_replays_with_a_warning() {
-    let sandbox = Sandbox::with_copy("replay_old", "fixtures/traces/demo");
+    let sandbox = project("replay_old", "demo");
     let text = std::fs::read_to_string(trace("demo.jsonl")).expect("the demo trace");
     let version = format!(r#""corecoder":"{}""#, env!("CARGO_PKG_VERSION"));
     assert!(text.lines().next().expect("a header").contains(&version));
@@ -412,7 +427,7 @@ fn a_traced_interactive_session_replays_its_tasks_in_order() {
 /// left the trace, and nothing was changed.
 #[test]
 fn hooks_and_the_sandbox_act_in_a_replay_as_in_a_live_run() {
-    let sandbox = Sandbox::with_copy("replay_guards", "fixtures/traces/demo");
+    let sandbox = project("replay_guards", "demo");
     let dir = sandbox.home.join(".corecoder");
     std::fs::create_dir_all(&dir).expect("create ~/.corecoder");
     let veto = sandbox.home.join("veto.sh");
@@ -476,7 +491,7 @@ fn a_hostile_trace_meets_the_same_danger_gate() {
 /// matches round for round.
 #[test]
 fn the_demo_traced_now_replays_as_the_fixture_does() {
-    let sandbox = Sandbox::with_copy("replay_demo_now", "fixtures/traces/demo");
+    let sandbox = project("replay_demo_now", "demo");
     let file = sandbox.home.join("demo.jsonl");
     let out = replay(
         &["--demo", "--trace", &file.display().to_string()],
@@ -493,4 +508,44 @@ fn the_demo_traced_now_replays_as_the_fixture_does() {
     );
     assert_eq!(out.code, 0, "{out:?}");
     said(&out, "replay: 5 of 5 rounds matched");
+}
+
+/// Plan mode is the user's as it was for each task: the traced session planned with `/plan`
+/// (the model's bash call refused), then `approve`d; the replay refuses the first call as plan
+/// mode did, runs the second, and matches every round.
+#[test]
+fn plan_mode_is_replayed_as_the_user_had_it() {
+    let sandbox = Sandbox::new("replay_plan");
+    let file = sandbox.home.join("plan.jsonl").display().to_string();
+    let touch = |id| {
+        Reply::Sse(sse::tool_calls(&[(
+            id,
+            "bash",
+            json!({"command": "touch plan.txt"}),
+        )]))
+    };
+    let script = vec![
+        touch("call_early"),
+        Reply::Sse(sse::text("Here is the plan")),
+        touch("call_late"),
+        Reply::Sse(sse::text("Built it")),
+    ];
+    let mut repl = Repl::start(&sandbox, &["--trace", &file], script);
+    repl.turn("/plan", "Plan mode on");
+    repl.turn("add plan.txt", "Here is the plan");
+    repl.enter("approve");
+    repl.expect("Allow bash(");
+    repl.enter("y");
+    repl.expect("Built it");
+    repl.idle();
+    repl.enter("quit");
+    assert_eq!(repl.pty.wait_exit(WAIT), Some(0), "{}", repl.pty.screen());
+    std::fs::remove_file(sandbox.path("plan.txt")).expect("approved, it ran");
+
+    let out = replay(&["--replay", &file, "--yes"], &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    said(&out, "replay: 4 of 4 rounds matched");
+    said(&out, "Refused: plan mode is on");
+    assert_eq!(out.stdout, "Here is the plan\nBuilt it\n");
+    assert!(sandbox.path("plan.txt").exists());
 }

@@ -8,6 +8,7 @@
 //! first place it differs (`divergence.rs`) and, unless told to go on, answers so that the run
 //! stops. It opens no socket and runs nothing; the face is `app/replay.rs`.
 
+use crate::core::consent::Plan;
 use crate::extras::trace::DIALECT;
 use crate::extras::trace::divergence::first_difference_of;
 use crate::extras::trace::divergence::{Divergence, Rebase, comparable, excerpt, messages};
@@ -26,10 +27,17 @@ pub struct Recording {
     pub cwd: Option<String>,
     pub max_context: Option<u32>,
     /// What the user asked, in order; a trace without task lines gives its first user message.
-    pub tasks: Vec<String>,
+    pub tasks: Vec<Task>,
     pub rounds: Vec<Round>,
     /// Lines that were not JSON (a session killed mid-write leaves half a line).
     pub unreadable: usize,
+}
+
+/// One task the user gave, and whether plan mode was on for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Task {
+    pub text: String,
+    pub plan: Plan,
 }
 
 /// One request and what the server sent back to it.
@@ -86,9 +94,13 @@ impl Recording {
             recording.take(&record)?;
         }
         if recording.tasks.is_empty() {
-            recording
-                .tasks
-                .extend(first_user_message(&recording.rounds));
+            // A trace from before task lines: its first user message was the task.
+            let text = first_user_message(&recording.rounds);
+            let task = |text| Task {
+                text,
+                plan: Plan::Off,
+            };
+            recording.tasks.extend(text.map(task));
         }
         match recording.rounds.is_empty() {
             true => Err("--replay: the trace holds no request".to_string()),
@@ -110,7 +122,14 @@ impl Recording {
                 self.cwd = text("cwd");
                 self.max_context = record["max_context"].as_u64().map(|n| n as u32);
             }
-            ("task", _) => self.tasks.extend(text("text")),
+            ("task", _) => {
+                let plan = match record["plan"].as_bool() {
+                    Some(true) => Plan::On,
+                    _ => Plan::Off,
+                };
+                let text = text("text").unwrap_or_default();
+                self.tasks.push(Task { text, plan });
+            }
             ("request", _) => self.rounds.push(Round {
                 request: record["body"].clone(),
                 answer: Answer::HangUp,
@@ -301,7 +320,11 @@ mod tests {
             (recording.cwd.as_deref(), recording.max_context),
             (Some("/old"), Some(5000))
         );
-        assert_eq!(recording.tasks, ["go"]);
+        let go = Task {
+            text: "go".into(),
+            plan: Plan::Off,
+        };
+        assert_eq!(recording.tasks, [go]);
         let answers: Vec<&Answer> = recording.rounds.iter().map(|r| &r.answer).collect();
         assert_eq!(
             answers[0],
