@@ -549,3 +549,23 @@ fn plan_mode_is_replayed_as_the_user_had_it() {
     assert_eq!(out.stdout, "Here is the plan\nBuilt it\n");
     assert!(sandbox.path("plan.txt").exists());
 }
+
+/// What the tools see counts down to the files' times: `glob` lists the newest first, so a
+/// `test_calc.sh` touched after `calc.sh` lists first, and the replay says so.
+#[test]
+fn a_file_touched_later_lists_first_and_the_replay_says_so() {
+    let sandbox = project("replay_touched", "demo");
+    let later = std::time::SystemTime::now();
+    let file = std::fs::File::options()
+        .write(true)
+        .open(sandbox.path("test_calc.sh"));
+    file.and_then(|f| f.set_modified(later)).expect("touch it");
+    let out = replay(&["--replay", &trace("demo.jsonl"), "--yes"], &sandbox);
+    assert_eq!(out.code, 7, "{out:?}");
+    said(
+        &out,
+        "first divergence, request 2: message 3 (tool), field content",
+    );
+    said(&out, r#"trace: "calc.sh\ntest_calc.sh""#);
+    said(&out, r#"now:   "test_calc.sh\ncalc.sh""#);
+}
