@@ -569,3 +569,33 @@ fn a_file_touched_later_lists_first_and_the_replay_says_so() {
     said(&out, r#"trace: "calc.sh\ntest_calc.sh""#);
     said(&out, r#"now:   "test_calc.sh\ncalc.sh""#);
 }
+
+/// What answered a request is served again as it came: an error status (and the retry after
+/// it), and a whole completion that was not a stream.
+#[test]
+fn an_error_status_and_a_whole_completion_are_served_again() {
+    let sandbox = Sandbox::new("replay_status");
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/http/whole-completion-200.http");
+    let whole = std::fs::read(path).expect("the whole completion");
+    let server = Server::start(vec![
+        Reply::error(503, "busy, try again"),
+        Reply::Raw(whole),
+    ]);
+    let file = sandbox.home.join("status.jsonl").display().to_string();
+    let out = run(&["-p", "answer", "--trace", &file], &server, &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    let kinds: Vec<String> = records(Path::new(&file))
+        .iter()
+        .map(|r| r["kind"].to_string())
+        .collect();
+    assert!(
+        kinds.contains(&"\"http_error\"".into()) && kinds.contains(&"\"not_a_stream\"".into()),
+        "{kinds:?}"
+    );
+    let out = replay(&["--replay", &file], &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    said(&out, "HTTP 503: busy, try again");
+    said(&out, "replay: 2 of 2 rounds matched");
+    assert_eq!(out.stdout, "a whole answer, not streamed\n");
+}
