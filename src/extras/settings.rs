@@ -1,0 +1,186 @@
+//! The settings files: corecoder's and Claude Code's, read for their `permissions` rules and
+//! their `hooks`; and the file where "always" answers for a project are kept.
+//!
+//! Read once at set-up (`app/setup.rs::load_extensions`, again by `/trust`): the user's
+//! `~/.corecoder/settings.json` and `~/.claude/settings.json`, then the project's
+//! `.corecoder/settings.json`, `.claude/settings.json` and `.claude/settings.local.json` (only
+//! when `trust.rs` says the project is trusted: they can allow commands and run hooks), then
+//! this project's entry of `~/.corecoder/project-rules.json`. "Always" answers are saved
+//! there, keyed by the project's folder, and not in the project: a file inside the project
+//! could be written by the session itself (the model granting itself a rule), and every
+//! save would change a file the trust record holds and ask the trust question again.
+//! `/permissions rm` removes a rule from the file it came from. Nothing here decides.
+
+use crate::extras::rules::{self, Bases, List, Rule};
+use crate::tools::support::files::{Access, write_atomic};
+use serde_json::{Map, Value, json};
+use std::path::{Path, PathBuf};
+
+/// The project's settings files, relative to its folder (`trust.rs` asks about them).
+pub const PROJECT_FILES: [&str; 3] = [
+    ".corecoder/settings.json",
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+];
+
+/// What the settings files hold for this session.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub rules: Vec<Rule>,
+    /// Settings files with a `hooks` key, for `Hooks::load`.
+    pub hook_files: Vec<PathBuf>,
+    pub warnings: Vec<String>,
+    /// Where this project's "always" rules are saved.
+    pub saved: Option<Saved>,
+}
+
+/// `~/.corecoder/project-rules.json` and the project whose entry is this session's.
+#[derive(Debug, Clone)]
+pub struct Saved {
+    pub file: PathBuf,
+    pub project: PathBuf,
+    bases: Bases,
+}
+
+/// Read every settings file that applies. `home` is the user's home directory, `own` is
+/// `~/.corecoder`; `trusted(relative)` says whether a project file may count.
+pub fn load(home: &Path, own: &Path, cwd: &Path, trusted: &dyn Fn(&str) -> bool) -> Loaded {
+    let project = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    let mut files = vec![own.join("settings.json"), home.join(".claude/settings.json")];
+    for relative in PROJECT_FILES {
+        let path = cwd.join(relative);
+        // Started in the home directory, the project's files are the user's: read them once.
+        if trusted(relative) && !files.contains(&path) && !path.starts_with(own) {
+            files.push(path);
+        }
+    }
+    let mut loaded = Loaded::default();
+    for file in files {
+        let root = match read_json(&file) {
+            Ok(Some(root)) => root,
+            Ok(None) => continue,
+            Err(e) => {
+                loaded.warnings.push(e);
+                continue;
+            }
+        };
+        let settings_root = file.parent().and_then(Path::parent).unwrap_or(Path::new("/"));
+        let bases = Bases {
+            home: home.to_path_buf(),
+            settings_root: settings_root.to_path_buf(),
+            cwd: project.clone(),
+        };
+        add_rules(&root["permissions"], &file, &bases, &mut loaded);
+        if root.get("hooks").is_some() {
+            loaded.hook_files.push(file);
+        }
+    }
+    let file = own.join("project-rules.json");
+    let bases = Bases {
+        home: home.to_path_buf(),
+        settings_root: project.clone(),
+        cwd: project.clone(),
+    };
+    match read_json(&file) {
+        Ok(root) => {
+            let entry = root.as_ref().map(|root| &root["projects"][key(&project)]);
+            if let Some(entry) = entry {
+                add_rules(&entry["permissions"], &file, &bases, &mut loaded);
+            }
+        }
+        Err(e) => loaded.warnings.push(e),
+    }
+    loaded.saved = Some(Saved {
+        file,
+        project,
+        bases,
+    });
+    loaded
+}
+
+/// The rules of one `permissions` object; a rule that cannot be read is skipped with a warning.
+fn add_rules(permissions: &Value, file: &Path, bases: &Bases, loaded: &mut Loaded) {
+    for list in [List::Deny, List::Ask, List::Allow] {
+        let texts = permissions[list.key()].as_array().cloned().unwrap_or_default();
+        for text in texts.iter().filter_map(Value::as_str) {
+            match rules::parse(text, list, file, bases) {
+                Ok(rule) => loaded.rules.push(rule),
+                Err(e) => (loaded.warnings).push(format!("{}: rule skipped: {e}", file.display())),
+            }
+        }
+    }
+}
+
+/// A missing file is `None`; one that is not a JSON object is an error.
+fn read_json(file: &Path) -> Result<Option<Value>, String> {
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{} ignored: {e}", file.display())),
+    };
+    match serde_json::from_str::<Value>(&text) {
+        Ok(root) if root.is_object() => Ok(Some(root)),
+        Ok(_) => Err(format!("{} ignored: not a JSON object", file.display())),
+        Err(e) => Err(format!("{} ignored: {e}", file.display())),
+    }
+}
+
+fn key(project: &Path) -> String {
+    project.to_string_lossy().into_owned()
+}
+
+impl Saved {
+    /// Add `found` to this project's allow list, in the file and in `list` (from now on).
+    pub fn add(&self, found: &[String], list: &mut Vec<Rule>) -> Result<(), String> {
+        let mut root = read_json(&self.file)?.unwrap_or_else(|| json!({}));
+        let project = slot(slot(&mut root, "projects")?, &key(&self.project))?;
+        let entry = slot(slot(project, "permissions")?, "allow")?;
+        if !entry.is_array() {
+            *entry = json!([]);
+        }
+        let allow = entry.as_array_mut().ok_or("not a list")?;
+        for text in found {
+            if !allow.iter().any(|t| t == text.as_str()) {
+                allow.push(json!(text));
+            }
+            list.push(rules::parse(text, List::Allow, &self.file, &self.bases)?);
+        }
+        write(&self.file, &root)
+    }
+}
+
+/// Remove `rule` from the file it came from (the first entry written as it is).
+pub fn remove(rule: &Rule, saved: Option<&Saved>) -> Result<(), String> {
+    let mut root = read_json(&rule.source)?.ok_or("the file is gone")?;
+    let permissions = match saved.filter(|saved| saved.file == rule.source) {
+        Some(saved) => slot(slot(slot(&mut root, "projects")?, &key(&saved.project))?, "permissions")?,
+        None => slot(&mut root, "permissions")?,
+    };
+    let entries = (permissions.get_mut(rule.list.key()))
+        .and_then(Value::as_array_mut)
+        .ok_or("the rule is no longer in the file")?;
+    let at = (entries.iter())
+        .position(|t| t.as_str().map(str::trim) == Some(&rule.text))
+        .ok_or("the rule is no longer in the file")?;
+    entries.remove(at);
+    write(&rule.source, &root)
+}
+
+fn write(file: &Path, root: &Value) -> Result<(), String> {
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let text = serde_json::to_string_pretty(root).map_err(|e| e.to_string())?;
+    write_atomic(file, format!("{text}\n").as_bytes(), Access::AsBefore)
+        .map_err(|e| format!("{}: {e}", file.display()))
+}
+
+/// `value[name]`, made an object (and the entry made) where it is missing; an error, not the
+/// panic of `IndexMut`, when a hand-edited file has something else there.
+fn slot<'a>(value: &'a mut Value, name: &str) -> Result<&'a mut Value, String> {
+    if value.is_null() {
+        *value = Value::Object(Map::new());
+    }
+    let object = value.as_object_mut().ok_or(format!("'{name}' is inside a non-object"))?;
+    Ok(object.entry(name).or_insert(Value::Null))
+}
