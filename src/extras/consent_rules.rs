@@ -1,8 +1,8 @@
 //! Consent with the permission rules of the settings files: deny beats ask beats allow, over
-//! what `core/consent.rs` decides from the mode, plan mode, the "always" list and the danger
-//! gate; and what an "always" answer saves.
+//! what `core/consent.rs` decides from the mode, plan mode and the "always" list, and the
+//! danger gate (`gate.rs`) from a bash command; and what an "always" answer saves.
 //!
-//! The batch asks `Extras::verdict` (which calls `verdict`) for every call, and
+//! The batch asks `Extras::verdict_for_call` (which calls `verdict`) for every call, and
 //! `Extras::allowed_always` when the user answers "always"; `grep` and `glob` ask `hides`
 //! about each file they would return. A bash line is read into its simple commands
 //! (`shell_words`): a deny or ask rule matching any of them counts (also past `sudo`,
@@ -13,6 +13,7 @@
 use crate::core::consent::{Consent, Mode, Plan, Verdict, needs_consent};
 use crate::core::event::Event;
 use crate::core::message::ToolCall;
+use crate::extras::gate::Gate;
 use crate::extras::permissions::Permissions;
 use crate::extras::rules::{List, Rule, normalize};
 use crate::extras::settings;
@@ -47,10 +48,16 @@ enum Found<'a> {
 /// and `--yes` included; an ask asks (where no one can be asked, it refuses); an allow runs
 /// what consent would have asked about, or refused only for want of someone to ask. Plan mode
 /// and the danger gate keep their say over an allow or an ask.
-pub fn verdict(rules: &Rules, consent: &Consent, call: &ToolCall, cwd: &Path) -> Verdict {
+pub fn verdict(
+    rules: &Rules,
+    gate: &Gate,
+    consent: &Consent,
+    call: &ToolCall,
+    cwd: &Path,
+) -> Verdict {
     let (tool, arguments) = (call.name.as_str(), call.arguments.as_str());
     let found = judge(&rules.list, tool, arguments, cwd);
-    let base = consent.verdict_for_call(tool, arguments);
+    let base = gate.verdict(consent, tool, arguments);
     let asked = !needs_consent(tool) || consent.plan == Plan::Off;
     match found {
         Found::Rule(rule) if rule.list == List::Deny => Verdict::Refuse(format!(
@@ -73,7 +80,7 @@ pub fn verdict(rules: &Rules, consent: &Consent, call: &ToolCall, cwd: &Path) ->
             (Verdict::Refuse(_), Mode::ReadOnly) => {
                 let mut yes = consent.clone();
                 yes.mode = Mode::AllowAll;
-                yes.verdict_for_call(tool, arguments)
+                gate.verdict(&yes, tool, arguments)
             }
             (other, _) => other,
         },
@@ -91,6 +98,14 @@ pub fn hides(rules: &Rules, tool: &str, path: &Path) -> bool {
     }
     let places = places(path);
     deny.any(|rule| places.iter().any(|place| rule.covers_path(place)))
+}
+
+/// Whether a deny or ask rule speaks of `call`: then it may not start early (`early.rs`).
+pub fn settled_by_rule(rules: &Rules, call: &ToolCall, cwd: &Path) -> bool {
+    matches!(
+        judge(&rules.list, &call.name, &call.arguments, cwd),
+        Found::Rule(_)
+    )
 }
 
 fn judge<'a>(rules: &'a [Rule], tool: &str, arguments: &str, cwd: &Path) -> Found<'a> {
@@ -122,7 +137,9 @@ fn judge<'a>(rules: &'a [Rule], tool: &str, arguments: &str, cwd: &Path) -> Foun
             false => Found::Nothing,
         };
     }
-    let places = file.map(|file| places(&resolve(cwd, file))).unwrap_or_default();
+    let places = file
+        .map(|file| places(&resolve(cwd, file)))
+        .unwrap_or_default();
     for list in [List::Deny, List::Ask] {
         let hit = |r: &&Rule| r.is_any() || places.iter().any(|p| r.covers_path(p));
         if let Some(rule) = in_list(list).find(hit) {
@@ -139,7 +156,9 @@ fn judge<'a>(rules: &'a [Rule], tool: &str, arguments: &str, cwd: &Path) -> Foun
 
 /// The simple commands of a line that run something (a line of only assignments does not).
 fn commands(line: &str) -> Vec<SimpleCommand> {
-    (split(line).into_iter()).filter(|c| !c.words.is_empty()).collect()
+    (split(line).into_iter())
+        .filter(|c| !c.words.is_empty())
+        .collect()
 }
 
 /// Every way a deny or ask rule may see the commands of `line`: each command's words, the
@@ -154,7 +173,7 @@ fn read_forms(line: &str, depth: usize, forms: &mut Vec<Vec<String>>) {
             forms.push(real);
         }
         forms.push(command.words);
-        let script = match run.name.as_str() {
+        let script: Option<String> = match run.name.as_str() {
             "bash" | "sh" | "zsh" | "dash" | "ksh" => dash_c_script(&run.args).cloned(),
             "eval" => Some(run.args.join(" ")),
             _ => None,
@@ -225,7 +244,13 @@ fn prefix(words: &[String]) -> Vec<String> {
             && !w.starts_with('-')
     };
     let mut kept: Vec<String> = words.iter().take(1).filter(|w| plain(w)).cloned().collect();
-    kept.extend(words.get(1).filter(subcommand).cloned().filter(|_| !kept.is_empty()));
+    kept.extend(
+        words
+            .get(1)
+            .filter(subcommand)
+            .cloned()
+            .filter(|_| !kept.is_empty()),
+    );
     kept
 }
 
@@ -266,7 +291,9 @@ pub fn allowed_always(
         },
     };
     if let Err(e) = saved {
-        on_event(Event::Notice(&format!("could not save the permission: {e}")));
+        on_event(Event::Notice(&format!(
+            "could not save the permission: {e}"
+        )));
     }
 }
 

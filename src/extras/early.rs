@@ -11,7 +11,9 @@ use crate::core::consent::{Consent, Verdict};
 use crate::core::consent::{LoopGuard, Repeat};
 use crate::core::event::Event;
 use crate::core::message::{Outcome, ToolCall};
-use crate::extras::mcp::{ServerHint, Servers};
+use crate::extras::consent_rules;
+use crate::extras::mcp::ServerHint;
+use crate::tools::ToolContext;
 use crossbeam_channel::Receiver;
 
 /// The calls started while the last reply streamed.
@@ -45,8 +47,7 @@ impl Early {
     pub fn streamed(
         &mut self,
         event: &Event,
-        consent: &Consent,
-        mcp: &Servers,
+        ctx: &ToolContext,
         start: &dyn Fn(&ToolCall) -> Receiver<(usize, Outcome)>,
     ) {
         match event {
@@ -56,7 +57,13 @@ impl Early {
                 self.from_lost_streams = self.started.len();
                 self.guard_ahead = self.guard_at_start.clone();
             }
-            Event::CallReady(call) => self.call_ready(call, consent, mcp.hint(&call.name), start),
+            // A call a permission rule denies or asks about waits for the batch.
+            Event::CallReady(call)
+                if consent_rules::settled_by_rule(&ctx.extras.rules, call, &ctx.cwd) => {}
+            Event::CallReady(call) => {
+                let hint = ctx.extras.mcp.hint(&call.name);
+                self.call_ready(call, &ctx.consent, hint, start)
+            }
             _ => {}
         }
     }

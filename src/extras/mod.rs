@@ -10,6 +10,7 @@
 pub mod account;
 pub mod calibration;
 pub mod checkpoint;
+pub mod consent_rules;
 pub mod cost;
 pub mod early;
 pub mod fallback_summary;
@@ -23,9 +24,11 @@ pub mod mcp_protocol;
 pub mod mcp_wire;
 pub mod permissions;
 pub mod provider_quirks;
+pub mod rules;
 pub mod sandbox;
 pub mod secrets;
 pub mod session;
+pub mod settings;
 pub mod sha256;
 pub mod summary_request;
 pub mod trace;
@@ -42,7 +45,6 @@ use mcp::Servers;
 use sandbox::ShellSafety;
 use serde_json::{Value, json};
 use session::SessionLog;
-use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
@@ -79,8 +81,8 @@ pub struct Extras {
     pub log: Option<SessionLog>,
     /// The provider's last measured prompt size, anchoring the estimate (per agent).
     calibration: calibration::Calibration,
-    /// Where "always" answers are saved; none for sub-agents (they never ask) and by default.
-    pub permissions: permissions::Permissions,
+    /// The permission rules and the saved "always" answers (`consent_rules.rs`).
+    pub rules: Arc<consent_rules::Rules>,
     /// Set when the log could not be written; shown at the start of the next round.
     log_failure: Option<String>,
     /// The `checkpoints` height before the running batch, to drop the steps that changed nothing.
@@ -101,6 +103,7 @@ impl Clone for Extras {
             instructions: self.instructions.clone(),
             reads_running: self.reads_running.clone(),
             gate: self.gate.clone(),
+            rules: self.rules.clone(),
             ..Extras::default()
         }
     }
@@ -243,9 +246,14 @@ impl Extras {
         self.early.reply_starting(&self.guard);
     }
 
-    /// What the call's arguments and then consent say of it (`gate.rs`, `core/consent.rs`).
-    pub fn verdict_for_call(&self, consent: &Consent, call: &ToolCall) -> Verdict {
-        self.gate.verdict(consent, &call.name, &call.arguments)
+    /// The permission rules, the call's arguments, then consent (`consent_rules.rs`, `gate.rs`).
+    pub fn verdict_for_call(&self, consent: &Consent, call: &ToolCall, cwd: &Path) -> Verdict {
+        consent_rules::verdict(&self.rules, &self.gate, consent, call, cwd)
+    }
+
+    /// What an "always" answer to `call` would allow, for the question (`consent_rules.rs`).
+    pub fn always_offer(&self, call: &ToolCall) -> String {
+        consent_rules::offer(&self.rules, call)
     }
 
     /// The loop guard on one call: `Ok(Some)` is the refusal the model reads, `Err` ends the run.
@@ -292,14 +300,10 @@ impl Extras {
         }
     }
 
-    /// The user answered "always": the list is saved for later sessions, or the user is told
-    /// it could not be.
-    pub fn allowed_always(&self, always: &BTreeSet<String>, on_event: &mut dyn FnMut(Event)) {
-        if let Err(e) = self.permissions.save(always) {
-            on_event(Event::Notice(&format!(
-                "could not save the permission: {e}"
-            )));
-        }
+    /// The user answered "always": a rule for this project, or the tool, is saved (or the user
+    /// told why not) and holds from now on (`consent_rules.rs` says which).
+    pub fn allowed_always(&mut self, to: &mut Consent, call: &ToolCall, on: &mut dyn FnMut(Event)) {
+        consent_rules::allowed_always(Arc::make_mut(&mut self.rules), to, call, on);
     }
 
     /// The allowed calls are about to run: record what each may change, for `/undo`. A file

@@ -103,7 +103,15 @@ fn is_bash(tool: &str) -> bool {
 
 fn is_path_tool(tool: &str) -> bool {
     let ours = ["read_file", "edit_file", "write_file", "grep", "glob"];
-    let claude = ["Read", "Edit", "MultiEdit", "NotebookEdit", "Write", "Glob", "Grep"];
+    let claude = [
+        "Read",
+        "Edit",
+        "MultiEdit",
+        "NotebookEdit",
+        "Write",
+        "Glob",
+        "Grep",
+    ];
     ours.contains(&tool) || claude.contains(&tool)
 }
 
@@ -181,7 +189,9 @@ fn command_pattern(spec: &str) -> Result<Specifier, String> {
     let parts: Vec<String> = body.split('*').map(regex::escape).collect();
     let tail = if optional_tail { "(?: .*)?" } else { "" };
     let regex = format!("^{}{tail}$", parts.join(".*"));
-    Regex::new(&regex).map(Specifier::Wildcard).map_err(|e| e.to_string())
+    Regex::new(&regex)
+        .map(Specifier::Wildcard)
+        .map_err(|e| e.to_string())
 }
 
 /// Claude Code's four kinds of path, gitignore-style: `//p` from the root, `~/p` from the
@@ -251,7 +261,11 @@ mod tests {
         assert!(edit.covers_tool("edit_file") && edit.covers_tool("write_file"));
         assert!(!rule("Write").covers_tool("edit_file"));
         let read = rule("Read");
-        assert!(["read_file", "grep", "glob"].iter().all(|t| read.covers_tool(t)));
+        assert!(
+            ["read_file", "grep", "glob"]
+                .iter()
+                .all(|t| read.covers_tool(t))
+        );
         assert!(!read.covers_tool("edit_file"));
         assert!(rule("Task").covers_tool("agent") && rule("TodoWrite").covers_tool("todo_write"));
         assert!(rule("mcp__db").covers_tool("mcp__db__query"));
@@ -273,14 +287,20 @@ mod tests {
         let prefix = rule("Bash(cargo test:*)");
         assert!(prefix.covers_command(&words("cargo test")));
         assert!(prefix.covers_command(&words("cargo test --lib")));
-        assert!(!prefix.covers_command(&words("cargo testx")), "word boundary");
+        assert!(
+            !prefix.covers_command(&words("cargo testx")),
+            "word boundary"
+        );
         assert!(!prefix.covers_command(&words("cargo")));
         let quoted = rule(r#"Bash(git commit -m "a b":*)"#);
         let said = vec!["git", "commit", "-m", "a b", "-q"];
         assert!(quoted.covers_command(&said.iter().map(|w| w.to_string()).collect::<Vec<_>>()));
         let wild = rule("Bash(npm run *)");
         assert!(wild.covers_command(&words("npm run build")));
-        assert!(wild.covers_command(&words("npm run")), "a trailing ` *` is optional");
+        assert!(
+            wild.covers_command(&words("npm run")),
+            "a trailing ` *` is optional"
+        );
         assert!(!wild.covers_command(&words("npm runx")));
         let ls = rule("Bash(ls *)");
         assert!(ls.covers_command(&words("ls -la")) && !ls.covers_command(&words("lsof")));

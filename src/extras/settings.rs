@@ -46,7 +46,10 @@ pub struct Saved {
 /// `~/.corecoder`; `trusted(relative)` says whether a project file may count.
 pub fn load(home: &Path, own: &Path, cwd: &Path, trusted: &dyn Fn(&str) -> bool) -> Loaded {
     let project = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
-    let mut files = vec![own.join("settings.json"), home.join(".claude/settings.json")];
+    let mut files = vec![
+        own.join("settings.json"),
+        home.join(".claude/settings.json"),
+    ];
     for relative in PROJECT_FILES {
         let path = cwd.join(relative);
         // Started in the home directory, the project's files are the user's: read them once.
@@ -64,7 +67,10 @@ pub fn load(home: &Path, own: &Path, cwd: &Path, trusted: &dyn Fn(&str) -> bool)
                 continue;
             }
         };
-        let settings_root = file.parent().and_then(Path::parent).unwrap_or(Path::new("/"));
+        let settings_root = file
+            .parent()
+            .and_then(Path::parent)
+            .unwrap_or(Path::new("/"));
         let bases = Bases {
             home: home.to_path_buf(),
             settings_root: settings_root.to_path_buf(),
@@ -101,7 +107,10 @@ pub fn load(home: &Path, own: &Path, cwd: &Path, trusted: &dyn Fn(&str) -> bool)
 /// The rules of one `permissions` object; a rule that cannot be read is skipped with a warning.
 fn add_rules(permissions: &Value, file: &Path, bases: &Bases, loaded: &mut Loaded) {
     for list in [List::Deny, List::Ask, List::Allow] {
-        let texts = permissions[list.key()].as_array().cloned().unwrap_or_default();
+        let texts = permissions[list.key()]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         for text in texts.iter().filter_map(Value::as_str) {
             match rules::parse(text, list, file, bases) {
                 Ok(rule) => loaded.rules.push(rule),
@@ -153,7 +162,10 @@ impl Saved {
 pub fn remove(rule: &Rule, saved: Option<&Saved>) -> Result<(), String> {
     let mut root = read_json(&rule.source)?.ok_or("the file is gone")?;
     let permissions = match saved.filter(|saved| saved.file == rule.source) {
-        Some(saved) => slot(slot(slot(&mut root, "projects")?, &key(&saved.project))?, "permissions")?,
+        Some(saved) => slot(
+            slot(slot(&mut root, "projects")?, &key(&saved.project))?,
+            "permissions",
+        )?,
         None => slot(&mut root, "permissions")?,
     };
     let entries = (permissions.get_mut(rule.list.key()))
@@ -181,6 +193,8 @@ fn slot<'a>(value: &'a mut Value, name: &str) -> Result<&'a mut Value, String> {
     if value.is_null() {
         *value = Value::Object(Map::new());
     }
-    let object = value.as_object_mut().ok_or(format!("'{name}' is inside a non-object"))?;
+    let object = value
+        .as_object_mut()
+        .ok_or(format!("'{name}' is inside a non-object"))?;
     Ok(object.entry(name).or_insert(Value::Null))
 }

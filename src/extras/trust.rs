@@ -20,7 +20,14 @@ use std::path::{Path, PathBuf};
 /// project settings file added later that can run code belongs in `RUNS_COMMANDS` too.
 pub const HOOKS_FILE: &str = ".corecoder/hooks.json";
 pub const MCP_FILE: &str = ".mcp.json";
-const RUNS_COMMANDS: [&str; 2] = [HOOKS_FILE, MCP_FILE];
+/// The settings files are here too: their hooks run commands, and their rules allow them.
+const RUNS_COMMANDS: [&str; 5] = [
+    HOOKS_FILE,
+    MCP_FILE,
+    crate::extras::settings::PROJECT_FILES[0],
+    crate::extras::settings::PROJECT_FILES[1],
+    crate::extras::settings::PROJECT_FILES[2],
+];
 /// What the trust question shows of one file at most; the rest is counted.
 const PREVIEW_LINES: usize = 30;
 /// Only this much of a file is looked at for its preview (a huge file costs no more).

@@ -13,6 +13,7 @@
 //! It does not do multi-line matches, context lines or replacements.
 
 use crate::core::message::Outcome;
+use crate::extras::consent_rules::{self, Rules};
 use crate::tools::ToolContext;
 use crate::tools::support::files::resolve;
 use crate::tools::support::text::{echo, pattern_too_long};
@@ -69,8 +70,8 @@ pub fn schema() -> Value {
 pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
     let regex = compile(&args.pattern)?;
     let pattern = echo(&args.pattern);
-    let cwd = ctx.cwd.clone();
-    let job = move |stop: &AtomicBool| search(&args, &cwd, &regex, stop);
+    let (cwd, rules) = (ctx.cwd.clone(), ctx.extras.rules.clone());
+    let job = move |stop: &AtomicBool| search(&args, &cwd, &regex, stop, &rules);
     let (lines, stopped) =
         bounded::off_thread(&ctx.cancel, &ctx.extras.reads_running, SEARCH_LIMIT, job)
             .map_err(|why| format!("gave up searching: {why}"))??;
@@ -119,6 +120,7 @@ fn search(
     cwd: &Path,
     regex: &Regex,
     stop: &AtomicBool,
+    rules: &Rules,
 ) -> Result<(Vec<String>, bool), String> {
     let root = match &args.path {
         Some(path) => resolve(cwd, path),
@@ -143,7 +145,10 @@ fn search(
         append_hits(&mut lines, &batch, search_batch(&batch, regex));
         lines
     } else {
-        let wanted = include_filter(args.include.as_deref())?;
+        let included = include_filter(args.include.as_deref())?;
+        // A file a deny rule keeps from reading is not searched (`consent_rules::hides`).
+        let wanted =
+            |path: &Path, rel: &str| included(rel) && !consent_rules::hides(rules, "grep", path);
         search_tree(&root, wanted, regex, stop)
     };
     Ok((lines, stop.load(Ordering::Relaxed)))
@@ -172,13 +177,13 @@ fn include_filter(include: Option<&str>) -> Result<impl Fn(&str) -> bool + Sync,
 /// lines (the extra one says "more exist").
 fn search_tree(
     root: &Path,
-    wanted: impl Fn(&str) -> bool + Sync,
+    wanted: impl Fn(&Path, &str) -> bool + Sync,
     regex: &Regex,
     cancel: &AtomicBool,
 ) -> Vec<String> {
     let targets: Vec<Target> = walk::files_with(root, |path| {
         let rel = walk::relative(root, path);
-        wanted(&rel).then(|| (path.to_path_buf(), rel))
+        wanted(path, &rel).then(|| (path.to_path_buf(), rel))
     });
     let mut lines = Vec::new();
     let (mut start, mut size) = (0, BATCH);
