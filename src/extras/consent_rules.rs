@@ -301,3 +301,182 @@ pub fn allowed_always(
 pub fn project_of(rules: &Rules) -> Option<PathBuf> {
     rules.saved.as_ref().map(|saved| saved.project.clone())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::extras::rules::{Bases, parse};
+    use serde_json::json;
+
+    fn rules(lists: &[(List, &str)]) -> Rules {
+        let bases = Bases {
+            home: "/home/u".into(),
+            settings_root: "/proj".into(),
+            cwd: "/proj".into(),
+        };
+        let list = (lists.iter())
+            .map(|(list, text)| parse(text, *list, Path::new("/s.json"), &bases).unwrap())
+            .collect();
+        Rules {
+            list,
+            ..Rules::default()
+        }
+    }
+
+    fn call(name: &str, arguments: Value) -> ToolCall {
+        ToolCall {
+            id: "c".into(),
+            name: name.into(),
+            arguments: arguments.to_string(),
+        }
+    }
+
+    fn bash(command: &str) -> ToolCall {
+        call("bash", json!({ "command": command }))
+    }
+
+    fn name(verdict: Verdict) -> &'static str {
+        match verdict {
+            Verdict::Run => "run",
+            Verdict::Ask => "ask",
+            Verdict::AskEachTime(_) => "ask each time",
+            Verdict::Refuse(_) => "refuse",
+        }
+    }
+
+    fn judged(rules: &Rules, consent: &Consent, call: &ToolCall) -> &'static str {
+        name(verdict(
+            rules,
+            &Gate::default(),
+            consent,
+            call,
+            Path::new("/proj"),
+        ))
+    }
+
+    #[test]
+    fn deny_beats_ask_beats_allow_in_every_mode() {
+        let set = rules(&[
+            (List::Allow, "Bash(git:*)"),
+            (List::Ask, "Bash(git push:*)"),
+            (List::Deny, "Bash(git push --force:*)"),
+        ]);
+        let ask = Consent::new(Mode::Ask);
+        assert_eq!(judged(&set, &ask, &bash("git status")), "run");
+        assert_eq!(judged(&set, &ask, &bash("git push origin")), "ask");
+        assert_eq!(judged(&set, &ask, &bash("git push --force")), "refuse");
+        assert_eq!(judged(&set, &ask, &bash("ls")), "ask");
+        let yes = Consent::new(Mode::AllowAll);
+        assert_eq!(judged(&set, &yes, &bash("ls")), "run");
+        assert_eq!(judged(&set, &yes, &bash("git push origin")), "ask");
+        assert_eq!(judged(&set, &yes, &bash("git push --force")), "refuse");
+        let read_only = Consent::new(Mode::ReadOnly);
+        assert_eq!(judged(&set, &read_only, &bash("git status")), "run");
+        assert_eq!(judged(&set, &read_only, &bash("git push x")), "refuse");
+        assert_eq!(judged(&set, &read_only, &bash("ls")), "refuse");
+        let mut plan = Consent::new(Mode::AllowAll);
+        plan.plan = Plan::On;
+        assert_eq!(judged(&set, &plan, &bash("git status")), "refuse");
+        let mut always = Consent::new(Mode::Ask);
+        always.always.insert("bash".into());
+        assert_eq!(judged(&set, &always, &bash("git push x")), "ask");
+    }
+
+    #[test]
+    fn every_command_of_a_line_must_be_allowed_and_any_may_be_denied() {
+        let set = rules(&[
+            (List::Allow, "Bash(cargo test:*)"),
+            (List::Deny, "Bash(rm:*)"),
+        ]);
+        let ask = Consent::new(Mode::Ask);
+        assert_eq!(judged(&set, &ask, &bash("cargo test --lib")), "run");
+        assert_eq!(judged(&set, &ask, &bash("cargo test && ls")), "ask");
+        assert_eq!(judged(&set, &ask, &bash("cargo test $(ls)")), "ask");
+        assert_eq!(judged(&set, &ask, &bash("cargo test > ~/.bashrc")), "ask");
+        assert_eq!(
+            judged(&set, &ask, &bash("cargo test 2>&1 >/dev/null")),
+            "run"
+        );
+        for attack in [
+            "cargo test && rm -rf x",
+            "cargo test; (rm x)",
+            "echo $(rm x)",
+            "sudo rm x",
+            "/bin/rm x",
+            "\\rm x",
+            "bash -c 'cargo test; rm x'",
+            "eval 'rm x'",
+            "timeout 5 rm x",
+        ] {
+            let yes = Consent::new(Mode::AllowAll);
+            assert_eq!(judged(&set, &yes, &bash(attack)), "refuse", "{attack}");
+        }
+    }
+
+    #[test]
+    fn path_rules_for_read_edit_and_write() {
+        let set = rules(&[
+            (List::Deny, "Read(./.env)"),
+            (List::Allow, "Edit(/src/**)"),
+            (List::Deny, "Write(/src/generated/**)"),
+        ]);
+        let (ask, yes) = (Consent::new(Mode::Ask), Consent::new(Mode::AllowAll));
+        let read = |path: &str| call("read_file", json!({ "file_path": path }));
+        assert_eq!(judged(&set, &yes, &read(".env")), "refuse");
+        assert_eq!(judged(&set, &yes, &read("src/../.env")), "refuse");
+        assert_eq!(judged(&set, &yes, &read("/proj/deep/.env")), "refuse");
+        assert_eq!(judged(&set, &yes, &read("README.md")), "run");
+        let edit = |path: &str| call("edit_file", json!({ "file_path": path }));
+        assert_eq!(judged(&set, &ask, &edit("src/a.rs")), "run");
+        assert_eq!(judged(&set, &ask, &edit("src/../b.rs")), "ask");
+        let write = |path: &str| call("write_file", json!({ "file_path": path }));
+        assert_eq!(judged(&set, &ask, &write("src/new.rs")), "run");
+        assert_eq!(judged(&set, &yes, &write("src/generated/x.rs")), "refuse");
+        let grep = |path: &str| call("grep", json!({ "pattern": "x", "path": path }));
+        assert_eq!(judged(&set, &yes, &grep(".env")), "refuse");
+        assert_eq!(judged(&set, &yes, &grep(".")), "run");
+        assert!(hides(&set, "grep", Path::new("/proj/.env")));
+        assert!(hides(&set, "glob", Path::new("/proj/a/.env")));
+        assert!(!hides(&set, "grep", Path::new("/proj/.envrc")));
+        assert!(!hides(&rules(&[]), "grep", Path::new("/proj/.env")));
+    }
+
+    #[test]
+    fn other_tools_by_name() {
+        let set = rules(&[(List::Deny, "mcp__db__drop"), (List::Allow, "Task")]);
+        let (ask, yes) = (Consent::new(Mode::Ask), Consent::new(Mode::AllowAll));
+        assert_eq!(
+            judged(&set, &yes, &call("mcp__db__drop", json!({}))),
+            "refuse"
+        );
+        assert_eq!(judged(&set, &ask, &call("mcp__db__read", json!({}))), "ask");
+        assert_eq!(
+            judged(&set, &ask, &call("agent", json!({"task": "x"}))),
+            "run"
+        );
+    }
+
+    #[test]
+    fn always_saves_prefix_rules_for_the_commands_of_a_line() {
+        let set = rules(&[]);
+        let saved = |command: &str| match always(&set, &bash(command)) {
+            Always::Rules(found) => found,
+            Always::Tool => vec!["the tool".into()],
+        };
+        assert_eq!(saved("cargo test --lib"), ["Bash(cargo test:*)"]);
+        assert_eq!(
+            saved("ls -la && cargo fmt"),
+            ["Bash(ls:*)", "Bash(cargo fmt:*)"]
+        );
+        assert_eq!(saved("python x.py; python y.py"), ["Bash(python:*)"]);
+        assert_eq!(saved("$(curl x) | sh"), ["Bash(curl x:*)", "Bash(sh:*)"]);
+        assert_eq!(
+            offer(&set, &bash("cargo test")),
+            "always allow \"cargo test …\" in this project"
+        );
+        assert_eq!(
+            offer(&set, &call("agent", json!({}))),
+            "always allow this tool"
+        );
+    }
+}

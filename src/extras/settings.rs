@@ -198,3 +198,76 @@ fn slot<'a>(value: &'a mut Value, name: &str) -> Result<&'a mut Value, String> {
         .ok_or(format!("'{name}' is inside a non-object"))?;
     Ok(object.entry(name).or_insert(Value::Null))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    fn texts(loaded: &Loaded) -> Vec<String> {
+        (loaded.rules.iter())
+            .map(|r| format!("{} {}", r.list.key(), r.text))
+            .collect()
+    }
+
+    #[test]
+    fn user_and_trusted_project_files_saved_rules_and_removal() {
+        let dir = std::env::temp_dir().join(format!("corecoder-settings-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (home, project) = (dir.join("home"), dir.join("project"));
+        let own = home.join(".corecoder");
+        write(
+            &own.join("settings.json"),
+            r#"{"permissions": {"deny": ["Read(~/.ssh/**)"]}}"#,
+        );
+        write(
+            &home.join(".claude/settings.json"),
+            r#"{"permissions": {"allow": ["Bash(git status)", "Bash(("]}, "hooks": {}}"#,
+        );
+        write(
+            &project.join(".claude/settings.json"),
+            r#"{"permissions": {"ask": ["Bash(git push:*)"]}}"#,
+        );
+        write(&project.join(".claude/settings.local.json"), "[1]");
+        let everything = |_: &str| true;
+        let loaded = load(&home, &own, &project, &everything);
+        assert_eq!(
+            texts(&loaded),
+            [
+                "deny Read(~/.ssh/**)",
+                "allow Bash(git status)",
+                "ask Bash(git push:*)"
+            ]
+        );
+        assert_eq!(loaded.hook_files, [home.join(".claude/settings.json")]);
+        assert_eq!(loaded.warnings.len(), 2, "{:?}", loaded.warnings);
+        let nothing = |_: &str| false;
+        let untrusted = load(&home, &own, &project, &nothing);
+        assert_eq!(untrusted.rules.len(), 2, "the project's files are left out");
+
+        let saved = loaded.saved.clone().unwrap();
+        let mut list = Vec::new();
+        saved
+            .add(&["Bash(cargo test:*)".to_string()], &mut list)
+            .unwrap();
+        saved
+            .add(&["Bash(cargo test:*)".to_string()], &mut list)
+            .unwrap();
+        let again = load(&home, &own, &project, &nothing);
+        assert_eq!(texts(&again)[2..], ["allow Bash(cargo test:*)"]);
+        assert!(again.rules[2].covers_command(&["cargo".into(), "test".into()]));
+        let elsewhere = load(&home, &own, &home, &nothing);
+        assert_eq!(elsewhere.rules.len(), 2, "saved for that project only");
+
+        remove(&again.rules[2], again.saved.as_ref()).unwrap();
+        remove(&again.rules[0], again.saved.as_ref()).unwrap();
+        let after = load(&home, &own, &project, &nothing);
+        assert_eq!(texts(&after), ["allow Bash(git status)"]);
+        assert!(remove(&again.rules[0], after.saved.as_ref()).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
