@@ -12,6 +12,8 @@ use crate::core::consent::Plan;
 use crate::core::context::Tier;
 use crate::extras::checkpoint::Checkpoints;
 use crate::extras::session;
+use crate::extras::settings;
+use std::sync::Arc;
 
 const HELP: &str = "\
 Type a task and press Enter. End a line with \\ to continue on the next one.
@@ -26,7 +28,8 @@ Type a task and press Enter. End a line with \\ to continue on the next one.
   /sessions         the latest 20 sessions
   /compact          summarise the older part of the conversation now
   /mcp [reconnect NAME]   MCP servers: list them, or restart one
-  /trust            trust this folder's hooks, MCP servers and .env as they are now
+  /trust            trust this folder's hooks, MCP servers, settings and .env as they are now
+  /permissions [rm N]   the permission rules in force and their files; remove rule N
   quit, exit, Ctrl+D   leave; Ctrl+C stops a running turn";
 
 /// A slash command; `Some(task)` when it should be sent to the model.
@@ -89,6 +92,7 @@ pub fn run(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
         }
         "/mcp" => mcp(agent, display, arg),
         "/trust" => repl_trust::trust_now(agent, display),
+        "/permissions" => permissions(agent, display, arg),
         _ => display.note(&format!("Unknown command: {name} (see /help)")),
     }
     None
@@ -129,6 +133,66 @@ fn mcp(agent: &Agent, display: &Display, arg: &str) {
         }
         _ => servers.status().iter().for_each(|line| display.note(line)),
     }
+}
+
+/// `/permissions` lists the rules in force (deny first, as they are applied), each with the
+/// file it came from, then the tools allowed "always"; `/permissions rm N` takes rule N out of
+/// its file and out of this session.
+fn permissions(agent: &mut Agent, display: &Display, arg: &str) {
+    let list = &agent.extras.rules.list;
+    let mut order: Vec<usize> = (0..list.len()).collect();
+    order.sort_by_key(|&at| list[at].list);
+    let always: Vec<String> = agent.consent.always.iter().cloned().collect();
+    let count = order.len() + always.len();
+    if let Some(n) = arg.strip_prefix("rm").map(str::trim) {
+        let n = n.parse::<usize>().ok().filter(|n| (1..=count).contains(n));
+        let Some(n) = n else {
+            return display.note(&format!(
+                "Say which: /permissions rm N, N from 1 to {count}."
+            ));
+        };
+        let removed = match order.get(n - 1) {
+            Some(&at) => {
+                let rule = list[at].clone();
+                let rules = Arc::make_mut(&mut agent.extras.rules);
+                let saved = settings::remove(&rule, rules.saved.as_ref());
+                rules.list.remove(at);
+                saved.map(|()| format!("{} {}", rule.list.key(), rule.text))
+            }
+            None => {
+                let tool = &always[n - 1 - order.len()];
+                agent.consent.always.remove(tool);
+                let rules = &agent.extras.rules;
+                let saved = rules.permissions.save(&agent.consent.always);
+                saved.map(|()| format!("always {tool}"))
+            }
+        };
+        return match removed {
+            Ok(what) => display.note(&format!("Removed: {what}")),
+            Err(e) => display.note(&format!("Removed for this session; the file: {e}")),
+        };
+    }
+    if count == 0 {
+        return display.note(
+            "No permission rules (write them in ~/.corecoder/settings.json, .claude/settings.json, \
+             ...: see the README).",
+        );
+    }
+    for (n, &at) in order.iter().enumerate() {
+        let rule = &list[at];
+        let line = format!("{:>3}. {:<5} {}", n + 1, rule.list.key(), rule.text);
+        display.note(&format!(
+            "{line}  {}",
+            display.paint(DIM, &rule.source.display().to_string())
+        ));
+    }
+    let file = agent.extras.rules.permissions.file.as_ref();
+    let file = file.map_or("this session".to_string(), |f| f.display().to_string());
+    for (n, tool) in always.iter().enumerate() {
+        let line = format!("{:>3}. allow {tool} (\"always\")", order.len() + n + 1);
+        display.note(&format!("{line}  {}", display.paint(DIM, &file)));
+    }
+    display.note("Remove one with /permissions rm N.");
 }
 
 /// `/sessions`: the latest 20, newest first.

@@ -1,9 +1,9 @@
 //! Consent with the permission rules of the settings files: deny beats ask beats allow, over
 //! what `core/consent.rs` decides from the mode, plan mode and the "always" list, and the
-//! danger gate (`gate.rs`) from a bash command; and what an "always" answer saves.
+//! danger gate (`gate.rs`) from a bash command. What "always" saves is `always.rs`.
 //!
-//! The batch asks `Extras::verdict_for_call` (which calls `verdict`) for every call, and
-//! `Extras::allowed_always` when the user answers "always"; `grep` and `glob` ask `hides`
+//! The batch asks `Extras::verdict_for_call` (which calls `verdict`) for every call, early
+//! start `settled_by_rule` before it starts one; `grep` and `glob` ask `hides`
 //! about each file they would return. A bash line is read into its simple commands
 //! (`shell_words`): a deny or ask rule matching any of them counts (also past `sudo`,
 //! `env`, `timeout`, and inside `bash -c` and `eval`), and an allow needs every one allowed,
@@ -11,7 +11,6 @@
 //! `settings.rs`.
 
 use crate::core::consent::{Consent, Mode, Plan, Verdict, needs_consent};
-use crate::core::event::Event;
 use crate::core::message::ToolCall;
 use crate::extras::gate::Gate;
 use crate::extras::permissions::Permissions;
@@ -19,9 +18,9 @@ use crate::extras::rules::{List, Rule, normalize};
 use crate::extras::settings;
 use crate::tools::support::danger_words::{dash_c_script, invocation};
 use crate::tools::support::files::resolve;
-use crate::tools::support::shell_words::{SUBSTITUTED, SimpleCommand, split};
+use crate::tools::support::shell_words::{SimpleCommand, split};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Scripts inside scripts (`bash -c "bash -c …"`) are read this deep, as the danger gate does.
 const MAX_DEPTH: usize = 8;
@@ -155,7 +154,7 @@ fn judge<'a>(rules: &'a [Rule], tool: &str, arguments: &str, cwd: &Path) -> Foun
 }
 
 /// The simple commands of a line that run something (a line of only assignments does not).
-fn commands(line: &str) -> Vec<SimpleCommand> {
+pub fn commands(line: &str) -> Vec<SimpleCommand> {
     (split(line).into_iter())
         .filter(|c| !c.words.is_empty())
         .collect()
@@ -204,102 +203,6 @@ fn places(path: &Path) -> Vec<String> {
     let mut places = vec![written];
     places.extend(real.map(|real| normalize(&real.to_string_lossy())));
     places
-}
-
-/// What "always" would save for this call: prefix rules for a bash line's commands, the
-/// project's files for an edit or a write, or (for other tools) the tool itself.
-pub enum Always {
-    Rules(Vec<String>),
-    Tool,
-}
-
-pub fn always(rules: &Rules, call: &ToolCall) -> Always {
-    let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
-    let project = rules.saved.as_ref().map(|saved| saved.project.clone());
-    match (call.name.as_str(), project) {
-        ("bash", _) => {
-            let mut found: Vec<String> = Vec::new();
-            for command in commands(args["command"].as_str().unwrap_or("")) {
-                let kept = prefix(&command.words);
-                let rule = format!("Bash({}:*)", kept.join(" "));
-                if !kept.is_empty() && !found.contains(&rule) {
-                    found.push(rule);
-                }
-            }
-            Always::Rules(found)
-        }
-        ("edit_file" | "write_file", Some(project)) => {
-            Always::Rules(vec![format!("Edit(/{}/**)", project.display())])
-        }
-        _ => Always::Tool,
-    }
-}
-
-/// The words a saved bash rule keeps: the program, and its subcommand when it has one
-/// (`cargo test --lib` keeps `cargo test`, `ls -la` keeps `ls`). Substitutions never.
-fn prefix(words: &[String]) -> Vec<String> {
-    let plain = |w: &String| !w.contains(SUBSTITUTED) && !w.contains('=');
-    let subcommand = |w: &&String| {
-        (w.chars()).all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == ':')
-            && !w.starts_with('-')
-    };
-    let mut kept: Vec<String> = words.iter().take(1).filter(|w| plain(w)).cloned().collect();
-    kept.extend(
-        words
-            .get(1)
-            .filter(subcommand)
-            .cloned()
-            .filter(|_| !kept.is_empty()),
-    );
-    kept
-}
-
-/// The question's "always" choice: what answering it allows from now on.
-pub fn offer(rules: &Rules, call: &ToolCall) -> String {
-    match always(rules, call) {
-        Always::Rules(found) if found.is_empty() => "allow this time only (no rule fits)".into(),
-        Always::Rules(found) if call.name == "bash" => {
-            let shown: Vec<String> = (found.iter())
-                .map(|r| format!("\"{} …\"", &r["Bash(".len()..r.len() - ":*)".len()]))
-                .collect();
-            format!("always allow {} in this project", shown.join(", "))
-        }
-        Always::Rules(_) => match &rules.saved {
-            Some(saved) => format!("always allow edits in {}", saved.project.display()),
-            None => "always allow edits in this project".to_string(),
-        },
-        Always::Tool => "always allow this tool".to_string(),
-    }
-}
-
-/// The user answered "always": the rules for this project are saved (and hold from now on),
-/// or the tool joins the "always" list. What cannot be saved is told; it still holds now.
-pub fn allowed_always(
-    rules: &mut Rules,
-    consent: &mut Consent,
-    call: &ToolCall,
-    on_event: &mut dyn FnMut(Event),
-) {
-    let saved = match always(rules, call) {
-        Always::Tool => {
-            consent.always.insert(call.name.clone());
-            rules.permissions.save(&consent.always)
-        }
-        Always::Rules(found) => match rules.saved.clone() {
-            Some(saved) => saved.add(&found, &mut rules.list),
-            None => Err("no file to keep project rules in".to_string()),
-        },
-    };
-    if let Err(e) = saved {
-        on_event(Event::Notice(&format!(
-            "could not save the permission: {e}"
-        )));
-    }
-}
-
-/// The path a project rule is saved under (shown by `/permissions`).
-pub fn project_of(rules: &Rules) -> Option<PathBuf> {
-    rules.saved.as_ref().map(|saved| saved.project.clone())
 }
 
 #[cfg(test)]
@@ -453,30 +356,6 @@ mod tests {
         assert_eq!(
             judged(&set, &ask, &call("agent", json!({"task": "x"}))),
             "run"
-        );
-    }
-
-    #[test]
-    fn always_saves_prefix_rules_for_the_commands_of_a_line() {
-        let set = rules(&[]);
-        let saved = |command: &str| match always(&set, &bash(command)) {
-            Always::Rules(found) => found,
-            Always::Tool => vec!["the tool".into()],
-        };
-        assert_eq!(saved("cargo test --lib"), ["Bash(cargo test:*)"]);
-        assert_eq!(
-            saved("ls -la && cargo fmt"),
-            ["Bash(ls:*)", "Bash(cargo fmt:*)"]
-        );
-        assert_eq!(saved("python x.py; python y.py"), ["Bash(python:*)"]);
-        assert_eq!(saved("$(curl x) | sh"), ["Bash(curl x:*)", "Bash(sh:*)"]);
-        assert_eq!(
-            offer(&set, &bash("cargo test")),
-            "always allow \"cargo test …\" in this project"
-        );
-        assert_eq!(
-            offer(&set, &call("agent", json!({}))),
-            "always allow this tool"
         );
     }
 }

@@ -8,6 +8,7 @@
 //! so that every step the loop can call is in one file.
 
 pub mod account;
+pub mod always;
 pub mod calibration;
 pub mod checkpoint;
 pub mod consent_rules;
@@ -251,9 +252,9 @@ impl Extras {
         consent_rules::verdict(&self.rules, &self.gate, consent, call, cwd)
     }
 
-    /// What an "always" answer to `call` would allow, for the question (`consent_rules.rs`).
+    /// What an "always" answer to `call` would allow, for the question (`always.rs`).
     pub fn always_offer(&self, call: &ToolCall) -> String {
-        consent_rules::offer(&self.rules, call)
+        always::offer(&self.rules, call)
     }
 
     /// The loop guard on one call: `Ok(Some)` is the refusal the model reads, `Err` ends the run.
@@ -301,9 +302,9 @@ impl Extras {
     }
 
     /// The user answered "always": a rule for this project, or the tool, is saved (or the user
-    /// told why not) and holds from now on (`consent_rules.rs` says which).
+    /// told why not) and holds from now on (`always.rs` says which).
     pub fn allowed_always(&mut self, to: &mut Consent, call: &ToolCall, on: &mut dyn FnMut(Event)) {
-        consent_rules::allowed_always(Arc::make_mut(&mut self.rules), to, call, on);
+        always::allowed_always(Arc::make_mut(&mut self.rules), to, call, on);
     }
 
     /// The allowed calls are about to run: record what each may change, for `/undo`. A file
