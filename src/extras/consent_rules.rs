@@ -65,13 +65,13 @@ pub fn verdict(
             rule.text,
             rule.source.display()
         )),
-        Found::Rule(_) if asked => match base {
-            Verdict::Run | Verdict::Ask if consent.mode != Mode::ReadOnly => Verdict::Ask,
-            Verdict::Run | Verdict::Ask => Verdict::Refuse(format!(
+        Found::Rule(_) if asked => match (base, consent.mode) {
+            (_, Mode::ReadOnly) => Verdict::Refuse(format!(
                 "Refused: a permission rule says to ask before this {tool} call, and no one \
                  can be asked here. Say what you would do so the user can decide."
             )),
-            other => other,
+            (verdict @ (Verdict::Refuse(_) | Verdict::AskEachTime(_)), _) => verdict,
+            _ => Verdict::Ask,
         },
         Found::Allowed if consent.plan == Plan::Off => match (base, consent.mode) {
             (Verdict::Ask, _) => Verdict::Run,
