@@ -218,7 +218,7 @@ impl Agent {
             }
             if let Some(pool) = pool {
                 let start = |call: &ToolCall| pool.start(call, &ctx);
-                early.streamed(&event, &ctx, &start);
+                early.streamed(&event, &ctx.consent, &ctx.extras.mcp, &start);
             }
             on_event(event);
         };

@@ -3,7 +3,7 @@
 //! danger gate (`gate.rs`) from a bash command. What "always" saves is `always.rs`.
 //!
 //! The batch asks `Extras::verdict_for_call` (which calls `verdict`) for every call, early
-//! start `settled_by_rule` before it starts one; `grep` and `glob` ask `hides`
+//! start `names_tool` before it starts one; `grep` and `glob` ask `hides`
 //! about each file they would return. A bash line is read into its simple commands
 //! (`shell_words`): a deny or ask rule matching any of them counts (also past `sudo`,
 //! `env`, `timeout`, and inside `bash -c` and `eval`), and an allow needs every one allowed,
@@ -99,12 +99,10 @@ pub fn hides(rules: &Rules, tool: &str, path: &Path) -> bool {
     deny.any(|rule| places.iter().any(|place| rule.covers_path(place)))
 }
 
-/// Whether a deny or ask rule speaks of `call`: then it may not start early (`early.rs`).
-pub fn settled_by_rule(rules: &Rules, call: &ToolCall, cwd: &Path) -> bool {
-    matches!(
-        judge(&rules.list, &call.name, &call.arguments, cwd),
-        Found::Rule(_)
-    )
+/// Whether a deny or ask rule names `tool`: then its calls do not start early (`early.rs`),
+/// before the batch has judged their arguments.
+pub fn names_tool(rules: &Rules, tool: &str) -> bool {
+    (rules.list.iter()).any(|rule| rule.list != List::Allow && rule.covers_tool(tool))
 }
 
 fn judge<'a>(rules: &'a [Rule], tool: &str, arguments: &str, cwd: &Path) -> Found<'a> {

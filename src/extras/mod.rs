@@ -244,7 +244,7 @@ impl Extras {
 
     /// A reply is about to stream: early start judges ahead from the loop guard as it stands.
     pub fn reply_starting(&mut self) {
-        self.early.reply_starting(&self.guard);
+        self.early.reply_starting(&self.guard, &self.rules);
     }
 
     /// The permission rules, the call's arguments, then consent (`consent_rules.rs`, `gate.rs`).

@@ -10,10 +10,11 @@
 //! blocks or fills the memory; patterns are capped in length and compiled size. The search runs
 //! on a helper thread (`bounded`): Ctrl+C or `SEARCH_LIMIT` ends it with what it found so far,
 //! and a read on a hung mount costs the call, not the session.
+//! A file a deny permission rule keeps from reading is not searched (`consent_rules::hides`).
 //! It does not do multi-line matches, context lines or replacements.
 
 use crate::core::message::Outcome;
-use crate::extras::consent_rules::{self, Rules};
+use crate::extras::consent_rules::{Rules, hides};
 use crate::tools::ToolContext;
 use crate::tools::support::files::resolve;
 use crate::tools::support::text::{echo, pattern_too_long};
@@ -99,18 +100,11 @@ fn compile(pattern: &str) -> Result<Regex, String> {
         return Err(too_long);
     }
     // Multi-line mode so `^` and `$` mean line starts and ends, as in every grep.
-    RegexBuilder::new(pattern)
-        .multi_line(true)
-        .crlf(true)
+    let built = (RegexBuilder::new(pattern).multi_line(true).crlf(true))
         .size_limit(MAX_COMPILED_BYTES)
-        .build()
-        .map_err(|e| {
-            format!(
-                "invalid regex {:?}: {}",
-                echo(pattern),
-                echo(&e.to_string())
-            )
-        })
+        .build();
+    let shown = echo(pattern);
+    built.map_err(|e| format!("invalid regex {shown:?}: {}", echo(&e.to_string())))
 }
 
 /// The search, on the helper thread: the matching lines (at most `MAX_MATCHES + 1`) and
@@ -146,9 +140,7 @@ fn search(
         lines
     } else {
         let included = include_filter(args.include.as_deref())?;
-        // A file a deny rule keeps from reading is not searched (`consent_rules::hides`).
-        let wanted =
-            |path: &Path, rel: &str| included(rel) && !consent_rules::hides(rules, "grep", path);
+        let wanted = |path: &Path, rel: &str| included(rel) && !hides(rules, "grep", path);
         search_tree(&root, wanted, regex, stop)
     };
     Ok((lines, stop.load(Ordering::Relaxed)))

@@ -157,13 +157,15 @@ fn prefix_and_exact_rules_and_compound_lines() {
 
 /// `Read(./.env)` keeps the secret from the model under `--yes`: read_file is refused (by any
 /// spelling of the path), grep finds nothing in it, glob does not list it, and a denied
-/// `Bash(cat:*)` is refused past `sudo`, `env` and `bash -c`.
+/// `Bash(cat:*)` is refused past `env` and `bash -c`. A symlink to it is it.
 #[test]
 fn a_denied_read_hides_the_file_from_every_reading_tool() {
     let sandbox = Sandbox::new("rules_read_deny");
     sandbox.write(".env", "SECRET=hunter2\n");
     sandbox.write("deep/.env", "SECRET=hunter2\n");
     sandbox.write("notes.txt", "no secret hunter here\n");
+    // A link planted earlier (by a session's bash, say) is the file it points to.
+    std::os::unix::fs::symlink(".env", sandbox.path("innocent.txt")).unwrap();
     settings(
         &sandbox,
         ".corecoder/settings.json",
@@ -181,6 +183,7 @@ fn a_denied_read_hides_the_file_from_every_reading_tool() {
         bash("env cat .env"),
         bash("bash -c 'cat .env'"),
         ("read_file", json!({"file_path": "notes.txt"})),
+        ("read_file", json!({"file_path": "innocent.txt"})),
     ];
     let server = script(&calls);
     assert_ran(&run(&["-p", "go", "--yes"], &server, &sandbox));
@@ -191,7 +194,7 @@ fn a_denied_read_hides_the_file_from_every_reading_tool() {
             "call {n} leaked the secret: {seen:?}"
         );
     }
-    for n in [0, 1, 2, 4, 7, 8, 9] {
+    for n in [0, 1, 2, 4, 7, 8, 9, 11] {
         assert!(seen[n].starts_with("Refused"), "call {n}: {seen:?}");
     }
     assert!(
