@@ -293,7 +293,7 @@ mod tests {
         );
         assert!(!prefix.covers_command(&words("cargo")));
         let quoted = rule(r#"Bash(git commit -m "a b":*)"#);
-        let said = vec!["git", "commit", "-m", "a b", "-q"];
+        let said = ["git", "commit", "-m", "a b", "-q"];
         assert!(quoted.covers_command(&said.iter().map(|w| w.to_string()).collect::<Vec<_>>()));
         let wild = rule("Bash(npm run *)");
         assert!(wild.covers_command(&words("npm run build")));
