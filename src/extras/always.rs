@@ -130,19 +130,8 @@ pub fn allowed_always(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::extras::consent_rules::tests::{bash, call};
     use serde_json::json;
-
-    fn call(name: &str, arguments: Value) -> ToolCall {
-        ToolCall {
-            id: "c".into(),
-            name: name.into(),
-            arguments: arguments.to_string(),
-        }
-    }
-
-    fn bash(command: &str) -> ToolCall {
-        call("bash", json!({ "command": command }))
-    }
 
     #[test]
     fn always_saves_prefix_rules_for_the_commands_of_a_line() {

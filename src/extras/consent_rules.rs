@@ -204,7 +204,7 @@ fn places(path: &Path) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub mod tests {
     use super::*;
     use crate::extras::rules::{Bases, parse};
     use serde_json::json;
@@ -224,7 +224,8 @@ mod tests {
         }
     }
 
-    fn call(name: &str, arguments: Value) -> ToolCall {
+    /// A call to `name` with `arguments` (also for `always.rs`'s tests).
+    pub fn call(name: &str, arguments: Value) -> ToolCall {
         ToolCall {
             id: "c".into(),
             name: name.into(),
@@ -232,20 +233,17 @@ mod tests {
         }
     }
 
-    fn bash(command: &str) -> ToolCall {
+    pub fn bash(command: &str) -> ToolCall {
         call("bash", json!({ "command": command }))
     }
 
-    fn name(verdict: Verdict) -> &'static str {
-        match verdict {
-            Verdict::Run => "run",
-            Verdict::Ask => "ask",
-            Verdict::AskEachTime(_) => "ask each time",
-            Verdict::Refuse(_) => "refuse",
-        }
+    /// The verdict's kind in lower case: `run`, `ask`, `refuse`.
+    fn name(verdict: Verdict) -> String {
+        let kind = format!("{verdict:?}");
+        kind.split('(').next().unwrap_or_default().to_lowercase()
     }
 
-    fn judged(rules: &Rules, consent: &Consent, call: &ToolCall) -> &'static str {
+    fn judged(rules: &Rules, consent: &Consent, call: &ToolCall) -> String {
         name(verdict(
             rules,
             &Gate::default(),
