@@ -336,3 +336,106 @@ fn slash_permissions_lists_and_removes() {
     repl.expect("first");
     assert!(!sandbox.path("x").exists());
 }
+
+/// A sub-agent is held by the same rules: the model cannot read a denied file by handing the
+/// read to a sub-agent (under `--yes`, where the sub-agent may run anything else).
+#[test]
+fn a_sub_agent_is_held_by_the_same_rules() {
+    let sandbox = Sandbox::new("rules_sub_agent");
+    sandbox.write(".env", "SECRET=hunter2\n");
+    settings(
+        &sandbox,
+        ".claude/settings.json",
+        json!({"permissions": {"deny": ["Read(./.env)", "Bash(cat:*)"]}}),
+    );
+    let server = Server::start(vec![
+        Reply::Sse(sse::tool_calls(&[(
+            "a",
+            "agent",
+            json!({"task": "read it"}),
+        )])),
+        Reply::Sse(sse::tool_calls(&[
+            ("s1", "read_file", json!({"file_path": ".env"})),
+            ("s2", "grep", json!({"pattern": "hunter"})),
+            ("s3", "bash", json!({"command": "cat .env"})),
+        ])),
+        Reply::Sse(sse::text("sub-agent report")),
+        Reply::Sse(sse::text("done")),
+    ]);
+    assert_ran(&run(&["-p", "go", "--yes"], &server, &sandbox));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "{requests:?}");
+    let seen: Vec<String> = (requests[2].tool_results().into_iter())
+        .map(|(_, text)| text)
+        .collect();
+    assert!(seen.iter().all(|r| !r.contains("hunter2")), "{seen:?}");
+    assert!(
+        seen[0].starts_with("Refused") && seen[2].starts_with("Refused"),
+        "{seen:?}"
+    );
+}
+
+/// In the REPL: an ask rule asks even though bash is allowed "always"; a write's question shows
+/// the path, that it overwrites, its size and first lines; "always" there allows edits in the
+/// project from then on, and the next write is not asked about.
+#[test]
+fn the_repl_asks_for_ask_rules_and_always_allows_the_projects_files() {
+    let sandbox = Sandbox::new("rules_repl");
+    sandbox.write("old.txt", "before\n");
+    settings(
+        &sandbox,
+        ".corecoder/permissions.json",
+        json!({"always": ["bash"]}),
+    );
+    settings(
+        &sandbox,
+        ".claude/settings.json",
+        json!({"permissions": {"ask": ["Bash(touch asked:*)"]}}),
+    );
+    let write = |path: &str| json!({"file_path": path, "content": "first line\nsecond line\n"});
+    let script = vec![
+        Reply::Sse(sse::tool_calls(&[(
+            "c1",
+            "bash",
+            json!({"command": "touch free"}),
+        )])),
+        Reply::Sse(sse::tool_calls(&[(
+            "c2",
+            "bash",
+            json!({"command": "touch asked"}),
+        )])),
+        Reply::Sse(sse::tool_calls(&[("c3", "write_file", write("old.txt"))])),
+        Reply::Sse(sse::tool_calls(&[("c4", "write_file", write("other.txt"))])),
+        Reply::Sse(sse::text("all done")),
+    ];
+    let mut repl = Repl::start(&sandbox, &[], script);
+    repl.enter("go");
+    repl.expect("Allow bash(touch asked)? [y] allow once");
+    assert!(sandbox.path("free").exists(), "{}", repl.pty.screen());
+    repl.pty.send("y\r");
+    repl.expect(
+        "Allow write_file(old.txt)? [y] allow once  [a] always allow edits in this project",
+    );
+    let screen = repl.pty.screen();
+    let asked = screen.rfind("Allow write_file(old.txt)").unwrap();
+    let shown = &screen[..asked];
+    assert!(
+        shown.contains("old.txt: replaces a file of 7 bytes; 2 lines, 23 bytes"),
+        "{screen}"
+    );
+    assert!(
+        shown.contains("first line") && shown.contains("second line"),
+        "{screen}"
+    );
+    repl.pty.send("a\r");
+    repl.expect("all done");
+    assert!(sandbox.path("asked").exists() && sandbox.path("other.txt").exists());
+    assert!(!repl.pty.screen().contains("Allow write_file(other.txt)"));
+    let saved =
+        std::fs::read_to_string(sandbox.home.join(".corecoder/project-rules.json")).unwrap();
+    let project = sandbox.dir.canonicalize().unwrap();
+    assert!(
+        saved.contains(&format!("Edit(/{}/**)", project.display())),
+        "{saved}"
+    );
+}
