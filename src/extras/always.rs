@@ -130,8 +130,20 @@ pub fn allowed_always(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::extras::consent_rules::tests::{bash, call};
     use serde_json::json;
+
+    fn call(name: &str, arguments: Value) -> ToolCall {
+        let (id, name, arguments) = ("c".into(), name.into(), arguments.to_string());
+        ToolCall {
+            id,
+            name,
+            arguments,
+        }
+    }
+
+    fn bash(command: &str) -> ToolCall {
+        call("bash", json!({ "command": command }))
+    }
 
     #[test]
     fn always_saves_prefix_rules_for_the_commands_of_a_line() {

@@ -204,7 +204,7 @@ fn places(path: &Path) -> Vec<String> {
 }
 
 #[cfg(test)]
-pub mod tests {
+mod tests {
     use super::*;
     use crate::extras::rules::{Bases, parse};
     use serde_json::json;
@@ -224,8 +224,7 @@ pub mod tests {
         }
     }
 
-    /// A call to `name` with `arguments` (also for `always.rs`'s tests).
-    pub fn call(name: &str, arguments: Value) -> ToolCall {
+    fn call(name: &str, arguments: Value) -> ToolCall {
         ToolCall {
             id: "c".into(),
             name: name.into(),
@@ -233,7 +232,7 @@ pub mod tests {
         }
     }
 
-    pub fn bash(command: &str) -> ToolCall {
+    fn bash(command: &str) -> ToolCall {
         call("bash", json!({ "command": command }))
     }
 
