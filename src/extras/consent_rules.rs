@@ -65,13 +65,14 @@ pub fn verdict(
             rule.text,
             rule.source.display()
         )),
-        Found::Rule(_) if asked => match (base, consent.mode) {
+        // Asked every time: "always" at the question allows that call only.
+        Found::Rule(rule) if asked => match (base, consent.mode) {
             (_, Mode::ReadOnly) => Verdict::Refuse(format!(
                 "Refused: a permission rule says to ask before this {tool} call, and no one \
                  can be asked here. Say what you would do so the user can decide."
             )),
             (verdict @ (Verdict::Refuse(_) | Verdict::AskEachTime(_)), _) => verdict,
-            _ => Verdict::Ask,
+            _ => Verdict::AskEachTime(format!("a permission rule asks: {}", rule.text)),
         },
         Found::Allowed if consent.plan == Plan::Off => match (base, consent.mode) {
             (Verdict::Ask, _) => Verdict::Run,
@@ -261,12 +262,12 @@ mod tests {
         ]);
         let ask = Consent::new(Mode::Ask);
         assert_eq!(judged(&set, &ask, &bash("git status")), "run");
-        assert_eq!(judged(&set, &ask, &bash("git push origin")), "ask");
+        assert_eq!(judged(&set, &ask, &bash("git push origin")), "askeachtime");
         assert_eq!(judged(&set, &ask, &bash("git push --force")), "refuse");
         assert_eq!(judged(&set, &ask, &bash("ls")), "ask");
         let yes = Consent::new(Mode::AllowAll);
         assert_eq!(judged(&set, &yes, &bash("ls")), "run");
-        assert_eq!(judged(&set, &yes, &bash("git push origin")), "ask");
+        assert_eq!(judged(&set, &yes, &bash("git push origin")), "askeachtime");
         assert_eq!(judged(&set, &yes, &bash("git push --force")), "refuse");
         let read_only = Consent::new(Mode::ReadOnly);
         assert_eq!(judged(&set, &read_only, &bash("git status")), "run");
@@ -277,7 +278,25 @@ mod tests {
         assert_eq!(judged(&set, &plan, &bash("git status")), "refuse");
         let mut always = Consent::new(Mode::Ask);
         always.always.insert("bash".into());
-        assert_eq!(judged(&set, &always, &bash("git push x")), "ask");
+        assert_eq!(judged(&set, &always, &bash("git push x")), "askeachtime");
+    }
+
+    #[test]
+    fn the_danger_gate_keeps_its_say_over_an_allow() {
+        let set = rules(&[(List::Allow, "Bash")]);
+        let reset = bash("git reset --hard");
+        let verdict_in = |mode| judged(&set, &Consent::new(mode), &reset);
+        assert_eq!(verdict_in(Mode::Ask), "askeachtime");
+        assert_eq!(verdict_in(Mode::ReadOnly), "refuse");
+        assert_eq!(verdict_in(Mode::AllowAll), "refuse");
+        assert_eq!(
+            judged(&set, &Consent::new(Mode::AllowAll), &bash("rm -rf ~")),
+            "refuse"
+        );
+        assert_eq!(
+            judged(&set, &Consent::new(Mode::ReadOnly), &bash("ls")),
+            "run"
+        );
     }
 
     #[test]

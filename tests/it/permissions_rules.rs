@@ -375,7 +375,8 @@ fn a_sub_agent_is_held_by_the_same_rules() {
     );
 }
 
-/// In the REPL: an ask rule asks even though bash is allowed "always"; a write's question shows
+/// In the REPL: an ask rule asks (every time: `a` allows that call only) even though bash is
+/// allowed "always"; a write's question shows
 /// the path, that it overwrites, its size and first lines; "always" there allows edits in the
 /// project from then on, and the next write is not asked about.
 #[test]
@@ -410,7 +411,10 @@ fn the_repl_asks_for_ask_rules_and_always_allows_the_projects_files() {
     ];
     let mut repl = Repl::start(&sandbox, &[], script);
     repl.enter("go");
-    repl.expect("Allow bash(touch asked)? [y] allow once");
+    repl.expect(
+        "Allow bash(touch asked -- a permission rule asks: Bash(touch asked:*); asked every \
+         time)? [y] allow once  [a] allow, and ask again next time",
+    );
     assert!(sandbox.path("free").exists(), "{}", repl.pty.screen());
     repl.pty.send("y\r");
     repl.expect(
