@@ -150,8 +150,7 @@ impl Batch<'_> {
         match verdict {
             Verdict::Run => Ruling::Open,
             Verdict::Refuse(text) => Ruling::Refused(Outcome::text(text)),
-            // The warning rides in the summary so the question shows it; "always" is not
-            // saved: a destructive command is asked about every time.
+            // Destructive, or a rule says ask: the summary says why; "always" allows it once.
             Verdict::AskEachTime(why) => {
                 match ask(name, &format!("{summary} -- {why}; asked every time"), ONCE) {
                     Answer::Once | Answer::Always => Ruling::Open,
