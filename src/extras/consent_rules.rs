@@ -3,12 +3,12 @@
 //! danger gate (`gate.rs`) from a bash command. What "always" saves is `always.rs`.
 //!
 //! The batch asks `Extras::verdict_for_call` (which calls `verdict`) for every call, early
-//! start `names_tool` before it starts one; `grep` and `glob` ask `hides`
-//! about each file they would return. A bash line is read into its simple commands
-//! (`shell_words`): a deny or ask rule matching any of them counts (also past `sudo`,
-//! `env`, `timeout`, and inside `bash -c` and `eval`), and an allow needs every one allowed,
-//! none writing a file by redirection. The rules themselves are `rules.rs`, the files
-//! `settings.rs`.
+//! start `names_tool` before it starts one; `grep` and `glob` ask `hides` about each file
+//! they would return. A bash line is read into its simple commands (`shell_words`): a deny or
+//! ask rule matching any of them counts (also past `sudo`, `env`, `xargs`, and inside
+//! `bash -c`, `sh <<EOF`, `eval`, `watch`, `find -exec`), and an allow needs every one
+//! allowed, none writing a file by redirection. The rules themselves are `rules.rs`, the
+//! files `settings.rs`.
 
 use crate::core::consent::{Consent, Mode, Plan, Verdict, needs_consent};
 use crate::core::message::ToolCall;
@@ -16,7 +16,9 @@ use crate::extras::gate::Gate;
 use crate::extras::permissions::Permissions;
 use crate::extras::rules::{List, Rule, normalize};
 use crate::extras::settings;
-use crate::tools::support::danger_words::{dash_c_script, invocation};
+use crate::tools::support::danger_words::{
+    dash_c_script, find_exec_commands, invocation, watch_script,
+};
 use crate::tools::support::files::resolve;
 use crate::tools::support::shell_words::{SimpleCommand, split};
 use serde_json::Value;
@@ -165,19 +167,23 @@ pub fn commands(line: &str) -> Vec<SimpleCommand> {
 fn read_forms(line: &str, depth: usize, forms: &mut Vec<Vec<String>>) {
     for command in commands(line) {
         let run = invocation(&command.words);
+        let shell = matches!(run.name.as_str(), "bash" | "sh" | "zsh" | "dash" | "ksh");
+        let mut scripts: Vec<String> = match run.name.as_str() {
+            _ if shell => dash_c_script(&run.args).cloned().into_iter().collect(),
+            "eval" => vec![run.args.join(" ")],
+            "watch" => vec![watch_script(&run.args)],
+            "find" => find_exec_commands(&run.args),
+            _ => Vec::new(),
+        };
+        // `sh <<EOF … EOF` runs the here-document's text.
+        let bodies = command.redirects.iter().map(|r| r.body.clone());
+        scripts.extend(bodies.filter(|body| shell && !body.is_empty()));
         if !run.name.is_empty() {
-            let mut real = vec![run.name.clone()];
-            real.extend(run.args.iter().cloned());
-            forms.push(real);
+            forms.push([vec![run.name], run.args].concat());
         }
         forms.push(command.words);
-        let script: Option<String> = match run.name.as_str() {
-            "bash" | "sh" | "zsh" | "dash" | "ksh" => dash_c_script(&run.args).cloned(),
-            "eval" => Some(run.args.join(" ")),
-            _ => None,
-        };
-        if let Some(script) = script.filter(|_| depth < MAX_DEPTH) {
-            read_forms(&script, depth + 1, forms);
+        for script in scripts.iter().filter(|_| depth < MAX_DEPTH) {
+            read_forms(script, depth + 1, forms);
         }
     }
 }
@@ -324,6 +330,11 @@ mod tests {
             "bash -c 'cargo test; rm x'",
             "eval 'rm x'",
             "timeout 5 rm x",
+            "find . -exec rm {} ;",
+            "echo x | xargs rm",
+            "sh <<EOF\nrm x\nEOF",
+            "watch rm x",
+            "command rm x",
         ] {
             let yes = Consent::new(Mode::AllowAll);
             assert_eq!(judged(&set, &yes, &bash(attack)), "refuse", "{attack}");
