@@ -1,7 +1,8 @@
 //! Trusted projects: whether the files of the working directory that make corecoder run
 //! commands, or send the key elsewhere, may do so.
 //!
-//! Those files are `.corecoder/hooks.json`, `.mcp.json` and a `.env` that names a host or widens
+//! Those files are `.corecoder/hooks.json`, `.mcp.json`, the settings files (`settings.rs`:
+//! their hooks run commands, their rules allow them) and a `.env` that names a host or widens
 //! what tools may do (`dotenv.rs` says which). A session can write them (even its sandboxed bash),
 //! and the next session would run them, so they count only once the user trusted them as they
 //! are: `config.rs` looks the project up at start-up, `remember` records the SHA-256 of each file
@@ -161,8 +162,9 @@ impl Project {
             .collect();
         (!skipped.is_empty()).then(|| {
             format!(
-                "Skipped this project's {}: it runs commands and the project is not trusted. \
-                 To trust it: corecoder --trust-project, or /trust in a session.",
+                "Skipped this project's {}: it runs commands (hooks, MCP servers) or allows them \
+                 (permission rules), and the project is not trusted. To trust it: corecoder \
+                 --trust-project, or /trust in a session.",
                 skipped.join(" and ")
             )
         })
@@ -171,8 +173,8 @@ impl Project {
     /// The trust question's text: each file that is new or changed, and what it holds.
     pub fn question(&self) -> String {
         let mut text = format!(
-            "This folder ({}) has files that make corecoder run commands or send your key \
-             elsewhere:\n",
+            "This folder ({}) has files that make corecoder run commands, allow them, or send \
+             your key elsewhere:\n",
             self.dir.display()
         );
         for file in self.files.iter().filter(|f| f.seen != Seen::Trusted) {
