@@ -11,8 +11,10 @@ use crate::core::consent::Consent;
 use crate::core::event::Event;
 use crate::core::message::ToolCall;
 use crate::extras::consent_rules::{Rules, commands};
+use crate::extras::rules::{self, Bases, List, Rule};
 use crate::tools::support::shell_words::SUBSTITUTED;
 use serde_json::Value;
+use std::path::{Path, PathBuf};
 
 /// What "always" would save for this call: prefix rules for a bash line's commands, the
 /// project's files for an edit or a write, or (for other tools) the tool itself.
@@ -117,7 +119,8 @@ pub fn allowed_always(
         }
         Always::Rules(found) => match rules.saved.clone() {
             Some(saved) => saved.add(&found, &mut rules.list),
-            None => Err("no file to keep project rules in".to_string()),
+            // No file (an embedding program, the library default): for this session only.
+            None => session_only(&found, &mut rules.list),
         },
     };
     if let Err(e) = saved {
@@ -127,9 +130,23 @@ pub fn allowed_always(
     }
 }
 
+fn session_only(found: &[String], list: &mut Vec<Rule>) -> Result<(), String> {
+    let (nowhere, source) = (PathBuf::new(), Path::new("(this session)"));
+    let bases = Bases {
+        home: nowhere.clone(),
+        settings_root: nowhere.clone(),
+        cwd: nowhere,
+    };
+    for text in found {
+        list.push(rules::parse(text, List::Allow, source, &bases)?);
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::consent::Mode;
     use serde_json::json;
 
     fn call(name: &str, arguments: Value) -> ToolCall {
