@@ -146,7 +146,6 @@ fn session_only(found: &[String], list: &mut Vec<Rule>) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::consent::Mode;
     use serde_json::json;
 
     fn call(name: &str, arguments: Value) -> ToolCall {
@@ -186,5 +185,19 @@ mod tests {
             offer(&set, &call("agent", json!({}))),
             "always allow this tool"
         );
+    }
+
+    #[test]
+    fn with_no_file_always_holds_for_the_session() {
+        use crate::core::consent::Mode;
+        let (mut set, mut consent) = (Rules::default(), Consent::new(Mode::Ask));
+        allowed_always(
+            &mut set,
+            &mut consent,
+            &bash("cargo test"),
+            &mut |_| panic!(),
+        );
+        let words: Vec<String> = vec!["cargo".into(), "test".into()];
+        assert!(set.list[0].covers_command(&words));
     }
 }
