@@ -86,8 +86,16 @@ impl Project {
             .get(dir.to_string_lossy().as_ref())
             .cloned();
         // Started in the home directory, `.corecoder/hooks.json` is the user's own file.
+        // So are `~/.claude/settings*.json`, Claude Code's user files.
         let own = store.parent().and_then(|own| own.canonicalize().ok());
-        let users = |path: &Path| own.as_ref().is_some_and(|own| path.starts_with(own));
+        let claude = own
+            .as_ref()
+            .and_then(|own| Some(own.parent()?.join(".claude")));
+        let users = |path: &Path| {
+            [&own, &claude]
+                .iter()
+                .any(|o| o.as_ref().is_some_and(|o| path.starts_with(o)))
+        };
         let mut files = Vec::new();
         for path in RUNS_COMMANDS.map(|relative| dir.join(relative)) {
             let bytes = match std::fs::read(&path) {
@@ -323,6 +331,8 @@ mod tests {
         let own = dir.0.join(".corecoder");
         std::fs::create_dir_all(&own).unwrap();
         std::fs::write(own.join("hooks.json"), "{}").unwrap();
+        std::fs::create_dir_all(dir.0.join(".claude")).unwrap();
+        std::fs::write(dir.0.join(".claude/settings.json"), "{}").unwrap();
         let project = Project::look(&dir.0, None, &own.join("trusted.json"));
         assert!(project.files.is_empty(), "{project:?}");
     }
