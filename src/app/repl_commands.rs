@@ -139,60 +139,71 @@ fn mcp(agent: &Agent, display: &Display, arg: &str) {
 /// file it came from, then the tools allowed "always"; `/permissions rm N` takes rule N out of
 /// its file and out of this session.
 fn permissions(agent: &mut Agent, display: &Display, arg: &str) {
+    match arg.strip_prefix("rm") {
+        Some(n) => remove_permission(agent, display, n.trim()),
+        None => list_permissions(agent, display),
+    }
+}
+
+/// The numbering `/permissions` shows: the rules' places in the list, deny first, then the
+/// tools allowed "always".
+fn numbered(agent: &Agent) -> (Vec<usize>, Vec<String>) {
     let list = &agent.extras.rules.list;
     let mut order: Vec<usize> = (0..list.len()).collect();
     order.sort_by_key(|&at| list[at].list);
-    let always: Vec<String> = agent.consent.always.iter().cloned().collect();
-    let count = order.len() + always.len();
-    if let Some(n) = arg.strip_prefix("rm").map(str::trim) {
-        let n = n.parse::<usize>().ok().filter(|n| (1..=count).contains(n));
-        let Some(n) = n else {
-            return display.note(&format!(
-                "Say which: /permissions rm N, N from 1 to {count}."
-            ));
-        };
-        let removed = match order.get(n - 1) {
-            Some(&at) => {
-                let rule = list[at].clone();
-                let rules = Arc::make_mut(&mut agent.extras.rules);
-                let saved = settings::remove(&rule, rules.saved.as_ref());
-                rules.list.remove(at);
-                saved.map(|()| format!("{} {}", rule.list.key(), rule.text))
-            }
-            None => {
-                let tool = &always[n - 1 - order.len()];
-                agent.consent.always.remove(tool);
-                let rules = &agent.extras.rules;
-                let saved = rules.permissions.save(&agent.consent.always);
-                saved.map(|()| format!("always {tool}"))
-            }
-        };
-        return match removed {
-            Ok(what) => display.note(&format!("Removed: {what}")),
-            Err(e) => display.note(&format!("Removed for this session; the file: {e}")),
-        };
-    }
-    if count == 0 {
+    (order, agent.consent.always.iter().cloned().collect())
+}
+
+fn list_permissions(agent: &Agent, display: &Display) {
+    let (order, always) = numbered(agent);
+    if order.is_empty() && always.is_empty() {
         return display.note(
             "No permission rules (write them in ~/.corecoder/settings.json, .claude/settings.json, \
              ...: see the README).",
         );
     }
-    for (n, &at) in order.iter().enumerate() {
-        let rule = &list[at];
+    let rules = &agent.extras.rules;
+    for (n, rule) in order.iter().map(|&at| &rules.list[at]).enumerate() {
         let line = format!("{:>3}. {:<5} {}", n + 1, rule.list.key(), rule.text);
-        display.note(&format!(
-            "{line}  {}",
-            display.paint(DIM, &rule.source.display().to_string())
-        ));
+        let source = rule.source.display().to_string();
+        display.note(&format!("{line}  {}", display.paint(DIM, &source)));
     }
-    let file = agent.extras.rules.permissions.file.as_ref();
+    let file = rules.permissions.file.as_ref();
     let file = file.map_or("this session".to_string(), |f| f.display().to_string());
     for (n, tool) in always.iter().enumerate() {
         let line = format!("{:>3}. allow {tool} (\"always\")", order.len() + n + 1);
         display.note(&format!("{line}  {}", display.paint(DIM, &file)));
     }
     display.note("Remove one with /permissions rm N.");
+}
+
+/// `/permissions rm N`: out of this session, and out of the file it came from.
+fn remove_permission(agent: &mut Agent, display: &Display, n: &str) {
+    let (order, always) = numbered(agent);
+    let count = order.len() + always.len();
+    let Some(n) = n.parse::<usize>().ok().filter(|n| (1..=count).contains(n)) else {
+        return display.note(&format!(
+            "Say which: /permissions rm N, N from 1 to {count}."
+        ));
+    };
+    let removed = match order.get(n - 1) {
+        Some(&at) => {
+            let rules = Arc::make_mut(&mut agent.extras.rules);
+            let rule = rules.list.remove(at);
+            let saved = settings::remove(&rule, rules.saved.as_ref());
+            saved.map(|()| format!("{} {}", rule.list.key(), rule.text))
+        }
+        None => {
+            let tool = &always[n - 1 - order.len()];
+            agent.consent.always.remove(tool);
+            let saved = (agent.extras.rules.permissions).save(&agent.consent.always);
+            saved.map(|()| format!("always {tool}"))
+        }
+    };
+    match removed {
+        Ok(what) => display.note(&format!("Removed: {what}")),
+        Err(e) => display.note(&format!("Removed for this session; the file: {e}")),
+    }
 }
 
 /// `/sessions`: the latest 20, newest first.
