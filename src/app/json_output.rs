@@ -6,6 +6,7 @@
 //! nothing about the conversation.
 
 use crate::app::flags::OutputFormat;
+use crate::app::process;
 use crate::core::agent::Agent;
 use crate::core::event::Error;
 use crate::core::event::Finish;
@@ -55,7 +56,7 @@ pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
         Err(Error::Budget(why)) => ("error_budget", why.clone(), 4),
         Err(Error::Looping(why)) => ("error_loop", why.clone(), 5),
         Err(Error::Interrupted) => ("interrupted", "interrupted".to_string(), 130),
-        Err(e) => ("error_api", e.to_string(), e.exit_code()),
+        Err(e) => ("error_api", e.to_string(), process::exit_code(e)),
     };
     let usage = agent.extras.account.usage();
     let (cost, cost_unknown_reason) = cost_json(&agent.extras.account);
@@ -66,6 +67,7 @@ pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
         "result": text,
         "session_id": session_id,
         "num_rounds": agent.rounds_used,
+        "history_rewrites": agent.extras.rewrites,
         "duration_ms": started.elapsed().as_millis() as u64,
         "usage": usage_json(&usage),
         "total_cost_usd": cost,

@@ -11,8 +11,8 @@ use crate::core::agent::Agent;
 use crate::core::consent::Plan;
 use crate::core::context::Tier;
 use crate::extras::checkpoint::Checkpoints;
+use crate::extras::consent_rules::settings;
 use crate::extras::session;
-use crate::extras::settings;
 use std::sync::Arc;
 
 const HELP: &str = "\

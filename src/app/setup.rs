@@ -14,6 +14,7 @@ use crate::extras;
 use crate::extras::account::Account;
 use crate::extras::checkpoint::Checkpoints;
 use crate::extras::consent_rules;
+use crate::extras::consent_rules::settings;
 use crate::extras::cost::PriceTable;
 use crate::extras::hooks::Hooks;
 use crate::extras::instructions::Instructions;
@@ -21,7 +22,6 @@ use crate::extras::mcp::Servers;
 use crate::extras::mcp_config;
 use crate::extras::permissions::Permissions;
 use crate::extras::session::{self, Header, SessionLog};
-use crate::extras::settings;
 use crate::extras::trace::Trace;
 use crate::extras::trust::{self, Project};
 use serde_json::json;
@@ -126,7 +126,9 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
     notes.extend(options.project.notes.iter().cloned());
     notes.extend(options.project.skipped_line());
     notes.extend(load_extensions(&mut agent, &home, &options.project));
-    agent.resume(history);
+    if !history.is_empty() {
+        agent.resume(history);
+    }
     let log = match &resumed {
         Some(id) => SessionLog::reopen(&sessions, id),
         None => SessionLog::create(&sessions, &header)

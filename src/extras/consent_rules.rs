@@ -10,17 +10,20 @@
 //! allowed, none writing a file by redirection. The rules themselves are `rules.rs`, the
 //! files `settings.rs`.
 
+pub mod always;
+pub mod rules;
+pub mod settings;
+
 use crate::core::consent::{Consent, Mode, Plan, Verdict, needs_consent};
 use crate::core::message::ToolCall;
 use crate::extras::gate::Gate;
 use crate::extras::permissions::Permissions;
-use crate::extras::rules::{List, Rule, normalize};
-use crate::extras::settings;
 use crate::tools::support::danger_words::{
     dash_c_script, find_exec_commands, invocation, watch_script,
 };
 use crate::tools::support::files::resolve;
 use crate::tools::support::shell_words::{SimpleCommand, split};
+use rules::{List, Rule, normalize};
 use serde_json::Value;
 use std::path::Path;
 
@@ -213,7 +216,7 @@ fn places(path: &Path) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::extras::rules::{Bases, parse};
+    use crate::extras::consent_rules::rules::{Bases, parse};
     use serde_json::json;
 
     fn rules(lists: &[(List, &str)]) -> Rules {

@@ -1,7 +1,7 @@
 //! Trusted projects: whether the files of the working directory that make corecoder run
 //! commands, or send the key elsewhere, may do so.
 //!
-//! Those files are `.corecoder/hooks.json`, `.mcp.json`, the settings files (`settings.rs`:
+//! Those files are `.corecoder/hooks.json`, `.mcp.json`, the settings files (`consent_rules/settings.rs`:
 //! their hooks run commands, their rules allow them) and a `.env` that names a host or widens
 //! what tools may do (`dotenv.rs` says which). A session can write them (even its sandboxed bash),
 //! and the next session would run them, so they count only once the user trusted them as they
@@ -25,9 +25,9 @@ pub const MCP_FILE: &str = ".mcp.json";
 const RUNS_COMMANDS: [&str; 5] = [
     HOOKS_FILE,
     MCP_FILE,
-    crate::extras::settings::PROJECT_FILES[0],
-    crate::extras::settings::PROJECT_FILES[1],
-    crate::extras::settings::PROJECT_FILES[2],
+    crate::extras::consent_rules::settings::PROJECT_FILES[0],
+    crate::extras::consent_rules::settings::PROJECT_FILES[1],
+    crate::extras::consent_rules::settings::PROJECT_FILES[2],
 ];
 /// What the trust question shows of one file at most; the rest is counted.
 const PREVIEW_LINES: usize = 30;

@@ -10,8 +10,8 @@
 use crate::core::consent::Consent;
 use crate::core::event::Event;
 use crate::core::message::ToolCall;
+use crate::extras::consent_rules::rules::{self, Bases, List, Rule};
 use crate::extras::consent_rules::{Rules, commands};
-use crate::extras::rules::{self, Bases, List, Rule};
 use crate::tools::support::shell_words::SUBSTITUTED;
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -11,7 +11,7 @@
 //! save would change a file the trust record holds and ask the trust question again.
 //! `/permissions rm` removes a rule from the file it came from. Nothing here decides.
 
-use crate::extras::rules::{self, Bases, List, Rule};
+use crate::extras::consent_rules::rules::{self, Bases, List, Rule};
 use crate::tools::support::files::{Access, write_atomic};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
