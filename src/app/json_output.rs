@@ -13,6 +13,7 @@ use crate::core::event::Finish;
 use crate::core::event::{Event, ResultKind};
 use crate::core::message::Usage;
 use crate::extras::account::Account;
+use crate::extras::cost::ledger::cache_hit_rate;
 use serde_json::{Value, json};
 use std::io::Write;
 use std::time::Instant;
@@ -118,9 +119,10 @@ fn cost_json(account: &Account) -> (Value, Value) {
     }
 }
 
+/// `cache_hit_rate` is cached ÷ input tokens, from 0 to 1, `null` before any input token.
 fn usage_json(usage: &Usage) -> Value {
     json!({"input_tokens": usage.prompt_tokens, "output_tokens": usage.completion_tokens,
-        "cached_input_tokens": usage.cached_tokens})
+        "cached_input_tokens": usage.cached_tokens, "cache_hit_rate": cache_hit_rate(usage)})
 }
 
 /// A whole line at once, flushed, so a reader never sees half an event. False if stdout is
