@@ -187,7 +187,12 @@ pub fn load_extensions(agent: &mut Agent, home: &Path, project: &Project) -> Vec
     hook_files.extend(project_file(trust::HOOKS_FILE));
     let mut mcp_files = vec![home.join("mcp.json")];
     mcp_files.extend(project_file(trust::MCP_FILE));
-    let user_home = home.parent().unwrap_or(home);
+    // `~/.claude` is beside `~/.corecoder`; with no home (`corecoder_home`'s temp fallback)
+    // it is inside that private folder, never in the shared temp directory.
+    let user_home = home
+        .parent()
+        .filter(|_| home.ends_with(".corecoder"))
+        .unwrap_or(home);
     let trusted = |relative: &str| project.allows(relative);
     let settings = settings::load(user_home, home, &agent.cwd, &trusted);
     hook_files.extend(settings.hook_files);
