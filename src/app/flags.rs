@@ -5,9 +5,10 @@
 //! that would do nothing useful. Runs once at start-up (again after the trust question); it
 //! only reads and validates, and every bad value becomes `Error::Usage` naming the flag.
 
-use crate::app::variables::{config_from, dollars, number};
+use crate::app::variables::{self, config_from, dollars, number};
 use crate::core::config::Config;
 use crate::core::event::Error;
+use crate::extras::dialect::Dialects;
 use crate::extras::sandbox::{Sandbox, ShellSafety};
 use crate::extras::trust::Project;
 use crate::tools::support::text::comma_list;
@@ -115,10 +116,7 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
         project: Project::default(),
         launch: Launch::default(),
     };
-    // Which name the base URL came from, so a bad one is reported under it.
-    let mut url_from = (["OPENAI_BASE_URL", "CORECODER_BASE_URL"].iter())
-        .find(|name| env.get(**name).is_some_and(|v| !v.trim().is_empty()))
-        .map_or("the default base URL", |name| *name);
+    let (mut provider, mut url_flag, mut key_flag) = (None, false, false);
     let mut parser = lexopt::Parser::from_args(args);
     while let Some(arg) = parser.next().map_err(usage)? {
         match arg {
@@ -132,9 +130,13 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
             }
             Long("base-url") => {
                 config.base_url = text_value(&mut parser, "--base-url")?;
-                url_from = "--base-url";
+                url_flag = true;
             }
-            Long("api-key") => config.api_key = Some(text_value(&mut parser, "--api-key")?),
+            Long("api-key") => {
+                config.api_key = Some(text_value(&mut parser, "--api-key")?);
+                key_flag = true;
+            }
+            Long("provider") => provider = Some(text_value(&mut parser, "--provider")?),
             Long("max-rounds") => {
                 let text = text_value(&mut parser, "--max-rounds")?;
                 run.max_rounds = number("--max-rounds", &text)?;
@@ -184,6 +186,37 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
             _ => return Err(usage(arg.unexpected())),
         }
     }
+    // The dialect decides which names the key and the URL are read under: read them again
+    // where a flag chose another dialect than the variables did (flags still win).
+    let flag_url = url_flag.then_some(config.base_url.as_str());
+    let dialect = variables::dialect_after_flags(env, provider.as_deref(), flag_url)?;
+    if dialect != config.dialect {
+        let read = variables::config_for(env, dialect)?;
+        config.base_url = if url_flag {
+            config.base_url
+        } else {
+            read.base_url
+        };
+        config.api_key = if key_flag {
+            config.api_key
+        } else {
+            read.api_key
+        };
+        config.model = if run.model_from_flag {
+            config.model
+        } else {
+            read.model
+        };
+        config.dialect = dialect;
+    }
+    Dialects::check(&config)?;
+    // Which name the base URL came from, so a bad one is reported under it.
+    let url_from = match url_flag {
+        true => "--base-url",
+        false => (variables::names_for(dialect).urls.into_iter())
+            .find(|name| env.get(*name).is_some_and(|v| !v.trim().is_empty()))
+            .unwrap_or("the default base URL"),
+    };
     check_base_url(&config.base_url, url_from)?;
     run.config = config;
     check_run(&run)?;
@@ -263,6 +296,33 @@ mod tests {
             Ok(Invocation::Run(run)) => *run,
             other => panic!("expected a run, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn the_provider_flag_and_the_base_url_choose_the_dialect() {
+        use crate::core::config::Dialect;
+        let env = [("OPENAI_API_KEY", "sk-o"), ("ANTHROPIC_API_KEY", "sk-a")];
+        let config = |args: &[&str]| match check(args, &env) {
+            Ok(Invocation::Run(run)) => run.config,
+            other => panic!("{other:?}"),
+        };
+        let named = config(&["--provider", "anthropic"]);
+        assert_eq!(named.dialect, Dialect::Anthropic);
+        assert_eq!(named.api_key.as_deref(), Some("sk-a"));
+        assert_eq!(named.base_url, "https://api.anthropic.com");
+        let by_url = config(&["--base-url", "https://api.anthropic.com", "-m", "claude-x"]);
+        assert_eq!(
+            (by_url.dialect, by_url.model.as_str()),
+            (Dialect::Anthropic, "claude-x")
+        );
+        let keyed = config(&["--api-key", "sk-flag", "--provider", "anthropic"]);
+        assert_eq!(keyed.api_key.as_deref(), Some("sk-flag"));
+        assert_eq!(
+            config(&["--provider", "openai"]).api_key.as_deref(),
+            Some("sk-o")
+        );
+        let responses = check(&["--provider", "responses"], &env).unwrap_err();
+        assert!(responses.contains("not built yet"), "{responses}");
     }
 
     #[test]

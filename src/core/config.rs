@@ -25,6 +25,15 @@ pub struct Config {
     pub max_cost: Option<f64>,
     /// `tool_choice` sent with every request that offers tools; `None` sends nothing.
     pub tool_choice: Option<ToolChoice>,
+    pub dialect: Dialect,
+}
+
+/// The API the provider speaks: chat completions (the core's), or one in `extras/dialect.rs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Chat,
+    Anthropic,
+    Responses,
 }
 
 /// `CORECODER_TOOL_CHOICE`: some servers (llama-cpp-python's function-calling handler) call
@@ -63,6 +72,7 @@ impl Default for Config {
             fallback_models: Vec::new(),
             max_cost: None,
             tool_choice: None,
+            dialect: Dialect::Chat,
         }
     }
 }

@@ -4,7 +4,7 @@
 //! are `extras.quirks`'; spending, fallback models and the trace `extras.account`'s. It does
 //! not parse tool arguments, run tools or touch the history.
 
-use crate::core::config::Config;
+use crate::core::config::{Config, Dialect};
 use crate::core::event::{Broke, Error, Event};
 use crate::core::message::{Message, Reply};
 use crate::core::{http, sse, wire};
@@ -117,7 +117,10 @@ impl Llm {
         let (done, finished) = crossbeam_channel::bounded::<()>(0);
         let next = std::thread::scope(|scope| {
             scope.spawn(|| cancel::shut_down_on_cancel(&http, cancel, &finished));
-            let body = wire::request_body(&self.config, model, messages, tools);
+            let body = match self.config.dialect {
+                Dialect::Chat => wire::request_body(&self.config, model, messages, tools),
+                _ => extras.dialect.body(&self.config, model, messages, tools),
+            };
             let body = extras.quirks.adapted_body(&self.config, body);
             let next = self.attempt(&http, body, messages, extras, cancel, on_event);
             // Dropping the sender wakes the watcher at once, so it costs no latency.
@@ -147,10 +150,12 @@ impl Llm {
             idle: self.config.idle_timeout,
             deadline: Some(Instant::now() + self.config.request_timeout),
         };
-        let base = self.config.base_url.trim_end_matches('/');
-        let url = format!("{base}/chat/completions");
+        let (url, auth) = match self.config.dialect {
+            Dialect::Chat => http::chat_endpoint(&self.config),
+            _ => extras.dialect.endpoint(&self.config),
+        };
         extras.account.trace_request(&url, &sent_body);
-        let response = match http::post(http, &url, self.config.api_key.as_deref(), &sent_body) {
+        let response = match http::post(http, &url, &auth, &sent_body) {
             Ok(response) => response,
             // Retry what a second try could fix; name the host, which the error does not.
             Err(e) => {
@@ -183,7 +188,11 @@ impl Llm {
         // The line already read goes first, as if it had never been taken out.
         let mut body = Cursor::new(start).chain(body);
         let mut reader = extras.account.tee(&mut body);
-        match sse::read_stream(&mut reader, cancel, &limits, on_event) {
+        let read = match self.config.dialect {
+            Dialect::Chat => sse::read_stream(&mut reader, cancel, &limits, on_event),
+            _ => (extras.dialect).read_stream(&self.config, &mut reader, cancel, &limits, on_event),
+        };
+        match read {
             Ok(reply) => Next::Replied(reply),
             Err(error) => stream_failure(error, &self.config),
         }

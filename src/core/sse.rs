@@ -36,6 +36,19 @@ pub fn read_stream(
     on_delta: &mut dyn FnMut(Event),
 ) -> Result<Reply, Error> {
     let mut parser = Parser::default();
+    let mut feed = |line: &str| parser.feed_line(line, on_delta);
+    read_lines(reader, cancel, limits, &mut feed)?;
+    parser.finish(on_delta)
+}
+
+/// Hand `feed` each line, bounded, until the input ends or `feed` says `Done` (every dialect's
+/// parser is fed by this one loop: `extras/dialect.rs`).
+pub fn read_lines(
+    reader: &mut dyn BufRead,
+    cancel: &AtomicBool,
+    limits: &Limits,
+    feed: &mut dyn FnMut(&str) -> Result<Flow, Error>,
+) -> Result<(), Error> {
     let mut reader = Clocked::new(reader, limits.idle, limits.deadline);
     let mut buf = Vec::new();
     loop {
@@ -49,7 +62,7 @@ pub fn read_stream(
             (Ok(read), None) => read,
         };
         if read == 0 {
-            return parser.finish(on_delta);
+            return Ok(());
         }
         if read == MAX_LINE && !buf.ends_with(b"\n") {
             return Err(Error::Stream(Broke::TooLarge("a line")));
@@ -64,12 +77,12 @@ pub fn read_stream(
             Ok(line) => Cow::Borrowed(line),
             Err(_) => String::from_utf8_lossy(line),
         };
-        let flow = parser.feed_line(&line, on_delta)?;
+        let flow = feed(&line)?;
         if cancel.load(Ordering::Relaxed) {
             return Err(Error::Interrupted);
         }
         if flow == Flow::Done {
-            return parser.finish(on_delta);
+            return Ok(());
         }
     }
 }

@@ -1,16 +1,18 @@
 //! Every optional feature, each off (a no-op) unless the binary or an embedding program turns
 //! it on: hooks, MCP servers, the sandbox and secret filter, sessions, checkpoints, cost, the
-//! trace, project instructions, early start of read-only calls, and trust; and what makes the
-//! agent survive real providers and sessions: the loop guard, the saved "always" permissions,
-//! the estimate calibrated on the provider's counts, the summary made without the model, the
-//! danger gate. This file is the seam: the value the loop (`core/agent.rs`, `core/batch.rs`)
+//! trace, project instructions, early start of read-only calls, trust, the dialects besides
+//! chat completions; and what makes the agent survive real providers and sessions: the loop
+//! guard, the saved "always" permissions, the estimate calibrated on the provider's counts, the
+//! summary made without the model, the danger gate. This file is the seam: the value the loop
 //! holds, one method per step of a turn, in turn order; it never runs the loop. Over 300 lines
 //! so that every step the loop can call is in one file.
 
 pub mod account;
+pub mod anthropic;
 pub mod calibration;
 pub mod checkpoint;
 pub mod cost;
+pub mod dialect;
 pub mod early;
 pub mod fallback_summary;
 pub mod gate;
@@ -57,6 +59,8 @@ pub struct Extras {
     pub account: account::Account,
     /// How this provider strays from the protocol: body rewrites, odd answers, "too long".
     pub quirks: provider_quirks::Quirks,
+    /// Requests and streams in a dialect other than chat completions (`Config::dialect`).
+    pub dialect: dialect::Dialects,
     /// PreToolUse, PostToolUse, UserPromptSubmit, Stop and SessionStart hooks (none by default).
     pub hooks: Arc<Hooks>,
     /// MCP servers (none by default); their tools are offered next to ours.
