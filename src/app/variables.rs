@@ -121,6 +121,15 @@ pub fn dialect_after_flags(
     dialect(named.as_deref(), url.as_deref(), "CORECODER_PROVIDER")
 }
 
+/// The dialect as `--provider` names it (and a session records it).
+pub fn provider_key(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Chat => "openai",
+        Dialect::Anthropic => "anthropic",
+        Dialect::Responses => "responses",
+    }
+}
+
 /// The dialect as the banner and `/model` name it.
 pub fn provider_name(dialect: Dialect) -> &'static str {
     match dialect {
