@@ -1,5 +1,5 @@
 //! The HTTP side of the LLM client: the `ureq` agent (built once by `Llm::new`; the system's
-//! roots and proxy from `tools/support/net.rs`), chat completions' URL, POST, and which connection errors a second try
+//! roots and proxy from `tools/support/net.rs`), POST, and which connection errors a second try
 //! could fix. Whether to retry is `llm.rs`'s; reading an answer `sse.rs`'s, `Extras::quirks`'
 //! (a 200 that is not a stream) or `tools/support/provider_errors.rs`'s (an error answer).
 
@@ -47,14 +47,6 @@ pub fn agent(config: &Config) -> ureq::Agent {
         .tls_config(TlsConfig::builder().root_certs(roots).build())
         .build()
         .into()
-}
-
-/// Chat completions' URL, and the key as a bearer token. (Local servers run without a key;
-/// sending "Bearer " with nothing after it confuses some.)
-pub fn chat_endpoint(config: &Config) -> (String, Vec<(&'static str, String)>) {
-    let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
-    let key = (config.api_key.iter()).map(|key| ("Authorization", format!("Bearer {key}")));
-    (url, key.collect())
 }
 
 pub fn post(http: &ureq::Agent, url: &str, auth: &[(&str, String)], body: &Value) -> Answer {

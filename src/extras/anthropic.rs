@@ -9,14 +9,17 @@
 //! otherwise); tool results become `tool_result` blocks of one user message (`is_error` when
 //! the result is a failure); consecutive messages of one role are merged into one. Prompt
 //! caching: `cache_control` on the system prompt and on the newest message's last block, so
-//! each request reads the one before from the cache. `dialect.rs` chooses this file; nothing
-//! here sends or reads a byte.
+//! each request reads the one before from the cache. Last, the shapes of the stream's events
+//! that `stream.rs` reads. `dialect.rs` chooses this file; nothing here sends or reads a byte.
 
 pub mod stream;
 
 use crate::core::config::{Config, ToolChoice};
+use crate::core::event::{Broke, Error};
 use crate::core::message::{Message, Role};
+use serde::Deserialize;
 use serde_json::{Value, json};
+use std::borrow::Cow;
 
 /// The API version every request names (the only one the Messages API has).
 pub const VERSION: &str = "2023-06-01";
@@ -147,6 +150,71 @@ fn tool_choice(choice: ToolChoice) -> Value {
         ToolChoice::Required => json!({"type": "any"}),
         ToolChoice::NoCalls => json!({"type": "none"}),
     }
+}
+
+// The stream's events, as `stream.rs` reads them.
+
+/// Only the fields read; `delta` serves both `content_block_delta` and `message_delta`.
+#[derive(Deserialize)]
+struct WireEvent<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    index: Option<usize>,
+    #[serde(borrow)]
+    delta: Option<WireDelta<'a>>,
+    content_block: Option<Value>,
+    message: Option<WireMessage>,
+    usage: Option<WireUsage>,
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct WireDelta<'a> {
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    partial_json: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    signature: Option<Cow<'a, str>>,
+    stop_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireMessage {
+    usage: Option<WireUsage>,
+}
+
+/// Counts as the API reports them: `message_start` has them all, `message_delta` what changed.
+#[derive(Deserialize, Default, Clone, Copy)]
+struct WireUsage {
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    cache_creation_input_tokens: Option<u64>,
+    cache_read_input_tokens: Option<u64>,
+}
+
+/// The stop reasons the loop knows by their chat-completions names.
+fn finish_reason(reason: &str) -> String {
+    let reason = match reason {
+        "end_turn" | "stop_sequence" => "stop",
+        "tool_use" => "tool_calls",
+        "max_tokens" => "length",
+        other => other,
+    };
+    reason.to_string()
+}
+
+/// `{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}`.
+fn provider_error(error: Option<&Value>) -> Error {
+    let error = error.cloned().unwrap_or_default();
+    let message = error["message"].as_str().unwrap_or("(no message)");
+    let said = match error["type"].as_str() {
+        Some(kind) => format!("{kind}: {message}"),
+        None => message.to_string(),
+    };
+    Error::Stream(Broke::Provider(said))
 }
 
 #[cfg(test)]

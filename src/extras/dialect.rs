@@ -1,17 +1,18 @@
-//! The dialects other than chat completions, as the client (`core/llm.rs`) reaches them
-//! through `Extras::dialect`: where a request goes and with which headers, its body, and the
+//! Which API the provider speaks (`Config::dialect`), as the client (`core/llm.rs`) reaches it
+//! through `Extras::dialect`: the request body, where it goes with which headers, and the
 //! reader of the stream that comes back. Chat completions, the one a learner reads first, is
-//! spoken in the core itself; each other dialect is one file beside this one (`anthropic.rs`).
-//! The Responses API is not built yet: `check` says so before any request. Nothing here
-//! retries or decides what a failed answer means (`llm.rs` does, for every dialect alike).
+//! the core's own (`core/wire.rs`, `core/sse.rs`); each other dialect is one file beside this
+//! one (`anthropic.rs`). The Responses API is not built yet: `check` says so before any
+//! request. Nothing here retries or decides what a failed answer means (`llm.rs` does, for
+//! every dialect alike).
 
 use crate::core::config::{Config, Dialect};
 use crate::core::event::{Error, Event};
 use crate::core::http::Limits;
 use crate::core::message::{Message, Reply};
-use crate::core::sse;
+use crate::core::{sse, wire};
 use crate::extras::anthropic;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::io::BufRead;
 use std::sync::atomic::AtomicBool;
 
@@ -28,14 +29,6 @@ impl Dialects {
         }
     }
 
-    /// The URL to POST to and the headers that carry the key.
-    pub fn endpoint(&self, config: &Config) -> (String, Vec<(&'static str, String)>) {
-        match config.dialect {
-            Dialect::Anthropic => (anthropic::url(&config.base_url), anthropic::headers(config)),
-            Dialect::Chat | Dialect::Responses => (config.base_url.clone(), Vec::new()),
-        }
-    }
-
     /// The request body for the history and the tools (chat-completions schemas).
     pub fn body(
         &self,
@@ -46,9 +39,18 @@ impl Dialects {
     ) -> Value {
         match config.dialect {
             Dialect::Anthropic => anthropic::request_body(config, model, messages, tools),
-            // `check` refused it at start-up; an embedding program that skipped it gets the
-            // server's own refusal of an empty request.
-            Dialect::Chat | Dialect::Responses => json!({"model": model}),
+            // `check` refused Responses at start-up; a library that skipped it gets chat.
+            Dialect::Chat | Dialect::Responses => {
+                wire::request_body(config, model, messages, tools)
+            }
+        }
+    }
+
+    /// The URL to POST to, and the headers that carry the key.
+    pub fn endpoint(&self, config: &Config) -> (String, Vec<(&'static str, String)>) {
+        match config.dialect {
+            Dialect::Anthropic => (anthropic::url(&config.base_url), anthropic::headers(config)),
+            Dialect::Chat | Dialect::Responses => chat_endpoint(config),
         }
     }
 
@@ -64,9 +66,8 @@ impl Dialects {
         match config.dialect {
             Dialect::Anthropic => {
                 let mut parser = anthropic::stream::Parser::default();
-                sse::read_lines(reader, cancel, limits, &mut |line| {
-                    parser.feed_line(line, on_delta)
-                })?;
+                let mut feed = |line: &str| parser.feed_line(line, on_delta);
+                sse::read_lines(reader, cancel, limits, &mut feed)?;
                 parser.finish(on_delta)
             }
             Dialect::Chat | Dialect::Responses => {
@@ -74,6 +75,14 @@ impl Dialects {
             }
         }
     }
+}
+
+/// `{base}/chat/completions`, and the key as a bearer token. (Local servers run without a
+/// key; sending "Bearer " with nothing after it confuses some.)
+fn chat_endpoint(config: &Config) -> (String, Vec<(&'static str, String)>) {
+    let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
+    let key = (config.api_key.iter()).map(|key| ("Authorization", format!("Bearer {key}")));
+    (url, key.collect())
 }
 
 const NOT_BUILT: &str = "the responses dialect (OpenAI's Responses API) is not built yet: \

@@ -7,16 +7,16 @@
 //! dimmed); a tool call is announced ready when its block stops, its `input_json_delta` pieces
 //! whole. Thinking blocks are kept with their signature, and `redacted_thinking` as it came,
 //! in `Reply::thinking`, to go back with the tool calls. `stop_reason: max_tokens` becomes
-//! chat completions' `length`. Nothing here opens a connection or retries.
+//! chat completions' `length`. The shapes of the events are `anthropic.rs`'. Nothing here opens
+//! a connection or retries.
 
+use super::{WireDelta, WireEvent, WireUsage, finish_reason, provider_error};
 use crate::core::event::{Broke, Error, Event};
 use crate::core::message::{Reply, ToolCall, Usage};
 use crate::core::sse::{Flow, MAX_LINE, MAX_REPLY};
 use crate::tools::support::json_depth::JsonDepth;
-use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::{Value, json};
-use std::borrow::Cow;
 
 /// The line-fed state machine for one reply.
 #[derive(Default)]
@@ -36,55 +36,12 @@ pub struct Parser {
 /// One content block while it streams.
 enum Block {
     Text,
-    Thinking {
-        thinking: String,
-        signature: String,
-    },
+    /// The thinking so far, and its signature.
+    Thinking(String, String),
     /// A call and the index of its place in `Reply::tool_calls`.
     Call(usize),
     /// Kept whole as it arrived (`redacted_thinking`), or a kind we do not know (ignored).
     Other,
-}
-
-/// Only the fields read; `delta` serves both `content_block_delta` and `message_delta`.
-#[derive(Deserialize)]
-struct WireEvent<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Cow<'a, str>,
-    index: Option<usize>,
-    #[serde(borrow)]
-    delta: Option<WireDelta<'a>>,
-    content_block: Option<Value>,
-    message: Option<WireMessage>,
-    usage: Option<WireUsage>,
-    error: Option<Value>,
-}
-
-#[derive(Deserialize)]
-struct WireDelta<'a> {
-    #[serde(borrow)]
-    text: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    partial_json: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    thinking: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    signature: Option<Cow<'a, str>>,
-    stop_reason: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct WireMessage {
-    usage: Option<WireUsage>,
-}
-
-/// Counts as the API reports them: `message_start` has them all, `message_delta` what changed.
-#[derive(Deserialize, Default, Clone, Copy)]
-struct WireUsage {
-    input_tokens: Option<u64>,
-    output_tokens: Option<u64>,
-    cache_creation_input_tokens: Option<u64>,
-    cache_read_input_tokens: Option<u64>,
 }
 
 impl Parser {
@@ -174,17 +131,10 @@ impl Parser {
         let text = |key: &str| block[key].as_str().unwrap_or("").to_string();
         let started = match block["type"].as_str() {
             Some("text") => Block::Text,
-            Some("thinking") => Block::Thinking {
-                thinking: text("thinking"),
-                signature: text("signature"),
-            },
+            Some("thinking") => Block::Thinking(text("thinking"), text("signature")),
             Some("tool_use") => {
-                let (id, name) = (text("id"), text("name"));
-                let call = ToolCall {
-                    id,
-                    name,
-                    arguments: String::new(),
-                };
+                let mut call = ToolCall::default();
+                (call.id, call.name) = (text("id"), text("name"));
                 self.reply.tool_calls.push(call);
                 Block::Call(self.reply.tool_calls.len() - 1)
             }
@@ -235,10 +185,7 @@ impl Parser {
                     on_delta(Event::Text(&text));
                 }
             }
-            Some(Block::Thinking {
-                thinking,
-                signature,
-            }) => {
+            Some(Block::Thinking(thinking, signature)) => {
                 if let Some(piece) = delta.thinking.filter(|piece| !piece.is_empty()) {
                     thinking.push_str(&piece);
                     self.reply.reasoning.push_str(&piece);
@@ -272,39 +219,42 @@ impl Parser {
                     on_delta(Event::CallReady(call));
                 }
             }
-            Block::Thinking {
-                thinking,
-                signature,
-            } => {
+            Block::Thinking(thinking, signature) => {
                 let block =
                     json!({"type": "thinking", "thinking": thinking, "signature": signature});
                 self.reply.thinking.push(block);
             }
-            other => *block = other,
+            Block::Text | Block::Other => {}
         }
     }
 
-    /// The usage so far, each count replaced where this event has it.
+    /// The usage so far, each count replaced where this event has it. `input_tokens` leaves
+    /// out what was written to or read from the cache; chat completions' `prompt_tokens`
+    /// counts it all, cached tokens included.
     fn count(&mut self, new: WireUsage) {
-        let old = self.usage;
-        let usage = WireUsage {
-            input_tokens: new.input_tokens.or(old.input_tokens),
-            output_tokens: new.output_tokens.or(old.output_tokens),
-            cache_creation_input_tokens: new
-                .cache_creation_input_tokens
-                .or(old.cache_creation_input_tokens),
-            cache_read_input_tokens: new.cache_read_input_tokens.or(old.cache_read_input_tokens),
-        };
-        self.usage = usage;
-        let (written, read) = (
-            usage.cache_creation_input_tokens.unwrap_or(0),
-            usage.cache_read_input_tokens.unwrap_or(0),
-        );
-        // `input_tokens` leaves out what was written to or read from the cache; chat
-        // completions' `prompt_tokens` counts it all, cached tokens included.
+        let usage = &mut self.usage;
+        let counts = [
+            (&mut usage.input_tokens, new.input_tokens),
+            (&mut usage.output_tokens, new.output_tokens),
+            (
+                &mut usage.cache_creation_input_tokens,
+                new.cache_creation_input_tokens,
+            ),
+            (
+                &mut usage.cache_read_input_tokens,
+                new.cache_read_input_tokens,
+            ),
+        ];
+        counts
+            .into_iter()
+            .for_each(|(old, new)| *old = new.or(*old));
+        let count = |tokens: Option<u64>| tokens.unwrap_or(0);
+        let read = count(usage.cache_read_input_tokens);
+        let prompt = count(usage.input_tokens) + count(usage.cache_creation_input_tokens) + read;
+        let completion_tokens = count(usage.output_tokens);
         self.reply.usage = Some(Usage {
-            prompt_tokens: usage.input_tokens.unwrap_or(0) + written + read,
-            completion_tokens: usage.output_tokens.unwrap_or(0),
+            prompt_tokens: prompt,
+            completion_tokens,
             cached_tokens: read,
             cost: None,
         });
@@ -318,28 +268,6 @@ impl Parser {
             false => Ok(()),
         }
     }
-}
-
-/// The stop reasons the loop knows by their chat-completions names.
-fn finish_reason(reason: &str) -> String {
-    let reason = match reason {
-        "end_turn" | "stop_sequence" => "stop",
-        "tool_use" => "tool_calls",
-        "max_tokens" => "length",
-        other => other,
-    };
-    reason.to_string()
-}
-
-/// `{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}`.
-fn provider_error(error: Option<&Value>) -> Error {
-    let error = error.cloned().unwrap_or_default();
-    let message = error["message"].as_str().unwrap_or("(no message)");
-    let said = match error["type"].as_str() {
-        Some(kind) => format!("{kind}: {message}"),
-        None => message.to_string(),
-    };
-    Error::Stream(Broke::Provider(said))
 }
 
 #[cfg(test)]
