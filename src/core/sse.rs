@@ -215,12 +215,12 @@ impl Parser {
         if let Some(delta) = choice.delta {
             let reasoning = delta.reasoning_content.or(delta.reasoning);
             if let Some(piece) = reasoning.filter(|s| !s.is_empty()) {
-                self.keep(piece.len())?;
+                keep(&mut self.kept, piece.len())?;
                 self.reply.reasoning.push_str(&piece);
                 on_delta(Event::Reasoning(&piece));
             }
             if let Some(piece) = delta.content.filter(|s| !s.is_empty()) {
-                self.keep(piece.len())?;
+                keep(&mut self.kept, piece.len())?;
                 self.reply.text.push_str(&piece);
                 on_delta(Event::Text(&piece));
             }
@@ -229,7 +229,7 @@ impl Parser {
             let legacy = delta.function_call.filter(|_| delta.tool_calls.is_none());
             for fragment in delta.tool_calls.into_iter().flatten() {
                 let added = self.calls.merge(fragment);
-                self.keep(added)?;
+                keep(&mut self.kept, added)?;
             }
             self.calls.announce_ready(on_delta);
             if let Some(function) = legacy {
@@ -237,7 +237,7 @@ impl Parser {
                     function: Some(*function),
                     ..WireToolCall::default()
                 });
-                self.keep(added)?;
+                keep(&mut self.kept, added)?;
             }
         }
         if let Some(reason) = choice.finish_reason {
@@ -245,14 +245,14 @@ impl Parser {
         }
         Ok(())
     }
+}
 
-    /// Past `MAX_REPLY` in all the attempt fails, so an endless reply cannot fill memory.
-    fn keep(&mut self, bytes: usize) -> Result<(), Error> {
-        self.kept += bytes;
-        match self.kept > MAX_REPLY {
-            true => Err(Error::Stream(Broke::TooLarge("the whole"))),
-            false => Ok(()),
-        }
+/// Past `MAX_REPLY` in all the attempt fails, so an endless reply cannot fill memory.
+pub fn keep(kept: &mut usize, bytes: usize) -> Result<(), Error> {
+    *kept += bytes;
+    match *kept > MAX_REPLY {
+        true => Err(Error::Stream(Broke::TooLarge("the whole"))),
+        false => Ok(()),
     }
 }
 

@@ -13,7 +13,7 @@
 use super::{WireDelta, WireEvent, WireUsage, finish_reason, provider_error};
 use crate::core::event::{Broke, Error, Event};
 use crate::core::message::{Reply, ToolCall, Usage};
-use crate::core::sse::{Flow, MAX_LINE, MAX_REPLY};
+use crate::core::sse::{Flow, MAX_LINE, keep};
 use crate::tools::support::json_depth::JsonDepth;
 use serde::de::IgnoredAny;
 use serde_json::{Value, json};
@@ -139,7 +139,7 @@ impl Parser {
                 Block::Call(self.reply.tool_calls.len() - 1)
             }
             Some("redacted_thinking") => {
-                self.keep(block.to_string().len())?;
+                keep(&mut self.kept, block.to_string().len())?;
                 self.reply.thinking.push(block);
                 Block::Other
             }
@@ -148,7 +148,7 @@ impl Parser {
         let index = index.unwrap_or(self.blocks.len());
         // At most one block per event, so an index far ahead cannot allocate much.
         let index = index.min(self.blocks.len());
-        self.keep(64)?;
+        keep(&mut self.kept, 64)?;
         match self.blocks.get_mut(index) {
             Some(slot) => *slot = started,
             None => self.blocks.push(started),
@@ -171,7 +171,8 @@ impl Parser {
             &delta.thinking,
             &delta.signature,
         ];
-        self.keep(
+        keep(
+            &mut self.kept,
             pieces
                 .iter()
                 .filter_map(|p| p.as_ref())
@@ -258,15 +259,6 @@ impl Parser {
             cached_tokens: read,
             cost: None,
         });
-    }
-
-    /// Past `MAX_REPLY` in all the attempt fails, so an endless reply cannot fill memory.
-    fn keep(&mut self, bytes: usize) -> Result<(), Error> {
-        self.kept += bytes;
-        match self.kept > MAX_REPLY {
-            true => Err(Error::Stream(Broke::TooLarge("the whole"))),
-            false => Ok(()),
-        }
     }
 }
 
