@@ -498,3 +498,25 @@ fn litellm_and_responses_are_told_what_there_is() {
     assert_eq!(out.code, 2, "{out:?}");
     assert!(out.stderr.contains("not built yet"), "{out:?}");
 }
+
+/// The banner and `/model` name the dialect; a turn in the REPL speaks it.
+#[test]
+fn the_banner_and_model_command_name_the_dialect() {
+    let sandbox = Sandbox::new("anthropic_banner");
+    let server = Server::start(vec![text("hello from claude")]);
+    let url = server.url();
+    let args = ["--provider", "anthropic", "--base-url", url.as_str()];
+    let mut repl = crate::driver::Repl::start_with(&sandbox, &args, server);
+    let screen = repl.pty.screen();
+    let banner = screen.lines().next().unwrap_or_default();
+    let named = "model claude-sonnet-5-5 · anthropic (Messages API)";
+    assert!(banner.contains(named), "banner: {banner:?}\n{screen}");
+    repl.turn(
+        "/model",
+        "Model: claude-sonnet-5-5 · anthropic (Messages API)",
+    );
+    repl.turn("hi", "hello from claude");
+    let requests = repl.requests(1);
+    assert_eq!(requests[0].path, "/v1/messages");
+    assert_eq!(requests[0].header("x-api-key"), Some("sk-test"));
+}

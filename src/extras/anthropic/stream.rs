@@ -82,6 +82,12 @@ impl Parser {
         if !self.stopped && self.reply.finish_reason.is_none() {
             return Err(Error::Stream(Broke::Ended));
         }
+        // A call that takes no parameters may stream no input, nor even its block's end.
+        for call in &mut self.reply.tool_calls {
+            if call.arguments.trim().is_empty() {
+                call.arguments = "{}".to_string();
+            }
+        }
         Ok(self.reply)
     }
 
@@ -171,14 +177,8 @@ impl Parser {
             &delta.thinking,
             &delta.signature,
         ];
-        keep(
-            &mut self.kept,
-            pieces
-                .iter()
-                .filter_map(|p| p.as_ref())
-                .map(|p| p.len())
-                .sum(),
-        )?;
+        let bytes = pieces.into_iter().flatten().map(|piece| piece.len()).sum();
+        keep(&mut self.kept, bytes)?;
         match self.blocks.get_mut(index) {
             Some(Block::Text) => {
                 if let Some(text) = delta.text.filter(|text| !text.is_empty()) {
@@ -212,7 +212,6 @@ impl Parser {
         match std::mem::replace(block, Block::Other) {
             Block::Call(at) => {
                 let call = &mut self.reply.tool_calls[at];
-                // A call without parameters may stream no input at all.
                 if call.arguments.trim().is_empty() {
                     call.arguments = "{}".to_string();
                 }
