@@ -520,3 +520,25 @@ fn the_banner_and_model_command_name_the_dialect() {
     assert_eq!(requests[0].path, "/v1/messages");
     assert_eq!(requests[0].header("x-api-key"), Some("sk-test"));
 }
+
+/// An endless thinking block: stopped at the reply's 64 MiB bound, at once (no retry).
+#[test]
+fn endless_thinking_is_cut_off() {
+    let sandbox = Sandbox::new("anthropic_endless");
+    let whole = stream("anthropic-thinking.sse");
+    let head = whole[..whole.find("event: content_block_delta").unwrap()].to_string();
+    let thought = json!({"type": "content_block_delta", "index": 0,
+        "delta": {"type": "thinking_delta", "thinking": "more ".repeat(8000)}});
+    let piece = format!("event: content_block_delta\ndata: {thought}\n\n").repeat(8);
+    let flood = Reply::Flood {
+        head,
+        piece,
+        bytes: 2 << 30,
+    };
+    let (out, requests) = check(&sandbox, &[], vec![flood]);
+    assert_eq!((out.code, requests.len()), (1, 1), "{out:?}");
+    assert!(
+        out.stderr.contains("the whole of the reply is too large"),
+        "{out:?}"
+    );
+}
