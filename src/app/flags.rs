@@ -192,21 +192,15 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
     let dialect = variables::dialect_after_flags(env, provider.as_deref(), flag_url)?;
     if dialect != config.dialect {
         let read = variables::config_for(env, dialect)?;
-        config.base_url = if url_flag {
-            config.base_url
-        } else {
-            read.base_url
-        };
-        config.api_key = if key_flag {
-            config.api_key
-        } else {
-            read.api_key
-        };
-        config.model = if run.model_from_flag {
-            config.model
-        } else {
-            read.model
-        };
+        if !url_flag {
+            config.base_url = read.base_url;
+        }
+        if !key_flag {
+            config.api_key = read.api_key;
+        }
+        if !run.model_from_flag {
+            config.model = read.model;
+        }
         config.dialect = dialect;
     }
     Dialects::check(&config)?;

@@ -39,7 +39,7 @@ impl Dialects {
     ) -> Value {
         match config.dialect {
             Dialect::Anthropic => anthropic::request_body(config, model, messages, tools),
-            // `check` refused Responses at start-up; a library that skipped it gets chat.
+            // `check` refuses Responses at start-up; `read_stream` refuses it to a library.
             Dialect::Chat | Dialect::Responses => {
                 wire::request_body(config, model, messages, tools)
             }
@@ -70,9 +70,8 @@ impl Dialects {
                 sse::read_lines(reader, cancel, limits, &mut feed)?;
                 parser.finish(on_delta)
             }
-            Dialect::Chat | Dialect::Responses => {
-                sse::read_stream(reader, cancel, limits, on_delta)
-            }
+            Dialect::Chat => sse::read_stream(reader, cancel, limits, on_delta),
+            Dialect::Responses => Err(Error::Usage(NOT_BUILT.to_string())),
         }
     }
 }
