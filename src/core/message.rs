@@ -91,6 +91,8 @@ pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub cached_tokens: u64,
+    /// Of `prompt_tokens`, those written to the cache (Anthropic bills them above input).
+    pub cache_write_tokens: u64,
     /// US$ the provider says the request cost (OpenRouter's `usage.cost`); it wins over the table.
     pub cost: Option<f64>,
 }

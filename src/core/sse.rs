@@ -199,6 +199,7 @@ impl Parser {
                 completion_tokens: usage.completion_tokens.unwrap_or(0),
                 cached_tokens: details.and_then(|d| d.cached_tokens).unwrap_or(0),
                 cost: usage.cost.and_then(|cost| cost.as_f64()),
+                cache_write_tokens: 0,
             });
         }
         if let Some(FirstChoice(Some(choice))) = chunk.choices {
@@ -299,7 +300,7 @@ mod tests {
             prompt_tokens,
             completion_tokens,
             cached_tokens,
-            cost: None,
+            ..Usage::default()
         })
     }
 

@@ -256,6 +256,7 @@ impl Parser {
             prompt_tokens: prompt,
             completion_tokens,
             cached_tokens: read,
+            cache_write_tokens: count(usage.cache_creation_input_tokens),
             cost: None,
         });
     }
@@ -293,11 +294,12 @@ mod tests {
         (result, seen)
     }
 
-    fn usage(prompt_tokens: u64, completion_tokens: u64, cached_tokens: u64) -> Option<Usage> {
+    fn usage(prompt: u64, completion: u64, cached: u64, written: u64) -> Option<Usage> {
         Some(Usage {
-            prompt_tokens,
-            completion_tokens,
-            cached_tokens,
+            prompt_tokens: prompt,
+            completion_tokens: completion,
+            cached_tokens: cached,
+            cache_write_tokens: written,
             cost: None,
         })
     }
@@ -317,7 +319,7 @@ mod tests {
         let reply = result.unwrap();
         assert_eq!(reply.text, "Hello! How can I help?");
         assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
-        assert_eq!(reply.usage, usage(25, 15, 0));
+        assert_eq!(reply.usage, usage(25, 15, 0, 0));
         assert_eq!(seen, ["text:Hello", "text:! How can I help?"]);
     }
 
@@ -331,7 +333,7 @@ mod tests {
         let want = call("toolu_01T1x1fJ34qAmk2tNTrN7Up6", "read_file", args);
         assert_eq!(reply.tool_calls, [want]);
         assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
-        assert_eq!(reply.usage, usage(1812, 89, 1800));
+        assert_eq!(reply.usage, usage(1812, 89, 1800, 0));
         assert_eq!(
             seen,
             [
@@ -348,7 +350,7 @@ mod tests {
         let glob = call("toolu_01A", "glob", r#"{"pattern": "**/*.rs"}"#);
         let grep = call("toolu_01B", "grep", r#"{"pattern": "fn main"}"#);
         assert_eq!(reply.tool_calls, [glob, grep]);
-        assert_eq!(reply.usage, usage(1800, 64, 0));
+        assert_eq!(reply.usage, usage(1800, 64, 0, 1500));
         assert_eq!(seen.len(), 2, "{seen:?}");
         assert!(seen[0].starts_with("ready:glob") && seen[1].starts_with("ready:grep"));
     }

@@ -32,6 +32,7 @@ impl Spend {
         self.usage.prompt_tokens += usage.prompt_tokens;
         self.usage.completion_tokens += usage.completion_tokens;
         self.usage.cached_tokens += usage.cached_tokens;
+        self.usage.cache_write_tokens += usage.cache_write_tokens;
         match dollars {
             Some(dollars) => {
                 self.dollars += dollars;
