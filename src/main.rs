@@ -37,7 +37,7 @@ fn main() {
                 Ok(code) => code,
                 Err(e) => {
                     say(&format!("corecoder: {e}"));
-                    e.exit_code()
+                    process::exit_code(&e)
                 }
             }
         }

@@ -125,7 +125,9 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
     notes.extend(options.project.notes.iter().cloned());
     notes.extend(options.project.skipped_line());
     notes.extend(load_extensions(&mut agent, &home, &options.project));
-    agent.resume(history);
+    if !history.is_empty() {
+        agent.resume(history);
+    }
     let log = match &resumed {
         Some(id) => SessionLog::reopen(&sessions, id),
         None => SessionLog::create(&sessions, &header)

@@ -197,6 +197,10 @@ fn a_tool_round_speaks_messages_both_ways() {
         "{result}"
     );
     assert!(result.get("is_error").is_none());
+    // Tokens read from the cache count in the prompt, as cached: (37 × 2 + 1,800 × 0.1 + 104 ×
+    // 10) / 1e6 dollars at claude-sonnet-5-5's row.
+    assert!(out.stderr.contains("1,837 prompt (1,800 cached"), "{out:?}");
+    assert!(out.stderr.contains("$0.0013"), "{out:?}");
     // The task's block lost its breakpoint to the newest one: two marks, never more.
     assert!(blocks(&messages[0])[0].get("cache_control").is_none());
 }
@@ -541,4 +545,23 @@ fn endless_thinking_is_cut_off() {
         out.stderr.contains("the whole of the reply is too large"),
         "{out:?}"
     );
+}
+
+/// Tokens written to the cache are billed at 1.25× input: (300 × 2 + 1,500 × 2.5 + 64 × 10 +
+/// 25 × 2 + 15 × 10) / 1e6 dollars, where input rates alone would make $0.0044.
+#[test]
+fn cache_writes_cost_a_quarter_more() {
+    let sandbox = Sandbox::new("anthropic_cache_writes");
+    sandbox.write("src/main.rs", "fn main() {}\n");
+    let script = vec![
+        Reply::Sse(stream("anthropic-two-calls.sse")),
+        text("two found"),
+    ];
+    let (out, requests) = check(&sandbox, &[], script);
+    assert_eq!((out.code, requests.len()), (0, 2), "{out:?}");
+    assert!(
+        out.stderr.contains("1,825 prompt + 79 completion"),
+        "{out:?}"
+    );
+    assert!(out.stderr.contains("$0.0052"), "{out:?}");
 }

@@ -462,10 +462,11 @@ fn set_up_names_the_prerequisites_and_the_install_step() {
 
 /// The core: one turn, read in one sitting: at most 14 files and 2,200 non-blank lines (issue
 /// 18). A feature that needs more lines here goes to `extras/`, or pays for them in the core.
-/// Issue 20's dialects took 26 not yet paid for (`Config::dialect`, `Message`/`Reply::thinking`,
-/// `sse::read_lines`, the headers `http::post` sends): 2,224 until they are.
+/// Issue 20's dialects took 29 (`Config::dialect`, `Message`/`Reply::thinking`,
+/// `Usage::cache_write_tokens`, `sse::read_lines`, the headers `http::post` sends), 16 past
+/// the 2,200 until they are paid for.
 const CORE_FILES: usize = 14;
-const CORE_LINES: usize = 2224;
+const CORE_LINES: usize = 2216;
 /// Lines a file may have above its tests unless its `//!` header says why it needs more.
 const FILE_LINES: usize = 300;
 

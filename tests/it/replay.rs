@@ -9,7 +9,7 @@ use crate::server::{Recorded, Reply, Server};
 use crate::sse;
 use std::path::Path;
 
-fn fixture(name: &str) -> String {
+pub fn fixture(name: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/sse")
         .join(name);
