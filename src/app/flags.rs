@@ -10,6 +10,7 @@ use crate::core::config::Config;
 use crate::core::event::Error;
 use crate::extras::dialect::Dialects;
 use crate::extras::sandbox::{Sandbox, ShellSafety};
+use crate::extras::trace::replay::OnDivergence;
 use crate::extras::trust::Project;
 use crate::tools::support::text::comma_list;
 use std::collections::HashMap;
@@ -41,6 +42,8 @@ pub struct RunOptions {
     pub output: OutputFormat,
     /// `--trace FILE`: requests, stream lines and tool calls as JSON lines.
     pub trace: Option<PathBuf>,
+    /// `--replay FILE` (and `--replay-loose`): run a traced session again, offline.
+    pub replay: Option<Replay>,
     /// `--sandbox` and `CORECODER_ENV_ALLOW`, for the bash tool.
     pub shell: ShellSafety,
     /// Destructive commands `--yes` may run, by name (`--allow-destructive`).
@@ -59,6 +62,13 @@ pub enum OutputFormat {
     Text,
     Json,
     StreamJson,
+}
+
+/// `--replay FILE`: the trace to run again, and whether to go on past a difference.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Replay {
+    pub file: PathBuf,
+    pub on_divergence: OnDivergence,
 }
 
 /// Which earlier session to continue.
@@ -110,6 +120,7 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
         model_from_flag: false,
         output: OutputFormat::Text,
         trace: None,
+        replay: None,
         shell: ShellSafety::from_env(env).map_err(Error::Usage)?,
         allow_destructive: destructive_names("CORECODER_ALLOW_DESTRUCTIVE", env)?,
         trust_project: false,
@@ -117,6 +128,7 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
         launch: Launch::default(),
     };
     let (mut provider, mut url_flag, mut key_flag) = (None, false, false);
+    let (mut replay, mut loose) = (None, false);
     let mut parser = lexopt::Parser::from_args(args);
     while let Some(arg) = parser.next().map_err(usage)? {
         match arg {
@@ -158,6 +170,8 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
             Long("demo") => run.demo = true,
             Long("trust-project") => run.trust_project = true,
             Long("trace") => run.trace = Some(PathBuf::from(text_value(&mut parser, "--trace")?)),
+            Long("replay") => replay = Some(PathBuf::from(text_value(&mut parser, "--replay")?)),
+            Long("replay-loose") => loose = true,
             Long("max-cost") => {
                 let text = text_value(&mut parser, "--max-cost")?;
                 config.max_cost = Some(dollars("--max-cost", &text)?);
@@ -186,33 +200,16 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
             _ => return Err(usage(arg.unexpected())),
         }
     }
-    // The dialect decides which names the key and the URL are read under: read them again
-    // where a flag chose another dialect than the variables did (flags still win).
-    let flag_url = url_flag.then_some(config.base_url.as_str());
-    let dialect = variables::dialect_after_flags(env, provider.as_deref(), flag_url)?;
-    if dialect != config.dialect {
-        let read = variables::config_for(env, dialect)?;
-        if !url_flag {
-            config.base_url = read.base_url;
-        }
-        if !key_flag {
-            config.api_key = read.api_key;
-        }
-        if !run.model_from_flag {
-            config.model = read.model;
-        }
-        config.dialect = dialect;
-    }
-    Dialects::check(&config)?;
-    // Which name the base URL came from, so a bad one is reported under it.
-    let url_from = match url_flag {
-        true => "--base-url",
-        false => (variables::names_for(dialect).urls.into_iter())
-            .find(|name| env.get(*name).is_some_and(|v| !v.trim().is_empty()))
-            .unwrap_or("the default base URL"),
+    let flagged = variables::Flagged {
+        url: url_flag,
+        key: key_flag,
+        model: run.model_from_flag,
     };
+    let url_from = variables::settle_dialect(&mut config, env, provider.as_deref(), flagged)?;
+    Dialects::check(&config)?;
     check_base_url(&config.base_url, url_from)?;
     run.config = config;
+    run.replay = replay_of(replay, loose)?;
     check_run(&run)?;
     Ok(Invocation::Run(Box::new(run)))
 }
@@ -231,14 +228,36 @@ fn check_base_url(url: &str, from: &str) -> Result<(), Error> {
     }
 }
 
+/// `--replay FILE`, stopping at a difference unless `--replay-loose` came too (alone it is a
+/// usage error: it would replay nothing).
+fn replay_of(file: Option<PathBuf>, loose: bool) -> Result<Option<Replay>, Error> {
+    let on_divergence = match loose {
+        true => OnDivergence::GoOn,
+        false => OnDivergence::Stop,
+    };
+    match file {
+        Some(file) => Ok(Some(Replay {
+            file,
+            on_divergence,
+        })),
+        None if loose => Err(Error::Usage(
+            "--replay-loose works only with --replay FILE".to_string(),
+        )),
+        None => Ok(None),
+    }
+}
+
 /// Combinations of flags that would do nothing useful, or spend money on nothing.
 fn check_run(run: &RunOptions) -> Result<(), Error> {
+    let replaying = run.replay.is_some();
     let why = if run.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
         "-p: the task is empty (give it as -p \"TEXT\", or -p - to read it from stdin)"
     } else if run.max_rounds == 0 {
         "--max-rounds: must be at least 1"
-    } else if run.output != OutputFormat::Text && run.prompt.is_none() {
-        "--output-format works only with -p (the interactive session prints for a person)"
+    } else if run.output != OutputFormat::Text && (run.prompt.is_none() || replaying) {
+        "--output-format works only with -p, and not with --replay"
+    } else if replaying && (run.demo || run.resume.is_some()) {
+        "--replay starts from the trace: not with --demo, -r or -c"
     } else {
         return Ok(());
     };
@@ -389,6 +408,25 @@ mod tests {
             &[("CORECODER_ADD_DIR", "/"), ("CORECODER_ADD_DIRS", "/")],
         );
         assert!(run.shell.added_dirs.is_empty());
+    }
+
+    #[test]
+    fn replay_loose_goes_with_replay_in_either_order() {
+        let want = |on_divergence| {
+            let file = PathBuf::from("t.jsonl");
+            Some(Replay {
+                file,
+                on_divergence,
+            })
+        };
+        assert_eq!(
+            run_options(&["--replay", "t.jsonl"], &[]).replay,
+            want(OnDivergence::Stop)
+        );
+        let loose = run_options(&["--replay-loose", "--replay", "t.jsonl"], &[]);
+        assert_eq!(loose.replay, want(OnDivergence::GoOn));
+        let err = check(&["--replay-loose"], &[]).unwrap_err();
+        assert!(err.contains("--replay FILE"), "{err}");
     }
 
     #[test]

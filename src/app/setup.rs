@@ -106,7 +106,7 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
     let mut account = Account::default().with_prices(prices);
     account.check_budget_can_be_kept(llm.config(), &home.join("pricing.json"))?;
     if let Some(path) = &options.trace {
-        let trace = Trace::create(path)
+        let trace = Trace::create(path, llm.config(), &cwd)
             .map_err(|e| Error::Usage(format!("--trace: cannot write {}: {e}", path.display())))?;
         if repaired > 0 {
             trace.record("repair", json!({"changed": repaired, "at": "resume"}));

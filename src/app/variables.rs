@@ -104,21 +104,50 @@ pub fn dialect(named: Option<&str>, url: Option<&str>, from: &str) -> Result<Dia
     }
 }
 
-/// The dialect once the flags are read: `--provider`, else `CORECODER_PROVIDER`, else the one
-/// the base URL (`--base-url`'s first) makes unambiguous.
-pub fn dialect_after_flags(
+/// Which of the dialect's settings a flag gave (`--base-url`, `--api-key`, `-m`).
+pub struct Flagged {
+    pub url: bool,
+    pub key: bool,
+    pub model: bool,
+}
+
+/// The dialect once the flags are read (`--provider`, else `CORECODER_PROVIDER`, else the one
+/// the base URL, `--base-url`'s first, makes unambiguous); where it is another than the
+/// variables chose, its key, URL and model are read again under its names, flags still
+/// winning. Returns the name the base URL came from, so a bad one is reported under it.
+pub fn settle_dialect(
+    config: &mut Config,
     env: &Vars,
     provider: Option<&str>,
-    url: Option<&str>,
-) -> Result<Dialect, Error> {
-    if provider.is_some() {
-        return dialect(provider, None, "--provider");
+    flagged: Flagged,
+) -> Result<&'static str, Error> {
+    let dialect = match provider {
+        Some(_) => dialect(provider, None, "--provider")?,
+        None => {
+            let url = Some(config.base_url.clone()).filter(|_| flagged.url);
+            let url = url.or(first(env, &names_for(Dialect::Chat).urls));
+            let named = first(env, &["CORECODER_PROVIDER"]);
+            dialect(named.as_deref(), url.as_deref(), "CORECODER_PROVIDER")?
+        }
+    };
+    if dialect != config.dialect {
+        let read = config_for(env, dialect)?;
+        if !flagged.url {
+            config.base_url = read.base_url;
+        }
+        if !flagged.key {
+            config.api_key = read.api_key;
+        }
+        if !flagged.model {
+            config.model = read.model;
+        }
+        config.dialect = dialect;
     }
-    let url = url
-        .map(str::to_string)
-        .or(first(env, &names_for(Dialect::Chat).urls));
-    let named = first(env, &["CORECODER_PROVIDER"]);
-    dialect(named.as_deref(), url.as_deref(), "CORECODER_PROVIDER")
+    let set = |name: &&str| env.get(*name).is_some_and(|v| !v.trim().is_empty());
+    Ok(match flagged.url {
+        true => "--base-url",
+        false => (names_for(dialect).urls.into_iter().find(set)).unwrap_or("the default base URL"),
+    })
 }
 
 /// The dialect as `--provider` names it (and a session records it).
@@ -253,7 +282,13 @@ mod tests {
                 .iter()
                 .all(|d| said.contains(d))
         );
-        let flag = dialect_after_flags(&env(&keys), Some("claude"), None).unwrap_err();
+        let flagged = Flagged {
+            url: false,
+            key: false,
+            model: false,
+        };
+        let mut config = config_from(&env(&keys)).unwrap();
+        let flag = settle_dialect(&mut config, &env(&keys), Some("claude"), flagged).unwrap_err();
         assert_eq!(
             flag.to_string(),
             "--provider: 'claude' is not openai, anthropic or responses"

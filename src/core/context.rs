@@ -55,8 +55,8 @@ pub fn harder(tier: Option<Tier>) -> Tier {
     }
 }
 
-/// Compact at `tier`, and a tier harder at a time until the prompt is at most `GOAL_PERCENT`
-/// of the window, then tell the user when anything changed. The summary is a model call of
+/// Compact at `tier`, and a snip that leaves more than `GOAL_PERCENT` of the window goes on to
+/// a summary; then tell the user when anything changed. The summary is a model call of
 /// its own, counted in the cost like any other. (The caller has the log record the history.)
 pub fn compact_and_tell(
     history: &mut Vec<Message>,
@@ -74,7 +74,8 @@ pub fn compact_and_tell(
         reply.map(|reply| reply.text).map_err(|e| e.to_string())
     };
     let (mut tier, mut report) = (tier, compact(history, tier, &mut summarise));
-    while goal.is_some_and(|goal| report.after > goal) && tier < Tier::Collapse {
+    // Not on to Collapse: that cuts the results the model has not read yet.
+    while goal.is_some_and(|goal| report.after > goal) && tier < Tier::Summarise {
         tier = harder(Some(tier));
         report = Report {
             before: report.before,
