@@ -13,7 +13,12 @@ Usage: corecoder [OPTIONS]
   -m, --model NAME      model name                     [env CORECODER_MODEL, default gpt-5.5]
       --base-url URL    OpenAI-compatible base URL     [env OPENAI_BASE_URL or CORECODER_BASE_URL,
                         default https://api.openai.com/v1]
-      --api-key KEY     API key  [env CORECODER_API_KEY, OPENAI_API_KEY or DEEPSEEK_API_KEY]
+      --api-key KEY     API key  [env CORECODER_API_KEY, OPENAI_API_KEY or DEEPSEEK_API_KEY;
+                        anthropic: CORECODER_API_KEY or ANTHROPIC_API_KEY]
+      --provider NAME   the API spoken: openai (chat completions, the default), anthropic
+                        (Messages API; base URL ANTHROPIC_BASE_URL or CORECODER_BASE_URL,
+                        default https://api.anthropic.com) or responses [env CORECODER_PROVIDER;
+                        default anthropic when the base URL is api.anthropic.com]
       --max-rounds N    cap on tool-call rounds per task [default 50]
       --max-cost USD    stop before a request once this much is spent [env CORECODER_MAX_COST]
       --output-format F with -p: text (default), json (one object at the end) or stream-json

@@ -98,13 +98,14 @@ fn save_history(editor: &mut DefaultEditor, history: &std::path::Path) {
 fn banner(display: &Display, agent: &Agent, mode: Mode, sandbox: Sandbox) {
     let config = agent.llm().config();
     let version = env!("CARGO_PKG_VERSION");
+    let provider = crate::app::variables::provider_name(config.dialect);
     let mode = match mode {
         Mode::AllowAll => "allow all (--yes)",
         _ => "ask before changes",
     };
     display.note(&display.paint(
         BOLD,
-        &format!("corecoder {version} · model {}", config.model),
+        &format!("corecoder {version} · model {} · {provider}", config.model),
     ));
     let mut details = format!("{} · {mode} · sandbox {sandbox}", config.base_url);
     if agent.extras.hooks.count() > 0 {

@@ -37,10 +37,10 @@ pub fn run(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
     match name {
         "/help" => display.note(HELP),
         "/model" if arg.is_empty() => {
-            display.note(&format!(
-                "Model: {}",
-                agent.extras.account.model(agent.llm().config())
-            ));
+            let config = agent.llm().config();
+            let provider = crate::app::variables::provider_name(config.dialect);
+            let model = agent.extras.account.model(config);
+            display.note(&format!("Model: {model} · {provider}"));
         }
         "/model" => {
             agent.switch_model(arg);

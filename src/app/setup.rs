@@ -65,12 +65,16 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
         })?),
     };
     let mut config = options.config.clone();
+    let provider = crate::app::variables::provider_key(config.dialect);
     let mut history = Vec::new();
     let mut repaired = 0;
     if let Some(id) = &resumed {
         let loaded = session::load(&sessions, id).map_err(Error::Usage)?;
-        // The model the session last used comes back with it, unless -m chose another.
-        if let (false, Some(model)) = (options.model_from_flag, &loaded.model) {
+        // The model the session last used comes back with it, unless -m chose another, or
+        // the session spoke another dialect (its model would mean nothing here).
+        let spoken = loaded.header.as_ref().map_or("", |h| h.provider.as_str());
+        let same = Some(spoken).filter(|p| !p.is_empty()).unwrap_or("openai") == provider;
+        if let (false, true, Some(model)) = (options.model_from_flag, same, &loaded.model) {
             config.model = model.clone();
         }
         notes.push(format!(
@@ -94,6 +98,7 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
 
     let header = Header {
         model: config.model.clone(),
+        provider: provider.to_string(),
         cwd: cwd.clone(),
         started: SystemTime::now()
             .duration_since(UNIX_EPOCH)

@@ -7,16 +7,12 @@
 //! It never touches the history: the loop appends the results.
 
 use crate::core::consent::{Answer, Consent, Verdict};
-use crate::core::dispatch;
-use crate::core::dispatch::Pool;
+use crate::core::dispatch::{self, Pool};
 use crate::core::event::{Event, ResultKind};
 use crate::core::message::{Outcome, ToolCall};
 use crate::extras::Extras;
 use crate::tools::{ToolContext, preview};
-use serde_json::Value;
 
-const CUT_CALL: &str = "the reply hit the output token limit before its arguments were complete";
-const SMALLER: &str = "Send smaller calls (write a large file in several parts)";
 const ONCE: &str = "allow, and ask again next time";
 /// What each call of a reply reads when the loop guard stops the run on it.
 pub const STOPPED: &str = "[not run: the run was stopped for repeating this call]";
@@ -30,8 +26,8 @@ pub enum Ruling {
     Refused(Outcome),
 }
 
-/// What the loop guard says of each call before anyone else looks: a repeat, or a call
-/// whose arguments the output limit cut (`cut_off`), is refused; `Err` stops the run.
+/// What the loop guard says of each call before anyone else looks: a repeat, or a call whose
+/// arguments the output limit cut (`extras/gate.rs`), is refused; `Err` stops the run.
 pub fn rule(
     extras: &mut Extras,
     calls: &[ToolCall],
@@ -40,17 +36,10 @@ pub fn rule(
 ) -> Result<Vec<Ruling>, String> {
     let mut rulings = Vec::with_capacity(calls.len());
     for call in calls {
-        // A cut call cannot end in its closing brace: its arguments are no JSON object.
-        let cut = cut_off
-            && serde_json::from_str::<serde_json::Map<String, Value>>(&call.arguments).is_err();
-        rulings.push(match extras.repeated(call)? {
-            _ if cut => {
-                let name = &call.name;
-                on_event(Event::Notice(&format!("{name}: not run, {CUT_CALL}")));
-                Ruling::Refused(Outcome::text(format!("[not run: {CUT_CALL}. {SMALLER}]")))
-            }
-            None => Ruling::Open,
-            Some(refused) => Ruling::Refused(refused),
+        let cut = extras.gate.cut_off(call, cut_off, on_event);
+        rulings.push(match (cut, extras.repeated(call)?) {
+            (Some(refused), _) | (None, Some(refused)) => Ruling::Refused(refused),
+            (None, None) => Ruling::Open,
         });
     }
     Ok(rulings)

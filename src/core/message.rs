@@ -9,16 +9,17 @@ use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::path::PathBuf;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     System,
+    #[default]
     User,
     Assistant,
     Tool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Message {
     pub role: Role,
     /// Always serialised (as `null` when absent): some servers reject an assistant message
@@ -32,6 +33,9 @@ pub struct Message {
     pub tool_calls: Vec<ToolCall>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// Anthropic's signed thinking blocks next to tool calls, as received, to send back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thinking: Vec<serde_json::Value>,
 }
 
 /// One tool call, the one shape it has from the stream to the pool and back into the history:
@@ -70,6 +74,7 @@ impl<'de> Deserialize<'de> for ToolCall {
 pub struct Reply {
     pub text: String,
     pub reasoning: String,
+    pub thinking: Vec<serde_json::Value>,
     /// In index order.
     pub tool_calls: Vec<ToolCall>,
     pub finish_reason: Option<String>,
@@ -83,6 +88,8 @@ pub struct Usage {
     pub completion_tokens: u64,
     /// The part of `prompt_tokens` served from the provider's cache (billed at the cached rate).
     pub cached_tokens: u64,
+    /// Of `prompt_tokens`, those written to the cache (Anthropic bills them above input).
+    pub cache_write_tokens: u64,
     /// US$ the provider says the request cost (OpenRouter's `usage.cost`); it wins over the table.
     pub cost: Option<f64>,
 }
@@ -121,18 +128,18 @@ impl Message {
         Message {
             content: kept(&reply.text),
             reasoning_content: kept(&reply.reasoning),
+            thinking: reply.thinking.clone(),
             tool_calls,
             ..Message::assistant("")
         }
     }
 
     fn plain(role: Role, text: &str) -> Message {
+        let content = Some(text.to_string());
         Message {
             role,
-            content: Some(text.to_string()),
-            reasoning_content: None,
-            tool_calls: Vec::new(),
-            tool_call_id: None,
+            content,
+            ..Message::default()
         }
     }
 }

@@ -1,17 +1,19 @@
 //! Every optional feature, each off (a no-op) unless the binary or an embedding program turns
 //! it on: hooks, MCP servers, the sandbox and secret filter, sessions, checkpoints, cost, the
-//! trace, project instructions, early start of read-only calls, and trust; and what makes the
-//! agent survive real providers and sessions: the loop guard, the saved "always" permissions,
-//! the estimate calibrated on the provider's counts, the summary made without the model, the
-//! danger gate. This file is the seam: the value the loop (`core/agent.rs`, `core/batch.rs`)
-//! holds, one method per step of a turn, in turn order; it never runs the loop. Over 300 lines
-//! so that every step the loop can call is in one file.
+//! trace, project instructions, early start of read-only calls, trust, the dialects besides
+//! chat completions; and what makes the agent survive real providers and sessions: the loop
+//! guard, the saved "always" permissions, the estimate calibrated on the provider's counts, the
+//! summary made without the model, the danger gate. This file is the seam: the value the loop
+//! holds, one method per step of a turn, in turn order; it never runs the loop (over 300 lines
+//! so that every step the loop can call is in one file).
 
 pub mod account;
+pub mod anthropic;
 pub mod calibration;
 pub mod checkpoint;
 pub mod consent_rules;
 pub mod cost;
+pub mod dialect;
 pub mod early;
 pub mod fallback_summary;
 pub mod gate;
@@ -47,8 +49,7 @@ use sandbox::ShellSafety;
 use serde_json::{Value, json};
 use session::SessionLog;
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, atomic::AtomicUsize};
 
 /// The one seam between the core and every optional feature: the loop holds one `Extras` and
 /// calls one method per step of a turn, each a no-op when its feature is off; the client is
@@ -60,6 +61,8 @@ pub struct Extras {
     pub account: account::Account,
     /// How this provider strays from the protocol: body rewrites, odd answers, "too long".
     pub quirks: provider_quirks::Quirks,
+    /// Requests and streams in a dialect other than chat completions (`Config::dialect`).
+    pub dialect: dialect::Dialects,
     /// PreToolUse, PostToolUse, UserPromptSubmit, Stop and SessionStart hooks (none by default).
     pub hooks: Arc<Hooks>,
     /// MCP servers (none by default); their tools are offered next to ours.
@@ -86,8 +89,7 @@ pub struct Extras {
     pub rules: Arc<consent_rules::Rules>,
     /// Set when the log could not be written; shown at the start of the next round.
     log_failure: Option<String>,
-    /// How often the history was rewritten (compaction, repair, `/clear`): each breaks the
-    /// provider's prompt cache from the first changed message on.
+    /// History rewrites (compaction, repair, `/clear`): each breaks the provider's prompt cache.
     pub rewrites: u32,
     /// What the system prompt describes and what the model was told since (per agent).
     notes: state_notes::StateNotes,
@@ -248,10 +250,8 @@ impl Extras {
         config: &Config,
         on_event: &mut dyn FnMut(Event),
     ) -> usize {
-        let windows = (
-            config.max_context as usize,
-            self.quirks.context_limit(config),
-        );
+        let window = self.quirks.context_limit(config);
+        let windows = (config.max_context as usize, window);
         let said = self.quirks.overflow_numbers(message);
         calibration::overflowed(&mut self.calibration, said, windows, history, on_event)
     }

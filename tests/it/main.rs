@@ -10,6 +10,7 @@
 //! Nothing of corecoder's own code is called or mocked here: only the binary is exercised
 //! (and, in `docs` and `figures`, the README, the docs and the built examples).
 
+mod anthropic;
 mod bounds;
 mod cache_usage;
 mod cli;

@@ -230,7 +230,11 @@ fn model_switch_applies_to_next_request() {
         repl.idle();
         printed_by(repl, line).trim().to_string()
     };
-    assert_eq!(command(&mut repl, "/model"), format!("Model: {MODEL}"));
+    let chat = "openai (chat completions)";
+    assert_eq!(
+        command(&mut repl, "/model"),
+        format!("Model: {MODEL} · {chat}")
+    );
     let switched = command(&mut repl, "/model other-model");
     assert_eq!(switched, "Model: other-model");
     repl.turn("hi", "hello there");
@@ -240,7 +244,8 @@ fn model_switch_applies_to_next_request() {
         tokens.contains("100") && tokens.contains("20"),
         "{tokens:?}"
     );
-    assert_eq!(command(&mut repl, "/model"), "Model: other-model");
+    let other = format!("Model: other-model · {chat}");
+    assert_eq!(command(&mut repl, "/model"), other);
     let requests = repl.requests(1);
     assert_eq!(requests[0].body["model"], "other-model");
 }
