@@ -5,6 +5,7 @@
 //! rest to stderr. Colour only on a terminal and never with `NO_COLOR`. It makes no decision
 //! about the conversation; it only prints.
 
+use crate::app::markdown::Markdown;
 use crate::app::result_preview;
 use crate::app::spinner::Spinner;
 use crate::core::event::{CUT_OFF_MESSAGE, Event, Finish, ROUND_CAP_MESSAGE, ResultKind};
@@ -22,9 +23,11 @@ pub enum Show {
     CallsAndResults,
 }
 
-/// Where the answer goes: streamed as it arrives, or printed once at the end (a pipe).
+/// Where the answer goes: drawn as Markdown line by line (a terminal, colour allowed),
+/// streamed as it arrives (`NO_COLOR`), or printed once at the end (a pipe).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum AnswerShown {
+    Rendered,
     Live,
     AtTheEnd,
 }
@@ -32,6 +35,7 @@ enum AnswerShown {
 pub struct Display {
     show: Show,
     answer: AnswerShown,
+    markdown: RefCell<Markdown>,
     color: bool,
     /// Something was printed without its newline yet (stdout text or stderr reasoning).
     open_line: Cell<Open>,
@@ -65,14 +69,16 @@ enum Open {
 
 impl Display {
     pub fn new(show: Show) -> Display {
-        let stderr_tty = std::io::stderr().is_terminal();
+        let colour_allowed = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
         Display {
             show,
-            answer: match std::io::stdout().is_terminal() {
-                true => AnswerShown::Live,
-                false => AnswerShown::AtTheEnd,
+            answer: match (std::io::stdout().is_terminal(), colour_allowed) {
+                (true, true) => AnswerShown::Rendered,
+                (true, false) => AnswerShown::Live,
+                (false, _) => AnswerShown::AtTheEnd,
             },
-            color: stderr_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+            markdown: RefCell::default(),
+            color: std::io::stderr().is_terminal() && colour_allowed,
             open_line: Cell::new(Open::Nothing),
             spinner: Spinner::on_stderr(),
             calls: RefCell::new(VecDeque::new()),
@@ -119,7 +125,7 @@ impl Display {
     }
 
     pub fn show(&self, event: Event) {
-        if !matches!(event, Event::Requesting { .. }) {
+        if !matches!(event, Event::Requesting { .. } | Event::Text(_)) {
             self.spinner.stop();
         }
         match event {
@@ -204,7 +210,9 @@ impl Display {
         let code = match finish {
             Finish::Answer(text) | Finish::CutOff(text) => {
                 match self.answer {
-                    AnswerShown::Live => self.close_line_unless(Open::Nothing),
+                    AnswerShown::Live | AnswerShown::Rendered => {
+                        self.close_line_unless(Open::Nothing)
+                    }
                     AnswerShown::AtTheEnd => self.write(Stream::Out, &format!("{text}\n")),
                 }
                 if let Finish::CutOff(_) = finish {
@@ -253,14 +261,23 @@ impl Display {
         }
     }
 
+    /// Text held back (for the end, or until its line ends) leaves the spinner going.
     fn answer_text(&self, text: &str) {
-        if self.answer == AnswerShown::AtTheEnd {
-            self.partial.borrow_mut().push_str(text);
-            return;
+        let shown = match self.answer {
+            AnswerShown::AtTheEnd => return self.partial.borrow_mut().push_str(text),
+            AnswerShown::Live => text.to_string(),
+            AnswerShown::Rendered => self.markdown.borrow_mut().feed(text),
+        };
+        if !shown.is_empty() {
+            self.spinner.stop();
         }
         self.close_line_unless(Open::Text);
-        self.write(Stream::Out, text);
+        self.write(Stream::Out, &shown);
         self.open_line.set(Open::Text);
+        // Drawn lines end at a line's start, where the spinner may wait for the next one.
+        if self.answer == AnswerShown::Rendered && !shown.is_empty() {
+            self.spinner.start("writing");
+        }
     }
 
     /// Finish a half-printed line unless it is of the kind about to continue it.
@@ -270,6 +287,10 @@ impl Display {
             return;
         }
         match open {
+            Open::Text if self.answer == AnswerShown::Rendered => {
+                let held = self.markdown.borrow_mut().finish();
+                self.write(Stream::Out, &held);
+            }
             Open::Text => self.write(Stream::Out, "\n"),
             _ => self.write(Stream::Err, "\n"),
         }
