@@ -302,13 +302,14 @@ fn is_delimiter_row(cells: &[String]) -> bool {
 /// ragged row gets empty cells.
 fn table(rows: &[Vec<String>]) -> String {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let style = |row: usize| if row == 0 { BOLD } else { "" };
     let drawn: Vec<Vec<String>> = (rows.iter().enumerate().filter(|(i, _)| *i != 1))
         .map(|(i, row)| {
-            let cell = |c: usize| inline(row.get(c).map_or("", String::as_str), style(i));
-            (0..columns)
-                .map(|c| paint(style(i), &cell(c), ""))
-                .collect()
+            let cell = |c: usize| row.get(c).map_or("", String::as_str);
+            let drawn = |c: usize| match i {
+                0 => paint(BOLD, &inline(cell(c), BOLD), ""),
+                _ => inline(cell(c), ""),
+            };
+            (0..columns).map(drawn).collect()
         })
         .collect();
     let widths: Vec<usize> = (0..columns)

@@ -4,7 +4,7 @@
 //! bare HTTP/1.1 in `http`, `sse` builds its streams, `run` starts the binary in a sealed
 //! sandbox, `pty` on a pseudo-terminal for the interactive REPL. The feature modules
 //! (`engine`, `retry`, `cli`, `tools`, `replay`, `repl`, `long`, `extend`, `hooks`, `mcp`,
-//! `scripting`, `safety`, `escape`, `secrets`, `cost`, `bounds`, `danger`) assert on what the
+//! `scripting`, `safety`, `escape`, `secrets`, `cost`, `bounds`, `danger`, `markdown`) assert on what the
 //! binary printed, how it exited, what it sent and what it did to the files; `fuse` mounts the
 //! hung file system `bounds` reads from.
 //! Nothing of corecoder's own code is called or mocked here: only the binary is exercised
@@ -30,6 +30,7 @@ mod hostile;
 mod http;
 mod interrupts;
 mod long;
+mod markdown;
 mod mcp;
 mod newcomer;
 mod pty;
