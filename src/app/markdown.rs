@@ -50,20 +50,20 @@ struct Fence {
 impl Markdown {
     /// Take one delta; returns the lines it completed, drawn (often nothing).
     pub fn feed(&mut self, delta: &str) -> String {
+        let start = self.tail.len();
         self.tail.push_str(delta);
-        let Some(last) = self.tail.rfind('\n') else {
+        // Only the delta is searched: a long line in small deltas is not scanned at each one.
+        let Some(last) = delta.rfind('\n') else {
             return String::new();
         };
-        let complete: String = self.tail.drain(..=last).collect();
+        let complete: String = self.tail.drain(..=start + last).collect();
         (complete.lines()).map(|line| self.line(line)).collect()
     }
 
     /// The reply ended: draw the held line and table, close an open fence, start afresh.
     pub fn finish(&mut self) -> String {
-        let tail = std::mem::take(&mut self.tail);
-        let mut out = (!tail.is_empty())
-            .then(|| self.line(&tail))
-            .unwrap_or_default();
+        // A last line without its newline is drawn as if it had one.
+        let mut out = self.feed(if self.tail.is_empty() { "" } else { "\n" });
         out += &self.end_table();
         if self.fence.take().is_some() {
             out += &format!("{DIM}╰─{RESET}\n");
@@ -460,10 +460,8 @@ mod tests {
             "see [the docs](https://x.dev/a_b) or [https://y.dev](https://y.dev)\n",
             "[not a link] and [a](b [c](d)\n",
         ]));
-        let expected = format!(
-            "• one\n  • two\n3. three\n│ quoted x\n│ │ deeper\n---\nTwo\nsee the docs \
-             (https://x.dev/a_b) or https://y.dev\n[not a link] and [a](b c (d)\n"
-        );
+        let expected = "• one\n  • two\n3. three\n│ quoted x\n│ │ deeper\n---\nTwo\nsee the docs \
+             (https://x.dev/a_b) or https://y.dev\n[not a link] and [a](b c (d)\n";
         assert_eq!(out, expected);
     }
 
@@ -525,7 +523,14 @@ mod tests {
         );
         let brackets = "[".repeat(200_000) + "](" + &"(".repeat(200_000);
         assert!(render(&[&brackets]) == format!("{brackets}\n"));
-        let long_bold = format!("**{}**\n", "word ".repeat(100_000).trim_end());
+        let mut markdown = Markdown::default();
+        let short = &line[..200_000];
+        let streamed: String = short
+            .chars()
+            .map(|c| markdown.feed(&c.to_string()))
+            .collect();
+        assert!(streamed.is_empty() && markdown.finish() == format!("{short}\n"));
+        let long_bold = format!("**{}**\n", "word ".repeat(50_000).trim_end());
         assert_eq!(visible(&render(&[&long_bold])).len(), long_bold.len() - 4);
     }
 }
