@@ -40,6 +40,12 @@ fn server() -> Server {
     Server::start(vec![Reply::Sse(stream(&DELTAS))])
 }
 
+/// The test key, the server's address, and `NO_COLOR` (empty lets colour through).
+fn env<'a>(url: &'a str, no_color: &'a str) -> [(&'a str, &'a str); 3] {
+    let key = ("CORECODER_API_KEY", "sk-test");
+    [key, ("OPENAI_BASE_URL", url), ("NO_COLOR", no_color)]
+}
+
 #[test]
 fn piped_output_is_the_models_text_byte_for_byte() {
     let sandbox = Sandbox::new("markdown_piped");
@@ -55,21 +61,13 @@ fn piped_output_is_the_models_text_byte_for_byte() {
 #[test]
 fn no_color_keeps_the_models_text_in_a_pipe_and_on_a_terminal() {
     let sandbox = Sandbox::new("markdown_no_color");
-    let server = server();
-    let url = server.url();
-    let env = [
-        ("CORECODER_API_KEY", "sk-test"),
-        ("OPENAI_BASE_URL", url.as_str()),
-        ("NO_COLOR", "1"),
-    ];
-    let out = run_with(&["-p", "plan it"], &env, &sandbox);
+    let (first, second) = (server(), server());
+    let url = first.url();
+    let out = run_with(&["-p", "plan it"], &env(&url, "1"), &sandbox);
     assert_eq!(out.stdout, answer() + "\n", "{out:?}");
-    let second = Server::start(vec![Reply::Sse(stream(&DELTAS))]);
     let url = second.url();
-    let env = [("CORECODER_API_KEY", "sk-test"), ("OPENAI_BASE_URL", &url)];
-    // The pty sets NO_COLOR=1 unless told otherwise.
-    let raw_pty = on_a_terminal(&["-p", "plan it"], &env, &sandbox, "END");
-    let printed = raw(&raw_pty).replace("\r\n", "\n");
+    let pty = on_a_terminal(&["-p", "plan it"], &env(&url, "1"), &sandbox, "END");
+    let printed = raw(&pty).replace("\r\n", "\n");
     assert!(printed.contains(&answer()), "{printed:?}");
     assert!(!printed.contains("\x1b[1m"), "{printed:?}");
 }
@@ -138,11 +136,7 @@ fn on_a_terminal_with_colour_the_answer_is_drawn() {
     let sandbox = Sandbox::new("markdown_drawn");
     let server = server();
     let url = server.url();
-    let env = [
-        ("CORECODER_API_KEY", "sk-test"),
-        ("OPENAI_BASE_URL", url.as_str()),
-        ("NO_COLOR", ""),
-    ];
+    let env = env(&url, "");
     let pty = on_a_terminal(&["-p", "plan it"], &env, &sandbox, "END");
     assert_drawn(&raw(&pty), &pty.screen());
 }
@@ -155,11 +149,7 @@ fn the_models_escape_sequences_never_reach_a_terminal_with_colour() {
     let hostile = "title\x1b]0;pwned\x07 clip\x1b]52;c;aGk=\x07 wipe\x1b[2J\x1b[H **done**\n";
     let server = Server::start(vec![Reply::Sse(stream(&[hostile]))]);
     let url = server.url();
-    let env = [
-        ("CORECODER_API_KEY", "sk-test"),
-        ("OPENAI_BASE_URL", url.as_str()),
-        ("NO_COLOR", ""),
-    ];
+    let env = env(&url, "");
     let raw = raw(&on_a_terminal(&["-p", "go"], &env, &sandbox, "done"));
     for attack in ["\x1b]0;", "\x1b]52;", "\x1b[2J", "\x1b[H", "\x07"] {
         assert!(
@@ -174,21 +164,7 @@ fn the_models_escape_sequences_never_reach_a_terminal_with_colour() {
 #[test]
 fn the_repl_draws_the_answer_too() {
     let sandbox = Sandbox::new("markdown_repl");
-    let server = server();
-    let url = server.url();
-    let env = [
-        ("CORECODER_API_KEY", "sk-test"),
-        ("OPENAI_BASE_URL", url.as_str()),
-        ("NO_COLOR", ""),
-    ];
-    let pty = Pty::spawn(&[], &env, &sandbox);
-    let mut repl = Repl {
-        pty,
-        server,
-        mark: 0,
-    };
-    repl.expect("corecoder 0.1.0");
-    repl.idle();
+    let mut repl = Repl::start_with_env(&sandbox, &[], server(), &[("NO_COLOR", "")]);
     repl.turn("plan it", "END");
     assert_drawn(&raw(&repl.pty), &repl.pty.screen());
 }
