@@ -5,7 +5,7 @@
 //! `stream-json`, and on a pseudo-terminal with `NO_COLOR` set: every time the model's bytes
 //! come out as they were sent. On a terminal with colour allowed, in `-p` and in the REPL, the
 //! same answer is drawn: styles, an aligned table, a fenced block, no Markdown markers left,
-//! and no escape sequence of the model's own.
+//! and no escape sequence of the model's own; while the first line is held, the spinner goes on.
 
 use crate::driver::{Repl, WAIT};
 use crate::pty::Pty;
@@ -167,4 +167,25 @@ fn the_repl_draws_the_answer_too() {
     let mut repl = Repl::start_with_env(&sandbox, &[], server(), &[("NO_COLOR", "")]);
     repl.turn("plan it", "END");
     assert_drawn(&raw(&repl.pty), &repl.pty.screen());
+}
+
+/// While a line is held (no newline yet), nothing of the answer is on screen: the spinner
+/// that started with the request goes on meanwhile instead of stopping at the first delta.
+#[test]
+fn the_spinner_goes_on_while_the_first_line_is_held() {
+    let sandbox = Sandbox::new("markdown_spinner");
+    let head = sse::role() + &sse::content("a first line that takes its ti");
+    let tail = stream(&["me\n"]);
+    let tail = tail.strip_prefix(&sse::role()).unwrap_or(&tail).to_string();
+    let server = Server::start(vec![Reply::SseSlowTail {
+        head,
+        tail: vec![tail],
+        pause_ms: 1500,
+    }]);
+    let url = server.url();
+    let pty = on_a_terminal(&["-p", "go"], &env(&url, ""), &sandbox, "takes its time");
+    let raw = raw(&pty);
+    let spun = raw.find("thinking").expect("the spinner was drawn");
+    let drawn = raw.find("a first line").expect("the line was drawn");
+    assert!(spun < drawn, "{raw:?}");
 }
