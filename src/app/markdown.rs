@@ -10,7 +10,7 @@
 //! terminal's width, and `**bo` + `ld**` would flash raw first. (Codex holds lines too.) A
 //! table is held until a line that is not a row: its columns are as wide as its widest cell.
 //! The model's control characters show as `?`, so the only escapes are the styles drawn here.
-//! Nothing here writes; there is no highlighter and no wrapping. Over 300 lines (about 350)
+//! Nothing here writes; there is no highlighter and no wrapping. Over 300 lines (about 360)
 //! on purpose: issue 22 asks for the renderer in one file, and its block, inline and table
 //! passes share the styles and `inline`.
 
@@ -29,6 +29,10 @@ pub const YELLOW: &str = "\x1b[33m";
 /// Tool calls, and code spans.
 pub const CYAN: &str = "\x1b[36m";
 pub const RESET: &str = "\x1b[0m";
+
+/// Most cells a table is drawn with: one row of 50,000 pipes would otherwise pad every other
+/// row to 50,000 cells.
+const MAX_CELLS: usize = 100_000;
 
 /// The renderer's state between deltas: the unfinished line, an open code fence, table rows.
 #[derive(Default)]
@@ -100,12 +104,15 @@ impl Markdown {
         format!("{DIM}│{RESET} {}\n", &line[spaces.min(fence.indent)..])
     }
 
-    /// The held table, aligned; rows without a delimiter row under the first are prose.
+    /// The held table, aligned; rows without a delimiter row under the first, or with more
+    /// than `MAX_CELLS` once ragged rows are padded, are prose.
     fn end_table(&mut self) -> String {
         let lines = std::mem::take(&mut self.table);
         let rows: Vec<Vec<String>> = lines.iter().map(|row| cells(row)).collect();
-        match rows.get(1).is_some_and(|second| is_delimiter_row(second)) {
-            true => table(&rows),
+        let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+        let fits = columns.saturating_mul(rows.len()) <= MAX_CELLS;
+        match fits && rows.get(1).is_some_and(|second| is_delimiter_row(second)) {
+            true => table(&rows, columns),
             false => lines.iter().map(|line| prose(line) + "\n").collect(),
         }
     }
@@ -300,8 +307,7 @@ fn is_delimiter_row(cells: &[String]) -> bool {
 
 /// The header (bold), a rule, and the body rows, each column as wide as its widest cell; a
 /// ragged row gets empty cells.
-fn table(rows: &[Vec<String>]) -> String {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+fn table(rows: &[Vec<String>], columns: usize) -> String {
     let drawn: Vec<Vec<String>> = (rows.iter().enumerate().filter(|(i, _)| *i != 1))
         .map(|(i, row)| {
             let cell = |c: usize| row.get(c).map_or("", String::as_str);
@@ -505,6 +511,14 @@ mod tests {
     fn a_table_at_the_end_of_the_reply_is_drawn_by_finish() {
         let out = visible(&render(&["| a | b |\n| - | :-: |\n| long cell | xyz |"]));
         assert_eq!(out, "a         │ b  \n──────────┼────\nlong cell │ xyz\n");
+    }
+
+    #[test]
+    fn a_table_too_big_to_pad_is_left_as_it_was_sent() {
+        let wide = format!("|{}\n", "|".repeat(200_000));
+        let rows = "| a |\n|---|\n".to_string() + &"| b |\n".repeat(1_000) + &wide;
+        let out = visible(&render(&[&rows]));
+        assert!(out == rows, "{} lines", out.lines().count());
     }
 
     #[test]
