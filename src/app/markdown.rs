@@ -10,7 +10,7 @@
 //! terminal's width, and `**bo` + `ld**` would flash raw first. (Codex holds lines too.) A
 //! table is held until a line that is not a row: its columns are as wide as its widest cell.
 //! The model's control characters show as `?`, so the only escapes are the styles drawn here.
-//! Nothing here writes; there is no highlighter and no wrapping. Over 300 lines (about 360)
+//! Nothing here writes; there is no highlighter and no wrapping. Over 300 lines (about 380)
 //! on purpose: issue 22 asks for the renderer in one file, and its block, inline and table
 //! passes share the styles and `inline`.
 
@@ -33,6 +33,9 @@ pub const RESET: &str = "\x1b[0m";
 /// Most cells a table is drawn with: one row of 50,000 pipes would otherwise pad every other
 /// row to 50,000 cells.
 const MAX_CELLS: usize = 100_000;
+
+/// Most spans drawn inside one another (a heading's style counts as one).
+const MAX_NESTING: usize = 8;
 
 /// The renderer's state between deltas: the unfinished line, an open code fence, table rows.
 #[derive(Default)]
@@ -143,9 +146,13 @@ fn prose(line: &str) -> String {
         let style = if hashes == 1 { TITLE } else { BOLD };
         return paint(style, &inline(text[hashes..].trim(), style), "");
     }
-    if let Some(quoted) = text.strip_prefix('>') {
-        let quoted = quoted.strip_prefix(' ').unwrap_or(quoted);
-        return format!("{indent}{DIM}│{RESET} {}", prose(quoted));
+    // A loop, not a call per `>`: a line of a million `>` must not overflow the stack.
+    let (mut quoted, mut bars) = (text, String::new());
+    while let Some(rest) = quoted.strip_prefix('>') {
+        (quoted, bars) = (rest.trim_start(), bars + DIM + "│" + RESET + " ");
+    }
+    if !bars.is_empty() {
+        return format!("{indent}{bars}{}", prose(quoted));
     }
     match list_item(text) {
         Some((marker, rest)) => format!("{indent}{DIM}{marker}{RESET} {}", inline(rest, "")),
@@ -190,6 +197,11 @@ fn inline(text: &str, outer: &str) -> String {
 /// nothing comes back as itself. `None` where no marker starts.
 fn span(text: &str, at: usize, outer: &str, unclosed: &mut Vec<String>) -> Option<(String, usize)> {
     let rest = &text[at..];
+    // `outer` holds an escape per span around this one: past `MAX_NESTING`, markers are
+    // plain text, so no crafted line nests deep enough to overflow the stack.
+    if outer.matches('\x1b').count() > MAX_NESTING {
+        return None;
+    }
     if rest.starts_with('[') {
         return link(rest, outer, unclosed).map(|(shown, used)| (shown, at + used));
     }
@@ -197,7 +209,11 @@ fn span(text: &str, at: usize, outer: &str, unclosed: &mut Vec<String>) -> Optio
     let literal = Some((marker.to_string(), at + marker.len()));
     let code = marker.starts_with('`');
     let before = text[..at].chars().next_back();
-    if unclosed.iter().any(|m| m == marker) || (!code && !opens(rest, marker, before)) {
+    // Emphasis is 1 to 3 marks. Code runs past 16 backticks are text: a line holding runs of
+    // every length would otherwise be searched to its end once per length.
+    let too_long = marker.len() > if code { 16 } else { 3 };
+    let skip = too_long || unclosed.iter().any(|m| m == marker);
+    if skip || (!code && !opens(rest, marker, before)) {
         return literal;
     }
     let Some(close) = closer(rest, marker) else {
@@ -215,11 +231,10 @@ fn span(text: &str, at: usize, outer: &str, unclosed: &mut Vec<String>) -> Optio
     Some((paint(&style, &inner, outer), end))
 }
 
-/// The marker `rest` starts with: a run of backticks, or of up to three `*` or `_`.
+/// The run of backticks, `*` or `_` that `rest` starts with.
 fn marker_at(rest: &str) -> Option<&str> {
     let c = rest.chars().next().filter(|c| "`*_".contains(*c))?;
-    let run = rest.len() - rest.trim_start_matches(c).len();
-    (c == '`' || run <= 3).then(|| &rest[..run])
+    Some(&rest[..rest.len() - rest.trim_start_matches(c).len()])
 }
 
 /// An emphasis marker opens when text follows it; `_` also not inside a word (`snake_case`).
@@ -511,6 +526,25 @@ mod tests {
     fn a_table_at_the_end_of_the_reply_is_drawn_by_finish() {
         let out = visible(&render(&["| a | b |\n| - | :-: |\n| long cell | xyz |"]));
         assert_eq!(out, "a         │ b  \n──────────┼────\nlong cell │ xyz\n");
+    }
+
+    #[test]
+    fn nesting_and_code_runs_are_bounded_so_no_line_is_read_too_often() {
+        let deep = ITALIC.repeat(MAX_NESTING + 1);
+        assert_eq!(
+            inline("*a* `b`", &deep),
+            "*a* `b`",
+            "past the bound, markers are text"
+        );
+        let bound = ITALIC.repeat(MAX_NESTING);
+        assert_eq!(inline("*a*", &bound), paint(ITALIC, "a", &bound));
+        let runs: String = (1..1_000).map(|n| "`".repeat(n) + " ").collect();
+        assert!(
+            render(&[&runs]) == runs.clone() + "\n",
+            "no two runs are alike"
+        );
+        let quotes = ">".repeat(1_000_000) + " deep\n";
+        assert!(visible(&render(&[&quotes])).ends_with("│ deep\n"));
     }
 
     #[test]
