@@ -349,7 +349,7 @@ fn table(rows: &[Vec<String>], columns: usize) -> String {
 }
 
 /// Columns `text` takes on a terminal; the escape sequences drawn here take none.
-pub fn width(text: &str) -> usize {
+fn width(text: &str) -> usize {
     let mut chars = text.chars();
     let mut columns = 0;
     while let Some(c) = chars.next() {
