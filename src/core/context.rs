@@ -18,6 +18,10 @@ use std::sync::atomic::AtomicBool;
 const SUMMARISE_KEEPS: usize = 6;
 const COLLAPSE_KEEPS: usize = 2;
 
+/// Where a compaction stops: well below the first tier, so the next one (each is a break of
+/// the provider's prompt cache) waits until the history has grown again, not one round.
+const GOAL_PERCENT: usize = 35;
+
 /// Caps what a summary, however it was made, may take of the window.
 const SUMMARY_MAX_CHARS: usize = 12_000;
 
@@ -51,8 +55,9 @@ pub fn harder(tier: Option<Tier>) -> Tier {
     }
 }
 
-/// Compact at `tier` and tell the user when anything changed. The summary is a model call of
-/// its own, counted in the cost like any other; a log records the new history whole.
+/// Compact at `tier`, and a snip that leaves more than `GOAL_PERCENT` of the window goes on to
+/// a summary; then tell the user when anything changed. The summary is a model call of
+/// its own, counted in the cost like any other. (The caller has the log record the history.)
 pub fn compact_and_tell(
     history: &mut Vec<Message>,
     llm: &Llm,
@@ -61,15 +66,24 @@ pub fn compact_and_tell(
     tier: Tier,
     on_event: &mut dyn FnMut(Event),
 ) -> Report {
+    let window = extras.quirks.context_limit(llm.config());
+    let goal = (window > 0).then(|| window * GOAL_PERCENT / 100);
     // `stream` without tools, collected, so retries and cost still apply.
     let mut summarise = |prompt: Vec<Message>| {
         let reply = llm.stream(&prompt, &[], extras, cancel, &mut |_| {});
         reply.map(|reply| reply.text).map_err(|e| e.to_string())
     };
-    let report = compact(history, tier, &mut summarise);
+    let (mut tier, mut report) = (tier, compact(history, tier, &mut summarise));
+    // Not on to Collapse: that cuts the results the model has not read yet.
+    while goal.is_some_and(|goal| report.after > goal) && tier < Tier::Summarise {
+        tier = harder(Some(tier));
+        report = Report {
+            before: report.before,
+            ..compact(history, tier, &mut summarise)
+        };
+    }
     extras.history_compacted();
     if report.after < report.before {
-        extras.rewritten(history);
         let (before, after) = (report.before, report.after);
         let mut notice = format!("context {tier:?}: {before} → {after} tokens");
         if let SummarySource::Fallback(why) = &report.summary {
@@ -98,7 +112,7 @@ pub enum SummarySource {
 }
 
 /// Compact `history` at `tier` (and every cheaper tier). `summarise` gets the request
-/// `prompt::summary_prompt` made and returns a non-streamed model call's text, or why not.
+/// `Extras::summary_request` made and returns a non-streamed model call's text, or why not.
 pub fn compact(
     history: &mut Vec<Message>,
     tier: Tier,
@@ -160,7 +174,7 @@ fn summarise_before(
         let text = Extras::summary_without_model(old);
         (text, SummarySource::Fallback(why))
     };
-    let (text, source) = match summarise(prompt::summary_prompt(old)) {
+    let (text, source) = match summarise(Extras::summary_request(old)) {
         Ok(text) if !text.trim().is_empty() => (text, SummarySource::Model),
         Ok(_) => fallback("the model returned an empty summary".to_string()),
         Err(why) => fallback(why),
@@ -176,8 +190,8 @@ fn summarise_before(
 mod tests {
     use super::*;
     use crate::core::message::{ToolCall, repair_tool_pairs};
-    use crate::core::prompt::RENDER_TOTAL_CHARS;
     use crate::extras::calibration::Calibration;
+    use crate::extras::summary_request::RENDER_TOTAL_CHARS;
     use crate::tools::support::snip::{SNIP_MARK, SNIP_MIN_CHARS};
 
     fn calls(ids: &[&str]) -> Message {

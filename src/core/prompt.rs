@@ -1,15 +1,16 @@
-//! What we tell the model, and how big it is: the system prompt, rebuilt every round (where
-//! the model is, its tools, the rules, plan mode, the todo list); the summary's form and the
-//! request compaction (`context.rs`) sends for one; and the token estimate. It sends nothing.
+//! What we tell the model, and how big it is: the system prompt, rebuilt every round from the
+//! session as it started (where the model is, its tools, the rules); the task lines a summary
+//! (`context.rs`) always carries; and the token estimate. It sends nothing. (What the summary
+//! request says is `extras/summary_request.rs`'.)
 //! No tokenizer: a rough estimate is all compaction needs (`extras/calibration.rs` anchors it).
 
 use crate::core::consent::Plan;
 use crate::core::message::{Message, Role};
-use crate::tools::support::text::{one_line, today_utc, truncate_middle};
-use crate::tools::support::todos::{self, Todo};
+use crate::tools::support::text::one_line;
+use crate::tools::support::todos::Todo;
 use crate::tools::support::tokens::estimate_text;
 use serde_json::Value;
-use std::path::Path;
+use std::path::PathBuf;
 
 const RULES: &str = "\
 You are corecoder, a coding agent working in the user's project through tools.
@@ -20,20 +21,14 @@ Rules:
 - Paths are relative to the working directory unless absolute. `cd` in bash persists.
 - For a task of several steps, keep a todo list with todo_write and update it as you go.
 - When a tool fails, read the error and try a different approach; do not repeat a failing call.
-- Be brief. When you are done, say what you changed and how you checked it.";
-
-const PLAN_MODE: &str = "\nPLAN MODE IS ON. Do not change anything: bash, write_file, edit_file \
-and agent will be refused. Investigate with read_file, glob and grep, then present a numbered \
-plan and stop. The user will approve it before you carry it out.\n";
+- Be brief. When you are done, say what you changed and how you checked it.
+What changes later (the working directory, plan mode, the todo list, the date, the project's
+instructions) is told in a `[session state]` note at the end of a message; the newest holds.";
 
 pub const SUMMARY_HEADER: &str = "[Summary of the earlier conversation]";
 const ORIGINAL_TASK: &str = "Original task: ";
 const LATEST_REQUEST: &str = "Latest user message: ";
 const TASK_LINE_CHARS: usize = 1_000;
-/// Caps that keep the summary request small.
-const RENDER_TOOL_CHARS: usize = 2_000;
-const RENDER_OTHER_CHARS: usize = 4_000;
-pub(crate) const RENDER_TOTAL_CHARS: usize = 100_000;
 
 /// Which agent runs the loop: the one the user talks to, or one the `agent` tool started. A
 /// sub-agent is offered no `agent` tool (so it cannot recurse) and runs its calls inline (it
@@ -44,86 +39,42 @@ pub enum AgentKind {
     SubAgent,
 }
 
-/// Everything the prompt describes, as it stands at the start of a round.
-pub struct Situation<'a> {
-    pub cwd: &'a Path,
-    /// The schemas offered, ours and MCP's.
-    pub tools: &'a [Value],
-    pub kind: AgentKind,
+/// The session as it stands: the system prompt describes it as it was at the start, and stays
+/// byte for byte the same all session; what changes later is told in a note at the end of the
+/// newest message (`extras/state_notes.rs`), so a provider's prompt cache serves the rest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Situation {
+    pub cwd: PathBuf,
+    pub date: String,
     pub plan: Plan,
-    pub todos: &'a [Todo],
+    pub todos: Vec<Todo>,
     /// `AGENTS.md` and friends, already joined under their headings.
-    pub instructions: &'a str,
+    pub instructions: String,
 }
 
-pub fn system_prompt(now: &Situation) -> String {
-    let tool_names: Vec<&str> = (now.tools.iter())
+/// `tools` are the schemas offered, ours and MCP's. Plan mode and the todo list are always
+/// told in notes: the start holds neither.
+pub fn system_prompt(start: &Situation, tools: &[Value], kind: AgentKind) -> String {
+    let tool_names: Vec<&str> = (tools.iter())
         .filter_map(|s| s["function"]["name"].as_str())
         .collect();
     let mut prompt = format!(
         "{RULES}\n\nWorking directory: {}\nOS: {}\nDate: {}\nTools: {}\n",
-        now.cwd.display(),
+        start.cwd.display(),
         std::env::consts::OS,
-        today_utc(),
+        start.date,
         tool_names.join(", "),
     );
-    if !now.instructions.is_empty() {
-        prompt.push_str(&format!("\n# Project instructions\n\n{}", now.instructions));
+    if !start.instructions.is_empty() {
+        prompt.push_str(&format!(
+            "\n# Project instructions\n\n{}",
+            start.instructions
+        ));
     }
-    if now.kind == AgentKind::SubAgent {
+    if kind == AgentKind::SubAgent {
         prompt.push_str("You are a sub-agent: finish the task you were given and report back.\n");
     }
-    if now.plan == Plan::On {
-        prompt.push_str(PLAN_MODE);
-    }
-    if !now.todos.is_empty() {
-        let list = todos::render(now.todos);
-        prompt.push_str(&format!("\nCurrent todo list:\n{list}\n"));
-    }
     prompt
-}
-
-/// The request compaction sends to condense `old`: instructions, the task lines, then the
-/// messages rendered as plain text.
-pub fn summary_prompt(old: &[Message]) -> Vec<Message> {
-    let instructions = "You condense the earlier part of a coding agent's conversation so the \
-        agent can continue with less context. Keep: the user's task and its current state (what \
-        is done, what remains), file paths read or changed, decisions and their reasons, errors \
-        met and whether they were fixed. Drop command output, code listings and anything that \
-        can be read again from disk. Reply with the summary only, in plain text.";
-    let mut entries: Vec<String> = Vec::new();
-    let mut total = 0;
-    // Newest first, so the cap drops the oldest messages; the task lines keep the task.
-    for message in old.iter().rev() {
-        let entry = render(message);
-        total += entry.len();
-        if total > RENDER_TOTAL_CHARS {
-            let omitted = old.len() - entries.len();
-            entries.push(format!("[... {omitted} earlier messages omitted ...]"));
-            break;
-        }
-        entries.push(entry);
-    }
-    entries.reverse();
-    let (task, conversation) = (task_lines(old), entries.join("\n\n"));
-    let request = format!("{task}\n\nSummarise this conversation:\n\n{conversation}");
-    vec![Message::system(instructions), Message::user(&request)]
-}
-
-fn render(message: &Message) -> String {
-    let (role, cap) = match message.role {
-        Role::System => ("system", RENDER_OTHER_CHARS),
-        Role::User => ("user", RENDER_OTHER_CHARS),
-        Role::Assistant => ("assistant", RENDER_OTHER_CHARS),
-        Role::Tool => ("tool result", RENDER_TOOL_CHARS),
-    };
-    let content = message.content.as_deref().unwrap_or("");
-    let mut text = format!("[{role}] {}", truncate_middle(content, cap));
-    for call in &message.tool_calls {
-        let arguments = truncate_middle(&call.arguments, 300);
-        text.push_str(&format!("\n  called {}({arguments})", call.name));
-    }
-    text
 }
 
 /// The first user task and the latest user message, one line each, so neither is lost however
