@@ -189,3 +189,20 @@ fn the_spinner_goes_on_while_the_first_line_is_held() {
     let drawn = raw.find("a first line").expect("the line was drawn");
     assert!(spun < drawn, "{raw:?}");
 }
+
+/// The gap SECURITY.md states: with `NO_COLOR` on a terminal the answer is the model's bytes,
+/// so its escape sequences reach the terminal as sent. (This fails the day they are shown as
+/// `?` there too; `NO_COLOR` would then no longer be the model's text byte for byte.)
+#[test]
+fn with_no_color_the_models_escapes_reach_the_terminal_as_documented() {
+    let sandbox = Sandbox::new("markdown_no_color_escapes");
+    let server = Server::start(vec![Reply::Sse(stream(&["a\x1b]0;title\x07 done\n"]))]);
+    let url = server.url();
+    let raw = raw(&on_a_terminal(
+        &["-p", "go"],
+        &env(&url, "1"),
+        &sandbox,
+        "done",
+    ));
+    assert!(raw.contains("a\x1b]0;title\x07 done"), "{raw:?}");
+}
