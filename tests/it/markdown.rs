@@ -5,7 +5,8 @@
 //! `stream-json`, and on a pseudo-terminal with `NO_COLOR` set: every time the model's bytes
 //! come out as they were sent. On a terminal with colour allowed, in `-p` and in the REPL, the
 //! same answer is drawn: styles, an aligned table, a fenced block, no Markdown markers left,
-//! and no escape sequence of the model's own; while the first line is held, the spinner goes on.
+//! and no escape sequence of the model's own; while the first line is held, the spinner goes on,
+//! and a held line is drawn before a tool call's line.
 
 use crate::driver::{Repl, WAIT};
 use crate::pty::Pty;
@@ -205,4 +206,26 @@ fn with_no_color_the_models_escapes_reach_the_terminal_as_documented() {
         "done",
     ));
     assert!(raw.contains("a\x1b]0;title\x07 done"), "{raw:?}");
+}
+
+/// A held line is drawn before anything else is printed: the text before a tool call comes
+/// before the call's line, styled, though its newline never came.
+#[test]
+fn a_held_line_is_drawn_before_the_tool_call_that_follows_it() {
+    let sandbox = Sandbox::new("markdown_before_call");
+    sandbox.write("a.txt", "alpha\n");
+    let call =
+        sse::call_start(0, "c1", "read_file") + &sse::call_args(0, r#"{"file_path":"a.txt"}"#);
+    let first = sse::role() + &sse::content("Let me look at **a.txt**") + &call;
+    let first = first + &sse::finish("tool_calls") + &sse::usage(10, 5) + &sse::done();
+    let script = vec![Reply::Sse(first), Reply::Sse(sse::text("It says alpha."))];
+    let server = Server::start(script);
+    let mut repl = Repl::start_with_env(&sandbox, &[], server, &[("NO_COLOR", "")]);
+    repl.turn("read a.txt", "It says alpha.");
+    let raw = raw(&repl.pty);
+    let said = raw
+        .find("Let me look at \x1b[1ma.txt\x1b[0m\r\n")
+        .expect("the held line, drawn");
+    let called = raw.find("> read_file(").expect("the call's line");
+    assert!(said < called, "{raw:?}");
 }
