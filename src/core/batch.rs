@@ -17,6 +17,7 @@ use serde_json::Value;
 
 const CUT_CALL: &str = "the reply hit the output token limit before its arguments were complete";
 const SMALLER: &str = "Send smaller calls (write a large file in several parts)";
+const ONCE: &str = "allow, and ask again next time";
 /// What each call of a reply reads when the loop guard stops the run on it.
 pub const STOPPED: &str = "[not run: the run was stopped for repeating this call]";
 
@@ -70,7 +71,7 @@ impl Batch<'_> {
         calls: &[ToolCall],
         rulings: Vec<Ruling>,
         on_event: &mut dyn FnMut(Event),
-        ask: &mut dyn FnMut(&str, &str) -> Answer,
+        ask: &mut dyn FnMut(&str, &str, &str) -> Answer,
     ) -> Vec<Outcome> {
         let mut settled = Vec::with_capacity(calls.len());
         for (call, ruling) in calls.iter().zip(rulings) {
@@ -135,10 +136,12 @@ impl Batch<'_> {
         call: &ToolCall,
         summary: &str,
         on_event: &mut dyn FnMut(Event),
-        ask: &mut dyn FnMut(&str, &str) -> Answer,
+        ask: &mut dyn FnMut(&str, &str, &str) -> Answer,
     ) -> Ruling {
         let name = call.name.as_str();
-        let verdict = self.extras.verdict_for_call(self.consent, call);
+        let verdict = self
+            .extras
+            .verdict_for_call(self.consent, call, &self.ctx.cwd);
         if matches!(verdict, Verdict::Ask | Verdict::AskEachTime(_))
             && let Some(preview) = &preview::preview(name, &call.arguments, &self.ctx)
         {
@@ -147,19 +150,17 @@ impl Batch<'_> {
         match verdict {
             Verdict::Run => Ruling::Open,
             Verdict::Refuse(text) => Ruling::Refused(Outcome::text(text)),
-            // The warning rides in the summary so the question shows it; "always" is not
-            // saved: a destructive command is asked about every time.
+            // Destructive, or a rule says ask: the summary says why; "always" allows it once.
             Verdict::AskEachTime(why) => {
-                match ask(name, &format!("{summary} -- {why}; asked every time")) {
+                match ask(name, &format!("{summary} -- {why}; asked every time"), ONCE) {
                     Answer::Once | Answer::Always => Ruling::Open,
                     Answer::Deny => Ruling::Refused(Outcome::text(Consent::denial(name))),
                 }
             }
-            Verdict::Ask => match ask(name, summary) {
+            Verdict::Ask => match ask(name, summary, &self.extras.always_offer(call)) {
                 Answer::Once => Ruling::Open,
                 Answer::Always => {
-                    self.consent.always.insert(name.to_string());
-                    self.extras.allowed_always(&self.consent.always, on_event);
+                    self.extras.allowed_always(self.consent, call, on_event);
                     Ruling::Open
                 }
                 Answer::Deny => Ruling::Refused(Outcome::text(Consent::denial(name))),

@@ -10,6 +10,7 @@
 pub mod account;
 pub mod calibration;
 pub mod checkpoint;
+pub mod consent_rules;
 pub mod cost;
 pub mod early;
 pub mod fallback_summary;
@@ -45,7 +46,6 @@ use mcp::Servers;
 use sandbox::ShellSafety;
 use serde_json::{Value, json};
 use session::SessionLog;
-use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
@@ -82,8 +82,8 @@ pub struct Extras {
     pub log: Option<SessionLog>,
     /// The provider's last measured prompt size, anchoring the estimate (per agent).
     calibration: calibration::Calibration,
-    /// Where "always" answers are saved; none for sub-agents (they never ask) and by default.
-    pub permissions: permissions::Permissions,
+    /// The permission rules and the saved "always" answers (`consent_rules.rs`).
+    pub rules: Arc<consent_rules::Rules>,
     /// Set when the log could not be written; shown at the start of the next round.
     log_failure: Option<String>,
     /// How often the history was rewritten (compaction, repair, `/clear`): each breaks the
@@ -109,6 +109,7 @@ impl Clone for Extras {
             instructions: self.instructions.clone(),
             reads_running: self.reads_running.clone(),
             gate: self.gate.clone(),
+            rules: self.rules.clone(),
             ..Extras::default()
         }
     }
@@ -269,13 +270,18 @@ impl Extras {
     /// A reply is about to stream: early start judges ahead from the loop guard as it stands;
     /// the loop holds it while the reply streams and puts it back (`Extras::early`).
     pub fn reply_starting(&mut self) -> early::Early {
-        self.early.reply_starting(&self.guard);
+        self.early.reply_starting(&self.guard, &self.rules);
         std::mem::take(&mut self.early)
     }
 
-    /// What the call's arguments and then consent say of it (`gate.rs`, `core/consent.rs`).
-    pub fn verdict_for_call(&self, consent: &Consent, call: &ToolCall) -> Verdict {
-        self.gate.verdict(consent, &call.name, &call.arguments)
+    /// The permission rules, the call's arguments, then consent (`consent_rules.rs`, `gate.rs`).
+    pub fn verdict_for_call(&self, consent: &Consent, call: &ToolCall, cwd: &Path) -> Verdict {
+        consent_rules::verdict(&self.rules, &self.gate, consent, call, cwd)
+    }
+
+    /// What an "always" answer to `call` would allow, for the question (`consent_rules/always.rs`).
+    pub fn always_offer(&self, call: &ToolCall) -> String {
+        consent_rules::always::offer(&self.rules, call)
     }
 
     /// The loop guard on one call: `Ok(Some)` is the refusal the model reads, `Err` ends the run.
@@ -314,14 +320,9 @@ impl Extras {
         (self.hooks).before_call(&self.hook_context(cwd), call, on_event)
     }
 
-    /// The user answered "always": the list is saved for later sessions, or the user is told
-    /// it could not be.
-    pub fn allowed_always(&self, always: &BTreeSet<String>, on_event: &mut dyn FnMut(Event)) {
-        if let Err(e) = self.permissions.save(always) {
-            on_event(Event::Notice(&format!(
-                "could not save the permission: {e}"
-            )));
-        }
+    /// The user answered "always": what it allows is saved and holds from now on (`consent_rules/always.rs`).
+    pub fn allowed_always(&mut self, to: &mut Consent, call: &ToolCall, on: &mut dyn FnMut(Event)) {
+        consent_rules::always::allowed_always(Arc::make_mut(&mut self.rules), to, call, on);
     }
 
     /// The allowed calls are about to run: record what each may change, for `/undo`. A file
