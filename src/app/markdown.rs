@@ -475,7 +475,7 @@ mod tests {
     }
 
     #[test]
-    fn lists_quotes_rules_and_links() {
+    fn lists_quotes_and_links_with_a_rule_left_as_sent() {
         let out = visible(&render(&[
             "- one\n  * two\n3. three\n> quoted **x**\n> > deeper\n---\n## Two\n",
             "see [the docs](https://x.dev/a_b) or [https://y.dev](https://y.dev)\n",
