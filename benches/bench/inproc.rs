@@ -69,7 +69,7 @@ pub fn anthropic_sse_throughput() -> Row {
     };
     let mut parse = || {
         thread_cpu_timed(|| {
-            let reply = Dialects.read_stream(
+            let reply = Dialects::default().read_stream(
                 &config,
                 &mut Cursor::new(&stream[..]),
                 &cancel,
