@@ -48,7 +48,7 @@ pub fn agent(config: &Config) -> ureq::Agent {
         .into()
 }
 
-pub fn post(http: &ureq::Agent, url: &str, auth: &[(&str, String)], body: String) -> Answer {
+pub fn post(http: &ureq::Agent, url: &str, auth: &[(&str, String)], body: &str) -> Answer {
     let mut request = http.post(url);
     for (name, value) in auth {
         request = request.header(*name, value);

@@ -119,7 +119,7 @@ impl Llm {
         let next = std::thread::scope(|scope| {
             scope.spawn(|| cancel::shut_down_on_cancel(&http, cancel, &finished));
             let body = (extras.dialect).body(&self.config, model, messages, tools, &extras.quirks);
-            let next = self.attempt(&http, body, messages, extras, cancel, on_event);
+            let next = self.attempt(&http, &body, messages, extras, cancel, on_event);
             // Dropping the sender wakes the watcher at once, so it costs no latency.
             drop(done);
             next
@@ -137,7 +137,7 @@ impl Llm {
     fn attempt(
         &self,
         http: &ureq::Agent,
-        sent_body: String,
+        sent_body: &str,
         messages: &[Message],
         extras: &Extras,
         cancel: &AtomicBool,
@@ -148,7 +148,7 @@ impl Llm {
             deadline: Some(Instant::now() + self.config.request_timeout),
         };
         let (url, auth) = extras.dialect.endpoint(&self.config);
-        extras.account.trace_request(&url, &sent_body);
+        extras.account.trace_request(&url, sent_body);
         let response = match http::post(http, &url, &auth, sent_body) {
             Ok(response) => response,
             // Retry what a second try could fix; name the host, which the error does not.

@@ -18,14 +18,16 @@ use crate::extras::dialect::messages_json::MessagesJson;
 use crate::extras::provider_quirks::Quirks;
 use serde_json::Value;
 use std::io::BufRead;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// The dialect is `Config::dialect`; what is kept here is chat completions' serialised messages.
 #[derive(Debug, Default)]
 pub struct Dialects {
     messages: MessagesJson,
-    /// The last body's size, to allocate the next one at once.
-    sent: AtomicUsize,
+    /// The body of the request being sent, its memory kept for the next (no fresh pages each
+    /// round for a history of megabytes).
+    body: Mutex<String>,
 }
 
 /// Where the messages go in the fields `wire::request_body` makes when given none.
@@ -47,7 +49,8 @@ impl Dialects {
 
     /// The request body for the history and the tools (chat-completions schemas), as this
     /// provider takes it (`quirks`). Chat completions' messages are each serialised once
-    /// (`messages_json.rs`), beside the rest of the body built anew.
+    /// (`messages_json.rs`), beside the rest of the body built anew. Held until the answer is
+    /// in (a summary request waits for it; a sub-agent has its own).
     pub fn body(
         &self,
         config: &Config,
@@ -55,23 +58,26 @@ impl Dialects {
         messages: &[Message],
         tools: &[Value],
         quirks: &Quirks,
-    ) -> String {
+    ) -> MutexGuard<'_, String> {
+        let mut body = self.body.lock().unwrap_or_else(PoisonError::into_inner);
+        body.clear();
         if config.dialect == Dialect::Anthropic {
-            return anthropic::request_body(config, model, messages, tools).to_string();
+            let whole = anthropic::request_body(config, model, messages, tools);
+            body.push_str(&whole.to_string());
+            return body;
         }
         // `check` refuses Responses at start-up; `read_stream` refuses it to a library.
         let fields = wire::request_body(config, model, &[], tools);
         let fields = quirks.adapted_body(config, fields).to_string();
         let Some((before, after)) = fields.split_once(EMPTY) else {
             let whole = wire::request_body(config, model, messages, tools);
-            return quirks.adapted_body(config, whole).to_string();
+            body.push_str(&quirks.adapted_body(config, whole).to_string());
+            return body;
         };
-        let mut body = String::with_capacity(fields.len() + self.sent.load(Ordering::Relaxed));
         body.push_str(before);
         body.push_str("\"messages\":");
         (self.messages).append_array(&mut body, messages, quirks.empty_content(config));
         body.push_str(after);
-        self.sent.store(body.len(), Ordering::Relaxed);
         body
     }
 
