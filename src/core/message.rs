@@ -31,6 +31,9 @@ pub struct Message {
     pub tool_calls: Vec<ToolCall>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// Anthropic's signed thinking blocks next to tool calls, as received, to send back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thinking: Vec<serde_json::Value>,
 }
 
 /// One tool call, the one shape it has from the stream to the pool and back into the history:
@@ -88,6 +91,7 @@ impl From<ToolCall> for WireCall {
 pub struct Reply {
     pub text: String,
     pub reasoning: String,
+    pub thinking: Vec<serde_json::Value>,
     /// In index order.
     pub tool_calls: Vec<ToolCall>,
     pub finish_reason: Option<String>,
@@ -138,6 +142,7 @@ impl Message {
         Message {
             content: kept(&reply.text),
             reasoning_content: kept(&reply.reasoning),
+            thinking: reply.thinking.clone(),
             tool_calls,
             ..Message::assistant("")
         }
@@ -150,6 +155,7 @@ impl Message {
             reasoning_content: None,
             tool_calls: Vec::new(),
             tool_call_id: None,
+            thinking: Vec::new(),
         }
     }
 }

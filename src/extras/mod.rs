@@ -22,6 +22,7 @@ pub mod mcp_protocol;
 pub mod mcp_wire;
 pub mod permissions;
 pub mod provider_quirks;
+pub mod responses;
 pub mod sandbox;
 pub mod secrets;
 pub mod session;
