@@ -3,7 +3,8 @@
 # venv under target/), then run `cargo bench --profile dist --bench bench` (the shipped build),
 # which prints the table and writes target/bench-results.md. A peer that cannot be installed is
 # skipped with a note by the bench itself. Arguments pass through as section names, e.g.
-# `bench/run.sh search sse`.
+# `bench/run.sh search sse`. `bench/run.sh prompt-cache [--rows ...]` runs issue 19's rows
+# instead (bench/prompt_cache.py: a scripted model in Python that records every request).
 set -u
 cd "$(dirname "$0")/.."
 
@@ -16,6 +17,11 @@ fi
 if [ ! -x target/bench-venv/bin/corecoder ]; then
     { python3 -m venv target/bench-venv && target/bench-venv/bin/pip install -q corecoder; } \
         || echo "note: could not install CoreCoder from PyPI" >&2
+fi
+if [ "${1:-}" = prompt-cache ]; then
+    shift
+    cargo build -q --profile dist || exit 1
+    exec python3 bench/prompt_cache.py --corecoder target/dist/corecoder "$@"
 fi
 # `--profile dist`: every row, in process or not, times the code that is shipped.
 exec cargo bench --profile dist --bench bench -- "$@"

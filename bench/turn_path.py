@@ -11,6 +11,14 @@ every thread. Needs valgrind and a debug build:
 
 Prints one line per folder and per file, then the totals. No network but loopback.
 
+    python3 bench/turn_path.py --turn target/debug/corecoder
+
+counts only the turn itself, the issue's "strict path": what runs inside `Agent::run*` (the
+entry the binary calls, whatever its name in that version) and on the threads the turn starts
+(the pool's workers, the Ctrl+C watcher of a request, a read's helper thread), not the set-up
+before it or the exit after. It also sums the non-blank lines above the tests of every file
+touched: what a reader following the turn has in front of them.
+
     python3 bench/turn_path.py --serve
 
 only serves the same two replies on 127.0.0.1:8765 until Ctrl+C: the scripted model that
@@ -52,7 +60,15 @@ class Server(http.server.BaseHTTPRequestHandler):
         pass
 
 
+# Where the turn runs: the loop's entry (`run`, `run_task`; `run_asking` in older versions),
+# the pool's worker function, the request's Ctrl+C watcher, a bounded read's helper thread.
+TURN = ["*Agent::run*", "*pool::work", "*dispatch::work", "*shut_down_on_cancel*", "*run_boxed*"]
+
+
 def main():
+    turn = "--turn" in sys.argv[1:]
+    if turn:
+        sys.argv.remove("--turn")
     if sys.argv[1:] == ["--serve"]:
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 8765), Server)
         print("serving on http://127.0.0.1:8765/v1 (Ctrl+C stops)", flush=True)
@@ -73,9 +89,10 @@ def main():
         out = os.path.join(work, "callgrind.out")
         env = {"PATH": os.environ["PATH"], "HOME": home, "CORECODER_API_KEY": "sk-test",
                "CORECODER_BASE_URL": f"http://127.0.0.1:{server.server_port}/v1"}
+        only_turn = ["--collect-atstart=no"] + [f"--toggle-collect={t}" for t in TURN] if turn else []
         run = subprocess.run(["valgrind", "--tool=callgrind", "--compress-strings=no",
-                              "--compress-pos=no", f"--callgrind-out-file={out}", binary,
-                              "-p", "What do the notes say?"],
+                              "--compress-pos=no", f"--callgrind-out-file={out}", *only_turn,
+                              binary, "-p", "What do the notes say?"],
                              cwd=project, env=env, capture_output=True, text=True, timeout=600)
         if "The notes say hello." not in run.stdout or Server.served != 2:
             sys.exit(f"the turn did not run as scripted:\n{run.stdout}\n{run.stderr[-2000:]}")
@@ -88,6 +105,24 @@ def main():
     for name in sorted(by_file):
         print(f"  {name}: {by_file[name]}")
     print(f"total: {len(by_file)} files, {len(executed)} distinct lines executed")
+    lines = sum(code_lines(os.path.join(root, "src", name)) for name in by_file)
+    print(f"the files touched hold {lines} non-blank lines above their tests")
+
+
+def code_lines(path):
+    """Non-blank lines above `mod tests` (the count tests/it/docs.rs uses for the budget)."""
+    count, pending = 0, False
+    with open(path) as f:
+        for line in f:
+            if line.startswith("mod tests"):
+                break
+            if line.rstrip() == "#[cfg(test)]":
+                pending = True
+                continue
+            if line.strip():
+                count += 1 + pending
+                pending = False
+    return count
 
 
 def read_callgrind(path, src):

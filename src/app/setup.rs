@@ -45,7 +45,6 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
     let (always, warning) = permissions.read();
     let mut consent = Consent::new(mode);
     consent.always = always;
-    consent.allow_destructive(&options.allow_destructive);
     notes.extend(warning);
     let (prices, warning) = PriceTable::with_overrides(&home.join("pricing.json"));
     notes.extend(warning);
@@ -112,6 +111,7 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
     let mut agent = Agent::new(Arc::new(llm), cwd.clone(), consent);
     agent.extras.account = account;
     agent.extras.permissions = permissions;
+    (agent.extras.gate).allow_destructive(&options.allow_destructive);
     agent.max_rounds = options.max_rounds;
     // The writable roots are fixed here, from the launch directory, for the whole session.
     let shell = options.shell.for_session(&cwd).map_err(Error::Usage)?;

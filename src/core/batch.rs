@@ -138,7 +138,7 @@ impl Batch<'_> {
         ask: &mut dyn FnMut(&str, &str) -> Answer,
     ) -> Ruling {
         let name = call.name.as_str();
-        let verdict = (self.consent).verdict_for_call(name, &call.arguments);
+        let verdict = self.extras.verdict_for_call(self.consent, call);
         if matches!(verdict, Verdict::Ask | Verdict::AskEachTime(_))
             && let Some(preview) = &preview::preview(name, &call.arguments, &self.ctx)
         {

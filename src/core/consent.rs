@@ -1,15 +1,13 @@
 //! Consent: may this tool call run now, must the user be asked, or is it refused?
 //!
-//! The batch asks `Consent::verdict_for_call` for every call, on the loop's thread; only an
-//! `Ask` or `AskEachTime` reaches the user. A bash command the danger gate
-//! (`tools/support/danger.rs`) calls catastrophic is refused in every mode; a destructive one is
-//! asked about every time, and under `--yes` runs only if opted in to by name. Pure logic (the
-//! "always" list is saved by `extras/permissions.rs`). Below it, the loop guard: the third
+//! The batch asks for every call, on the loop's thread, through `Extras::verdict_for_call`:
+//! what the arguments decide comes first there (the danger table, `extras/gate.rs`), then
+//! `Consent::verdict` here, by the tool's name; only an `Ask` or `AskEachTime` reaches the user.
+//! Pure logic (the "always" list is saved by `extras/permissions.rs`). Below it, the loop guard: the third
 //! identical call in a row is not run, the fifth ends the run. The loop asks it about each call
 //! before the batch (`Extras::repeated`); early start asks a copy while the reply streams.
 
 use crate::core::message::ToolCall;
-use crate::tools::support::danger::{self, Danger};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -56,9 +54,6 @@ pub struct Consent {
     pub plan: Plan,
     /// Tools the user allowed "always" (`extras/permissions.rs` keeps them across sessions).
     pub always: BTreeSet<String>,
-    /// Destructive commands the user opted in to by name, for `--yes`
-    /// (`CORECODER_ALLOW_DESTRUCTIVE`, `--allow-destructive`).
-    destructive_allowed: BTreeSet<String>,
 }
 
 impl Consent {
@@ -67,13 +62,7 @@ impl Consent {
             mode,
             plan: Plan::Off,
             always: BTreeSet::new(),
-            destructive_allowed: BTreeSet::new(),
         }
-    }
-
-    /// Let `--yes` run the destructive commands named (see `danger::destructive_names`).
-    pub fn allow_destructive(&mut self, names: &[String]) {
-        self.destructive_allowed.extend(names.iter().cloned());
     }
 
     /// The rules, in order: read-only tools always run; plan mode refuses the rest; then
@@ -98,47 +87,6 @@ impl Consent {
                 "Refused: {tool} can change files or run commands, and no one can approve it \
                  here (corecoder -p without --yes, or a sub-agent). Carry on with read-only \
                  tools, or say what you would run so the user can do it."
-            )),
-        }
-    }
-
-    /// `verdict` for one call with its arguments: what the danger gate finds in a bash
-    /// command comes first, whatever the mode or the "always" list say.
-    pub fn verdict_for_call(&self, tool: &str, arguments: &str) -> Verdict {
-        let verdict = self.verdict(tool);
-        if tool != "bash" || matches!(verdict, Verdict::Refuse(_)) {
-            return verdict;
-        }
-        let args: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
-        let Some(command) = args.get("command").and_then(Value::as_str) else {
-            return verdict;
-        };
-        match danger::check(command) {
-            None => verdict,
-            Some(Danger::Catastrophic(reason)) => Verdict::Refuse(danger::blocked(reason)),
-            Some(Danger::Destructive(found)) => self.destructive(&found),
-        }
-    }
-
-    /// Asked about in an interactive session; with `--yes` (interactive too: it asks nothing)
-    /// run only when every name found was opted in to.
-    fn destructive(&self, found: &[(&str, &str)]) -> Verdict {
-        let why: Vec<String> = (found.iter())
-            .map(|(name, reason)| format!("{reason} [{name}]"))
-            .collect();
-        let why = why.join("; ");
-        let missing: Vec<&str> = (found.iter())
-            .map(|(name, _)| *name)
-            .filter(|name| !self.destructive_allowed.contains(*name))
-            .collect();
-        match self.mode {
-            Mode::Ask => Verdict::AskEachTime(format!("destructive: {why}")),
-            Mode::AllowAll if missing.is_empty() => Verdict::Run,
-            _ => Verdict::Refuse(format!(
-                "Refused: {why}. This is destructive: with --yes it runs only when the user opted \
-                 in to it by name (CORECODER_ALLOW_DESTRUCTIVE={names} or --allow-destructive \
-                 {names}). Do it another way, or say what you would run so the user can decide.",
-                names = missing.join(",")
             )),
         }
     }
@@ -215,7 +163,6 @@ impl LoopGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn check(consent: &Consent, tool: &str) -> &'static str {
         name(consent.verdict(tool))
@@ -228,33 +175,6 @@ mod tests {
             Verdict::AskEachTime(_) => "ask each time",
             Verdict::Refuse(_) => "refuse",
         }
-    }
-
-    #[test]
-    fn dangerous_bash_commands_in_each_mode() {
-        let call = |consent: &Consent, command: &str| {
-            let arguments = json!({ "command": command }).to_string();
-            name(consent.verdict_for_call("bash", &arguments))
-        };
-        let mut ask = Consent::new(Mode::Ask);
-        ask.always.insert("bash".to_string());
-        assert_eq!(call(&ask, "ls"), "run");
-        assert_eq!(call(&ask, "git reset --hard"), "ask each time");
-        assert_eq!(call(&ask, "rm -rf ~"), "refuse");
-        let mut yes = Consent::new(Mode::AllowAll);
-        assert_eq!(call(&yes, "git reset --hard"), "refuse");
-        assert_eq!(call(&yes, "rm -rf /"), "refuse");
-        yes.allow_destructive(&["git-reset-hard".to_string()]);
-        assert_eq!(call(&yes, "git reset --hard"), "run");
-        assert_eq!(call(&yes, "git reset --hard; git clean -fd"), "refuse");
-        assert_eq!(call(&yes, "rm -rf /"), "refuse");
-        let sub = crate::tools::agent::sub_agent_consent(&yes);
-        assert_eq!(call(&sub, "git reset --hard"), "run");
-        assert_eq!(call(&sub, "rm -rf /"), "refuse");
-        assert_eq!(
-            call(&Consent::new(Mode::ReadOnly), "git reset --hard"),
-            "refuse"
-        );
     }
 
     #[test]

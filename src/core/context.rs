@@ -98,7 +98,7 @@ pub enum SummarySource {
 }
 
 /// Compact `history` at `tier` (and every cheaper tier). `summarise` gets the request
-/// `prompt::summary_prompt` made and returns a non-streamed model call's text, or why not.
+/// `Extras::summary_request` made and returns a non-streamed model call's text, or why not.
 pub fn compact(
     history: &mut Vec<Message>,
     tier: Tier,
@@ -160,7 +160,7 @@ fn summarise_before(
         let text = Extras::summary_without_model(old);
         (text, SummarySource::Fallback(why))
     };
-    let (text, source) = match summarise(prompt::summary_prompt(old)) {
+    let (text, source) = match summarise(Extras::summary_request(old)) {
         Ok(text) if !text.trim().is_empty() => (text, SummarySource::Model),
         Ok(_) => fallback("the model returned an empty summary".to_string()),
         Err(why) => fallback(why),
@@ -176,8 +176,8 @@ fn summarise_before(
 mod tests {
     use super::*;
     use crate::core::message::{ToolCall, repair_tool_pairs};
-    use crate::core::prompt::RENDER_TOTAL_CHARS;
     use crate::extras::calibration::Calibration;
+    use crate::extras::summary_request::RENDER_TOTAL_CHARS;
     use crate::tools::support::snip::{SNIP_MARK, SNIP_MIN_CHARS};
 
     fn calls(ids: &[&str]) -> Message {

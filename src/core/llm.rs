@@ -176,13 +176,9 @@ impl Llm {
         // A 200 that is not an event stream: a whole completion, or a page or error that fails.
         let (quirks, trace) = (&extras.quirks, extras.account.trace());
         match quirks.not_a_stream(&head.headers, &mut body, &mut start, trace, on_event) {
-            Ok(None) => {}
-            Ok(Some(Ok(reply))) => return Next::Replied(reply),
-            Ok(Some(Err(error))) => return Next::Stop(error),
-            Err(e) => {
-                let why = format!("the stream broke: {e}");
-                return Next::Retry { why, wait: None };
-            }
+            None => {}
+            Some(Ok(reply)) => return Next::Replied(reply),
+            Some(Err(error)) => return stream_failure(error, &self.config),
         }
         // The line already read goes first, as if it had never been taken out.
         let mut body = Cursor::new(start).chain(body);

@@ -4,7 +4,8 @@
 //! invariant "every tool call is answered exactly once" is checked and repaired before a request.
 
 use crate::tools::support::todos::Todo;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer, de};
+use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::path::PathBuf;
 
@@ -38,50 +39,36 @@ pub struct Message {
 
 /// One tool call, the one shape it has from the stream to the pool and back into the history:
 /// `arguments` is the raw JSON text the model streamed, parsed only when the call runs.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(from = "WireCall", into = "WireCall")]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolCall {
     pub id: String,
     pub name: String,
     pub arguments: String,
 }
 
-/// A call as chat completions (and the session log) spell it:
+/// As chat completions (and the session log) spell a call:
 /// `{"id", "type": "function", "function": {"name", "arguments"}}`.
-#[derive(Serialize, Deserialize)]
-struct WireCall {
-    id: String,
-    #[serde(rename = "type")]
-    kind: String,
-    function: WireFunction,
-}
-
-#[derive(Serialize, Deserialize)]
-struct WireFunction {
-    name: String,
-    arguments: String,
-}
-
-impl From<WireCall> for ToolCall {
-    fn from(wire: WireCall) -> ToolCall {
-        let WireFunction { name, arguments } = wire.function;
-        ToolCall {
-            id: wire.id,
-            name,
-            arguments,
-        }
+impl Serialize for ToolCall {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let function = json!({"name": self.name, "arguments": self.arguments});
+        json!({"id": self.id, "type": "function", "function": function}).serialize(serializer)
     }
 }
 
-impl From<ToolCall> for WireCall {
-    fn from(call: ToolCall) -> WireCall {
-        WireCall {
-            id: call.id,
-            kind: "function".to_string(),
-            function: WireFunction {
-                name: call.name,
-                arguments: call.arguments,
-            },
+impl<'de> Deserialize<'de> for ToolCall {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<ToolCall, D::Error> {
+        let call = Value::deserialize(deserializer)?;
+        let text = |field: &Value| field.as_str().map(str::to_string);
+        let (id, function) = (text(&call["id"]), &call["function"]);
+        match (id, text(&function["name"]), text(&function["arguments"])) {
+            (Some(id), Some(name), Some(arguments)) => Ok(ToolCall {
+                id,
+                name,
+                arguments,
+            }),
+            _ => Err(de::Error::custom(
+                "a tool call needs an id, a name and arguments",
+            )),
         }
     }
 }

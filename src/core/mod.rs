@@ -6,7 +6,7 @@ pub mod agent; // the loop, all of `impl Agent`: prompt → stream → run tools
 
 pub mod event; // what a turn hands back: the one `Event`, its `Finish`, the one `Error`
 
-pub mod prompt; // what we tell the model (system prompt, summary request), its token estimate
+pub mod prompt; // what we tell the model (system prompt, the task lines), its token estimate
 
 pub mod message; // the history types and their repair
 

@@ -1,11 +1,12 @@
 //! What we tell the model, and how big it is: the system prompt, rebuilt every round (where
-//! the model is, its tools, the rules, plan mode, the todo list); the summary's form and the
-//! request compaction (`context.rs`) sends for one; and the token estimate. It sends nothing.
+//! the model is, its tools, the rules, plan mode, the todo list); the task lines a summary
+//! (`context.rs`) always carries; and the token estimate. It sends nothing. (What the summary
+//! request says is `extras/summary_request.rs`'.)
 //! No tokenizer: a rough estimate is all compaction needs (`extras/calibration.rs` anchors it).
 
 use crate::core::consent::Plan;
 use crate::core::message::{Message, Role};
-use crate::tools::support::text::{one_line, today_utc, truncate_middle};
+use crate::tools::support::text::{one_line, today_utc};
 use crate::tools::support::todos::{self, Todo};
 use crate::tools::support::tokens::estimate_text;
 use serde_json::Value;
@@ -30,10 +31,6 @@ pub const SUMMARY_HEADER: &str = "[Summary of the earlier conversation]";
 const ORIGINAL_TASK: &str = "Original task: ";
 const LATEST_REQUEST: &str = "Latest user message: ";
 const TASK_LINE_CHARS: usize = 1_000;
-/// Caps that keep the summary request small.
-const RENDER_TOOL_CHARS: usize = 2_000;
-const RENDER_OTHER_CHARS: usize = 4_000;
-pub(crate) const RENDER_TOTAL_CHARS: usize = 100_000;
 
 /// Which agent runs the loop: the one the user talks to, or one the `agent` tool started. A
 /// sub-agent is offered no `agent` tool (so it cannot recurse) and runs its calls inline (it
@@ -81,49 +78,6 @@ pub fn system_prompt(now: &Situation) -> String {
         prompt.push_str(&format!("\nCurrent todo list:\n{list}\n"));
     }
     prompt
-}
-
-/// The request compaction sends to condense `old`: instructions, the task lines, then the
-/// messages rendered as plain text.
-pub fn summary_prompt(old: &[Message]) -> Vec<Message> {
-    let instructions = "You condense the earlier part of a coding agent's conversation so the \
-        agent can continue with less context. Keep: the user's task and its current state (what \
-        is done, what remains), file paths read or changed, decisions and their reasons, errors \
-        met and whether they were fixed. Drop command output, code listings and anything that \
-        can be read again from disk. Reply with the summary only, in plain text.";
-    let mut entries: Vec<String> = Vec::new();
-    let mut total = 0;
-    // Newest first, so the cap drops the oldest messages; the task lines keep the task.
-    for message in old.iter().rev() {
-        let entry = render(message);
-        total += entry.len();
-        if total > RENDER_TOTAL_CHARS {
-            let omitted = old.len() - entries.len();
-            entries.push(format!("[... {omitted} earlier messages omitted ...]"));
-            break;
-        }
-        entries.push(entry);
-    }
-    entries.reverse();
-    let (task, conversation) = (task_lines(old), entries.join("\n\n"));
-    let request = format!("{task}\n\nSummarise this conversation:\n\n{conversation}");
-    vec![Message::system(instructions), Message::user(&request)]
-}
-
-fn render(message: &Message) -> String {
-    let (role, cap) = match message.role {
-        Role::System => ("system", RENDER_OTHER_CHARS),
-        Role::User => ("user", RENDER_OTHER_CHARS),
-        Role::Assistant => ("assistant", RENDER_OTHER_CHARS),
-        Role::Tool => ("tool result", RENDER_TOOL_CHARS),
-    };
-    let content = message.content.as_deref().unwrap_or("");
-    let mut text = format!("[{role}] {}", truncate_middle(content, cap));
-    for call in &message.tool_calls {
-        let arguments = truncate_middle(&call.arguments, 300);
-        text.push_str(&format!("\n  called {}({arguments})", call.name));
-    }
-    text
 }
 
 /// The first user task and the latest user message, one line each, so neither is lost however

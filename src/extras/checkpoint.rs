@@ -8,11 +8,13 @@
 //! The stack lives on disk so `/undo` survives a restart: `dir/stack.json` is a JSON array of
 //! entries, oldest first, rewritten atomically after every change; each distinct file content is
 //! stored once as `dir/blobs/<hash>`, kept until `dir` is removed. It does not track what bash
-//! does to files, does not redo, and does not lock `dir` against a second process.
+//! does to files, does not redo, and does not lock `dir` against a second process. Just over
+//! 300 lines: what each call records stays beside the stack it records on.
 
-use crate::tools::support::files::{Access, write_atomic};
+use crate::tools::support::files::{Access, resolve, write_atomic};
 use crate::tools::support::text::truncate_middle;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -82,6 +84,20 @@ impl Checkpoints {
             time: now(),
         });
         self.save()
+    }
+
+    /// Remember what one allowed call may change: the file an edit or a write names; for bash
+    /// and a sub-agent, a marker (what they do to files is not tracked).
+    pub fn record_call(&mut self, name: &str, args: &Value, cwd: &Path) -> io::Result<()> {
+        let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or("");
+        match name {
+            "write_file" | "edit_file" if !text("file_path").is_empty() => {
+                self.record(&resolve(cwd, text("file_path")))
+            }
+            "bash" => self.record_bash(text("command")),
+            "agent" => self.record_bash(&format!("a sub-agent: {}", text("task"))),
+            _ => Ok(()),
+        }
     }
 
     /// Remember that bash ran `command` (its side effects are not tracked).

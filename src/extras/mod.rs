@@ -2,10 +2,10 @@
 //! it on: hooks, MCP servers, the sandbox and secret filter, sessions, checkpoints, cost, the
 //! trace, project instructions, early start of read-only calls, and trust; and what makes the
 //! agent survive real providers and sessions: the loop guard, the saved "always" permissions,
-//! the estimate calibrated on the provider's counts, the summary made without the model. This
-//! file is the seam: the one value the loop (`core/agent.rs`, `core/batch.rs`) holds, one
-//! method per step of a turn, in turn order; it never runs the loop. It is over 300 lines so
-//! that every step the loop can call is in one file, read in one place.
+//! the estimate calibrated on the provider's counts, the summary made without the model, the
+//! danger gate. This file is the seam: the value the loop (`core/agent.rs`, `core/batch.rs`)
+//! holds, one method per step of a turn, in turn order; it never runs the loop. Over 300 lines
+//! so that every step the loop can call is in one file.
 
 pub mod account;
 pub mod calibration;
@@ -13,6 +13,7 @@ pub mod checkpoint;
 pub mod cost;
 pub mod early;
 pub mod fallback_summary;
+pub mod gate;
 pub mod hooks;
 pub mod hooks_config;
 pub mod instructions;
@@ -27,14 +28,14 @@ pub mod sandbox;
 pub mod secrets;
 pub mod session;
 pub mod sha256;
+pub mod summary_request;
 pub mod trace;
 pub mod trust;
 
 use crate::core::config::Config;
-use crate::core::consent::LoopGuard;
+use crate::core::consent::{Consent, LoopGuard, Verdict};
 use crate::core::event::Event;
 use crate::core::message::{Message, Outcome, Reply, ToolCall};
-use crate::tools::support::files::resolve;
 use checkpoint::Checkpoints;
 use hooks::{HookContext, HookEvent, Hooks, PreToolDecision};
 use instructions::Instructions;
@@ -69,6 +70,8 @@ pub struct Extras {
     pub reads_running: Arc<AtomicUsize>,
     /// Read-only calls started while the last reply streamed (the main agent only).
     pub early: early::Early,
+    /// What a bash command's arguments decide before consent (the danger table).
+    pub gate: gate::Gate,
     /// Counts identical calls in a row: the third is refused, the fifth ends the run (per agent).
     guard: LoopGuard,
     /// What `/undo` can restore; `None` when nothing is tracked (sub-agents, the library default).
@@ -98,6 +101,7 @@ impl Clone for Extras {
             shell: self.shell.clone(),
             instructions: self.instructions.clone(),
             reads_running: self.reads_running.clone(),
+            gate: self.gate.clone(),
             ..Extras::default()
         }
     }
@@ -193,6 +197,11 @@ impl Extras {
         self.calibration.estimate(history)
     }
 
+    /// What compaction asks the model when it summarises `old` (`summary_request.rs`).
+    pub fn summary_request(old: &[Message]) -> Vec<Message> {
+        summary_request::summary_prompt(old)
+    }
+
     /// Compaction's summary by the model failed: one extracted from `old` instead.
     pub fn summary_without_model(old: &[Message]) -> String {
         fallback_summary::summary(old)
@@ -233,6 +242,11 @@ impl Extras {
     /// A reply is about to stream: early start judges ahead from the loop guard as it stands.
     pub fn reply_starting(&mut self) {
         self.early.reply_starting(&self.guard);
+    }
+
+    /// What the call's arguments and then consent say of it (`gate.rs`, `core/consent.rs`).
+    pub fn verdict_for_call(&self, consent: &Consent, call: &ToolCall) -> Verdict {
+        self.gate.verdict(consent, &call.name, &call.arguments)
     }
 
     /// The loop guard on one call: `Ok(Some)` is the refusal the model reads, `Err` ends the run.
@@ -302,22 +316,7 @@ impl Extras {
         };
         self.mark = Some(checkpoints.len());
         for call in allowed {
-            let args = input(call);
-            let text = |key: &str| {
-                args.get(key)
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string()
-            };
-            let recorded = match call.name.as_str() {
-                "write_file" | "edit_file" if !text("file_path").is_empty() => {
-                    checkpoints.record(&resolve(cwd, &text("file_path")))
-                }
-                "bash" => checkpoints.record_bash(&text("command")),
-                "agent" => checkpoints.record_bash(&format!("a sub-agent: {}", text("task"))),
-                _ => Ok(()),
-            };
-            if let Err(e) = recorded {
+            if let Err(e) = checkpoints.record_call(&call.name, &input(call), cwd) {
                 let notice = format!("/undo will not cover this {}: {e}", call.name);
                 on_event(Event::Notice(&notice));
             }
@@ -366,14 +365,8 @@ impl Extras {
 
     /// The batch is answered: every call and its result go to the trace.
     pub fn batch_done(&self, calls: &[ToolCall], outcomes: &[Outcome]) {
-        let Some(trace) = self.account.trace() else {
-            return;
-        };
-        for (call, outcome) in calls.iter().zip(outcomes) {
-            let (id, name, arguments) = (&call.id, &call.name, &call.arguments);
-            let result = &outcome.text;
-            let record = json!({"id": id, "name": name, "arguments": arguments, "result": result});
-            trace.record("tool", record);
+        if let Some(trace) = self.account.trace() {
+            trace.record_calls(calls, outcomes);
         }
     }
 

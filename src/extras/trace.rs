@@ -7,6 +7,7 @@
 //! The API key is never written: it travels in a header, and headers are not traced. Writing
 //! failures are ignored (a trace must never break a session).
 
+use crate::core::message::{Outcome, ToolCall};
 use serde_json::{Value, json};
 use std::fs::File;
 use std::io::{BufRead, Read, Write};
@@ -45,6 +46,16 @@ impl Trace {
         }
         if let Ok(mut file) = self.file.lock() {
             let _ = writeln!(file, "{line}");
+        }
+    }
+
+    /// A batch is answered: one `tool` line per call, with its result.
+    pub fn record_calls(&self, calls: &[ToolCall], outcomes: &[Outcome]) {
+        for (call, outcome) in calls.iter().zip(outcomes) {
+            let (id, name, arguments) = (&call.id, &call.name, &call.arguments);
+            let result = &outcome.text;
+            let record = json!({"id": id, "name": name, "arguments": arguments, "result": result});
+            self.record("tool", record);
         }
     }
 }

@@ -460,11 +460,10 @@ fn set_up_names_the_prerequisites_and_the_install_step() {
 
 // ---- The layers: what each folder may import, the core's budget, the one circle. ----
 
-/// The core: one turn, read in one sitting. Issue 18 asks for at most 2,200 non-blank lines;
-/// the core is now at 2,306, so this ceiling holds that (the core may only shrink) until
-/// the last lines are cut and it comes down to 2,200.
+/// The core: one turn, read in one sitting: at most 14 files and 2,200 non-blank lines (issue
+/// 18). A feature that needs more lines here goes to `extras/`, or pays for them in the core.
 const CORE_FILES: usize = 14;
-const CORE_LINES: usize = 2306;
+const CORE_LINES: usize = 2200;
 /// Lines a file may have above its tests unless its `//!` header says why it needs more.
 const FILE_LINES: usize = 300;
 

@@ -2,7 +2,7 @@
 //! JSON error or an HTML page (an error naming what it is). `Quirks::not_a_stream` reads the
 //! first line of every 200; an event stream goes back to the SSE reader untouched.
 
-use crate::core::event::{Error, Event};
+use crate::core::event::{Broke, Error, Event};
 use crate::core::message::Reply;
 use crate::core::sse::Parser;
 use crate::extras::provider_quirks::Quirks;
@@ -21,7 +21,8 @@ impl Quirks {
     /// A 200 whose first line (read into `start`) is not an event: its whole body is read here
     /// (to `--trace` too). A whole `chat.completion` (some servers ignore `stream: true`) is the
     /// reply; anything else fails at once with what the server said, as the same request would
-    /// get the same page. `Ok(None)` for an event stream, left to the caller.
+    /// get the same page; a read that fails is a broken stream. `None` for an event stream, left
+    /// to the caller.
     pub fn not_a_stream(
         &self,
         headers: &HeaderMap,
@@ -29,14 +30,17 @@ impl Quirks {
         start: &mut Vec<u8>,
         trace: Option<&Trace>,
         on_event: &mut dyn FnMut(Event),
-    ) -> std::io::Result<Option<Result<Reply, Error>>> {
-        *start = first_line(body)?;
+    ) -> Option<Result<Reply, Error>> {
+        *start = match first_line(body) {
+            Ok(start) => start,
+            Err(e) => return Some(Err(Error::Stream(Broke::Io(e)))),
+        };
         let content_type = headers
             .get("content-type")
             .and_then(|value| value.to_str().ok());
         let content_type = &content_type.unwrap_or("").to_ascii_lowercase();
         if is_event_stream(content_type, start) {
-            return Ok(None);
+            return None;
         }
         let text = read_whole(start, body);
         if let Some(trace) = trace {
@@ -44,7 +48,7 @@ impl Quirks {
             trace.record("not_a_stream", fields);
         }
         let reply = whole_completion(&text, on_event);
-        Ok(Some(reply.ok_or_else(|| not_a_stream(content_type, &text))))
+        Some(reply.ok_or_else(|| not_a_stream(content_type, &text)))
     }
 }
 

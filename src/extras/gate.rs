@@ -1,0 +1,112 @@
+//! The gate in front of consent: what a call's *arguments* decide before the mode and the
+//! "always" list are asked (`core/consent.rs` judges the tool by its name only). Today the
+//! danger table (`tools/support/danger.rs`): a catastrophic bash command is refused in every
+//! mode; a destructive one is asked about every time, and under `--yes` runs only when the user
+//! opted in to it by name. The batch asks it through `Extras::verdict_for_call`, on the loop's
+//! thread. It asks no one and saves nothing.
+
+use crate::core::consent::{Consent, Mode, Verdict};
+use crate::tools::support::danger::{self, Danger};
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+/// Session-wide: a sub-agent's copy of `Extras` keeps it.
+#[derive(Debug, Clone, Default)]
+pub struct Gate {
+    /// Destructive commands the user opted in to by name, for `--yes`
+    /// (`CORECODER_ALLOW_DESTRUCTIVE`, `--allow-destructive`).
+    destructive_allowed: BTreeSet<String>,
+}
+
+impl Gate {
+    /// Let `--yes` run the destructive commands named (see `danger::destructive_names`).
+    pub fn allow_destructive(&mut self, names: &[String]) {
+        self.destructive_allowed.extend(names.iter().cloned());
+    }
+
+    /// `consent.verdict(tool)`, unless the danger table says otherwise of a bash command: what
+    /// it finds comes first, whatever the mode or the "always" list say.
+    pub fn verdict(&self, consent: &Consent, tool: &str, arguments: &str) -> Verdict {
+        let verdict = consent.verdict(tool);
+        if tool != "bash" || matches!(verdict, Verdict::Refuse(_)) {
+            return verdict;
+        }
+        let args: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
+        let Some(command) = args.get("command").and_then(Value::as_str) else {
+            return verdict;
+        };
+        match danger::check(command) {
+            None => verdict,
+            Some(Danger::Catastrophic(reason)) => Verdict::Refuse(danger::blocked(reason)),
+            Some(Danger::Destructive(found)) => self.destructive(consent.mode, &found),
+        }
+    }
+
+    /// Asked about in an interactive session; with `--yes` (interactive too: it asks nothing)
+    /// run only when every name found was opted in to.
+    fn destructive(&self, mode: Mode, found: &[(&str, &str)]) -> Verdict {
+        let why: Vec<String> = (found.iter())
+            .map(|(name, reason)| format!("{reason} [{name}]"))
+            .collect();
+        let why = why.join("; ");
+        let missing: Vec<&str> = (found.iter())
+            .map(|(name, _)| *name)
+            .filter(|name| !self.destructive_allowed.contains(*name))
+            .collect();
+        match mode {
+            Mode::Ask => Verdict::AskEachTime(format!("destructive: {why}")),
+            Mode::AllowAll if missing.is_empty() => Verdict::Run,
+            _ => Verdict::Refuse(format!(
+                "Refused: {why}. This is destructive: with --yes it runs only when the user opted \
+                 in to it by name (CORECODER_ALLOW_DESTRUCTIVE={names} or --allow-destructive \
+                 {names}). Do it another way, or say what you would run so the user can decide.",
+                names = missing.join(",")
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn name(verdict: Verdict) -> &'static str {
+        match verdict {
+            Verdict::Run => "run",
+            Verdict::Ask => "ask",
+            Verdict::AskEachTime(_) => "ask each time",
+            Verdict::Refuse(_) => "refuse",
+        }
+    }
+
+    #[test]
+    fn dangerous_bash_commands_in_each_mode() {
+        let mut gate = Gate::default();
+        let call = |gate: &Gate, consent: &Consent, command: &str| {
+            let arguments = json!({ "command": command }).to_string();
+            name(gate.verdict(consent, "bash", &arguments))
+        };
+        let mut ask = Consent::new(Mode::Ask);
+        ask.always.insert("bash".to_string());
+        assert_eq!(call(&gate, &ask, "ls"), "run");
+        assert_eq!(call(&gate, &ask, "git reset --hard"), "ask each time");
+        assert_eq!(call(&gate, &ask, "rm -rf ~"), "refuse");
+        let yes = Consent::new(Mode::AllowAll);
+        assert_eq!(call(&gate, &yes, "git reset --hard"), "refuse");
+        assert_eq!(call(&gate, &yes, "rm -rf /"), "refuse");
+        gate.allow_destructive(&["git-reset-hard".to_string()]);
+        assert_eq!(call(&gate, &yes, "git reset --hard"), "run");
+        assert_eq!(
+            call(&gate, &yes, "git reset --hard; git clean -fd"),
+            "refuse"
+        );
+        assert_eq!(call(&gate, &yes, "rm -rf /"), "refuse");
+        // A sub-agent gets a copy of the session's extras, the gate with them.
+        let (sub, sub_gate) = (crate::tools::agent::sub_agent_consent(&yes), gate.clone());
+        assert_eq!(call(&sub_gate, &sub, "git reset --hard"), "run");
+        assert_eq!(call(&sub_gate, &sub, "rm -rf /"), "refuse");
+        let read_only = Consent::new(Mode::ReadOnly);
+        assert_eq!(call(&gate, &read_only, "git reset --hard"), "refuse");
+    }
+}
