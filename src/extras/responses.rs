@@ -55,9 +55,11 @@ fn push_items(input: &mut Vec<Value>, message: &Message) {
         Role::System => input.push(said("system")),
         Role::User => input.push(said("user")),
         Role::Assistant => {
-            // Another dialect's thinking blocks mean nothing here (a session resumed across).
+            // Another dialect's thinking blocks mean nothing here (a session resumed across),
+            // and reasoning must come with the item it led to (a cut-off turn may have none).
+            let led_to = !text.is_empty() || !message.tool_calls.is_empty();
             let reasoning = message.thinking.iter().filter(|item| is_reasoning(item));
-            input.extend(reasoning.cloned());
+            input.extend(reasoning.filter(|_| led_to).cloned());
             if !text.is_empty() {
                 input.push(said("assistant"));
             }
@@ -208,12 +210,15 @@ mod tests {
         assert_eq!(input[6]["call_id"], "call_2");
     }
 
-    /// An assistant turn of calls only has no empty message item.
+    /// An assistant turn of calls only has no empty message item; reasoning that led to nothing
+    /// (the output limit cut the turn) is not sent alone.
     #[test]
     fn an_assistant_turn_without_text_is_its_calls_only() {
         let mut only_calls = calls(&["c"]);
         only_calls.content = None;
-        let body = body(&[Message::user("x"), only_calls]);
+        let mut only_reasoning = Message::from_reply(&Default::default());
+        only_reasoning.thinking = vec![json!({"type": "reasoning", "encrypted_content": "e"})];
+        let body = body(&[Message::user("x"), only_calls, only_reasoning]);
         let input = body["input"].as_array().unwrap();
         assert_eq!(input.len(), 2, "{input:#?}");
         assert_eq!(input[1]["type"], "function_call");
