@@ -1,15 +1,16 @@
 //! The `corecoder` binary: parse the command line, then run one task (`-p`), the interactive
-//! session, or the offline demo.
+//! session, the offline demo, or a replay of a traced session.
 //!
 //! It reads as the run does: tune the process, parse the flags (`app/resolve.rs`), hide the
-//! secrets, run one face (`app/one_shot.rs`, `app/repl.rs`, `app/demo.rs`), exit with its code.
+//! secrets, run one face (`app/one_shot.rs`, `app/repl.rs`, `app/demo.rs`, `app/replay.rs`),
+//! exit with its code.
 //! No agent logic here.
 
 use corecoder::Error;
 use corecoder::app::flags::{Invocation, RunOptions};
 use corecoder::app::help::HELP;
 use corecoder::app::terminal::{Display, Show};
-use corecoder::app::{demo, one_shot, process, repl, resolve};
+use corecoder::app::{demo, one_shot, process, repl, replay, resolve};
 use corecoder::tools::support::net;
 use std::io::Write;
 
@@ -37,7 +38,7 @@ fn main() {
                 Ok(code) => code,
                 Err(e) => {
                     say(&format!("corecoder: {e}"));
-                    e.exit_code()
+                    process::exit_code(&e)
                 }
             }
         }
@@ -45,8 +46,12 @@ fn main() {
     std::process::exit(code);
 }
 
-/// Which face runs: the offline demo, one task (`-p`), or the interactive session.
+/// Which face runs: a replay, the offline demo, one task (`-p`), or the interactive session.
 fn run(options: RunOptions) -> Result<i32, Error> {
+    // A replay needs no key: its model is the trace, served on loopback.
+    if let Some(replaying) = options.replay.clone() {
+        return replay::run(options, &replaying);
+    }
     // Local servers (Ollama, llama.cpp, vLLM on this machine) usually need no key.
     let keyless = options.config.api_key.is_none() && !net::is_loopback(&options.config.base_url);
     if options.demo || (keyless && options.prompt.is_none()) {
@@ -57,7 +62,7 @@ fn run(options: RunOptions) -> Result<i32, Error> {
                  so here is the offline demo. See corecoder --help to use a real model.",
             );
         }
-        let finish = demo::run(&mut |event| display.show(event))?;
+        let finish = demo::run(options.trace.as_deref(), &mut |event| display.show(event))?;
         return Ok(display.finish(&finish));
     }
     if keyless {

@@ -5,30 +5,32 @@
 //! ordinary `Llm` + `Agent` fix a bug in a throwaway project and run its test. Nothing is
 //! faked on the client side; the model is the only thing scripted. No key, no network.
 //!
-//! `start_scripted_model` is the same server for any script of `Turn`s; the programs in
-//! `examples/` use it with `tool_calls` and `text` to run offline. It understands no more of a
-//! request than its latest user message, which picks the reply.
+//! `start_scripted_model` is the same model (`scripted_model.rs`) for any script of `Turn`s;
+//! the programs in `examples/` use it with `tool_calls` and `text` to run offline. It
+//! understands no more of a request than its latest user message, which picks the reply.
 
+use crate::app::scripted_model::{ScriptedModel, start_model};
 use crate::core::agent::Agent;
-use crate::core::config::Config;
 use crate::core::consent::{Consent, Mode};
 use crate::core::event::Error;
 use crate::core::event::Event;
 use crate::core::event::Finish;
 use crate::core::llm::Llm;
+use crate::extras::account::Account;
+use crate::extras::trace::Trace;
+use crate::extras::trace::replay::Answer;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 const CALC: &str = "# calc.sh: a tiny calculator library\nadd() {\n    echo $(( $1 - $2 ))\n}\n";
+const TASK: &str = "Fix the bug in calc.sh and make test_calc.sh pass.";
 const TEST: &str = "#!/bin/sh\n. ./calc.sh\nresult=$(add 2 3)\nif [ \"$result\" = 5 ]; then\n    echo \"ok: add 2 3 = 5\"\nelse\n    echo \"FAIL: add 2 3 = $result, expected 5\"\n    exit 1\nfi\n";
 
-pub fn run(on_event: &mut dyn FnMut(Event)) -> Result<Finish, Error> {
+/// The demo, with `--trace FILE` written to `trace` when given.
+pub fn run(trace: Option<&Path>, on_event: &mut dyn FnMut(Event)) -> Result<Finish, Error> {
     let project = make_project()?;
     let script: Vec<Turn> = script().into_iter().map(Turn::next).collect();
     let rounds = script.len() as u32;
@@ -45,12 +47,14 @@ pub fn run(on_event: &mut dyn FnMut(Event)) -> Result<Finish, Error> {
         Consent::new(Mode::AllowAll),
     );
     agent.max_rounds = rounds;
+    if let Some(path) = trace {
+        let trace = Trace::create(path, &model.config(), &project).map_err(io_error)?;
+        agent.extras.account = Account::default().with_trace(trace);
+        agent.extras.account.trace_task(TASK, agent.consent.plan);
+    }
     // Ctrl+C stops the demo the way it stops a real task (docs/walkthrough.md steps through it).
     crate::app::process::watch_ctrl_c(agent.cancel.clone())?;
-    let finish = agent.run(
-        "Fix the bug in calc.sh and make test_calc.sh pass.",
-        on_event,
-    );
+    let finish = agent.run(TASK, on_event);
     drop(model);
     let _ = std::fs::remove_dir_all(&project);
     finish
@@ -82,52 +86,12 @@ impl Turn {
     }
 }
 
-/// A scripted model serving on 127.0.0.1 until dropped; dropping it stops and joins its thread.
-pub struct ScriptedModel {
-    /// The base URL to put in `Config::base_url`.
-    pub url: String,
-    address: SocketAddr,
-    stop: Arc<AtomicBool>,
-    server: Option<JoinHandle<()>>,
-}
-
 /// Start a scripted model on a free loopback port. A request that no turn matches gets a 400
 /// naming it, so a script that runs short fails at once instead of hanging.
-pub fn start_scripted_model(script: Vec<Turn>) -> Result<ScriptedModel, Error> {
-    let listener = TcpListener::bind("127.0.0.1:0").map_err(io_error)?;
-    let address = listener.local_addr().map_err(io_error)?;
-    let stop = Arc::new(AtomicBool::new(false));
-    let stopped = stop.clone();
-    let server = std::thread::spawn(move || serve(&listener, script, &stopped));
-    Ok(ScriptedModel {
-        url: format!("http://{address}/v1"),
-        address,
-        stop,
-        server: Some(server),
-    })
-}
-
-impl ScriptedModel {
-    /// A `Config` pointing at this model (the key is a placeholder; nothing checks it).
-    pub fn config(&self) -> Config {
-        Config {
-            api_key: Some("demo".to_string()),
-            base_url: self.url.clone(),
-            model: "scripted-demo".to_string(),
-            ..Config::default()
-        }
-    }
-}
-
-impl Drop for ScriptedModel {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        // One more connection wakes the server from `accept`, so it sees the flag and returns.
-        let _ = TcpStream::connect(self.address);
-        if let Some(server) = self.server.take() {
-            let _ = server.join();
-        }
-    }
+pub fn start_scripted_model(mut script: Vec<Turn>) -> Result<ScriptedModel, Error> {
+    // A short pause after each event, so the demo visibly streams.
+    let pause = Duration::from_millis(8);
+    start_model(pause, Box::new(move |body| next_turn(&mut script, body)))
 }
 
 fn make_project() -> Result<PathBuf, Error> {
@@ -136,8 +100,14 @@ fn make_project() -> Result<PathBuf, Error> {
         .map_or(0, |d| d.as_nanos());
     let dir = std::env::temp_dir().join(format!("corecoder-demo-{}-{stamp}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(io_error)?;
-    std::fs::write(dir.join("calc.sh"), CALC).map_err(io_error)?;
-    std::fs::write(dir.join("test_calc.sh"), TEST).map_err(io_error)?;
+    // One modification time for both: `glob` (newest first) then lists them by name, the same
+    // in every run, and in a replay of the demo's trace.
+    let now = std::time::SystemTime::now();
+    for (name, text) in [("calc.sh", CALC), ("test_calc.sh", TEST)] {
+        std::fs::write(dir.join(name), text).map_err(io_error)?;
+        let file = std::fs::File::options().write(true).open(dir.join(name));
+        file.and_then(|f| f.set_modified(now)).map_err(io_error)?;
+    }
     Ok(dir)
 }
 
@@ -210,60 +180,20 @@ fn chunk(delta: Value, finish_reason: Option<&str>) -> String {
     format!("data: {chunk}\n\n")
 }
 
-/// Answer one request per connection with the turn it matches, until `stop` is set.
-fn serve(listener: &TcpListener, mut script: Vec<Turn>, stop: &AtomicBool) {
-    for connection in listener.incoming() {
-        if stop.load(Ordering::Relaxed) {
-            return;
-        }
-        let Ok(mut stream) = connection else {
-            continue;
-        };
-        let Ok(body) = read_request(&mut stream) else {
-            continue;
-        };
-        let task = latest_user_message(&body);
-        let (status, kind, body) = match script.iter().position(|t| task.contains(&t.when)) {
-            Some(at) => ("200 OK", "text/event-stream", script.remove(at).stream),
-            None => {
-                let message = format!("the script has no reply for: {task}");
-                let error = json!({"error": {"message": message}});
-                ("400 Bad Request", "application/json", error.to_string())
+/// The first turn, in script order, that the request's latest user message matches.
+fn next_turn(script: &mut Vec<Turn>, body: &[u8]) -> Answer {
+    let task = latest_user_message(body);
+    match script.iter().position(|t| task.contains(&t.when)) {
+        Some(at) => Answer::Stream(script.remove(at).stream.lines().map(String::from).collect()),
+        None => {
+            let message = format!("the script has no reply for: {task}");
+            Answer::Whole {
+                status: 400,
+                content_type: "application/json".to_string(),
+                body: json!({"error": {"message": message}}).to_string(),
             }
-        };
-        let head =
-            format!("HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nConnection: close\r\n\r\n");
-        let _ = stream.write_all(head.as_bytes());
-        // A short pause between chunks, so the demo visibly streams.
-        for event in body.split_inclusive("\n\n") {
-            let _ = stream.write_all(event.as_bytes());
-            std::thread::sleep(Duration::from_millis(8));
         }
     }
-}
-
-/// The request line and headers, then the `Content-Length` body, which is returned.
-fn read_request(stream: &mut TcpStream) -> std::io::Result<Vec<u8>> {
-    let mut reader = BufReader::new(stream);
-    let mut length = 0;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line)? == 0 {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = line.split_once(':')
-            && name.eq_ignore_ascii_case("content-length")
-        {
-            length = value.trim().parse().unwrap_or(0);
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body)?;
-    Ok(body)
 }
 
 /// The task a request is about: the content of its last `user` message.

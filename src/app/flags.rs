@@ -9,6 +9,7 @@ use crate::app::variables::{config_from, dollars, number};
 use crate::core::config::Config;
 use crate::core::event::Error;
 use crate::extras::sandbox::{Sandbox, ShellSafety};
+use crate::extras::trace::replay::OnDivergence;
 use crate::extras::trust::Project;
 use crate::tools::support::text::comma_list;
 use std::collections::HashMap;
@@ -40,6 +41,8 @@ pub struct RunOptions {
     pub output: OutputFormat,
     /// `--trace FILE`: requests, stream lines and tool calls as JSON lines.
     pub trace: Option<PathBuf>,
+    /// `--replay FILE` (and `--replay-loose`): run a traced session again, offline.
+    pub replay: Option<Replay>,
     /// `--sandbox` and `CORECODER_ENV_ALLOW`, for the bash tool.
     pub shell: ShellSafety,
     /// Destructive commands `--yes` may run, by name (`--allow-destructive`).
@@ -58,6 +61,13 @@ pub enum OutputFormat {
     Text,
     Json,
     StreamJson,
+}
+
+/// `--replay FILE`: the trace to run again, and whether to go on past a difference.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Replay {
+    pub file: PathBuf,
+    pub on_divergence: OnDivergence,
 }
 
 /// Which earlier session to continue.
@@ -109,6 +119,7 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
         model_from_flag: false,
         output: OutputFormat::Text,
         trace: None,
+        replay: None,
         shell: ShellSafety::from_env(env).map_err(Error::Usage)?,
         allow_destructive: destructive_names("CORECODER_ALLOW_DESTRUCTIVE", env)?,
         trust_project: false,
@@ -119,6 +130,7 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
     let mut url_from = (["OPENAI_BASE_URL", "CORECODER_BASE_URL"].iter())
         .find(|name| env.get(**name).is_some_and(|v| !v.trim().is_empty()))
         .map_or("the default base URL", |name| *name);
+    let (mut replay, mut loose) = (None, false);
     let mut parser = lexopt::Parser::from_args(args);
     while let Some(arg) = parser.next().map_err(usage)? {
         match arg {
@@ -156,6 +168,8 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
             Long("demo") => run.demo = true,
             Long("trust-project") => run.trust_project = true,
             Long("trace") => run.trace = Some(PathBuf::from(text_value(&mut parser, "--trace")?)),
+            Long("replay") => replay = Some(PathBuf::from(text_value(&mut parser, "--replay")?)),
+            Long("replay-loose") => loose = true,
             Long("max-cost") => {
                 let text = text_value(&mut parser, "--max-cost")?;
                 config.max_cost = Some(dollars("--max-cost", &text)?);
@@ -186,6 +200,7 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
     }
     check_base_url(&config.base_url, url_from)?;
     run.config = config;
+    run.replay = replay_of(replay, loose)?;
     check_run(&run)?;
     Ok(Invocation::Run(Box::new(run)))
 }
@@ -204,14 +219,36 @@ fn check_base_url(url: &str, from: &str) -> Result<(), Error> {
     }
 }
 
+/// `--replay FILE`, stopping at a difference unless `--replay-loose` came too (alone it is a
+/// usage error: it would replay nothing).
+fn replay_of(file: Option<PathBuf>, loose: bool) -> Result<Option<Replay>, Error> {
+    let on_divergence = match loose {
+        true => OnDivergence::GoOn,
+        false => OnDivergence::Stop,
+    };
+    match file {
+        Some(file) => Ok(Some(Replay {
+            file,
+            on_divergence,
+        })),
+        None if loose => Err(Error::Usage(
+            "--replay-loose works only with --replay FILE".to_string(),
+        )),
+        None => Ok(None),
+    }
+}
+
 /// Combinations of flags that would do nothing useful, or spend money on nothing.
 fn check_run(run: &RunOptions) -> Result<(), Error> {
+    let replaying = run.replay.is_some();
     let why = if run.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
         "-p: the task is empty (give it as -p \"TEXT\", or -p - to read it from stdin)"
     } else if run.max_rounds == 0 {
         "--max-rounds: must be at least 1"
-    } else if run.output != OutputFormat::Text && run.prompt.is_none() {
-        "--output-format works only with -p (the interactive session prints for a person)"
+    } else if run.output != OutputFormat::Text && (run.prompt.is_none() || replaying) {
+        "--output-format works only with -p, and not with --replay"
+    } else if replaying && (run.demo || run.resume.is_some()) {
+        "--replay starts from the trace: not with --demo, -r or -c"
     } else {
         return Ok(());
     };
@@ -335,6 +372,25 @@ mod tests {
             &[("CORECODER_ADD_DIR", "/"), ("CORECODER_ADD_DIRS", "/")],
         );
         assert!(run.shell.added_dirs.is_empty());
+    }
+
+    #[test]
+    fn replay_loose_goes_with_replay_in_either_order() {
+        let want = |on_divergence| {
+            let file = PathBuf::from("t.jsonl");
+            Some(Replay {
+                file,
+                on_divergence,
+            })
+        };
+        assert_eq!(
+            run_options(&["--replay", "t.jsonl"], &[]).replay,
+            want(OnDivergence::Stop)
+        );
+        let loose = run_options(&["--replay-loose", "--replay", "t.jsonl"], &[]);
+        assert_eq!(loose.replay, want(OnDivergence::GoOn));
+        let err = check(&["--replay-loose"], &[]).unwrap_err();
+        assert!(err.contains("--replay FILE"), "{err}");
     }
 
     #[test]

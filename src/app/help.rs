@@ -18,6 +18,15 @@ Usage: corecoder [OPTIONS]
       --max-cost USD    stop before a request once this much is spent [env CORECODER_MAX_COST]
       --output-format F with -p: text (default), json (one object at the end) or stream-json
       --trace FILE      write every request, stream line and tool call to FILE as JSON lines
+                        (after a header: version, dialect, model; never the API key)
+      --replay FILE     run a session recorded with --trace again, offline and without a key:
+                        its replies are served on 127.0.0.1, the tools run here. The recorded
+                        tasks run in order, as with -p (mutating tools only with --yes, which a
+                        replay does not imply); -p TEXT runs TEXT instead. Each request is
+                        compared with the recorded one: the first difference (message, field,
+                        both sides) stops the replay (exit 7); the report says how many rounds
+                        matched. Never opens the interactive session
+      --replay-loose    with --replay: report the differences and go on past them
   -r, --resume ID       continue a saved session (see /sessions)
   -c, --continue        continue the most recent session started in this directory
       --sandbox MODE    where bash, write_file and edit_file may write: off (default),
@@ -58,5 +67,5 @@ Files in ~/.corecoder (private to you): sessions/ (every run, for -r and -c), ch
 
 Exit codes: 0 done, 1 API failure, 2 usage error, 3 round cap reached, 4 budget spent,
 5 stopped for repeating the same call, 6 answer cut off at the output token limit,
-130 interrupted, 141 the output was closed (e.g. piped into head).
+7 a --replay left its trace, 130 interrupted, 141 the output was closed (e.g. piped into head).
 ";

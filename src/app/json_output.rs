@@ -6,12 +6,14 @@
 //! nothing about the conversation.
 
 use crate::app::flags::OutputFormat;
+use crate::app::process;
 use crate::core::agent::Agent;
 use crate::core::event::Error;
 use crate::core::event::Finish;
 use crate::core::event::{Event, ResultKind};
 use crate::core::message::Usage;
 use crate::extras::account::Account;
+use crate::extras::cost::ledger::cache_hit_rate;
 use serde_json::{Value, json};
 use std::io::Write;
 use std::time::Instant;
@@ -55,7 +57,7 @@ pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
         Err(Error::Budget(why)) => ("error_budget", why.clone(), 4),
         Err(Error::Looping(why)) => ("error_loop", why.clone(), 5),
         Err(Error::Interrupted) => ("interrupted", "interrupted".to_string(), 130),
-        Err(e) => ("error_api", e.to_string(), e.exit_code()),
+        Err(e) => ("error_api", e.to_string(), process::exit_code(e)),
     };
     let usage = agent.extras.account.usage();
     let (cost, cost_unknown_reason) = cost_json(&agent.extras.account);
@@ -66,6 +68,7 @@ pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
         "result": text,
         "session_id": session_id,
         "num_rounds": agent.rounds_used,
+        "history_rewrites": agent.extras.rewrites,
         "duration_ms": started.elapsed().as_millis() as u64,
         "usage": usage_json(&usage),
         "total_cost_usd": cost,
@@ -116,9 +119,10 @@ fn cost_json(account: &Account) -> (Value, Value) {
     }
 }
 
+/// `cache_hit_rate` is cached ÷ input tokens, from 0 to 1, `null` before any input token.
 fn usage_json(usage: &Usage) -> Value {
     json!({"input_tokens": usage.prompt_tokens, "output_tokens": usage.completion_tokens,
-        "cached_input_tokens": usage.cached_tokens})
+        "cached_input_tokens": usage.cached_tokens, "cache_hit_rate": cache_hit_rate(usage)})
 }
 
 /// A whole line at once, flushed, so a reader never sees half an event. False if stdout is

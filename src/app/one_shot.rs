@@ -27,6 +27,7 @@ pub fn run(options: RunOptions, prompt: &str) -> Result<i32, Error> {
     for note in notes {
         display.note(&note);
     }
+    agent.extras.account.trace_task(&task, agent.consent.plan);
     if options.output != OutputFormat::Text {
         return Ok(json_output::run(&mut agent, &task, options.output));
     }

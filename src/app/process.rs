@@ -4,7 +4,8 @@
 //! `main.rs` calls the first two while it is the only thread, and each face registers
 //! `watch_ctrl_c` once its agent exists. The library never calls these (they are process-wide,
 //! and an embedding program owns its process). Why one arena is in DESIGN.md ("One malloc
-//! arena"); what hiding secrets closes is in `extras/secrets.rs`.
+//! arena"); what hiding secrets closes is in `extras/secrets.rs`. Last, the exit code an error
+//! ends the process with.
 
 use crate::app::flags::RunOptions;
 use crate::core::event::Error;
@@ -38,4 +39,16 @@ pub fn watch_ctrl_c(flag: Arc<AtomicBool>) -> Result<(), Error> {
     signal_hook::flag::register_conditional_shutdown(SIGINT, 130, flag.clone()).map_err(failed)?;
     signal_hook::flag::register(SIGINT, flag).map_err(failed)?;
     Ok(())
+}
+
+/// The process exit code for an error that ended the run (the `Error` variants say which).
+pub fn exit_code(error: &Error) -> i32 {
+    match error {
+        Error::Usage(_) => 2,
+        Error::Api(_) | Error::ContextTooLong(_) | Error::Refused(_) | Error::Io(_) => 1,
+        Error::Stream(_) => 1,
+        Error::Budget(_) => 4,
+        Error::Looping(_) => 5,
+        Error::Interrupted => 130,
+    }
 }

@@ -168,6 +168,7 @@ fn approve_or(agent: &mut Agent, display: &Display, task: String) -> String {
 }
 
 fn turn(agent: &mut Agent, display: &Display, editor: &mut DefaultEditor, task: &str) {
+    agent.extras.account.trace_task(task, agent.consent.plan);
     let mut ask = |name: &str, summary: &str| ask(editor, display, name, summary);
     let result = display
         .spinner

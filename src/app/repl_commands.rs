@@ -17,7 +17,7 @@ const HELP: &str = "\
 Type a task and press Enter. End a line with \\ to continue on the next one.
   /help             this list
   /model [NAME]     show or switch the model
-  /tokens           tokens used so far
+  /tokens           tokens and dollars so far (cached tokens, hit rate)
   /plan             toggle plan mode (read-only; type `approve` to carry the plan out)
   /reset            forget the conversation
   /undo             put back the last file change made by a tool

@@ -101,7 +101,7 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
     let mut account = Account::default().with_prices(prices);
     account.check_budget_can_be_kept(llm.config(), &home.join("pricing.json"))?;
     if let Some(path) = &options.trace {
-        let trace = Trace::create(path)
+        let trace = Trace::create(path, llm.config(), &cwd)
             .map_err(|e| Error::Usage(format!("--trace: cannot write {}: {e}", path.display())))?;
         if repaired > 0 {
             trace.record("repair", json!({"changed": repaired, "at": "resume"}));
@@ -120,7 +120,9 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
     notes.extend(options.project.notes.iter().cloned());
     notes.extend(options.project.skipped_line());
     notes.extend(load_extensions(&mut agent, &home, &options.project));
-    agent.resume(history);
+    if !history.is_empty() {
+        agent.resume(history);
+    }
     let log = match &resumed {
         Some(id) => SessionLog::reopen(&sessions, id),
         None => SessionLog::create(&sessions, &header)

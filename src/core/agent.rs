@@ -1,19 +1,17 @@
-//! The agent loop: build prompt → stream → run tools → append results → repeat.
-//!
-//! `Agent::run_loop` is the loop, to read top to bottom and step through; `run_task` wraps it for
-//! one task; the steps follow in the order it calls them, then what callers use between turns.
-//! The agent owns the history, the working directory and the todo list; every optional feature
-//! is reached through `extras` (`extras/mod.rs`). It talks no HTTP and runs no tool itself.
+//! The agent loop: build prompt → stream → run tools → append results → repeat. `run_loop` is
+//! the loop, to read top to bottom and step through; `run_task` wraps it for one task; the steps
+//! follow in the order it calls them, then what callers use between turns. The agent owns the
+//! history, the working directory and the todo list; every optional feature is reached through
+//! `extras` (`extras/mod.rs`). It talks no HTTP and runs no tool itself.
 
-use crate::core::batch::{self, Batch, Ruling};
+use crate::core::batch::{self, Batch};
 use crate::core::consent::{Answer, Consent};
 use crate::core::context::{self, Report, Tier};
-use crate::core::dispatch;
-use crate::core::dispatch::Pool;
+use crate::core::dispatch::{self, Pool};
 use crate::core::event::{Error, Event, Finish};
 use crate::core::llm::Llm;
-use crate::core::message::{self, Effect, Message, Outcome, Reply, ToolCall};
-use crate::core::prompt::{self, AgentKind, Situation};
+use crate::core::message::{self, Effect, Message, Reply, Role, ToolCall};
+use crate::core::prompt::{self, AgentKind};
 use crate::extras::Extras;
 use crate::tools::ToolContext;
 use crate::tools::support::todos::Todo;
@@ -42,7 +40,7 @@ pub struct Agent {
     /// `history[0]` is the system prompt, rebuilt every round.
     history: Vec<Message>,
     todos: Vec<Todo>,
-    /// Started on the first batch of several calls; sub-agents run their calls inline.
+    /// Started with the first task; a sub-agent runs its calls inline (it runs on a worker).
     pool: Option<Pool>,
 }
 
@@ -78,10 +76,10 @@ impl Agent {
     ) -> Result<Finish, Error> {
         self.cancel.store(false, Ordering::Relaxed);
         // A UserPromptSubmit hook may refuse the task before it joins the history.
-        (self.extras)
-            .task_submitted(&self.cwd, task, on_event)
-            .map_err(Error::Refused)?;
-        self.push(Message::user(task));
+        let submitted = self.extras.task_submitted(&self.cwd, task, on_event);
+        submitted.map_err(Error::Refused)?;
+        let task = self.with_state_note(Message::user(task));
+        self.push(task);
         let finish = self.run_loop(on_event, ask);
         self.extras.task_ended(&self.cwd, on_event);
         finish
@@ -93,8 +91,11 @@ impl Agent {
         ask: &mut dyn FnMut(&str, &str) -> Answer,
     ) -> Result<Finish, Error> {
         let tools = [dispatch::schemas(self.kind), self.extras.tool_schemas()].concat();
+        if self.kind == AgentKind::Main {
+            self.pool.get_or_insert_with(Pool::new);
+        }
         for round in 1..=self.max_rounds {
-            // 1. A fresh system prompt: the cwd, todos, plan mode or AGENTS.md may have changed.
+            // 1. The system prompt: the session as it started, the same bytes every round.
             self.history[0] = self.system_prompt(&tools);
             // 2. Never send a history the provider would reject (a call left unanswered).
             let repairs = message::repair_tool_pairs(&mut self.history);
@@ -135,9 +136,16 @@ impl Agent {
                     return Err(Error::Looping(why));
                 }
             };
-            let outcomes = self.run_tools(&calls, rulings, on_event, ask);
+            let batch = Batch {
+                ctx: self.tool_context(),
+                consent: &mut self.consent,
+                extras: &mut self.extras,
+                pool: self.pool.as_ref(),
+            };
+            let outcomes = batch.run(&calls, rulings, on_event, ask);
+            let mut results = Vec::with_capacity(calls.len());
             for (call, outcome) in calls.iter().zip(outcomes) {
-                self.push(Message::tool_result(&call.id, &outcome.text));
+                results.push(Message::tool_result(&call.id, &outcome.text));
                 // In call order, so a batch ends where the same calls one after another would.
                 match outcome.effect {
                     Effect::None => {}
@@ -145,6 +153,9 @@ impl Agent {
                     Effect::SetTodos(todos) => self.todos = todos,
                 }
             }
+            // What the batch changed (a `cd`, the todo list) is told at the end of its last result.
+            let last = results.pop().map(|last| self.with_state_note(last));
+            results.into_iter().chain(last).for_each(|m| self.push(m));
             if self.cancel.load(Ordering::Relaxed) {
                 return Err(Error::Interrupted);
             }
@@ -159,25 +170,40 @@ impl Agent {
     }
 
     fn system_prompt(&mut self, tools: &[Value]) -> Message {
-        let instructions = self.extras.project_instructions(&self.cwd);
-        Message::system(&prompt::system_prompt(&Situation {
-            cwd: &self.cwd,
-            tools,
-            kind: self.kind,
-            plan: self.consent.plan,
-            todos: &self.todos,
-            instructions: &instructions,
-        }))
+        let start = (self.extras).situation_at_start(&self.cwd, self.consent.plan, &self.todos);
+        Message::system(&prompt::system_prompt(start, tools, self.kind))
     }
 
-    /// Shrink the history at `tier` and tell the user when anything changed (`context.rs`).
+    /// What changed since the model was last told (`extras/state_notes.rs`), at the end of
+    /// `message`, the next to join the history: no byte already sent moves.
+    fn with_state_note(&mut self, mut message: Message) -> Message {
+        let note = (self.extras).state_note(&self.cwd, self.consent.plan, &self.todos);
+        if let (Some(note), Some(text)) = (note, &mut message.content) {
+            text.push_str(&note);
+        }
+        message
+    }
+
+    /// Shrink the history at `tier` and tell the user when anything changed (`context.rs`). The
+    /// notes may be gone with it: the last message tells them again if it is not sent yet.
     pub fn compact(&mut self, tier: Tier, on_event: &mut dyn FnMut(Event)) -> Report {
-        let (history, llm, cancel) = (&mut self.history, &self.llm, &self.cancel);
-        context::compact_and_tell(history, llm, &mut self.extras, cancel, tier, on_event)
+        let (history, llm, extras, cancel) =
+            (&mut self.history, &self.llm, &mut self.extras, &self.cancel);
+        let report = context::compact_and_tell(history, llm, extras, cancel, tier, on_event);
+        if report.after < report.before {
+            self.extras.notes_lost(&self.history);
+            let unsent = |m: &mut Message| matches!(m.role, Role::User | Role::Tool);
+            if let Some(last) = self.history.pop_if(unsent) {
+                let last = self.with_state_note(last);
+                self.history.push(last);
+            }
+            self.extras.rewritten(&self.history);
+        }
+        report
     }
 
     /// Stream one reply. A prompt the provider calls too long is compacted one tier harder and
-    /// sent once more; if nothing shrank, the same bytes again would get the same answer.
+    /// sent once more (if nothing shrank, the same bytes would get the same answer).
     fn ask_model(
         &mut self,
         tools: &[Value],
@@ -205,10 +231,8 @@ impl Agent {
         on_event: &mut dyn FnMut(Event),
     ) -> Result<Reply, Error> {
         let (ctx, mut partial) = (self.tool_context(), String::new());
-        let early_start = self.kind == AgentKind::Main && self.extras.may_start_early();
-        let pool = early_start.then(|| &*self.pool.get_or_insert_with(Pool::new));
-        self.extras.reply_starting();
-        let mut early = std::mem::take(&mut self.extras.early);
+        let pool = self.pool.as_ref().filter(|_| self.extras.may_start_early());
+        let mut early = self.extras.reply_starting();
         let mut forward = |event: Event| {
             match event {
                 Event::Text(text) => partial.push_str(text),
@@ -216,42 +240,17 @@ impl Agent {
                 Event::Retry { .. } | Event::Fallback { .. } => partial.clear(),
                 _ => {}
             }
-            if let Some(pool) = pool {
-                let start = |call: &ToolCall| pool.start(call, &ctx);
-                early.streamed(&event, &ctx.consent, &ctx.extras.mcp, &start);
-            }
+            let start = |call: &ToolCall| pool.map(|pool| pool.start(call, &ctx));
+            early.streamed(&event, &ctx.consent, &ctx.extras.mcp, &start);
             on_event(event);
         };
         let (llm, history, extras, cancel) = (&self.llm, &self.history, &self.extras, &self.cancel);
         let streamed = llm.stream(history, tools, extras, cancel, &mut forward);
         self.extras.early = early;
-        match streamed {
-            Err(Error::Interrupted) if !partial.is_empty() => {
-                self.push(Message::assistant(&format!("{partial}\n[interrupted]")));
-                Err(Error::Interrupted)
-            }
-            streamed => streamed,
+        if matches!(streamed, Err(Error::Interrupted)) && !partial.is_empty() {
+            self.push(Message::assistant(&format!("{partial}\n[interrupted]")));
         }
-    }
-
-    /// One reply's calls (`batch.rs`); a sub-agent already runs on a pool worker: inline.
-    fn run_tools(
-        &mut self,
-        calls: &[ToolCall],
-        rulings: Vec<Ruling>,
-        on_event: &mut dyn FnMut(Event),
-        ask: &mut dyn FnMut(&str, &str) -> Answer,
-    ) -> Vec<Outcome> {
-        if self.kind == AgentKind::Main && calls.len() > 1 {
-            self.pool.get_or_insert_with(Pool::new);
-        }
-        let batch = Batch {
-            ctx: self.tool_context(),
-            consent: &mut self.consent,
-            extras: &mut self.extras,
-            pool: self.pool.as_ref(),
-        };
-        batch.run(calls, rulings, on_event, ask)
+        streamed
     }
 
     fn tool_context(&self) -> ToolContext {
@@ -265,7 +264,6 @@ impl Agent {
     }
 
     // Between turns: what the binary, the REPL and embedding programs call.
-
     pub fn history(&self) -> &[Message] {
         &self.history
     }
@@ -289,12 +287,14 @@ impl Agent {
     pub fn reset(&mut self) {
         self.history.truncate(1);
         self.todos.clear();
+        self.extras.notes_lost(&self.history);
         self.extras.rewritten(&self.history);
     }
 
-    /// Continue an earlier conversation (already repaired by `session::load`).
+    /// Continue an earlier conversation (repaired by `session::load`); the next note says where.
     pub fn resume(&mut self, messages: Vec<Message>) {
         self.history.truncate(1);
         self.history.extend(messages);
+        self.extras.notes_lost(&self.history);
     }
 }

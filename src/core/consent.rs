@@ -125,16 +125,6 @@ pub enum Repeat {
     Stop(String),
 }
 
-impl Repeat {
-    pub fn ruling(self) -> Result<Option<String>, String> {
-        match self {
-            Repeat::Fine => Ok(None),
-            Repeat::Refuse(text) => Ok(Some(text)),
-            Repeat::Stop(why) => Err(why),
-        }
-    }
-}
-
 impl LoopGuard {
     pub fn judge(&mut self, call: &ToolCall) -> Repeat {
         let (name, arguments) = (&call.name, &call.arguments);

@@ -18,6 +18,10 @@ use std::sync::atomic::AtomicBool;
 const SUMMARISE_KEEPS: usize = 6;
 const COLLAPSE_KEEPS: usize = 2;
 
+/// Where a compaction stops: well below the first tier, so the next one (each is a break of
+/// the provider's prompt cache) waits until the history has grown again, not one round.
+const GOAL_PERCENT: usize = 35;
+
 /// Caps what a summary, however it was made, may take of the window.
 const SUMMARY_MAX_CHARS: usize = 12_000;
 
@@ -51,8 +55,9 @@ pub fn harder(tier: Option<Tier>) -> Tier {
     }
 }
 
-/// Compact at `tier` and tell the user when anything changed. The summary is a model call of
-/// its own, counted in the cost like any other; a log records the new history whole.
+/// Compact at `tier`, and a snip that leaves more than `GOAL_PERCENT` of the window goes on to
+/// a summary; then tell the user when anything changed. The summary is a model call of
+/// its own, counted in the cost like any other. (The caller has the log record the history.)
 pub fn compact_and_tell(
     history: &mut Vec<Message>,
     llm: &Llm,
@@ -61,15 +66,24 @@ pub fn compact_and_tell(
     tier: Tier,
     on_event: &mut dyn FnMut(Event),
 ) -> Report {
+    let window = extras.quirks.context_limit(llm.config());
+    let goal = (window > 0).then(|| window * GOAL_PERCENT / 100);
     // `stream` without tools, collected, so retries and cost still apply.
     let mut summarise = |prompt: Vec<Message>| {
         let reply = llm.stream(&prompt, &[], extras, cancel, &mut |_| {});
         reply.map(|reply| reply.text).map_err(|e| e.to_string())
     };
-    let report = compact(history, tier, &mut summarise);
+    let (mut tier, mut report) = (tier, compact(history, tier, &mut summarise));
+    // Not on to Collapse: that cuts the results the model has not read yet.
+    while goal.is_some_and(|goal| report.after > goal) && tier < Tier::Summarise {
+        tier = harder(Some(tier));
+        report = Report {
+            before: report.before,
+            ..compact(history, tier, &mut summarise)
+        };
+    }
     extras.history_compacted();
     if report.after < report.before {
-        extras.rewritten(history);
         let (before, after) = (report.before, report.after);
         let mut notice = format!("context {tier:?}: {before} → {after} tokens");
         if let SummarySource::Fallback(why) = &report.summary {

@@ -124,20 +124,6 @@ pub enum Broke {
     TooLarge(&'static str),
 }
 
-impl Error {
-    /// The process exit code the binary uses for this error in `-p` mode.
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            Error::Usage(_) => 2,
-            Error::Api(_) | Error::ContextTooLong(_) | Error::Refused(_) | Error::Io(_) => 1,
-            Error::Stream(_) => 1,
-            Error::Budget(_) => 4,
-            Error::Looping(_) => 5,
-            Error::Interrupted => 130,
-        }
-    }
-}
-
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -4,7 +4,7 @@
 //! invariant "every tool call is answered exactly once" is checked and repaired before a request.
 
 use crate::tools::support::todos::Todo;
-use serde::{Deserialize, Deserializer, Serialize, Serializer, de};
+use serde::{Deserialize, Deserializer, Serialize, Serializer, de::Error as _};
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -58,18 +58,13 @@ impl Serialize for ToolCall {
 impl<'de> Deserialize<'de> for ToolCall {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<ToolCall, D::Error> {
         let call = Value::deserialize(deserializer)?;
-        let text = |field: &Value| field.as_str().map(str::to_string);
-        let (id, function) = (text(&call["id"]), &call["function"]);
-        match (id, text(&function["name"]), text(&function["arguments"])) {
-            (Some(id), Some(name), Some(arguments)) => Ok(ToolCall {
-                id,
-                name,
-                arguments,
-            }),
-            _ => Err(de::Error::custom(
-                "a tool call needs an id, a name and arguments",
-            )),
-        }
+        let missing = || D::Error::custom("a tool call needs an id, a name and arguments");
+        let text = |field: &Value| field.as_str().map(str::to_string).ok_or_else(missing);
+        Ok(ToolCall {
+            id: text(&call["id"])?,
+            name: text(&call["function"]["name"])?,
+            arguments: text(&call["function"]["arguments"])?,
+        })
     }
 }
 
@@ -90,6 +85,7 @@ pub struct Reply {
 pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// The part of `prompt_tokens` served from the provider's cache (billed at the cached rate).
     pub cached_tokens: u64,
     /// US$ the provider says the request cost (OpenRouter's `usage.cost`); it wins over the table.
     pub cost: Option<f64>,
@@ -152,8 +148,7 @@ impl Message {
 /// Returns how many repairs were made. Providers reject the whole request otherwise.
 pub fn repair_tool_pairs(history: &mut Vec<Message>) -> usize {
     let mut repaired = Vec::with_capacity(history.len());
-    let mut repairs = 0;
-    let mut open: Vec<String> = Vec::new();
+    let (mut repairs, mut open) = (0, Vec::<String>::new());
     let interrupted = |id: String| Message::tool_result(&id, "[interrupted]");
     for message in history.drain(..) {
         if message.role == Role::Tool {

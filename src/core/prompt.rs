@@ -1,16 +1,16 @@
-//! What we tell the model, and how big it is: the system prompt, rebuilt every round (where
-//! the model is, its tools, the rules, plan mode, the todo list); the task lines a summary
+//! What we tell the model, and how big it is: the system prompt, rebuilt every round from the
+//! session as it started (where the model is, its tools, the rules); the task lines a summary
 //! (`context.rs`) always carries; and the token estimate. It sends nothing. (What the summary
 //! request says is `extras/summary_request.rs`'.)
 //! No tokenizer: a rough estimate is all compaction needs (`extras/calibration.rs` anchors it).
 
 use crate::core::consent::Plan;
 use crate::core::message::{Message, Role};
-use crate::tools::support::text::{one_line, today_utc};
-use crate::tools::support::todos::{self, Todo};
+use crate::tools::support::text::one_line;
+use crate::tools::support::todos::Todo;
 use crate::tools::support::tokens::estimate_text;
 use serde_json::Value;
-use std::path::Path;
+use std::path::PathBuf;
 
 const RULES: &str = "\
 You are corecoder, a coding agent working in the user's project through tools.
@@ -21,11 +21,9 @@ Rules:
 - Paths are relative to the working directory unless absolute. `cd` in bash persists.
 - For a task of several steps, keep a todo list with todo_write and update it as you go.
 - When a tool fails, read the error and try a different approach; do not repeat a failing call.
-- Be brief. When you are done, say what you changed and how you checked it.";
-
-const PLAN_MODE: &str = "\nPLAN MODE IS ON. Do not change anything: bash, write_file, edit_file \
-and agent will be refused. Investigate with read_file, glob and grep, then present a numbered \
-plan and stop. The user will approve it before you carry it out.\n";
+- Be brief. When you are done, say what you changed and how you checked it.
+What changes later (the working directory, plan mode, the todo list, the date, the project's
+instructions) is told in a `[session state]` note at the end of a message; the newest holds.";
 
 pub const SUMMARY_HEADER: &str = "[Summary of the earlier conversation]";
 const ORIGINAL_TASK: &str = "Original task: ";
@@ -41,41 +39,40 @@ pub enum AgentKind {
     SubAgent,
 }
 
-/// Everything the prompt describes, as it stands at the start of a round.
-pub struct Situation<'a> {
-    pub cwd: &'a Path,
-    /// The schemas offered, ours and MCP's.
-    pub tools: &'a [Value],
-    pub kind: AgentKind,
+/// The session as it stands: the system prompt describes it as it was at the start, and stays
+/// byte for byte the same all session; what changes later is told in a note at the end of the
+/// newest message (`extras/state_notes.rs`), so a provider's prompt cache serves the rest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Situation {
+    pub cwd: PathBuf,
+    pub date: String,
     pub plan: Plan,
-    pub todos: &'a [Todo],
+    pub todos: Vec<Todo>,
     /// `AGENTS.md` and friends, already joined under their headings.
-    pub instructions: &'a str,
+    pub instructions: String,
 }
 
-pub fn system_prompt(now: &Situation) -> String {
-    let tool_names: Vec<&str> = (now.tools.iter())
+/// `tools` are the schemas offered, ours and MCP's. Plan mode and the todo list are always
+/// told in notes: the start holds neither.
+pub fn system_prompt(start: &Situation, tools: &[Value], kind: AgentKind) -> String {
+    let tool_names: Vec<&str> = (tools.iter())
         .filter_map(|s| s["function"]["name"].as_str())
         .collect();
     let mut prompt = format!(
         "{RULES}\n\nWorking directory: {}\nOS: {}\nDate: {}\nTools: {}\n",
-        now.cwd.display(),
+        start.cwd.display(),
         std::env::consts::OS,
-        today_utc(),
+        start.date,
         tool_names.join(", "),
     );
-    if !now.instructions.is_empty() {
-        prompt.push_str(&format!("\n# Project instructions\n\n{}", now.instructions));
+    if !start.instructions.is_empty() {
+        prompt.push_str(&format!(
+            "\n# Project instructions\n\n{}",
+            start.instructions
+        ));
     }
-    if now.kind == AgentKind::SubAgent {
+    if kind == AgentKind::SubAgent {
         prompt.push_str("You are a sub-agent: finish the task you were given and report back.\n");
-    }
-    if now.plan == Plan::On {
-        prompt.push_str(PLAN_MODE);
-    }
-    if !now.todos.is_empty() {
-        let list = todos::render(now.todos);
-        prompt.push_str(&format!("\nCurrent todo list:\n{list}\n"));
     }
     prompt
 }

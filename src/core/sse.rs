@@ -179,16 +179,19 @@ impl Parser {
                 return Err(Error::Stream(Broke::Provider(said)));
             }
         };
-        if let Some(usage) = chunk.usage {
-            let details = usage.prompt_tokens_details;
+        let mut choice = chunk.choices.and_then(|FirstChoice(choice)| choice);
+        let in_choice = choice.as_mut().and_then(|choice| choice.usage.take());
+        if let Some(usage) = chunk.usage.or(in_choice.map(|usage| *usage)) {
+            let nested = usage.prompt_tokens_details.and_then(|d| d.cached_tokens);
+            let flat = usage.cached_tokens.or(usage.prompt_cache_hit_tokens);
             self.reply.usage = Some(Usage {
                 prompt_tokens: usage.prompt_tokens.unwrap_or(0),
                 completion_tokens: usage.completion_tokens.unwrap_or(0),
-                cached_tokens: details.and_then(|d| d.cached_tokens).unwrap_or(0),
+                cached_tokens: nested.or(flat).unwrap_or(0),
                 cost: usage.cost.and_then(|cost| cost.as_f64()),
             });
         }
-        if let Some(FirstChoice(Some(choice))) = chunk.choices {
+        if let Some(choice) = choice {
             self.apply_choice(choice, on_delta)?;
         }
         Ok(Flow::Continue)
@@ -228,7 +231,7 @@ impl Parser {
             }
         }
         if let Some(reason) = choice.finish_reason {
-            self.reply.finish_reason = Some(reason.into());
+            self.reply.finish_reason = Some((*reason).into());
         }
         Ok(())
     }
@@ -519,6 +522,22 @@ mod tests {
             panic!("{err}")
         };
         assert_eq!(msg, "upstream connection reset");
+    }
+
+    /// Each provider's way of reporting the cached part of the prompt (`fixtures/sse/usage-*`):
+    /// OpenAI nested in a chunk of its own, DeepSeek's hit tokens, Moonshot's inside the last
+    /// choice, Kimi's at the top of the usage.
+    #[test]
+    fn cached_tokens_are_read_in_every_shape() {
+        for (fixture, want) in [
+            ("usage-openai-cached.sse", usage(2006, 300, 1920)),
+            ("usage-deepseek-cache-hit.sse", usage(1500, 45, 1280)),
+            ("usage-moonshot-in-choice.sse", usage(3000, 20, 2816)),
+            ("usage-kimi-top-level.sse", usage(1024, 12, 768)),
+        ] {
+            let want = text_reply("Cached prefix.", "stop", want);
+            assert_eq!(check(fixture).unwrap(), want, "{fixture}");
+        }
     }
 
     #[test]

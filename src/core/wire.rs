@@ -47,14 +47,16 @@ impl<'de: 'a, 'a> Visitor<'de> for FirstChoice<'a> {
     }
 }
 
-// At most 128 bytes (the u32, the boxed str and `function_call`): DESIGN.md, "SSE chunks".
+// At most 128 bytes (so `finish_reason` is boxed twice, thin): DESIGN.md, "SSE chunks".
 #[derive(Deserialize)]
 pub(crate) struct WireChoice<'a> {
     pub(crate) index: Option<u32>,
     /// A whole completion's `message` has a delta's shape (`not_a_stream::whole_completion`).
     #[serde(borrow, alias = "message")]
     pub(crate) delta: Option<WireDelta<'a>>,
-    pub(crate) finish_reason: Option<Box<str>>,
+    pub(crate) finish_reason: Option<Box<Box<str>>>,
+    /// Moonshot's streams put the usage here, in the last choice, not beside `choices`.
+    pub(crate) usage: Option<Box<WireUsage>>,
 }
 
 #[derive(Deserialize)]
@@ -92,14 +94,13 @@ pub(crate) struct WireFunction<'a> {
 pub(crate) struct WireUsage {
     pub(crate) prompt_tokens: Option<u64>,
     pub(crate) completion_tokens: Option<u64>,
-    pub(crate) prompt_tokens_details: Option<WireUsageDetails>,
+    /// The prompt's cached part: `cached_tokens` here (Moonshot) or in the details (OpenAI,
+    /// whose details have this shape), or DeepSeek's `prompt_cache_hit_tokens`.
+    pub(crate) cached_tokens: Option<u64>,
+    pub(crate) prompt_tokens_details: Option<Box<WireUsage>>,
+    pub(crate) prompt_cache_hit_tokens: Option<u64>,
     /// OpenRouter's cost in credits (US$); any JSON value, so a string costs only the figure.
     pub(crate) cost: Option<serde_json::Value>,
-}
-
-#[derive(Deserialize)]
-pub(crate) struct WireUsageDetails {
-    pub(crate) cached_tokens: Option<u64>,
 }
 
 /// Tool calls from their fragments, however oddly providers number them (see `slot_for`).
@@ -241,6 +242,27 @@ mod tests {
         assert_eq!(cost(r#"{"usage":{"prompt_tokens":1,"cost":"0.95"}}"#), None);
         assert_eq!(cost(r#"{"usage":{"prompt_tokens":1,"cost":null}}"#), None);
         assert_eq!(cost(r#"{"usage":{"prompt_tokens":1}}"#), None);
+    }
+
+    /// DeepSeek now sends its hit tokens and OpenAI's nested field both; a usage in the choice
+    /// (Moonshot) and beside it are both read; odd counts fail no chunk they are not in.
+    #[test]
+    fn cached_tokens_in_every_spelling_parse() {
+        let usage = |data: &str| {
+            let chunk: Chunk = serde_json::from_str(data).expect("a valid chunk");
+            let in_choice = chunk.choices.and_then(|c| c.0).and_then(|c| c.usage);
+            let usage = chunk.usage.or(in_choice.map(|u| *u)).expect("a usage");
+            let nested = usage.prompt_tokens_details.and_then(|d| d.cached_tokens);
+            (nested, usage.prompt_cache_hit_tokens, usage.cached_tokens)
+        };
+        let deepseek = r#"{"choices":[{"index":0,"delta":{"content":""},"finish_reason":"stop"}],"usage":{"prompt_tokens":6,"completion_tokens":92,"total_tokens":98,"prompt_tokens_details":{"cached_tokens":4},"completion_tokens_details":{"reasoning_tokens":81},"prompt_cache_hit_tokens":4,"prompt_cache_miss_tokens":2}}"#;
+        assert_eq!(usage(deepseek), (Some(4), Some(4), None));
+        let moonshot = r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop","usage":{"prompt_tokens":19,"completion_tokens":13,"total_tokens":32,"cached_tokens":10}}]}"#;
+        assert_eq!(usage(moonshot), (None, None, Some(10)));
+        let both = r#"{"choices":[],"usage":{"prompt_tokens":19,"cached_tokens":10,"prompt_tokens_details":{"cached_tokens":10}}}"#;
+        assert_eq!(usage(both), (Some(10), None, Some(10)));
+        let nulls = r#"{"choices":[{"index":0,"usage":null}],"usage":{"prompt_tokens":1,"cached_tokens":null,"prompt_cache_hit_tokens":null,"prompt_tokens_details":{"cached_tokens":null}}}"#;
+        assert_eq!(usage(nulls), (None, None, None));
     }
 
     /// See the comment above `WireChoice`: a bigger choice is copied by `memcpy` calls.

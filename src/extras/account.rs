@@ -7,6 +7,7 @@
 //! no fallback taken. Nothing here sends a request or decides to retry one.
 
 use crate::core::config::Config;
+use crate::core::consent::Plan;
 use crate::core::event::{Error, Event};
 use crate::core::message::{Message, Reply, Usage};
 use crate::core::prompt;
@@ -67,6 +68,14 @@ impl Account {
     pub fn trace_request(&self, url: &str, body: &Value) {
         if let Some(trace) = &self.trace {
             trace.record("request", json!({"url": url, "body": body}));
+        }
+    }
+
+    /// `--trace`: a task the user gave, and whether plan mode was on for it (`/plan`), which
+    /// `--replay` gives again.
+    pub fn trace_task(&self, task: &str, plan: Plan) {
+        if let Some(trace) = &self.trace {
+            trace.record("task", json!({"text": task, "plan": plan == Plan::On}));
         }
     }
 

@@ -14,6 +14,9 @@ use crate::core::message::{Outcome, ToolCall};
 use crate::extras::mcp::{ServerHint, Servers};
 use crossbeam_channel::Receiver;
 
+/// Where a started call's outcome arrives (`Pool::start`'s receiver).
+type Pending = Receiver<(usize, Outcome)>;
+
 /// The calls started while the last reply streamed.
 #[derive(Default)]
 pub struct Early {
@@ -28,7 +31,7 @@ pub struct Early {
 
 struct Started {
     call: ToolCall,
-    result: Receiver<(usize, Outcome)>,
+    result: Pending,
 }
 
 impl Early {
@@ -41,13 +44,14 @@ impl Early {
     }
 
     /// One event of the stream, where calls may start early (not in a sub-agent, nor when a
-    /// PreToolUse hook must see every call first). `start` queues a call on the pool.
+    /// PreToolUse hook must see every call first). `start` queues a call on the pool (`None`:
+    /// there is none to start it on).
     pub fn streamed(
         &mut self,
         event: &Event,
         consent: &Consent,
         mcp: &Servers,
-        start: &dyn Fn(&ToolCall) -> Receiver<(usize, Outcome)>,
+        start: &dyn Fn(&ToolCall) -> Option<Pending>,
     ) {
         match event {
             // A retried request starts over, but what the lost stream started has run: it
@@ -69,7 +73,7 @@ impl Early {
         call: &ToolCall,
         consent: &Consent,
         hint: ServerHint,
-        start: &dyn Fn(&ToolCall) -> Receiver<(usize, Outcome)>,
+        start: &dyn Fn(&ToolCall) -> Option<Pending>,
     ) {
         let ran = |s: &Started| s.call.name == call.name && s.call.arguments == call.arguments;
         if self.started[..self.from_lost_streams].iter().any(ran) {
@@ -79,8 +83,10 @@ impl Early {
         if repeat || !may_start_early(&call.name, hint, consent) {
             return;
         }
-        let (call, result) = (call.clone(), start(call));
-        self.started.push(Started { call, result });
+        if let Some(result) = start(call) {
+            let call = call.clone();
+            self.started.push(Started { call, result });
+        }
     }
 
     /// Outcomes of the batch's allowed calls, in their order: the result of the same call
@@ -108,7 +114,7 @@ impl Early {
     }
 
     /// The batch is about to run `call`: the result of the same call started early, if any.
-    fn claim(&mut self, call: &ToolCall) -> Option<Receiver<(usize, Outcome)>> {
+    fn claim(&mut self, call: &ToolCall) -> Option<Pending> {
         let same = |s: &Started| s.call.name == call.name && s.call.arguments == call.arguments;
         let at = self.started.iter().position(same)?;
         Some(self.started.remove(at).result)

@@ -11,6 +11,8 @@
 //! The config files are read in `hooks_config.rs`; each command runs through the one process
 //! runner (`tools/support/process.rs`), so a hook's stragglers cannot hold the turn.
 
+use crate::core::event::Event;
+use crate::core::message::{Outcome, ToolCall};
 /// When a hook runs; defined with the config it is read from.
 pub use crate::extras::hooks_config::HookEvent;
 use crate::extras::hooks_config::{Hook, matches_tool, parse};
@@ -77,6 +79,50 @@ impl Hooks {
 
     pub fn count(&self) -> usize {
         self.hooks.len()
+    }
+
+    /// One call is about to be settled: `Some` is the refusal the model reads when a
+    /// PreToolUse hook vetoes it. What goes wrong running a hook is told as a notice.
+    pub fn before_call(
+        &self,
+        context: &HookContext,
+        call: &ToolCall,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Option<Outcome> {
+        if self.count() == 0 {
+            return None;
+        }
+        let mut warnings = Vec::new();
+        let decision = self.pre_tool_use(context, &call.name, &input(call), &mut warnings);
+        warnings.iter().for_each(|w| on_event(Event::Notice(w)));
+        match decision {
+            PreToolDecision::Allow => None,
+            PreToolDecision::Block(reason) => {
+                Some(Outcome::text(format!("Blocked by a hook: {reason}")))
+            }
+        }
+    }
+
+    /// One call has its result: the PostToolUse hooks see it, and what they print is added
+    /// to the result for the model.
+    pub fn after_call(
+        &self,
+        context: &HookContext,
+        call: &ToolCall,
+        mut outcome: Outcome,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Outcome {
+        if self.count() == 0 {
+            return outcome;
+        }
+        let mut warnings = Vec::new();
+        let (name, text) = (&call.name, &outcome.text);
+        let said = self.post_tool_use(context, name, &input(call), text, &mut warnings);
+        warnings.iter().for_each(|w| on_event(Event::Notice(w)));
+        if let Some(said) = said {
+            outcome.text.push_str(&format!("\n\n[hook] {said}"));
+        }
+        outcome
     }
 
     pub fn pre_tool_use(
@@ -228,6 +274,11 @@ fn run_command(
     // Only a hook's own timeout ends it; Ctrl+C waits for it, as it always has.
     let never = AtomicBool::new(false);
     process::run(child, input, Limits { timeout, keep }, &never)
+}
+
+/// The call's arguments as hooks and checkpoints see them (`{}` when they are not JSON).
+pub fn input(call: &ToolCall) -> Value {
+    serde_json::from_str(&call.arguments).unwrap_or_else(|_| Value::Object(Default::default()))
 }
 
 #[cfg(test)]

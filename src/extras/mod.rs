@@ -28,16 +28,19 @@ pub mod sandbox;
 pub mod secrets;
 pub mod session;
 pub mod sha256;
+pub mod state_notes;
 pub mod summary_request;
 pub mod trace;
 pub mod trust;
 
 use crate::core::config::Config;
-use crate::core::consent::{Consent, LoopGuard, Verdict};
+use crate::core::consent::{Consent, LoopGuard, Plan, Repeat, Verdict};
 use crate::core::event::Event;
 use crate::core::message::{Message, Outcome, Reply, ToolCall};
+use crate::core::prompt::Situation;
+use crate::tools::support::todos::Todo;
 use checkpoint::Checkpoints;
-use hooks::{HookContext, HookEvent, Hooks, PreToolDecision};
+use hooks::{HookContext, HookEvent, Hooks};
 use instructions::Instructions;
 use mcp::Servers;
 use sandbox::ShellSafety;
@@ -84,6 +87,11 @@ pub struct Extras {
     pub permissions: permissions::Permissions,
     /// Set when the log could not be written; shown at the start of the next round.
     log_failure: Option<String>,
+    /// How often the history was rewritten (compaction, repair, `/clear`): each breaks the
+    /// provider's prompt cache from the first changed message on.
+    pub rewrites: u32,
+    /// What the system prompt describes and what the model was told since (per agent).
+    notes: state_notes::StateNotes,
     /// The `checkpoints` height before the running batch, to drop the steps that changed nothing.
     mark: Option<usize>,
 }
@@ -138,6 +146,7 @@ impl Extras {
 
     /// The history was rewritten (repair, compaction, reset): the log records it whole.
     pub fn rewritten(&mut self, history: &[Message]) {
+        self.rewrites += 1;
         let written = self.log.as_mut().map(|log| log.replace(history));
         self.log_written(written);
     }
@@ -184,7 +193,26 @@ impl Extras {
         on_event(Event::Notice(&repair_notice(changed, "before a request")));
     }
 
-    /// The project's instructions for this round's system prompt (re-read when they change).
+    /// The situation the system prompt describes: the session's first (`state_notes.rs`).
+    pub fn situation_at_start(&mut self, cwd: &Path, plan: Plan, todos: &[Todo]) -> &Situation {
+        let instructions = self.project_instructions(cwd);
+        self.notes
+            .start(state_notes::situation(cwd, plan, todos, instructions))
+    }
+
+    /// What changed since the model was last told, as a note to end the next message with.
+    pub fn state_note(&mut self, cwd: &Path, plan: Plan, todos: &[Todo]) -> Option<String> {
+        let instructions = self.project_instructions(cwd);
+        self.notes
+            .note(state_notes::situation(cwd, plan, todos, instructions))
+    }
+
+    /// The history was compacted, cleared or resumed: what its notes told may be gone or wrong.
+    pub fn notes_lost(&mut self, history: &[Message]) {
+        self.notes.forget(history);
+    }
+
+    /// The project's instructions as they stand (re-read when they change).
     pub fn project_instructions(&mut self, cwd: &Path) -> String {
         match &mut self.instructions {
             Some(instructions) => instructions.text(cwd).to_string(),
@@ -239,9 +267,11 @@ impl Extras {
         });
     }
 
-    /// A reply is about to stream: early start judges ahead from the loop guard as it stands.
-    pub fn reply_starting(&mut self) {
+    /// A reply is about to stream: early start judges ahead from the loop guard as it stands;
+    /// the loop holds it while the reply streams and puts it back (`Extras::early`).
+    pub fn reply_starting(&mut self) -> early::Early {
         self.early.reply_starting(&self.guard);
+        std::mem::take(&mut self.early)
     }
 
     /// What the call's arguments and then consent say of it (`gate.rs`, `core/consent.rs`).
@@ -251,7 +281,11 @@ impl Extras {
 
     /// The loop guard on one call: `Ok(Some)` is the refusal the model reads, `Err` ends the run.
     pub fn repeated(&mut self, call: &ToolCall) -> Result<Option<Outcome>, String> {
-        Ok(self.guard.judge(call).ruling()?.map(Outcome::text))
+        match self.guard.judge(call) {
+            Repeat::Fine => Ok(None),
+            Repeat::Refuse(text) => Ok(Some(Outcome::text(text))),
+            Repeat::Stop(why) => Err(why),
+        }
     }
 
     /// The MCP tools offered next to ours.
@@ -278,19 +312,7 @@ impl Extras {
         cwd: &Path,
         on_event: &mut dyn FnMut(Event),
     ) -> Option<Outcome> {
-        if self.hooks.count() == 0 {
-            return None;
-        }
-        let mut warnings = Vec::new();
-        let context = self.hook_context(cwd);
-        let decision = (self.hooks).pre_tool_use(&context, &call.name, &input(call), &mut warnings);
-        warnings.iter().for_each(|w| on_event(Event::Notice(w)));
-        match decision {
-            PreToolDecision::Allow => None,
-            PreToolDecision::Block(reason) => {
-                Some(Outcome::text(format!("Blocked by a hook: {reason}")))
-            }
-        }
+        (self.hooks).before_call(&self.hook_context(cwd), call, on_event)
     }
 
     /// The user answered "always": the list is saved for later sessions, or the user is told
@@ -316,7 +338,7 @@ impl Extras {
         };
         self.mark = Some(checkpoints.len());
         for call in allowed {
-            if let Err(e) = checkpoints.record_call(&call.name, &input(call), cwd) {
+            if let Err(e) = checkpoints.record_call(&call.name, &hooks::input(call), cwd) {
                 let notice = format!("/undo will not cover this {}: {e}", call.name);
                 on_event(Event::Notice(&notice));
             }
@@ -345,22 +367,11 @@ impl Extras {
     pub fn after_call(
         &self,
         call: &ToolCall,
-        mut outcome: Outcome,
+        ran: Outcome,
         cwd: &Path,
         on_event: &mut dyn FnMut(Event),
     ) -> Outcome {
-        if self.hooks.count() == 0 {
-            return outcome;
-        }
-        let mut warnings = Vec::new();
-        let (context, input) = (self.hook_context(cwd), input(call));
-        let text = &outcome.text;
-        let said = (self.hooks).post_tool_use(&context, &call.name, &input, text, &mut warnings);
-        warnings.iter().for_each(|w| on_event(Event::Notice(w)));
-        if let Some(said) = said {
-            outcome.text.push_str(&format!("\n\n[hook] {said}"));
-        }
-        outcome
+        (self.hooks).after_call(&self.hook_context(cwd), call, ran, on_event)
     }
 
     /// The batch is answered: every call and its result go to the trace.
@@ -381,11 +392,6 @@ impl Extras {
         let session_id = self.log.as_ref().map_or("", |log| log.id());
         HookContext { session_id, cwd }
     }
-}
-
-/// The call's arguments as hooks and checkpoints see them (`{}` when they are not JSON).
-fn input(call: &ToolCall) -> Value {
-    serde_json::from_str(&call.arguments).unwrap_or_else(|_| Value::Object(Default::default()))
 }
 
 /// What the user (and the reliability tests, which count these lines) see after a repair.

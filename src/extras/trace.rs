@@ -4,9 +4,17 @@
 //! The LLM client records requests and the lines of each stream (through `Tee`, which copies
 //! what the SSE reader consumes); the agent records tool calls and results, and each repair
 //! of the history (`repair`: how many tool messages `message::repair_tool_pairs` changed).
-//! The API key is never written: it travels in a header, and headers are not traced. Writing
+//! The first line is a header: corecoder's version, the dialect spoken (OpenAI chat
+//! completions, the only one so far), the model, the working directory and the context window,
+//! which `--replay` (`trace/replay.rs`) needs to run the session again. The app adds each task.
+//! The API key is never written: it travels in a header, and headers are not traced; should it
+//! show up anyway (a tool read a `.env` that holds it), every line has it replaced. Writing
 //! failures are ignored (a trace must never break a session).
 
+pub mod divergence;
+pub mod replay;
+
+use crate::core::config::Config;
 use crate::core::message::{Outcome, ToolCall};
 use serde_json::{Value, json};
 use std::fs::File;
@@ -16,14 +24,31 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
 
+/// The wire format a trace records; a replay refuses any other.
+pub const DIALECT: &str = "openai";
+/// What stands in a trace where the API key was.
+pub const KEY_REDACTED: &str = "[API key]";
+/// Shorter keys are placeholders (`demo`) that could be any word, so they are not replaced.
+const SHORTEST_KEY: usize = 8;
+
 pub struct Trace {
     file: Mutex<File>,
     started: Instant,
+    key: Option<String>,
 }
 
 impl Trace {
-    /// Start a new trace file (an existing one is replaced).
-    pub fn create(path: &Path) -> std::io::Result<Trace> {
+    /// Start a new trace file (an existing one is replaced) with its header line: the session
+    /// in `cwd` talks to `config.model`, and `config.api_key` never appears in the file.
+    pub fn create(path: &Path, config: &Config, cwd: &Path) -> std::io::Result<Trace> {
+        let trace = Trace::open(path, config.api_key.clone())?;
+        let header = json!({"corecoder": env!("CARGO_PKG_VERSION"), "dialect": DIALECT,
+            "model": config.model, "cwd": cwd, "max_context": config.max_context});
+        trace.record("header", header);
+        Ok(trace)
+    }
+
+    fn open(path: &Path, key: Option<String>) -> std::io::Result<Trace> {
         Ok(Trace {
             // 0600: a trace holds the whole conversation (never the key).
             file: Mutex::new(
@@ -35,6 +60,7 @@ impl Trace {
                     .open(path)?,
             ),
             started: Instant::now(),
+            key: key.filter(|key| key.len() >= SHORTEST_KEY),
         })
     }
 
@@ -43,6 +69,10 @@ impl Trace {
         let mut line = json!({"ms": self.started.elapsed().as_millis() as u64, "kind": kind});
         if let (Some(line), Value::Object(fields)) = (line.as_object_mut(), fields) {
             line.extend(fields);
+        }
+        let mut line = line.to_string();
+        if let Some(key) = self.key.as_deref().filter(|key| line.contains(key)) {
+            line = line.replace(key, KEY_REDACTED);
         }
         if let Ok(mut file) = self.file.lock() {
             let _ = writeln!(file, "{line}");
@@ -60,8 +90,9 @@ impl Trace {
     }
 }
 
-/// A `BufRead` that hands the SSE reader its bytes and traces every line it consumes (with no
-/// trace, it only hands them on).
+/// A `BufRead` that hands the SSE reader its bytes and traces every line it consumes, blank
+/// ones too (they end events, and a replay must frame the stream as it came); with no trace,
+/// it only hands them on.
 pub struct Tee<'a> {
     inner: &'a mut dyn BufRead,
     trace: Option<&'a Trace>,
@@ -80,7 +111,7 @@ impl<'a> Tee<'a> {
     fn flush_line(&mut self) {
         let text = String::from_utf8_lossy(&self.line);
         let text = text.trim_end_matches(['\r', '\n']);
-        if let (Some(trace), false) = (self.trace, text.is_empty()) {
+        if let Some(trace) = self.trace {
             trace.record("sse", json!({"line": text}));
         }
         self.line.clear();
@@ -122,6 +153,52 @@ impl BufRead for Tee<'_> {
 /// A stream that ended inside a line still has that line traced.
 impl Drop for Tee<'_> {
     fn drop(&mut self) {
-        self.flush_line();
+        if !self.line.is_empty() {
+            self.flush_line();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_header_comes_first_and_the_key_never_appears() {
+        let path = std::env::temp_dir().join(format!("corecoder-trace-{}", std::process::id()));
+        let config = Config {
+            api_key: Some("sk-0123456789".to_string()),
+            model: "m1".to_string(),
+            ..Config::default()
+        };
+        let trace = Trace::create(&path, &config, Path::new("/work")).unwrap();
+        trace.record("tool", json!({"result": "KEY=sk-0123456789\n"}));
+        let mut body: &[u8] = b"data: {}\n\ndata: [DONE]";
+        let mut tee = Tee::new(&mut body, Some(&trace));
+        std::io::copy(&mut tee, &mut std::io::sink()).unwrap();
+        drop(tee);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let header = &lines[0];
+        assert_eq!(
+            (&header["kind"], &header["dialect"]),
+            (&json!("header"), &json!("openai"))
+        );
+        assert_eq!(
+            (&header["model"], &header["cwd"]),
+            (&json!("m1"), &json!("/work"))
+        );
+        assert_eq!(header["corecoder"], env!("CARGO_PKG_VERSION"));
+        assert!(!text.contains("sk-0123456789"), "{text}");
+        assert_eq!(lines[1]["result"], "KEY=[API key]\n");
+        let sse: Vec<&Value> = lines[2..].iter().map(|l| &l["line"]).collect();
+        assert_eq!(
+            sse,
+            [&json!("data: {}"), &json!(""), &json!("data: [DONE]")]
+        );
     }
 }

@@ -41,13 +41,15 @@ pub fn read_request(stream: &TcpStream) -> Option<Recorded> {
         reader.read_exact(&mut body).ok()?;
         body
     };
-    let body = serde_json::from_slice(&body)
-        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
+    let raw = body;
+    let body = serde_json::from_slice(&raw)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&raw).into_owned()));
     Some(Recorded {
         method,
         path,
         headers,
         body,
+        raw,
         at: Instant::now(),
     })
 }

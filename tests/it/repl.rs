@@ -185,11 +185,15 @@ fn plan_mode_refuses_then_approve_runs() {
     repl.turn("/plan", "Plan mode on");
 
     let requests = repl.requests(4);
-    assert!(content(&requests[0].messages()[0]).contains("PLAN MODE IS ON"));
+    // Plan mode is told in a note on the task, never in the system prompt (the same bytes all
+    // session, so a provider's prompt cache keeps serving it).
+    assert!(last_user_text(&requests[0]).contains("PLAN MODE IS ON"));
     let refused = requests[1].last_tool_result();
     assert!(refused.starts_with("Refused: plan mode is on"), "{refused}");
     assert!(last_user_text(&requests[2]).contains("approve"));
+    assert!(last_user_text(&requests[2]).contains("Plan mode is off"));
     assert!(!content(&requests[2].messages()[0]).contains("PLAN MODE IS ON"));
+    assert_eq!(requests[0].messages()[0], requests[3].messages()[0]);
     assert!(!requests[3].last_tool_result().starts_with("Refused"));
 }
 

@@ -56,11 +56,16 @@ impl Sandbox {
 
     /// A sandbox whose working directory holds a copy of `fixtures/repos/REPO`.
     pub fn with_repo(name: &str, repo: &str) -> Sandbox {
+        Sandbox::with_copy(name, &format!("fixtures/repos/{repo}"))
+    }
+
+    /// A sandbox whose working directory holds a copy of the fixture directory `relative`.
+    pub fn with_copy(name: &str, relative: &str) -> Sandbox {
         let sandbox = Sandbox::new(name);
-        let source = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/repos")
-            .join(repo);
-        copy_tree(&source, &sandbox.dir);
+        copy_tree(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join(relative),
+            &sandbox.dir,
+        );
         sandbox
     }
 

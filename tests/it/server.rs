@@ -86,6 +86,8 @@ pub struct Recorded {
     pub headers: Vec<(String, String)>,
     /// The body parsed as JSON, or a JSON string holding the raw text if it was not JSON.
     pub body: Value,
+    /// The body as it came, byte for byte.
+    pub raw: Vec<u8>,
     /// When the whole request had been read.
     pub at: Instant,
 }

@@ -29,9 +29,11 @@ struct Spend {
 
 impl Spend {
     fn add(&mut self, usage: &Usage, dollars: Option<f64>) {
-        self.usage.prompt_tokens += usage.prompt_tokens;
-        self.usage.completion_tokens += usage.completion_tokens;
-        self.usage.cached_tokens += usage.cached_tokens;
+        // Saturating: a provider's absurd count must not overflow (a panic in a debug build).
+        let sum = |total: &mut u64, more: u64| *total = total.saturating_add(more);
+        sum(&mut self.usage.prompt_tokens, usage.prompt_tokens);
+        sum(&mut self.usage.completion_tokens, usage.completion_tokens);
+        sum(&mut self.usage.cached_tokens, usage.cached_tokens);
         match dollars {
             Some(dollars) => {
                 self.dollars += dollars;
@@ -88,14 +90,17 @@ impl Ledger {
     }
 
     /// One line for `/tokens` and the end of a `-p` run, e.g.
-    /// `tokens: 12,345 prompt (2,000 cached) + 678 completion · $0.0421`; one model of unknown
-    /// price: `… · price unknown for foo-model`; after a `/model` switch every model is named:
-    /// `… · at least $0.0011 (foo-model price unknown, gpt-5.5 $0.0011)`.
+    /// `tokens: 12,345 prompt (2,000 cached, 16% hit rate) + 678 completion · $0.0421` (the
+    /// cached part when the provider reported one, the rate rounded down); one model of
+    /// unknown price: `… · price unknown for foo-model`; after a `/model` switch every model is
+    /// named: `… · at least $0.0011 (foo-model price unknown, gpt-5.5 $0.0011)`.
     pub fn summary(&self) -> String {
         let usage = &self.total.usage;
         let mut line = format!("tokens: {} prompt", thousands(usage.prompt_tokens));
-        if usage.cached_tokens > 0 {
-            line += &format!(" ({} cached)", thousands(usage.cached_tokens));
+        if let (true, Some(rate)) = (usage.cached_tokens > 0, cache_hit_rate(usage)) {
+            let percent = (rate * 100.0).floor();
+            let cached = thousands(usage.cached_tokens);
+            line += &format!(" ({cached} cached, {percent}% hit rate)");
         }
         line += &format!(" + {} completion", thousands(usage.completion_tokens));
         match self.models.as_slice() {
@@ -112,6 +117,13 @@ impl Ledger {
         }
         line
     }
+}
+
+/// The share of the prompt tokens the provider served from its cache (cached ÷ prompt), `None`
+/// before any prompt token; at most 1 even when a provider reports more cached than prompt.
+pub fn cache_hit_rate(usage: &Usage) -> Option<f64> {
+    let prompt = usage.prompt_tokens;
+    (prompt > 0).then(|| usage.cached_tokens.min(prompt) as f64 / prompt as f64)
 }
 
 /// `12345` → `12,345`.
@@ -218,14 +230,46 @@ mod tests {
         // 10,345 * 2.5 + 2,000 * 0.25 + 678 * 10 = 33,142.5 millionths of a dollar.
         assert_eq!(
             ledger.summary(),
-            "tokens: 12,345 prompt (2,000 cached) + 678 completion · $0.0331"
+            "tokens: 12,345 prompt (2,000 cached, 16% hit rate) + 678 completion · $0.0331"
         );
         assert_eq!(
             Ledger::default().summary(),
             "tokens: 0 prompt + 0 completion · $0.0000"
         );
         assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(u64::MAX), "18,446,744,073,709,551,615");
         assert_eq!(thousands(1_000), "1,000");
         assert_eq!(thousands(1_234_567_890), "1,234,567,890");
+    }
+
+    /// Cached ÷ prompt, rounded down in the line (99.9% is not everything); none before any
+    /// prompt; a provider reporting more cached than prompt tokens reads as 100%, not more.
+    #[test]
+    fn the_hit_rate_is_cached_over_prompt_and_never_above_one() {
+        assert_eq!(cache_hit_rate(&usage(0, 0, 0)), None);
+        assert_eq!(cache_hit_rate(&usage(1_000, 0, 5)), Some(0.0));
+        assert_eq!(cache_hit_rate(&usage(1_000, 250, 5)), Some(0.25));
+        assert_eq!(cache_hit_rate(&usage(10, 50, 0)), Some(1.0));
+        let table = table_with(&[("m", price(1.0, 1.0, None))]);
+        let mut ledger = Ledger::default();
+        ledger.record(&table, "m", &usage(1_000, 999, 0));
+        assert!(ledger.summary().contains("(999 cached, 99% hit rate)"));
+        ledger.record(&table, "m", &usage(1_000, 1_000, 0));
+        assert!(ledger.summary().contains("(1,999 cached, 99% hit rate)"));
+    }
+
+    /// A hostile provider's counts near u64::MAX saturate instead of overflowing.
+    #[test]
+    fn absurd_counts_saturate() {
+        let table = table_with(&[("m", price(1.0, 1.0, None))]);
+        let mut ledger = Ledger::default();
+        ledger.record(&table, "m", &usage(u64::MAX, u64::MAX, u64::MAX));
+        ledger.record(&table, "m", &usage(u64::MAX, u64::MAX, u64::MAX));
+        assert_eq!(ledger.usage(), usage(u64::MAX, u64::MAX, u64::MAX));
+        assert!(
+            ledger.summary().contains("100% hit rate"),
+            "{}",
+            ledger.summary()
+        );
     }
 }

@@ -57,7 +57,7 @@ fn pricing_json_objects_bill_cached_input() {
     let body = body + &format!("data: {event}\n\n") + &sse::done();
     let (out, _) = check(&sandbox, &["-p", "hi", "-m", "obj"], vec![Reply::Sse(body)]);
     // 100,000 × $2 + 400,000 × $1 + 250,000 × $4, per million.
-    let line = "tokens: 500,000 prompt (400,000 cached) + 250,000 completion · $1.60";
+    let line = "tokens: 500,000 prompt (400,000 cached, 80% hit rate) + 250,000 completion · $1.60";
     assert!(out.stderr.contains(line), "{out:?}");
 }
 
