@@ -60,8 +60,8 @@ fn run_both_turns(project: &Path) -> Result<(), Error> {
         )),
     ])?;
     let no_user_file = project.join("no-such-user-hooks.json");
-    let (hooks, warnings) =
-        Hooks::load(&no_user_file, Some(&project.join(".corecoder/hooks.json")));
+    let files = [no_user_file, project.join(".corecoder/hooks.json")];
+    let (hooks, warnings) = Hooks::load(&files);
     warnings.iter().for_each(|w| eprintln!("warning: {w}"));
     let llm = Arc::new(Llm::new(model.config()));
     let mut agent = Agent::new(llm, project.to_path_buf(), Consent::new(Mode::AllowAll));

@@ -6,16 +6,22 @@
 
 use crate::measure::{median_of, ms, thread_cpu_timed};
 use crate::{Row, sse_body};
+use corecoder::core::config::{Config, Dialect};
 use corecoder::core::context::{self, Tier};
 use corecoder::core::message::{Message, ToolCall};
 use corecoder::core::prompt;
 use corecoder::core::sse;
+use corecoder::extras::dialect::Dialects;
 use serde_json::json;
 use std::io::Cursor;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 const STREAM_BYTES: usize = 100 << 20;
+/// The text deltas of both recorded streams: ASCII, a dash, CJK, newlines.
+const WORDS: [&str; 11] = [
+    "Let ", "me ", "look ", "at ", "the ", "fn ", "main", "() ", "– ", "次に", "\n",
+];
 
 /// A 100 MB reply of small text deltas, then four tool calls in small argument fragments.
 pub fn sse_throughput() -> Row {
@@ -52,14 +58,88 @@ pub fn sse_throughput() -> Row {
     row
 }
 
+/// The same reply in Anthropic's events (text deltas, then four calls in `input_json_delta`
+/// pieces), through the dialect's reader as the client calls it.
+pub fn anthropic_sse_throughput() -> Row {
+    let stream = anthropic_stream();
+    let cancel = AtomicBool::new(false);
+    let config = Config {
+        dialect: Dialect::Anthropic,
+        ..Config::default()
+    };
+    let mut parse = || {
+        thread_cpu_timed(|| {
+            let reply = Dialects.read_stream(
+                &config,
+                &mut Cursor::new(&stream[..]),
+                &cancel,
+                &corecoder::core::http::Limits::NONE,
+                &mut |_| {},
+            );
+            let calls = reply.map(|r| r.tool_calls.len()).unwrap_or(0);
+            assert!(calls > 0, "the stream must parse");
+        })
+    };
+    let took = median_of(5, &mut parse);
+    let rate = stream.len() as f64 / took.as_secs_f64() / 1e6;
+    let what = format!(
+        "SSE parsing, Anthropic Messages, {} MB stream from memory",
+        stream.len() / 1_000_000
+    );
+    let mut row = Row::new(
+        &what,
+        format!("{rate:.0} MB/s ({} CPU)", ms(took)),
+        "≥ 200 MB/s",
+    );
+    row.verdict(rate >= 200.0);
+    row
+}
+
+fn anthropic_stream() -> Vec<u8> {
+    let event = |data: serde_json::Value| {
+        let kind = data["type"].as_str().unwrap_or("").to_string();
+        format!("event: {kind}\ndata: {data}\n\n")
+    };
+    let usage = json!({"input_tokens": 100, "output_tokens": 1});
+    let mut body = event(json!({"type": "message_start", "message": {"usage": usage}}));
+    let block = |index: usize, block: serde_json::Value| {
+        event(json!({"type": "content_block_start", "index": index, "content_block": block}))
+    };
+    let delta = |index: usize, delta: serde_json::Value| {
+        event(json!({"type": "content_block_delta", "index": index, "delta": delta}))
+    };
+    body += &block(0, json!({"type": "text", "text": ""}));
+    let mut n = 0;
+    while body.len() < STREAM_BYTES * 9 / 10 {
+        body += &delta(
+            0,
+            json!({"type": "text_delta", "text": WORDS[n % WORDS.len()]}),
+        );
+        n += 1;
+    }
+    let mut index = 1;
+    while body.len() < STREAM_BYTES {
+        let call = json!({"type": "tool_use", "id": format!("toolu_{index}"), "name": "write_file", "input": {}});
+        body += &block(index, call);
+        let piece = |json: &str| json!({"type": "input_json_delta", "partial_json": json});
+        body += &delta(index, piece(r#"{"file_path": "src/big.rs", "content": ""#));
+        for _ in 0..40_000 {
+            body += &delta(index, piece(r"let x = 1;\n"));
+        }
+        body += &delta(index, piece(r#""}"#));
+        body += &event(json!({"type": "content_block_stop", "index": index}));
+        index += 1;
+    }
+    let stop = json!({"stop_reason": "tool_use"});
+    body += &event(json!({"type": "message_delta", "delta": stop, "usage": {"output_tokens": 20}}));
+    (body + &event(json!({"type": "message_stop"}))).into_bytes()
+}
+
 fn recorded_stream() -> Vec<u8> {
-    let words = [
-        "Let ", "me ", "look ", "at ", "the ", "fn ", "main", "() ", "– ", "次に", "\n",
-    ];
     let mut body = sse_body::role();
     let mut n = 0;
     while body.len() < STREAM_BYTES * 9 / 10 {
-        body += &sse_body::content(words[n % words.len()]);
+        body += &sse_body::content(WORDS[n % WORDS.len()]);
         n += 1;
     }
     let mut index = 0;

@@ -47,6 +47,7 @@ fn main() {
     }
     if run("sse") {
         rows.push(inproc::sse_throughput());
+        rows.push(inproc::anthropic_sse_throughput());
     }
     if run("parallel") {
         rows.push(agents::parallel_tools());

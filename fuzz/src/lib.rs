@@ -220,7 +220,7 @@ pub fn session_id(scratch: &Scratch, data: &[u8]) {
 pub fn hooks_file(scratch: &Scratch, data: &[u8]) {
     let file = scratch.dir.join("hooks.json");
     std::fs::write(&file, data).expect("write the hooks file");
-    let (_hooks, _warnings) = hooks::Hooks::load(&file, None);
+    let (_hooks, _warnings) = hooks::Hooks::load(&[file]);
 }
 
 /// The MCP config reader.

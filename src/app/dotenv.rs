@@ -15,19 +15,32 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// The names of the API key, in the order they are looked up.
-pub const KEY_NAMES: [&str; 3] = ["CORECODER_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY"];
+/// (Each dialect reads only some of them: `variables::names_for`.)
+pub const KEY_NAMES: [&str; 4] = [
+    "CORECODER_API_KEY",
+    "OPENAI_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "ANTHROPIC_API_KEY",
+];
 /// The names of the base URL, in the order they are looked up.
-pub const BASE_URL_NAMES: [&str; 2] = ["OPENAI_BASE_URL", "CORECODER_BASE_URL"];
+pub const BASE_URL_NAMES: [&str; 3] = [
+    "OPENAI_BASE_URL",
+    "CORECODER_BASE_URL",
+    "ANTHROPIC_BASE_URL",
+];
 
 /// What an untrusted project's `.env` may set: which model to ask and how, nothing that widens
 /// what tools may do. A setting added later is ignored from an untrusted `.env` until it is
 /// listed here, so forgetting the list fails safe. (`CORECODER_SANDBOX=off` is refused apart.)
-const PROJECT_MAY_SET: [&str; 15] = [
+const PROJECT_MAY_SET: [&str; 18] = [
     "CORECODER_API_KEY",
     "OPENAI_API_KEY",
     "DEEPSEEK_API_KEY",
+    "ANTHROPIC_API_KEY",
     "OPENAI_BASE_URL",
     "CORECODER_BASE_URL",
+    "ANTHROPIC_BASE_URL",
+    "CORECODER_PROVIDER",
     "CORECODER_MODEL",
     "CORECODER_MAX_TOKENS",
     "CORECODER_TEMPERATURE",

@@ -5,9 +5,10 @@
 //! that would do nothing useful. Runs once at start-up (again after the trust question); it
 //! only reads and validates, and every bad value becomes `Error::Usage` naming the flag.
 
-use crate::app::variables::{config_from, dollars, number};
+use crate::app::variables::{self, config_from, dollars, number};
 use crate::core::config::Config;
 use crate::core::event::Error;
+use crate::extras::dialect::Dialects;
 use crate::extras::sandbox::{Sandbox, ShellSafety};
 use crate::extras::trace::replay::OnDivergence;
 use crate::extras::trust::Project;
@@ -126,10 +127,7 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
         project: Project::default(),
         launch: Launch::default(),
     };
-    // Which name the base URL came from, so a bad one is reported under it.
-    let mut url_from = (["OPENAI_BASE_URL", "CORECODER_BASE_URL"].iter())
-        .find(|name| env.get(**name).is_some_and(|v| !v.trim().is_empty()))
-        .map_or("the default base URL", |name| *name);
+    let (mut provider, mut url_flag, mut key_flag) = (None, false, false);
     let (mut replay, mut loose) = (None, false);
     let mut parser = lexopt::Parser::from_args(args);
     while let Some(arg) = parser.next().map_err(usage)? {
@@ -144,9 +142,13 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
             }
             Long("base-url") => {
                 config.base_url = text_value(&mut parser, "--base-url")?;
-                url_from = "--base-url";
+                url_flag = true;
             }
-            Long("api-key") => config.api_key = Some(text_value(&mut parser, "--api-key")?),
+            Long("api-key") => {
+                config.api_key = Some(text_value(&mut parser, "--api-key")?);
+                key_flag = true;
+            }
+            Long("provider") => provider = Some(text_value(&mut parser, "--provider")?),
             Long("max-rounds") => {
                 let text = text_value(&mut parser, "--max-rounds")?;
                 run.max_rounds = number("--max-rounds", &text)?;
@@ -198,6 +200,13 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
             _ => return Err(usage(arg.unexpected())),
         }
     }
+    let flagged = variables::Flagged {
+        url: url_flag,
+        key: key_flag,
+        model: run.model_from_flag,
+    };
+    let url_from = variables::settle_dialect(&mut config, env, provider.as_deref(), flagged)?;
+    Dialects::check(&config)?;
     check_base_url(&config.base_url, url_from)?;
     run.config = config;
     run.replay = replay_of(replay, loose)?;
@@ -300,6 +309,33 @@ mod tests {
             Ok(Invocation::Run(run)) => *run,
             other => panic!("expected a run, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn the_provider_flag_and_the_base_url_choose_the_dialect() {
+        use crate::core::config::Dialect;
+        let env = [("OPENAI_API_KEY", "sk-o"), ("ANTHROPIC_API_KEY", "sk-a")];
+        let config = |args: &[&str]| match check(args, &env) {
+            Ok(Invocation::Run(run)) => run.config,
+            other => panic!("{other:?}"),
+        };
+        let named = config(&["--provider", "anthropic"]);
+        assert_eq!(named.dialect, Dialect::Anthropic);
+        assert_eq!(named.api_key.as_deref(), Some("sk-a"));
+        assert_eq!(named.base_url, "https://api.anthropic.com");
+        let by_url = config(&["--base-url", "https://api.anthropic.com", "-m", "claude-x"]);
+        assert_eq!(
+            (by_url.dialect, by_url.model.as_str()),
+            (Dialect::Anthropic, "claude-x")
+        );
+        let keyed = config(&["--api-key", "sk-flag", "--provider", "anthropic"]);
+        assert_eq!(keyed.api_key.as_deref(), Some("sk-flag"));
+        assert_eq!(
+            config(&["--provider", "openai"]).api_key.as_deref(),
+            Some("sk-o")
+        );
+        let responses = check(&["--provider", "responses"], &env).unwrap_err();
+        assert!(responses.contains("not built yet"), "{responses}");
     }
 
     #[test]

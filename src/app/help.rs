@@ -13,7 +13,12 @@ Usage: corecoder [OPTIONS]
   -m, --model NAME      model name                     [env CORECODER_MODEL, default gpt-5.5]
       --base-url URL    OpenAI-compatible base URL     [env OPENAI_BASE_URL or CORECODER_BASE_URL,
                         default https://api.openai.com/v1]
-      --api-key KEY     API key  [env CORECODER_API_KEY, OPENAI_API_KEY or DEEPSEEK_API_KEY]
+      --api-key KEY     API key  [env CORECODER_API_KEY, OPENAI_API_KEY or DEEPSEEK_API_KEY;
+                        anthropic: CORECODER_API_KEY or ANTHROPIC_API_KEY]
+      --provider NAME   the API spoken: openai (chat completions, the default), anthropic
+                        (Messages API; base URL ANTHROPIC_BASE_URL or CORECODER_BASE_URL,
+                        default https://api.anthropic.com) or responses [env CORECODER_PROVIDER;
+                        default anthropic when the base URL is api.anthropic.com]
       --max-rounds N    cap on tool-call rounds per task [default 50]
       --max-cost USD    stop before a request once this much is spent [env CORECODER_MAX_COST]
       --output-format F with -p: text (default), json (one object at the end) or stream-json
@@ -40,7 +45,8 @@ Usage: corecoder [OPTIONS]
                         [env CORECODER_ALLOW_DESTRUCTIVE; not from an untrusted .env].
                         Interactive sessions ask instead; catastrophic commands
                         (rm -rf ~, mkfs, curl | sh, ...) never run.
-      --trust-project   trust this folder's .corecoder/hooks.json, .mcp.json and .env as they
+      --trust-project   trust this folder's .corecoder/hooks.json, .mcp.json, settings files
+                        (.claude/settings*.json, .corecoder/settings.json) and .env as they
                         are now, and remember it (in ~/.corecoder/trusted.json)
       --demo            run the offline demo (also the default when no API key is set)
   -v, --version         print the version
@@ -57,13 +63,15 @@ No child of corecoder (bash, hooks, MCP servers) sees secret-looking variables (
 *PASSWORD*, *_DSN, DATABASE_URL, URLs with user:password@, ...: README), except those in
 CORECODER_ENV_ALLOW=NAME1,NAME2, nor can it read them or --api-key from corecoder's /proc.
 
-Untrusted projects (see --trust-project, /trust; a changed file is untrusted again): their hooks
-and MCP servers do not run (a session asks first), their .env may not send your key to its own
+Untrusted projects (see --trust-project, /trust; a changed file is untrusted again): their hooks,
+MCP servers and settings files' permission rules do not count (a session asks first), their .env may not send your key to its own
 server, and .env settings that widen what tools may do (CORECODER_ENV_ALLOW, ...) are ignored.
 
 Files in ~/.corecoder (private to you): sessions/ (every run, for -r and -c), checkpoints/
-(for /undo), history (what you typed), permissions.json (\"always\" answers), trusted.json
-(trusted projects); yours to write: pricing.json (prices), hooks.json, mcp.json.
+(for /undo), history (what you typed), permissions.json (\"always\" tools), project-rules.json
+(\"always\" rules per project), trusted.json (trusted projects); yours to write: pricing.json
+(prices), hooks.json, mcp.json, settings.json (permission rules, as Claude Code's
+~/.claude/settings.json, also read; a trusted project's .claude/settings.json too).
 
 Exit codes: 0 done, 1 API failure, 2 usage error, 3 round cap reached, 4 budget spent,
 5 stopped for repeating the same call, 6 answer cut off at the output token limit,

@@ -98,13 +98,14 @@ fn save_history(editor: &mut DefaultEditor, history: &std::path::Path) {
 fn banner(display: &Display, agent: &Agent, mode: Mode, sandbox: Sandbox) {
     let config = agent.llm().config();
     let version = env!("CARGO_PKG_VERSION");
+    let provider = crate::app::variables::provider_name(config.dialect);
     let mode = match mode {
         Mode::AllowAll => "allow all (--yes)",
         _ => "ask before changes",
     };
     display.note(&display.paint(
         BOLD,
-        &format!("corecoder {version} · model {}", config.model),
+        &format!("corecoder {version} · model {} · {provider}", config.model),
     ));
     let mut details = format!("{} · {mode} · sandbox {sandbox}", config.base_url);
     if agent.extras.hooks.count() > 0 {
@@ -169,7 +170,8 @@ fn approve_or(agent: &mut Agent, display: &Display, task: String) -> String {
 
 fn turn(agent: &mut Agent, display: &Display, editor: &mut DefaultEditor, task: &str) {
     agent.extras.account.trace_task(task, agent.consent.plan);
-    let mut ask = |name: &str, summary: &str| ask(editor, display, name, summary);
+    let mut ask =
+        |name: &str, summary: &str, always: &str| ask(editor, display, name, summary, always);
     let result = display
         .spinner
         .around(&mut || agent.run_task(task, &mut |event| display.show(event), &mut ask));
@@ -185,11 +187,17 @@ fn turn(agent: &mut Agent, display: &Display, editor: &mut DefaultEditor, task: 
     }
 }
 
-/// The consent question. Anything but y/a/n asks again; Ctrl+C or Ctrl+D means no.
-fn ask(editor: &mut DefaultEditor, display: &Display, name: &str, summary: &str) -> Answer {
+/// The consent question; `always` says what `[a]` allows (a rule for this project, the tool).
+/// Anything but y/a/n asks again; Ctrl+C or Ctrl+D means no.
+fn ask(
+    editor: &mut DefaultEditor,
+    display: &Display,
+    name: &str,
+    summary: &str,
+    always: &str,
+) -> Answer {
     display.spinner.stop();
-    let question =
-        format!("Allow {name}({summary})? [y] allow once  [a] always allow this tool  [n] deny: ");
+    let question = format!("Allow {name}({summary})? [y] allow once  [a] {always}  [n] deny: ");
     // The model chose the summary: a `\r` or an escape in it must not redraw the question.
     let question = crate::tools::support::text::printable(&question);
     let answer = loop {

@@ -11,7 +11,9 @@ use crate::core::agent::Agent;
 use crate::core::consent::Plan;
 use crate::core::context::Tier;
 use crate::extras::checkpoint::Checkpoints;
+use crate::extras::consent_rules::settings;
 use crate::extras::session;
+use std::sync::Arc;
 
 const HELP: &str = "\
 Type a task and press Enter. End a line with \\ to continue on the next one.
@@ -26,7 +28,8 @@ Type a task and press Enter. End a line with \\ to continue on the next one.
   /sessions         the latest 20 sessions
   /compact          summarise the older part of the conversation now
   /mcp [reconnect NAME]   MCP servers: list them, or restart one
-  /trust            trust this folder's hooks, MCP servers and .env as they are now
+  /trust            trust this folder's hooks, MCP servers, settings and .env as they are now
+  /permissions [rm N]   the permission rules in force and their files; remove rule N
   quit, exit, Ctrl+D   leave; Ctrl+C stops a running turn";
 
 /// A slash command; `Some(task)` when it should be sent to the model.
@@ -34,10 +37,10 @@ pub fn run(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
     match name {
         "/help" => display.note(HELP),
         "/model" if arg.is_empty() => {
-            display.note(&format!(
-                "Model: {}",
-                agent.extras.account.model(agent.llm().config())
-            ));
+            let config = agent.llm().config();
+            let provider = crate::app::variables::provider_name(config.dialect);
+            let model = agent.extras.account.model(config);
+            display.note(&format!("Model: {model} · {provider}"));
         }
         "/model" => {
             agent.switch_model(arg);
@@ -89,6 +92,7 @@ pub fn run(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
         }
         "/mcp" => mcp(agent, display, arg),
         "/trust" => repl_trust::trust_now(agent, display),
+        "/permissions" => permissions(agent, display, arg),
         _ => display.note(&format!("Unknown command: {name} (see /help)")),
     }
     None
@@ -128,6 +132,77 @@ fn mcp(agent: &Agent, display: &Display, arg: &str) {
             display.note("No MCP servers (configure them in ~/.corecoder/mcp.json or .mcp.json).");
         }
         _ => servers.status().iter().for_each(|line| display.note(line)),
+    }
+}
+
+/// `/permissions` lists the rules in force (deny first, as they are applied), each with the
+/// file it came from, then the tools allowed "always"; `/permissions rm N` takes rule N out of
+/// its file and out of this session.
+fn permissions(agent: &mut Agent, display: &Display, arg: &str) {
+    match arg.strip_prefix("rm") {
+        Some(n) => remove_permission(agent, display, n.trim()),
+        None => list_permissions(agent, display),
+    }
+}
+
+/// The numbering `/permissions` shows: the rules' places in the list, deny first, then the
+/// tools allowed "always".
+fn numbered(agent: &Agent) -> (Vec<usize>, Vec<String>) {
+    let list = &agent.extras.rules.list;
+    let mut order: Vec<usize> = (0..list.len()).collect();
+    order.sort_by_key(|&at| list[at].list);
+    (order, agent.consent.always.iter().cloned().collect())
+}
+
+fn list_permissions(agent: &Agent, display: &Display) {
+    let (order, always) = numbered(agent);
+    if order.is_empty() && always.is_empty() {
+        return display.note(
+            "No permission rules (write them in ~/.corecoder/settings.json, .claude/settings.json, \
+             ...: see the README).",
+        );
+    }
+    let rules = &agent.extras.rules;
+    for (n, rule) in order.iter().map(|&at| &rules.list[at]).enumerate() {
+        let line = format!("{:>3}. {:<5} {}", n + 1, rule.list.key(), rule.text);
+        let source = rule.source.display().to_string();
+        display.note(&format!("{line}  {}", display.paint(DIM, &source)));
+    }
+    let file = rules.permissions.file.as_ref();
+    let file = file.map_or("this session".to_string(), |f| f.display().to_string());
+    for (n, tool) in always.iter().enumerate() {
+        let line = format!("{:>3}. allow {tool} (\"always\")", order.len() + n + 1);
+        display.note(&format!("{line}  {}", display.paint(DIM, &file)));
+    }
+    display.note("Remove one with /permissions rm N.");
+}
+
+/// `/permissions rm N`: out of this session, and out of the file it came from.
+fn remove_permission(agent: &mut Agent, display: &Display, n: &str) {
+    let (order, always) = numbered(agent);
+    let count = order.len() + always.len();
+    let Some(n) = n.parse::<usize>().ok().filter(|n| (1..=count).contains(n)) else {
+        return display.note(&format!(
+            "Say which: /permissions rm N, N from 1 to {count}."
+        ));
+    };
+    let removed = match order.get(n - 1) {
+        Some(&at) => {
+            let rules = Arc::make_mut(&mut agent.extras.rules);
+            let rule = rules.list.remove(at);
+            let saved = settings::remove(&rule, rules.saved.as_ref());
+            saved.map(|()| format!("{} {}", rule.list.key(), rule.text))
+        }
+        None => {
+            let tool = &always[n - 1 - order.len()];
+            agent.consent.always.remove(tool);
+            let saved = (agent.extras.rules.permissions).save(&agent.consent.always);
+            saved.map(|()| format!("always {tool}"))
+        }
+    };
+    match removed {
+        Ok(what) => display.note(&format!("Removed: {what}")),
+        Err(e) => display.note(&format!("Removed for this session; the file: {e}")),
     }
 }
 

@@ -70,7 +70,9 @@ pub fn trust_now(agent: &mut Agent, display: &Display) {
         &store,
     );
     if project.files.is_empty() {
-        return display.note("This folder has no hooks, MCP servers or .env settings to trust.");
+        return display.note(
+            "This folder has no hooks, MCP servers, settings files or .env settings to trust.",
+        );
     }
     if project.trust() == Trust::Untrusted {
         display.note(&project.question());

@@ -13,6 +13,8 @@ use crate::core::llm::Llm;
 use crate::extras;
 use crate::extras::account::Account;
 use crate::extras::checkpoint::Checkpoints;
+use crate::extras::consent_rules;
+use crate::extras::consent_rules::settings;
 use crate::extras::cost::PriceTable;
 use crate::extras::hooks::Hooks;
 use crate::extras::instructions::Instructions;
@@ -63,12 +65,16 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
         })?),
     };
     let mut config = options.config.clone();
+    let provider = crate::app::variables::provider_key(config.dialect);
     let mut history = Vec::new();
     let mut repaired = 0;
     if let Some(id) = &resumed {
         let loaded = session::load(&sessions, id).map_err(Error::Usage)?;
-        // The model the session last used comes back with it, unless -m chose another.
-        if let (false, Some(model)) = (options.model_from_flag, &loaded.model) {
+        // The model the session last used comes back with it, unless -m chose another, or
+        // the session spoke another dialect (its model would mean nothing here).
+        let spoken = loaded.header.as_ref().map_or("", |h| h.provider.as_str());
+        let same = Some(spoken).filter(|p| !p.is_empty()).unwrap_or("openai") == provider;
+        if let (false, true, Some(model)) = (options.model_from_flag, same, &loaded.model) {
             config.model = model.clone();
         }
         notes.push(format!(
@@ -92,6 +98,7 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
 
     let header = Header {
         model: config.model.clone(),
+        provider: provider.to_string(),
         cwd: cwd.clone(),
         started: SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -110,7 +117,11 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
     }
     let mut agent = Agent::new(Arc::new(llm), cwd.clone(), consent);
     agent.extras.account = account;
-    agent.extras.permissions = permissions;
+    let rules = consent_rules::Rules {
+        permissions,
+        ..consent_rules::Rules::default()
+    };
+    agent.extras.rules = Arc::new(rules);
     (agent.extras.gate).allow_destructive(&options.allow_destructive);
     agent.max_rounds = options.max_rounds;
     // The writable roots are fixed here, from the launch directory, for the whole session.
@@ -167,7 +178,8 @@ fn last_exchange(messages: &[crate::core::message::Message]) -> Vec<String> {
     lines
 }
 
-/// Hooks and MCP servers: the user's own, and the project's where it is trusted (`trust.rs`).
+/// Hooks, MCP servers and the settings files' permission rules: the user's own, and the
+/// project's where it is trusted (`trust.rs`).
 /// Also called by `/trust`, to load what it just trusted. Returns the warnings.
 pub fn load_extensions(agent: &mut Agent, home: &Path, project: &Project) -> Vec<String> {
     // Started in the home directory, the project's hooks file is the user's: read it once.
@@ -176,11 +188,24 @@ pub fn load_extensions(agent: &mut Agent, home: &Path, project: &Project) -> Vec
         let own = path == home.join("hooks.json");
         (project.allows(relative) && !own).then_some(path)
     };
-    let project_hooks = project_file(trust::HOOKS_FILE);
+    let mut hook_files = vec![home.join("hooks.json")];
+    hook_files.extend(project_file(trust::HOOKS_FILE));
     let mut mcp_files = vec![home.join("mcp.json")];
     mcp_files.extend(project_file(trust::MCP_FILE));
-    let (hooks, mut warnings) = Hooks::load(&home.join("hooks.json"), project_hooks.as_deref());
+    // `~/.claude` is beside `~/.corecoder`; with no home (`corecoder_home`'s temp fallback)
+    // it is inside that private folder, never in the shared temp directory.
+    let user_home = home
+        .parent()
+        .filter(|_| home.ends_with(".corecoder"))
+        .unwrap_or(home);
+    let trusted = |relative: &str| project.allows(relative);
+    let settings = settings::load(user_home, home, &agent.cwd, &trusted);
+    hook_files.extend(settings.hook_files);
+    let (hooks, mut warnings) = Hooks::load(&hook_files);
+    warnings.extend(settings.warnings);
     agent.extras.hooks = Arc::new(hooks);
+    let rules = Arc::make_mut(&mut agent.extras.rules);
+    (rules.list, rules.saved) = (settings.rules, settings.saved);
     let (configs, more) = mcp_config::load_config(&mcp_files);
     warnings.extend(more);
     let (servers, more) = Servers::start(configs);

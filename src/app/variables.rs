@@ -3,7 +3,7 @@
 //! program calls `config_from_env` or builds a `Config` itself. Nothing here opens a file or
 //! reads a flag; every bad value becomes `Error::Usage` naming its variable.
 
-use crate::core::config::{Config, ToolChoice};
+use crate::core::config::{Config, Dialect, ToolChoice};
 use crate::core::event::Error;
 use crate::tools::support::text::comma_list;
 use std::collections::HashMap;
@@ -22,15 +22,23 @@ pub fn config_from_env() -> Result<Config, Error> {
 /// The variables in `env`, each over its default. A blank name, list, budget or choice
 /// counts as unset; a blank count or timeout is an error.
 pub fn config_from(env: &Vars) -> Result<Config, Error> {
-    let text = |names: &[&str]| {
-        (names.iter()).find_map(|name| env.get(*name).filter(|v| !v.trim().is_empty()).cloned())
-    };
+    let url = first(env, &names_for(Dialect::Chat).urls);
+    let named = first(env, &["CORECODER_PROVIDER"]);
+    let dialect = dialect(named.as_deref(), url.as_deref(), "CORECODER_PROVIDER")?;
+    config_for(env, dialect)
+}
+
+/// The variables in `env` as `dialect` reads them: its key and base URL under its own names,
+/// its own default URL and model.
+pub fn config_for(env: &Vars, dialect: Dialect) -> Result<Config, Error> {
+    let text = |names: &[&str]| first(env, names);
     let default = Config::default();
-    let url = text(&["OPENAI_BASE_URL", "CORECODER_BASE_URL"]);
+    let names = names_for(dialect);
     Ok(Config {
-        api_key: text(&["CORECODER_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY"]),
-        base_url: url.unwrap_or(default.base_url),
-        model: text(&["CORECODER_MODEL"]).unwrap_or(default.model),
+        api_key: text(&names.keys),
+        base_url: text(&names.urls).unwrap_or(names.default_url.to_string()),
+        model: text(&["CORECODER_MODEL"]).unwrap_or(names.default_model.to_string()),
+        dialect,
         max_tokens: env_number(env, "CORECODER_MAX_TOKENS", default.max_tokens)?,
         temperature: env_number(env, "CORECODER_TEMPERATURE", default.temperature)?,
         max_context: env_number(env, "CORECODER_MAX_CONTEXT", default.max_context)?,
@@ -42,6 +50,122 @@ pub fn config_from(env: &Vars) -> Result<Config, Error> {
         tool_choice: (text(&["CORECODER_TOOL_CHOICE"]).map(|t| tool_choice(&t))).transpose()?,
         ..default
     })
+}
+
+/// The first of `names` set to something that is not blank.
+fn first(env: &Vars, names: &[&str]) -> Option<String> {
+    (names.iter()).find_map(|name| env.get(*name).filter(|v| !v.trim().is_empty()).cloned())
+}
+
+/// Where a dialect looks for its key and base URL, and what it uses when they are unset.
+pub struct Names {
+    pub keys: Vec<&'static str>,
+    pub urls: Vec<&'static str>,
+    pub default_url: &'static str,
+    pub default_model: &'static str,
+}
+
+/// The names each dialect reads. (`ANTHROPIC_*` only for the anthropic dialect: an OpenAI key
+/// never goes to Anthropic, nor an Anthropic key to an OpenAI-compatible server.)
+pub fn names_for(dialect: Dialect) -> Names {
+    match dialect {
+        Dialect::Anthropic => Names {
+            keys: vec!["CORECODER_API_KEY", "ANTHROPIC_API_KEY"],
+            urls: vec!["ANTHROPIC_BASE_URL", "CORECODER_BASE_URL"],
+            default_url: "https://api.anthropic.com",
+            default_model: "claude-sonnet-5-5",
+        },
+        Dialect::Chat | Dialect::Responses => Names {
+            keys: vec!["CORECODER_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY"],
+            urls: vec!["OPENAI_BASE_URL", "CORECODER_BASE_URL"],
+            default_url: "https://api.openai.com/v1",
+            default_model: "gpt-5.5",
+        },
+    }
+}
+
+/// The dialect `named` (by `CORECODER_PROVIDER` or `--provider`, which `from` says), else the
+/// one the base URL makes unambiguous (`api.anthropic.com`), else chat completions.
+pub fn dialect(named: Option<&str>, url: Option<&str>, from: &str) -> Result<Dialect, Error> {
+    let host = url.map(crate::tools::support::net::host).unwrap_or("");
+    match named.map(str::trim) {
+        None if host.eq_ignore_ascii_case("api.anthropic.com") => Ok(Dialect::Anthropic),
+        None | Some("openai") => Ok(Dialect::Chat),
+        Some("anthropic") => Ok(Dialect::Anthropic),
+        Some("responses") => Ok(Dialect::Responses),
+        Some("litellm") => Err(Error::Usage(format!(
+            "{from}: 'litellm' is CoreCoder's way to reach other providers; corecoder speaks \
+             their APIs itself: openai (chat completions, any OpenAI-compatible server), \
+             anthropic (the Messages API) or responses (OpenAI's Responses API)"
+        ))),
+        Some(other) => Err(Error::Usage(format!(
+            "{from}: '{other}' is not openai, anthropic or responses"
+        ))),
+    }
+}
+
+/// Which of the dialect's settings a flag gave (`--base-url`, `--api-key`, `-m`).
+pub struct Flagged {
+    pub url: bool,
+    pub key: bool,
+    pub model: bool,
+}
+
+/// The dialect once the flags are read (`--provider`, else `CORECODER_PROVIDER`, else the one
+/// the base URL, `--base-url`'s first, makes unambiguous); where it is another than the
+/// variables chose, its key, URL and model are read again under its names, flags still
+/// winning. Returns the name the base URL came from, so a bad one is reported under it.
+pub fn settle_dialect(
+    config: &mut Config,
+    env: &Vars,
+    provider: Option<&str>,
+    flagged: Flagged,
+) -> Result<&'static str, Error> {
+    let dialect = match provider {
+        Some(_) => dialect(provider, None, "--provider")?,
+        None => {
+            let url = Some(config.base_url.clone()).filter(|_| flagged.url);
+            let url = url.or(first(env, &names_for(Dialect::Chat).urls));
+            let named = first(env, &["CORECODER_PROVIDER"]);
+            dialect(named.as_deref(), url.as_deref(), "CORECODER_PROVIDER")?
+        }
+    };
+    if dialect != config.dialect {
+        let read = config_for(env, dialect)?;
+        if !flagged.url {
+            config.base_url = read.base_url;
+        }
+        if !flagged.key {
+            config.api_key = read.api_key;
+        }
+        if !flagged.model {
+            config.model = read.model;
+        }
+        config.dialect = dialect;
+    }
+    let set = |name: &&str| env.get(*name).is_some_and(|v| !v.trim().is_empty());
+    Ok(match flagged.url {
+        true => "--base-url",
+        false => (names_for(dialect).urls.into_iter().find(set)).unwrap_or("the default base URL"),
+    })
+}
+
+/// The dialect as `--provider` names it (and a session records it).
+pub fn provider_key(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Chat => "openai",
+        Dialect::Anthropic => "anthropic",
+        Dialect::Responses => "responses",
+    }
+}
+
+/// The dialect as the banner and `/model` name it.
+pub fn provider_name(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Chat => "openai (chat completions)",
+        Dialect::Anthropic => "anthropic (Messages API)",
+        Dialect::Responses => "responses (OpenAI Responses API)",
+    }
 }
 
 /// The choice `CORECODER_TOOL_CHOICE` names.
@@ -109,6 +233,65 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "CORECODER_MAX_COST: '-1' is not an amount of dollars"
+        );
+    }
+
+    /// `CORECODER_PROVIDER` names the dialect, else Anthropic's own host does; each dialect
+    /// reads its key and base URL under its own names only.
+    #[test]
+    fn the_dialect_and_what_it_reads() {
+        let env = |pairs: &[(&str, &str)]| -> Vars {
+            (pairs.iter())
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let keys = [
+            ("OPENAI_API_KEY", "sk-openai"),
+            ("ANTHROPIC_API_KEY", "sk-ant"),
+        ];
+        let chat = config_from(&env(&keys)).unwrap();
+        assert_eq!(
+            (chat.dialect, chat.api_key.as_deref()),
+            (Dialect::Chat, Some("sk-openai"))
+        );
+        let named = [keys[0], keys[1], ("CORECODER_PROVIDER", "anthropic")];
+        let anthropic = config_from(&env(&named)).unwrap();
+        assert_eq!(anthropic.dialect, Dialect::Anthropic);
+        assert_eq!(anthropic.api_key.as_deref(), Some("sk-ant"));
+        assert_eq!(anthropic.base_url, "https://api.anthropic.com");
+        assert_eq!(anthropic.model, "claude-sonnet-5-5");
+        let by_url = [keys[0], ("OPENAI_BASE_URL", "https://API.anthropic.com/v1")];
+        let inferred = config_from(&env(&by_url)).unwrap();
+        assert_eq!(
+            (inferred.dialect, inferred.api_key),
+            (Dialect::Anthropic, None)
+        );
+        let own_url = [
+            ("CORECODER_PROVIDER", "anthropic"),
+            ("ANTHROPIC_BASE_URL", "http://proxy"),
+        ];
+        assert_eq!(
+            config_from(&env(&own_url)).unwrap().base_url,
+            "http://proxy"
+        );
+        let litellm = config_from(&env(&[("CORECODER_PROVIDER", "litellm")])).unwrap_err();
+        let said = litellm.to_string();
+        assert!(said.starts_with("CORECODER_PROVIDER: 'litellm'"), "{said}");
+        assert!(
+            ["openai", "anthropic", "responses"]
+                .iter()
+                .all(|d| said.contains(d))
+        );
+        let flagged = Flagged {
+            url: false,
+            key: false,
+            model: false,
+        };
+        let mut config = config_from(&env(&keys)).unwrap();
+        let flag = settle_dialect(&mut config, &env(&keys), Some("claude"), flagged).unwrap_err();
+        assert_eq!(
+            flag.to_string(),
+            "--provider: 'claude' is not openai, anthropic or responses"
         );
     }
 

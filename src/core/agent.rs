@@ -63,16 +63,16 @@ impl Agent {
 
     /// Run a task where no one can be asked: calls that would need consent are refused.
     pub fn run(&mut self, task: &str, on_event: &mut dyn FnMut(Event)) -> Result<Finish, Error> {
-        self.run_task(task, on_event, &mut |_, _| Answer::Deny)
+        self.run_task(task, on_event, &mut |_, _, _| Answer::Deny)
     }
 
     /// Run one user task to its end: an answer, the round cap, or an error. `ask(name,
-    /// summary)` is called, on this thread, for each call the consent rules leave to the user.
+    /// summary, always)` is called on this thread for each call consent leaves to the user.
     pub fn run_task(
         &mut self,
         task: &str,
         on_event: &mut dyn FnMut(Event),
-        ask: &mut dyn FnMut(&str, &str) -> Answer,
+        ask: &mut dyn FnMut(&str, &str, &str) -> Answer,
     ) -> Result<Finish, Error> {
         self.cancel.store(false, Ordering::Relaxed);
         // A UserPromptSubmit hook may refuse the task before it joins the history.
@@ -88,7 +88,7 @@ impl Agent {
     fn run_loop(
         &mut self,
         on_event: &mut dyn FnMut(Event),
-        ask: &mut dyn FnMut(&str, &str) -> Answer,
+        ask: &mut dyn FnMut(&str, &str, &str) -> Answer,
     ) -> Result<Finish, Error> {
         let tools = [dispatch::schemas(self.kind), self.extras.tool_schemas()].concat();
         if self.kind == AgentKind::Main {

@@ -7,16 +7,13 @@
 //! It never touches the history: the loop appends the results.
 
 use crate::core::consent::{Answer, Consent, Verdict};
-use crate::core::dispatch;
-use crate::core::dispatch::Pool;
+use crate::core::dispatch::{self, Pool};
 use crate::core::event::{Event, ResultKind};
 use crate::core::message::{Outcome, ToolCall};
 use crate::extras::Extras;
 use crate::tools::{ToolContext, preview};
-use serde_json::Value;
 
-const CUT_CALL: &str = "the reply hit the output token limit before its arguments were complete";
-const SMALLER: &str = "Send smaller calls (write a large file in several parts)";
+const ONCE: &str = "allow, and ask again next time";
 /// What each call of a reply reads when the loop guard stops the run on it.
 pub const STOPPED: &str = "[not run: the run was stopped for repeating this call]";
 
@@ -29,8 +26,8 @@ pub enum Ruling {
     Refused(Outcome),
 }
 
-/// What the loop guard says of each call before anyone else looks: a repeat, or a call
-/// whose arguments the output limit cut (`cut_off`), is refused; `Err` stops the run.
+/// What the loop guard says of each call before anyone else looks: a repeat, or a call whose
+/// arguments the output limit cut (`extras/gate.rs`), is refused; `Err` stops the run.
 pub fn rule(
     extras: &mut Extras,
     calls: &[ToolCall],
@@ -39,17 +36,10 @@ pub fn rule(
 ) -> Result<Vec<Ruling>, String> {
     let mut rulings = Vec::with_capacity(calls.len());
     for call in calls {
-        // A cut call cannot end in its closing brace: its arguments are no JSON object.
-        let cut = cut_off
-            && serde_json::from_str::<serde_json::Map<String, Value>>(&call.arguments).is_err();
-        rulings.push(match extras.repeated(call)? {
-            _ if cut => {
-                let name = &call.name;
-                on_event(Event::Notice(&format!("{name}: not run, {CUT_CALL}")));
-                Ruling::Refused(Outcome::text(format!("[not run: {CUT_CALL}. {SMALLER}]")))
-            }
-            None => Ruling::Open,
-            Some(refused) => Ruling::Refused(refused),
+        let cut = extras.gate.cut_off(call, cut_off, on_event);
+        rulings.push(match (cut, extras.repeated(call)?) {
+            (Some(refused), _) | (None, Some(refused)) => Ruling::Refused(refused),
+            (None, None) => Ruling::Open,
         });
     }
     Ok(rulings)
@@ -70,7 +60,7 @@ impl Batch<'_> {
         calls: &[ToolCall],
         rulings: Vec<Ruling>,
         on_event: &mut dyn FnMut(Event),
-        ask: &mut dyn FnMut(&str, &str) -> Answer,
+        ask: &mut dyn FnMut(&str, &str, &str) -> Answer,
     ) -> Vec<Outcome> {
         let mut settled = Vec::with_capacity(calls.len());
         for (call, ruling) in calls.iter().zip(rulings) {
@@ -135,10 +125,12 @@ impl Batch<'_> {
         call: &ToolCall,
         summary: &str,
         on_event: &mut dyn FnMut(Event),
-        ask: &mut dyn FnMut(&str, &str) -> Answer,
+        ask: &mut dyn FnMut(&str, &str, &str) -> Answer,
     ) -> Ruling {
         let name = call.name.as_str();
-        let verdict = self.extras.verdict_for_call(self.consent, call);
+        let verdict = self
+            .extras
+            .verdict_for_call(self.consent, call, &self.ctx.cwd);
         if matches!(verdict, Verdict::Ask | Verdict::AskEachTime(_))
             && let Some(preview) = &preview::preview(name, &call.arguments, &self.ctx)
         {
@@ -147,19 +139,17 @@ impl Batch<'_> {
         match verdict {
             Verdict::Run => Ruling::Open,
             Verdict::Refuse(text) => Ruling::Refused(Outcome::text(text)),
-            // The warning rides in the summary so the question shows it; "always" is not
-            // saved: a destructive command is asked about every time.
+            // Destructive, or a rule says ask: the summary says why; "always" allows it once.
             Verdict::AskEachTime(why) => {
-                match ask(name, &format!("{summary} -- {why}; asked every time")) {
+                match ask(name, &format!("{summary} -- {why}; asked every time"), ONCE) {
                     Answer::Once | Answer::Always => Ruling::Open,
                     Answer::Deny => Ruling::Refused(Outcome::text(Consent::denial(name))),
                 }
             }
-            Verdict::Ask => match ask(name, summary) {
+            Verdict::Ask => match ask(name, summary, &self.extras.always_offer(call)) {
                 Answer::Once => Ruling::Open,
                 Answer::Always => {
-                    self.consent.always.insert(name.to_string());
-                    self.extras.allowed_always(&self.consent.always, on_event);
+                    self.extras.allowed_always(self.consent, call, on_event);
                     Ruling::Open
                 }
                 Answer::Deny => Ruling::Refused(Outcome::text(Consent::denial(name))),

@@ -2,6 +2,7 @@
 //! Built once before the first turn, then only read; `Config::default()` is the documented
 //! defaults. Nothing here reads a variable, file or flag (`app/variables.rs` does).
 
+use serde::Serialize;
 use std::time::Duration;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -25,26 +26,27 @@ pub struct Config {
     pub max_cost: Option<f64>,
     /// `tool_choice` sent with every request that offers tools; `None` sends nothing.
     pub tool_choice: Option<ToolChoice>,
+    pub dialect: Dialect,
+}
+
+/// The API the provider speaks: chat completions (the core's), or one in `extras/dialect.rs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Chat,
+    Anthropic,
+    Responses,
 }
 
 /// `CORECODER_TOOL_CHOICE`: some servers (llama-cpp-python's function-calling handler) call
 /// no tool unless asked to with `auto`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ToolChoice {
     Auto,
     /// Every reply must call a tool: the model can never answer, so a task ends at the round cap.
     Required,
+    #[serde(rename = "none")]
     NoCalls,
-}
-
-impl ToolChoice {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ToolChoice::Auto => "auto",
-            ToolChoice::Required => "required",
-            ToolChoice::NoCalls => "none",
-        }
-    }
 }
 
 /// With no key: a starting point for embedding programs.
@@ -63,6 +65,7 @@ impl Default for Config {
             fallback_models: Vec::new(),
             max_cost: None,
             tool_choice: None,
+            dialect: Dialect::Chat,
         }
     }
 }

@@ -73,19 +73,19 @@ pub fn compact_and_tell(
         let reply = llm.stream(&prompt, &[], extras, cancel, &mut |_| {});
         reply.map(|reply| reply.text).map_err(|e| e.to_string())
     };
-    let (mut tier, mut report) = (tier, compact(history, tier, &mut summarise));
+    let mut report = compact(history, tier, &mut summarise);
     // Not on to Collapse: that cuts the results the model has not read yet.
-    while goal.is_some_and(|goal| report.after > goal) && tier < Tier::Summarise {
-        tier = harder(Some(tier));
+    if tier == Tier::Snip && goal.is_some_and(|goal| report.after > goal) {
+        let before = report.before;
         report = Report {
-            before: report.before,
-            ..compact(history, tier, &mut summarise)
+            before,
+            ..compact(history, Tier::Summarise, &mut summarise)
         };
     }
     extras.history_compacted();
     if report.after < report.before {
         let (before, after) = (report.before, report.after);
-        let mut notice = format!("context {tier:?}: {before} → {after} tokens");
+        let mut notice = format!("context {:?}: {before} → {after} tokens", report.tier);
         if let SummarySource::Fallback(why) = &report.summary {
             notice.push_str(&format!(" (summary made without the model: {why})"));
         }

@@ -49,11 +49,10 @@ pub fn agent(config: &Config) -> ureq::Agent {
         .into()
 }
 
-pub fn post(http: &ureq::Agent, url: &str, key: Option<&str>, body: &Value) -> Answer {
+pub fn post(http: &ureq::Agent, url: &str, auth: &[(&str, String)], body: &Value) -> Answer {
     let mut request = http.post(url);
-    // Local servers run without a key; sending "Bearer " with nothing after it confuses some.
-    if let Some(key) = key {
-        request = request.header("Authorization", &format!("Bearer {key}"));
+    for (name, value) in auth {
+        request = request.header(*name, value);
     }
     request
         .header("Content-Type", "application/json")

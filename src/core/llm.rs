@@ -1,13 +1,14 @@
 //! The LLM client: the loop calls `Llm::stream` once per round; it POSTs the history
 //! (`http.rs`), hands the body to `sse::read_stream` and returns the `Reply`, retrying the *whole*
-//! request when what failed is transient (there is no other retry layer). Provider oddities
-//! are `extras.quirks`'; spending, fallback models and the trace `extras.account`'s. It does
-//! not parse tool arguments, run tools or touch the history.
+//! request when what failed is transient (there is no other retry layer). The body, URL and
+//! stream reader are the dialect's (`extras.dialect`: chat completions is `wire.rs` and
+//! `sse.rs`); provider oddities `extras.quirks`'; spending, fallback models and the trace
+//! `extras.account`'s. It does not parse tool arguments, run tools or touch the history.
 
 use crate::core::config::Config;
 use crate::core::event::{Broke, Error, Event};
 use crate::core::message::{Message, Reply};
-use crate::core::{http, sse, wire};
+use crate::core::{http, sse};
 use crate::extras::Extras;
 use crate::tools::support::cancel::{self, Cancelled, sleep_unless_cancelled};
 use crate::tools::support::{net, provider_errors};
@@ -117,7 +118,7 @@ impl Llm {
         let (done, finished) = crossbeam_channel::bounded::<()>(0);
         let next = std::thread::scope(|scope| {
             scope.spawn(|| cancel::shut_down_on_cancel(&http, cancel, &finished));
-            let body = wire::request_body(&self.config, model, messages, tools);
+            let body = extras.dialect.body(&self.config, model, messages, tools);
             let body = extras.quirks.adapted_body(&self.config, body);
             let next = self.attempt(&http, body, messages, extras, cancel, on_event);
             // Dropping the sender wakes the watcher at once, so it costs no latency.
@@ -147,10 +148,9 @@ impl Llm {
             idle: self.config.idle_timeout,
             deadline: Some(Instant::now() + self.config.request_timeout),
         };
-        let base = self.config.base_url.trim_end_matches('/');
-        let url = format!("{base}/chat/completions");
+        let (url, auth) = extras.dialect.endpoint(&self.config);
         extras.account.trace_request(&url, &sent_body);
-        let response = match http::post(http, &url, self.config.api_key.as_deref(), &sent_body) {
+        let response = match http::post(http, &url, &auth, &sent_body) {
             Ok(response) => response,
             // Retry what a second try could fix; name the host, which the error does not.
             Err(e) => {
@@ -183,7 +183,7 @@ impl Llm {
         // The line already read goes first, as if it had never been taken out.
         let mut body = Cursor::new(start).chain(body);
         let mut reader = extras.account.tee(&mut body);
-        match sse::read_stream(&mut reader, cancel, &limits, on_event) {
+        match (extras.dialect).read_stream(&self.config, &mut reader, cancel, &limits, on_event) {
             Ok(reply) => Next::Replied(reply),
             Err(error) => stream_failure(error, &self.config),
         }

@@ -9,16 +9,17 @@ use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::path::PathBuf;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     System,
+    #[default]
     User,
     Assistant,
     Tool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Message {
     pub role: Role,
     /// Always serialised (as `null` when absent): some servers reject an assistant message
@@ -87,6 +88,8 @@ pub struct Usage {
     pub completion_tokens: u64,
     /// The part of `prompt_tokens` served from the provider's cache (billed at the cached rate).
     pub cached_tokens: u64,
+    /// Of `prompt_tokens`, those written to the cache (Anthropic bills them above input).
+    pub cache_write_tokens: u64,
     /// US$ the provider says the request cost (OpenRouter's `usage.cost`); it wins over the table.
     pub cost: Option<f64>,
 }
@@ -132,13 +135,11 @@ impl Message {
     }
 
     fn plain(role: Role, text: &str) -> Message {
+        let content = Some(text.to_string());
         Message {
             role,
-            content: Some(text.to_string()),
-            reasoning_content: None,
-            tool_calls: Vec::new(),
-            tool_call_id: None,
-            thinking: Vec::new(),
+            content,
+            ..Message::default()
         }
     }
 }

@@ -36,6 +36,19 @@ pub fn read_stream(
     on_delta: &mut dyn FnMut(Event),
 ) -> Result<Reply, Error> {
     let mut parser = Parser::default();
+    let mut feed = |line: &str| parser.feed_line(line, on_delta);
+    read_lines(reader, cancel, limits, &mut feed)?;
+    parser.finish(on_delta)
+}
+
+/// Hand `feed` each line, bounded, until the input ends or `feed` says `Done` (every dialect's
+/// parser is fed by this one loop: `extras/dialect.rs`).
+pub fn read_lines(
+    reader: &mut dyn BufRead,
+    cancel: &AtomicBool,
+    limits: &Limits,
+    feed: &mut dyn FnMut(&str) -> Result<Flow, Error>,
+) -> Result<(), Error> {
     let mut reader = Clocked::new(reader, limits.idle, limits.deadline);
     let mut buf = Vec::new();
     loop {
@@ -49,7 +62,7 @@ pub fn read_stream(
             (Ok(read), None) => read,
         };
         if read == 0 {
-            return parser.finish(on_delta);
+            return Ok(());
         }
         if read == MAX_LINE && !buf.ends_with(b"\n") {
             return Err(Error::Stream(Broke::TooLarge("a line")));
@@ -64,12 +77,12 @@ pub fn read_stream(
             Ok(line) => Cow::Borrowed(line),
             Err(_) => String::from_utf8_lossy(line),
         };
-        let flow = parser.feed_line(&line, on_delta)?;
+        let flow = feed(&line)?;
         if cancel.load(Ordering::Relaxed) {
             return Err(Error::Interrupted);
         }
         if flow == Flow::Done {
-            return parser.finish(on_delta);
+            return Ok(());
         }
     }
 }
@@ -189,6 +202,7 @@ impl Parser {
                 completion_tokens: usage.completion_tokens.unwrap_or(0),
                 cached_tokens: nested.or(flat).unwrap_or(0),
                 cost: usage.cost.and_then(|cost| cost.as_f64()),
+                cache_write_tokens: 0,
             });
         }
         if let Some(choice) = choice {
@@ -205,12 +219,12 @@ impl Parser {
         if let Some(delta) = choice.delta {
             let reasoning = delta.reasoning_content.or(delta.reasoning);
             if let Some(piece) = reasoning.filter(|s| !s.is_empty()) {
-                self.keep(piece.len())?;
+                keep(&mut self.kept, piece.len())?;
                 self.reply.reasoning.push_str(&piece);
                 on_delta(Event::Reasoning(&piece));
             }
             if let Some(piece) = delta.content.filter(|s| !s.is_empty()) {
-                self.keep(piece.len())?;
+                keep(&mut self.kept, piece.len())?;
                 self.reply.text.push_str(&piece);
                 on_delta(Event::Text(&piece));
             }
@@ -219,7 +233,7 @@ impl Parser {
             let legacy = delta.function_call.filter(|_| delta.tool_calls.is_none());
             for fragment in delta.tool_calls.into_iter().flatten() {
                 let added = self.calls.merge(fragment);
-                self.keep(added)?;
+                keep(&mut self.kept, added)?;
             }
             self.calls.announce_ready(on_delta);
             if let Some(function) = legacy {
@@ -227,7 +241,7 @@ impl Parser {
                     function: Some(*function),
                     ..WireToolCall::default()
                 });
-                self.keep(added)?;
+                keep(&mut self.kept, added)?;
             }
         }
         if let Some(reason) = choice.finish_reason {
@@ -235,14 +249,14 @@ impl Parser {
         }
         Ok(())
     }
+}
 
-    /// Past `MAX_REPLY` in all the attempt fails, so an endless reply cannot fill memory.
-    fn keep(&mut self, bytes: usize) -> Result<(), Error> {
-        self.kept += bytes;
-        match self.kept > MAX_REPLY {
-            true => Err(Error::Stream(Broke::TooLarge("the whole"))),
-            false => Ok(()),
-        }
+/// Past `MAX_REPLY` in all the attempt fails, so an endless reply cannot fill memory.
+pub fn keep(kept: &mut usize, bytes: usize) -> Result<(), Error> {
+    *kept += bytes;
+    match *kept > MAX_REPLY {
+        true => Err(Error::Stream(Broke::TooLarge("the whole"))),
+        false => Ok(()),
     }
 }
 
@@ -289,7 +303,7 @@ mod tests {
             prompt_tokens,
             completion_tokens,
             cached_tokens,
-            cost: None,
+            ..Usage::default()
         })
     }
 

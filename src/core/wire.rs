@@ -199,7 +199,7 @@ pub fn request_body(config: &Config, model: &str, messages: &[Message], tools: &
     if !tools.is_empty() {
         body["tools"] = json!(tools);
         if let Some(choice) = &config.tool_choice {
-            body["tool_choice"] = json!(choice.as_str());
+            body["tool_choice"] = json!(choice);
         }
     }
     body["stream_options"] = json!({"include_usage": true});

@@ -248,6 +248,7 @@ fn estimate_usage(reply: &Reply, messages: &[Message]) -> Usage {
             .map(|t| crate::tools::support::tokens::estimate_text(t))
             .sum::<usize>() as u64,
         cached_tokens: 0,
+        cache_write_tokens: 0,
         cost: None,
     }
 }
@@ -271,6 +272,7 @@ mod tests {
                 prompt_tokens: 10,
                 completion_tokens: 2,
                 cached_tokens: 0,
+                cache_write_tokens: 0,
                 cost: None,
             }),
             ..Reply::default()

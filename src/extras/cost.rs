@@ -5,9 +5,11 @@
 //! price of the request's model from the built-in table (`cost/prices.rs`, each row naming its
 //! source), overridden or extended by `~/.corecoder/pricing.json`.
 //!
-//! What it does *not* do: fetch prices from the network, model tiers that depend on prompt
-//! length, batch or peak/off-peak discounts, cache-write surcharges, or guess a price for a model
-//! it does not know. An unknown model is reported as "price unknown", never as free.
+//! Tokens read from a cache are billed at the model's cached rate, tokens written to one
+//! (Anthropic's prompt caching) at 1.25× input. What it does *not* do: fetch prices from the
+//! network, model tiers that depend on prompt length, batch or peak/off-peak discounts, another
+//! cache-write rate than 1.25×, or guess a price for a model it does not know. An unknown model
+//! is reported as "price unknown", never as free.
 
 pub mod ledger;
 mod prices;
@@ -170,12 +172,15 @@ fn parse_entry(value: serde_json::Value) -> Option<Price> {
 }
 
 /// Dollars for one request: (prompt - cached) * input + cached * (cached_input or input) + completion * output, / 1e6.
+/// Tokens written to the cache (Anthropic's) cost a quarter more than input: 1.25×, its rate.
 pub fn request_cost(price: &Price, usage: &Usage) -> f64 {
     // A provider that reports more cached than prompt tokens must not make the cost negative.
     let cached = usage.cached_tokens.min(usage.prompt_tokens);
     let uncached = usage.prompt_tokens - cached;
+    let written = usage.cache_write_tokens.min(uncached);
     let cached_rate = price.cached_input.unwrap_or(price.input);
     (uncached as f64 * price.input
+        + written as f64 * price.input * 0.25
         + cached as f64 * cached_rate
         + usage.completion_tokens as f64 * price.output)
         / 1e6
@@ -202,6 +207,7 @@ mod tests {
             prompt_tokens,
             completion_tokens,
             cached_tokens,
+            cache_write_tokens: 0,
             cost: None,
         }
     }
@@ -385,6 +391,21 @@ mod tests {
             assert!(table.price(ours).is_some(), "{ours}");
         }
         assert_eq!(table.price("vendor/unknown-9.9"), None);
+    }
+
+    /// Anthropic's cache writes: 1.25× input; its reads at the table's cached rate (0.1×).
+    #[test]
+    fn cache_writes_cost_a_quarter_more_than_input() {
+        let sonnet = price(2.0, 10.0, Some(0.2));
+        let wrote = Usage {
+            cache_write_tokens: 1_500,
+            ..usage(1_800, 0, 64)
+        };
+        // 300 * 2 + 1500 * 2 * 1.25 + 64 * 10 = 600 + 3750 + 640.
+        assert!(close(request_cost(&sonnet, &wrote), 4_990.0 / 1e6));
+        let read = usage(1_812, 1_800, 89);
+        // 12 * 2 + 1800 * 0.2 + 89 * 10 = 24 + 360 + 890.
+        assert!(close(request_cost(&sonnet, &read), 1_274.0 / 1e6));
     }
 
     #[test]

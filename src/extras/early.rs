@@ -4,15 +4,18 @@
 //! The loop hands each event of the stream to `Early::streamed` (a `CallReady` may start a
 //! call; a retry throws the stream away), and the batch hands its allowed calls to `collect`
 //! (through `Extras::run_allowed`). It decides which calls may start early and keeps their
-//! results' receivers; the loop queues them on the pool (`core/dispatch.rs`). It never settles consent and never runs a call a
-//! PreToolUse hook or the loop guard must see.
+//! results' receivers; the loop queues them on the pool (`core/dispatch.rs`). It never settles
+//! consent and never runs a call a PreToolUse hook, the loop guard or a deny or ask permission
+//! rule must see first.
 
 use crate::core::consent::{Consent, Verdict};
 use crate::core::consent::{LoopGuard, Repeat};
 use crate::core::event::Event;
 use crate::core::message::{Outcome, ToolCall};
+use crate::extras::consent_rules::{self, Rules};
 use crate::extras::mcp::{ServerHint, Servers};
 use crossbeam_channel::Receiver;
+use std::sync::Arc;
 
 /// Where a started call's outcome arrives (`Pool::start`'s receiver).
 type Pending = Receiver<(usize, Outcome)>;
@@ -27,6 +30,8 @@ pub struct Early {
     guard_ahead: LoopGuard,
     /// The loop guard as the reply started: a retry judges ahead from it again.
     guard_at_start: LoopGuard,
+    /// The permission rules as the reply started.
+    rules: Arc<Rules>,
 }
 
 struct Started {
@@ -36,7 +41,8 @@ struct Started {
 
 impl Early {
     /// A reply is about to stream: what the last one started is forgotten (its batch is done).
-    pub fn reply_starting(&mut self, guard: &LoopGuard) {
+    pub fn reply_starting(&mut self, guard: &LoopGuard, rules: &Arc<Rules>) {
+        self.rules = rules.clone();
         self.started.clear();
         self.from_lost_streams = 0;
         self.guard_ahead = guard.clone();
@@ -60,6 +66,8 @@ impl Early {
                 self.from_lost_streams = self.started.len();
                 self.guard_ahead = self.guard_at_start.clone();
             }
+            // A tool that a deny or ask rule names waits for the batch, whatever its arguments.
+            Event::CallReady(call) if consent_rules::names_tool(&self.rules, &call.name) => {}
             Event::CallReady(call) => self.call_ready(call, consent, mcp.hint(&call.name), start),
             _ => {}
         }

@@ -1,11 +1,14 @@
 //! The gate in front of consent: what a call's *arguments* decide before the mode and the
-//! "always" list are asked (`core/consent.rs` judges the tool by its name only). Today the
-//! danger table (`tools/support/danger.rs`): a catastrophic bash command is refused in every
-//! mode; a destructive one is asked about every time, and under `--yes` runs only when the user
-//! opted in to it by name. The batch asks it through `Extras::verdict_for_call`, on the loop's
+//! "always" list are asked (`core/consent.rs` judges the tool by its name only). Arguments the
+//! output limit cut are refused (`cut_off`, asked by `batch::rule`); then the danger table
+//! (`tools/support/danger.rs`): a catastrophic bash command is refused in every mode; a
+//! destructive one is asked about every time, and under `--yes` runs only when the user opted
+//! in to it by name. The batch asks it through `Extras::verdict_for_call`, on the loop's
 //! thread. It asks no one and saves nothing.
 
 use crate::core::consent::{Consent, Mode, Verdict};
+use crate::core::event::Event;
+use crate::core::message::{Outcome, ToolCall};
 use crate::tools::support::danger::{self, Danger};
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -18,7 +21,30 @@ pub struct Gate {
     destructive_allowed: BTreeSet<String>,
 }
 
+const CUT_CALL: &str = "the reply hit the output token limit before its arguments were complete";
+const SMALLER: &str = "Send smaller calls (write a large file in several parts)";
+
 impl Gate {
+    /// A call whose arguments the output limit cut (`cut_off`: the reply ended at it) is not
+    /// run: `Some` is what the model reads instead. (A cut call cannot end in its closing
+    /// brace, so its arguments are no JSON object.)
+    pub fn cut_off(
+        &self,
+        call: &ToolCall,
+        cut_off: bool,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Option<Outcome> {
+        let object = serde_json::from_str::<serde_json::Map<String, Value>>(&call.arguments);
+        if !cut_off || object.is_ok() {
+            return None;
+        }
+        on_event(Event::Notice(&format!(
+            "{}: not run, {CUT_CALL}",
+            call.name
+        )));
+        Some(Outcome::text(format!("[not run: {CUT_CALL}. {SMALLER}]")))
+    }
+
     /// Let `--yes` run the destructive commands named (see `danger::destructive_names`).
     pub fn allow_destructive(&mut self, names: &[String]) {
         self.destructive_allowed.extend(names.iter().cloned());

@@ -19,7 +19,7 @@ use crate::extras::hooks_config::{Hook, matches_tool, parse};
 use crate::tools::support::process::{self, Ending, Finished, Keep, Limits};
 use crate::tools::support::text::first_chars;
 use serde_json::{Value, json};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -40,7 +40,7 @@ pub enum PreToolDecision {
     Block(String),
 }
 
-/// Every configured hook, user file first, then project file.
+/// Every configured hook, in the order of the files read.
 #[derive(Debug, Default)]
 pub struct Hooks {
     hooks: Vec<Hook>,
@@ -57,14 +57,14 @@ enum HookResponse {
 }
 
 impl Hooks {
-    /// Read both files (the project's only if given: `setup.rs` leaves out an untrusted one);
-    /// a broken one is a warning and brings no hooks.
-    pub fn load(user_file: &Path, project_file: Option<&Path>) -> (Hooks, Vec<String>) {
+    /// Read the files in order (the user's, then the project's where `setup.rs` found it
+    /// trusted, then settings files with a `hooks` key); a broken one is a warning and brings
+    /// no hooks.
+    pub fn load(files: &[PathBuf]) -> (Hooks, Vec<String>) {
         let mut hooks = Hooks::default();
         let mut warnings = Vec::new();
         // A missing file is simply no hooks; only files that exist can be broken.
-        let files = std::iter::once(user_file).chain(project_file);
-        for file in files.filter(|f| f.exists()) {
+        for file in files.iter().filter(|f| f.exists()) {
             let mut found = Vec::new();
             let parsed = std::fs::read_to_string(file)
                 .map_err(|e| e.to_string())
@@ -323,7 +323,7 @@ mod tests {
                     {"type": "command", "command": "c.sh"}]}],
                 "Notification": [{"hooks": [{"type": "command", "command": "d.sh"}]}]}}"#,
         );
-        let (loaded, warnings) = Hooks::load(&user, Some(&project));
+        let (loaded, warnings) = Hooks::load(&[user.clone(), project]);
         assert_eq!(loaded.count(), 3);
         let commands: Vec<_> = loaded.hooks.iter().map(|h| h.command.as_str()).collect();
         assert_eq!(commands, ["a.sh", "b.sh", "c.sh"]);
@@ -335,7 +335,7 @@ mod tests {
         assert!(warnings[0].contains("Notification"));
 
         let broken = dir.write("broken.json", "{not json");
-        let (loaded, warnings) = Hooks::load(&broken, Some(&dir.0.join("missing.json")));
+        let (loaded, warnings) = Hooks::load(&[broken, dir.0.join("missing.json")]);
         assert_eq!(loaded.count(), 0);
         assert_eq!(
             warnings.len(),
@@ -343,7 +343,7 @@ mod tests {
             "a missing file is no warning: {warnings:?}"
         );
         let no_command = dir.write("no-command.json", r#"{"Stop": [{"timeout": 1}]}"#);
-        let (loaded, warnings) = Hooks::load(&user, Some(&no_command));
+        let (loaded, warnings) = Hooks::load(&[user, no_command]);
         assert_eq!((loaded.count(), warnings.len()), (1, 1));
         assert_eq!(Hooks::default().count(), 0);
     }

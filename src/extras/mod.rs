@@ -1,16 +1,19 @@
 //! Every optional feature, each off (a no-op) unless the binary or an embedding program turns
 //! it on: hooks, MCP servers, the sandbox and secret filter, sessions, checkpoints, cost, the
-//! trace, project instructions, early start of read-only calls, and trust; and what makes the
-//! agent survive real providers and sessions: the loop guard, the saved "always" permissions,
-//! the estimate calibrated on the provider's counts, the summary made without the model, the
-//! danger gate. This file is the seam: the value the loop (`core/agent.rs`, `core/batch.rs`)
-//! holds, one method per step of a turn, in turn order; it never runs the loop. Over 300 lines
-//! so that every step the loop can call is in one file.
+//! trace, project instructions, early start of read-only calls, trust, the dialects besides
+//! chat completions; and what makes the agent survive real providers and sessions: the loop
+//! guard, the saved "always" permissions, the estimate calibrated on the provider's counts, the
+//! summary made without the model, the danger gate. This file is the seam: the value the loop
+//! holds, one method per step of a turn, in turn order; it never runs the loop (over 300 lines
+//! so that every step the loop can call is in one file).
 
 pub mod account;
+pub mod anthropic;
 pub mod calibration;
 pub mod checkpoint;
+pub mod consent_rules;
 pub mod cost;
+pub mod dialect;
 pub mod early;
 pub mod fallback_summary;
 pub mod gate;
@@ -46,10 +49,8 @@ use mcp::Servers;
 use sandbox::ShellSafety;
 use serde_json::{Value, json};
 use session::SessionLog;
-use std::collections::BTreeSet;
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, atomic::AtomicUsize};
 
 /// The one seam between the core and every optional feature: the loop holds one `Extras` and
 /// calls one method per step of a turn, each a no-op when its feature is off; the client is
@@ -61,6 +62,8 @@ pub struct Extras {
     pub account: account::Account,
     /// How this provider strays from the protocol: body rewrites, odd answers, "too long".
     pub quirks: provider_quirks::Quirks,
+    /// Requests and streams in a dialect other than chat completions (`Config::dialect`).
+    pub dialect: dialect::Dialects,
     /// PreToolUse, PostToolUse, UserPromptSubmit, Stop and SessionStart hooks (none by default).
     pub hooks: Arc<Hooks>,
     /// MCP servers (none by default); their tools are offered next to ours.
@@ -83,12 +86,11 @@ pub struct Extras {
     pub log: Option<SessionLog>,
     /// The provider's last measured prompt size, anchoring the estimate (per agent).
     calibration: calibration::Calibration,
-    /// Where "always" answers are saved; none for sub-agents (they never ask) and by default.
-    pub permissions: permissions::Permissions,
+    /// The permission rules and the saved "always" answers (`consent_rules.rs`).
+    pub rules: Arc<consent_rules::Rules>,
     /// Set when the log could not be written; shown at the start of the next round.
     log_failure: Option<String>,
-    /// How often the history was rewritten (compaction, repair, `/clear`): each breaks the
-    /// provider's prompt cache from the first changed message on.
+    /// History rewrites (compaction, repair, `/clear`): each breaks the provider's prompt cache.
     pub rewrites: u32,
     /// What the system prompt describes and what the model was told since (per agent).
     notes: state_notes::StateNotes,
@@ -110,6 +112,7 @@ impl Clone for Extras {
             instructions: self.instructions.clone(),
             reads_running: self.reads_running.clone(),
             gate: self.gate.clone(),
+            rules: self.rules.clone(),
             ..Extras::default()
         }
     }
@@ -248,10 +251,8 @@ impl Extras {
         config: &Config,
         on_event: &mut dyn FnMut(Event),
     ) -> usize {
-        let windows = (
-            config.max_context as usize,
-            self.quirks.context_limit(config),
-        );
+        let window = self.quirks.context_limit(config);
+        let windows = (config.max_context as usize, window);
         let said = self.quirks.overflow_numbers(message);
         calibration::overflowed(&mut self.calibration, said, windows, history, on_event)
     }
@@ -270,13 +271,18 @@ impl Extras {
     /// A reply is about to stream: early start judges ahead from the loop guard as it stands;
     /// the loop holds it while the reply streams and puts it back (`Extras::early`).
     pub fn reply_starting(&mut self) -> early::Early {
-        self.early.reply_starting(&self.guard);
+        self.early.reply_starting(&self.guard, &self.rules);
         std::mem::take(&mut self.early)
     }
 
-    /// What the call's arguments and then consent say of it (`gate.rs`, `core/consent.rs`).
-    pub fn verdict_for_call(&self, consent: &Consent, call: &ToolCall) -> Verdict {
-        self.gate.verdict(consent, &call.name, &call.arguments)
+    /// The permission rules, the call's arguments, then consent (`consent_rules.rs`, `gate.rs`).
+    pub fn verdict_for_call(&self, consent: &Consent, call: &ToolCall, cwd: &Path) -> Verdict {
+        consent_rules::verdict(&self.rules, &self.gate, consent, call, cwd)
+    }
+
+    /// What an "always" answer to `call` would allow, for the question (`consent_rules/always.rs`).
+    pub fn always_offer(&self, call: &ToolCall) -> String {
+        consent_rules::always::offer(&self.rules, call)
     }
 
     /// The loop guard on one call: `Ok(Some)` is the refusal the model reads, `Err` ends the run.
@@ -315,14 +321,9 @@ impl Extras {
         (self.hooks).before_call(&self.hook_context(cwd), call, on_event)
     }
 
-    /// The user answered "always": the list is saved for later sessions, or the user is told
-    /// it could not be.
-    pub fn allowed_always(&self, always: &BTreeSet<String>, on_event: &mut dyn FnMut(Event)) {
-        if let Err(e) = self.permissions.save(always) {
-            on_event(Event::Notice(&format!(
-                "could not save the permission: {e}"
-            )));
-        }
+    /// The user answered "always": what it allows is saved and holds from now on (`consent_rules/always.rs`).
+    pub fn allowed_always(&mut self, to: &mut Consent, call: &ToolCall, on: &mut dyn FnMut(Event)) {
+        consent_rules::always::allowed_always(Arc::make_mut(&mut self.rules), to, call, on);
     }
 
     /// The allowed calls are about to run: record what each may change, for `/undo`. A file

@@ -11,7 +11,7 @@
 
 mod not_a_stream;
 
-use crate::core::config::Config;
+use crate::core::config::{Config, Dialect};
 use crate::core::message::{Message, Role};
 use regex::Regex;
 use serde_json::{Value, json};
@@ -44,12 +44,20 @@ struct Adaptations {
 }
 
 impl Quirks {
-    /// The plain request body (`wire::request_body`) as this provider takes it.
+    /// The plain request body (`wire::request_body`) as this provider takes it. Another
+    /// dialect's body (`extras/dialect.rs`) is its own file's business and is left alone.
     pub fn adapted_body(&self, config: &Config, mut body: Value) -> Value {
+        if config.dialect != Dialect::Chat {
+            return body;
+        }
         let adapt = self.learnt(config).adaptations;
-        if adapt.empty_content {
-            let messages = body["messages"].as_array_mut().into_iter().flatten();
-            for message in messages.filter(|message| message["content"].is_null()) {
+        let messages = body["messages"].as_array_mut().into_iter().flatten();
+        for message in messages {
+            // Anthropic's signed thinking (a session begun there) means nothing here.
+            if let Some(fields) = message.as_object_mut() {
+                fields.remove("thinking");
+            }
+            if adapt.empty_content && message["content"].is_null() {
                 message["content"] = json!("");
             }
         }
@@ -73,6 +81,9 @@ impl Quirks {
     /// A non-200 answer that names a field this provider takes otherwise: `true` when the
     /// request was changed (once per field), so sending it again at once may work.
     pub fn adapt_to(&self, config: &Config, status: u16, said: &str, messages: &[Message]) -> bool {
+        if config.dialect != Dialect::Chat {
+            return false;
+        }
         let adapt = &mut self.learnt(config).adaptations;
         (status == 400 && adapt.adapt_to(said))
             || (matches!(status, 400 | 422 | 500) && adapt.adapt_null_content(said, messages))

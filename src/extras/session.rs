@@ -29,6 +29,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Header {
     pub model: String,
+    /// The dialect `model` was spoken in (`--provider`); absent in older sessions: `openai`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub provider: String,
     pub cwd: PathBuf,
     /// Unix seconds.
     pub started: u64,
@@ -400,6 +403,7 @@ mod tests {
         let (model, cwd) = ("test-model".to_string(), PathBuf::from(cwd));
         Header {
             model,
+            provider: String::new(),
             cwd,
             started: 1_764_457_502,
         }

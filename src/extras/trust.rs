@@ -1,7 +1,8 @@
 //! Trusted projects: whether the files of the working directory that make corecoder run
 //! commands, or send the key elsewhere, may do so.
 //!
-//! Those files are `.corecoder/hooks.json`, `.mcp.json` and a `.env` that names a host or widens
+//! Those files are `.corecoder/hooks.json`, `.mcp.json`, the settings files (`consent_rules/settings.rs`:
+//! their hooks run commands, their rules allow them) and a `.env` that names a host or widens
 //! what tools may do (`dotenv.rs` says which). A session can write them (even its sandboxed bash),
 //! and the next session would run them, so they count only once the user trusted them as they
 //! are: `config.rs` looks the project up at start-up, `remember` records the SHA-256 of each file
@@ -20,7 +21,14 @@ use std::path::{Path, PathBuf};
 /// project settings file added later that can run code belongs in `RUNS_COMMANDS` too.
 pub const HOOKS_FILE: &str = ".corecoder/hooks.json";
 pub const MCP_FILE: &str = ".mcp.json";
-const RUNS_COMMANDS: [&str; 2] = [HOOKS_FILE, MCP_FILE];
+/// The settings files are here too: their hooks run commands, and their rules allow them.
+const RUNS_COMMANDS: [&str; 5] = [
+    HOOKS_FILE,
+    MCP_FILE,
+    crate::extras::consent_rules::settings::PROJECT_FILES[0],
+    crate::extras::consent_rules::settings::PROJECT_FILES[1],
+    crate::extras::consent_rules::settings::PROJECT_FILES[2],
+];
 /// What the trust question shows of one file at most; the rest is counted.
 const PREVIEW_LINES: usize = 30;
 /// Only this much of a file is looked at for its preview (a huge file costs no more).
@@ -78,8 +86,16 @@ impl Project {
             .get(dir.to_string_lossy().as_ref())
             .cloned();
         // Started in the home directory, `.corecoder/hooks.json` is the user's own file.
+        // So are `~/.claude/settings*.json`, Claude Code's user files.
         let own = store.parent().and_then(|own| own.canonicalize().ok());
-        let users = |path: &Path| own.as_ref().is_some_and(|own| path.starts_with(own));
+        let claude = own
+            .as_ref()
+            .and_then(|own| Some(own.parent()?.join(".claude")));
+        let users = |path: &Path| {
+            [&own, &claude]
+                .iter()
+                .any(|o| o.as_ref().is_some_and(|o| path.starts_with(o)))
+        };
         let mut files = Vec::new();
         for path in RUNS_COMMANDS.map(|relative| dir.join(relative)) {
             let bytes = match std::fs::read(&path) {
@@ -154,8 +170,9 @@ impl Project {
             .collect();
         (!skipped.is_empty()).then(|| {
             format!(
-                "Skipped this project's {}: it runs commands and the project is not trusted. \
-                 To trust it: corecoder --trust-project, or /trust in a session.",
+                "Skipped this project's {}: it runs commands (hooks, MCP servers) or allows them \
+                 (permission rules), and the project is not trusted. To trust it: corecoder \
+                 --trust-project, or /trust in a session.",
                 skipped.join(" and ")
             )
         })
@@ -164,8 +181,8 @@ impl Project {
     /// The trust question's text: each file that is new or changed, and what it holds.
     pub fn question(&self) -> String {
         let mut text = format!(
-            "This folder ({}) has files that make corecoder run commands or send your key \
-             elsewhere:\n",
+            "This folder ({}) has files that make corecoder run commands, allow them, or send \
+             your key elsewhere:\n",
             self.dir.display()
         );
         for file in self.files.iter().filter(|f| f.seen != Seen::Trusted) {
@@ -314,6 +331,8 @@ mod tests {
         let own = dir.0.join(".corecoder");
         std::fs::create_dir_all(&own).unwrap();
         std::fs::write(own.join("hooks.json"), "{}").unwrap();
+        std::fs::create_dir_all(dir.0.join(".claude")).unwrap();
+        std::fs::write(dir.0.join(".claude/settings.json"), "{}").unwrap();
         let project = Project::look(&dir.0, None, &own.join("trusted.json"));
         assert!(project.files.is_empty(), "{project:?}");
     }

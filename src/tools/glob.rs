@@ -8,6 +8,7 @@
 //! It does not list directories or read files.
 
 use crate::core::message::Outcome;
+use crate::extras::consent_rules::{self, Rules};
 use crate::tools::ToolContext;
 use crate::tools::support::files::resolve;
 use crate::tools::support::text::echo;
@@ -46,17 +47,19 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
         Some(path) => resolve(&ctx.cwd, path),
         None => ctx.cwd.clone(),
     };
+    let rules = ctx.extras.rules.clone();
     bounded::off_thread(
         &ctx.cancel,
         &ctx.extras.reads_running,
         WALK_LIMIT,
-        move |_: &_| find(&args, &root),
+        move |_: &_| find(&args, &root, &rules),
     )
     .map_err(|why| format!("gave up listing files: {why}"))?
 }
 
 /// The walk and the listing, on the helper thread.
-fn find(args: &Args, root: &Path) -> Result<Outcome, String> {
+/// A file a deny rule keeps from reading is not listed (`consent_rules::hides`).
+fn find(args: &Args, root: &Path, rules: &Rules) -> Result<Outcome, String> {
     if !root.is_dir() {
         return Err(format!(
             "{} is not a directory",
@@ -68,7 +71,8 @@ fn find(args: &Args, root: &Path) -> Result<Outcome, String> {
     // The match and the `stat` run on the walking threads.
     let mut found: Vec<(SystemTime, String)> = walk::files_with(root, |path| {
         let rel = walk::relative(root, path);
-        matcher.is_match(&rel).then(|| (modified(path), rel))
+        let shown = matcher.is_match(&rel) && !consent_rules::hides(rules, "glob", path);
+        shown.then(|| (modified(path), rel))
     });
     if found.is_empty() {
         return Ok(Outcome::text(no_match(&args.pattern, pattern)));

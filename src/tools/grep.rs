@@ -10,9 +10,11 @@
 //! blocks or fills the memory; patterns are capped in length and compiled size. The search runs
 //! on a helper thread (`bounded`): Ctrl+C or `SEARCH_LIMIT` ends it with what it found so far,
 //! and a read on a hung mount costs the call, not the session.
+//! A file a deny permission rule keeps from reading is not searched (`consent_rules::hides`).
 //! It does not do multi-line matches, context lines or replacements.
 
 use crate::core::message::Outcome;
+use crate::extras::consent_rules::{Rules, hides};
 use crate::tools::ToolContext;
 use crate::tools::support::files::resolve;
 use crate::tools::support::text::{echo, pattern_too_long};
@@ -69,8 +71,8 @@ pub fn schema() -> Value {
 pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
     let regex = compile(&args.pattern)?;
     let pattern = echo(&args.pattern);
-    let cwd = ctx.cwd.clone();
-    let job = move |stop: &AtomicBool| search(&args, &cwd, &regex, stop);
+    let (cwd, rules) = (ctx.cwd.clone(), ctx.extras.rules.clone());
+    let job = move |stop: &AtomicBool| search(&args, &cwd, &regex, stop, &rules);
     let (lines, stopped) =
         bounded::off_thread(&ctx.cancel, &ctx.extras.reads_running, SEARCH_LIMIT, job)
             .map_err(|why| format!("gave up searching: {why}"))??;
@@ -98,18 +100,11 @@ fn compile(pattern: &str) -> Result<Regex, String> {
         return Err(too_long);
     }
     // Multi-line mode so `^` and `$` mean line starts and ends, as in every grep.
-    RegexBuilder::new(pattern)
-        .multi_line(true)
-        .crlf(true)
+    let built = (RegexBuilder::new(pattern).multi_line(true).crlf(true))
         .size_limit(MAX_COMPILED_BYTES)
-        .build()
-        .map_err(|e| {
-            format!(
-                "invalid regex {:?}: {}",
-                echo(pattern),
-                echo(&e.to_string())
-            )
-        })
+        .build();
+    let shown = echo(pattern);
+    built.map_err(|e| format!("invalid regex {shown:?}: {}", echo(&e.to_string())))
 }
 
 /// The search, on the helper thread: the matching lines (at most `MAX_MATCHES + 1`) and
@@ -119,6 +114,7 @@ fn search(
     cwd: &Path,
     regex: &Regex,
     stop: &AtomicBool,
+    rules: &Rules,
 ) -> Result<(Vec<String>, bool), String> {
     let root = match &args.path {
         Some(path) => resolve(cwd, path),
@@ -143,7 +139,8 @@ fn search(
         append_hits(&mut lines, &batch, search_batch(&batch, regex));
         lines
     } else {
-        let wanted = include_filter(args.include.as_deref())?;
+        let included = include_filter(args.include.as_deref())?;
+        let wanted = |path: &Path, rel: &str| included(rel) && !hides(rules, "grep", path);
         search_tree(&root, wanted, regex, stop)
     };
     Ok((lines, stop.load(Ordering::Relaxed)))
@@ -172,13 +169,13 @@ fn include_filter(include: Option<&str>) -> Result<impl Fn(&str) -> bool + Sync,
 /// lines (the extra one says "more exist").
 fn search_tree(
     root: &Path,
-    wanted: impl Fn(&str) -> bool + Sync,
+    wanted: impl Fn(&Path, &str) -> bool + Sync,
     regex: &Regex,
     cancel: &AtomicBool,
 ) -> Vec<String> {
     let targets: Vec<Target> = walk::files_with(root, |path| {
         let rel = walk::relative(root, path);
-        wanted(&rel).then(|| (path.to_path_buf(), rel))
+        wanted(path, &rel).then(|| (path.to_path_buf(), rel))
     });
     let mut lines = Vec::new();
     let (mut start, mut size) = (0, BATCH);

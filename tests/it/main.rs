@@ -4,12 +4,13 @@
 //! bare HTTP/1.1 in `http`, `sse` builds its streams, `run` starts the binary in a sealed
 //! sandbox, `pty` on a pseudo-terminal for the interactive REPL. The feature modules
 //! (`engine`, `retry`, `cli`, `tools`, `replay`, `repl`, `long`, `extend`, `hooks`, `mcp`,
-//! `scripting`, `safety`, `escape`, `secrets`, `cost`, `cache_usage`, `bounds`, `danger`) assert
-//! on what the binary printed, how it exited, what it sent and what it did to the files; `fuse`
-//! mounts the hung file system `bounds` reads from.
+//! `scripting`, `safety`, `escape`, `secrets`, `cost`, `cache_usage`, `bounds`, `danger`,
+//! `permissions_rules`) assert on what the binary printed, how it exited, what it sent and what
+//! it did to the files; `fuse` mounts the hung file system `bounds` reads from.
 //! Nothing of corecoder's own code is called or mocked here: only the binary is exercised
 //! (and, in `docs` and `figures`, the README, the docs and the built examples).
 
+mod anthropic;
 mod bounds;
 mod cache_usage;
 mod cli;
@@ -33,6 +34,7 @@ mod interrupts;
 mod long;
 mod mcp;
 mod newcomer;
+mod permissions_rules;
 mod prompt_cache;
 mod pty;
 mod repl;

@@ -46,8 +46,19 @@ impl Repl {
     }
 }
 
+/// The question about `call`, with the "always" choice consent offers for it: a prefix rule
+/// for a bash command's program (these tests' commands have no subcommand), the project's
+/// files for an edit or a write.
 fn question(call: &str) -> String {
-    format!("Allow {call}? [y] allow once  [a] always allow this tool  [n] deny: ")
+    let always = match call.split_once('(') {
+        Some(("bash", command)) => {
+            let program = command.split([' ', ')']).next().unwrap_or_default();
+            format!("always allow \"{program} …\" in this project")
+        }
+        Some(("edit_file" | "write_file", _)) => "always allow edits in this project".into(),
+        _ => "always allow this tool".into(),
+    };
+    format!("Allow {call}? [y] allow once  [a] {always}  [n] deny: ")
 }
 
 fn answer(text: &str) -> Reply {
@@ -107,6 +118,9 @@ fn consent_yes_runs_once_and_asks_again() {
     assert!(!sandbox.home.join(".corecoder/permissions.json").exists());
 }
 
+/// "Always" at a bash question saves a prefix rule for this project (in the user's
+/// `~/.corecoder/project-rules.json`, keyed by the folder), not the whole tool: the next
+/// session runs `touch` without asking, and still asks about `ls`.
 #[test]
 fn consent_always_is_remembered_across_restarts() {
     let sandbox = Sandbox::new("repl_always");
@@ -117,19 +131,27 @@ fn consent_always_is_remembered_across_restarts() {
     first.expect("done a");
     first.idle();
     assert!(sandbox.path("a.txt").exists(), "{}", first.pty.screen());
-    let saved = std::fs::read_to_string(sandbox.home.join(".corecoder/permissions.json"))
-        .expect("permissions.json");
-    let saved: Value = serde_json::from_str(&saved).expect("permissions.json is JSON");
-    assert_eq!(saved, json!({"always": ["bash"]}));
+    let saved = std::fs::read_to_string(sandbox.home.join(".corecoder/project-rules.json"))
+        .expect("project-rules.json");
+    let saved: Value = serde_json::from_str(&saved).expect("project-rules.json is JSON");
+    let project = sandbox.dir.canonicalize().unwrap();
+    let entry = &saved["projects"][project.to_string_lossy().as_ref()];
+    assert_eq!(entry, &json!({"permissions": {"allow": ["Bash(touch:*)"]}}));
+    assert!(!sandbox.home.join(".corecoder/permissions.json").exists());
     first.enter("exit");
     assert_eq!(first.pty.wait_exit(WAIT), Some(0), "{}", first.pty.screen());
 
-    let script = vec![bash("call_b", "touch b.txt"), answer("done b")];
+    let script = vec![
+        bash("call_b", "touch b.txt"),
+        bash("call_c", "ls"),
+        answer("done b"),
+    ];
     let mut second = start(&sandbox, script);
     second.enter("make b");
+    second.consent("bash(ls)", "n\r");
     second.expect("done b");
     second.assert_shown("> bash(touch b.txt)");
-    second.assert_not_shown("Allow bash");
+    second.assert_not_shown("Allow bash(touch");
     assert!(sandbox.path("b.txt").exists());
 }
 
@@ -208,7 +230,11 @@ fn model_switch_applies_to_next_request() {
         repl.idle();
         printed_by(repl, line).trim().to_string()
     };
-    assert_eq!(command(&mut repl, "/model"), format!("Model: {MODEL}"));
+    let chat = "openai (chat completions)";
+    assert_eq!(
+        command(&mut repl, "/model"),
+        format!("Model: {MODEL} · {chat}")
+    );
     let switched = command(&mut repl, "/model other-model");
     assert_eq!(switched, "Model: other-model");
     repl.turn("hi", "hello there");
@@ -218,7 +244,8 @@ fn model_switch_applies_to_next_request() {
         tokens.contains("100") && tokens.contains("20"),
         "{tokens:?}"
     );
-    assert_eq!(command(&mut repl, "/model"), "Model: other-model");
+    let other = format!("Model: other-model · {chat}");
+    assert_eq!(command(&mut repl, "/model"), other);
     let requests = repl.requests(1);
     assert_eq!(requests[0].body["model"], "other-model");
 }

@@ -34,6 +34,7 @@ impl Spend {
         sum(&mut self.usage.prompt_tokens, usage.prompt_tokens);
         sum(&mut self.usage.completion_tokens, usage.completion_tokens);
         sum(&mut self.usage.cached_tokens, usage.cached_tokens);
+        sum(&mut self.usage.cache_write_tokens, usage.cache_write_tokens);
         match dollars {
             Some(dollars) => {
                 self.dollars += dollars;

@@ -208,7 +208,7 @@ impl Parser {
             prompt_tokens: count(&usage["input_tokens"]),
             completion_tokens: count(&usage["output_tokens"]),
             cached_tokens: count(&usage["input_tokens_details"]["cached_tokens"]),
-            cost: None,
+            ..Usage::default()
         });
         let reason = match &response["incomplete_details"]["reason"] {
             Value::String(reason) if reason.starts_with("max_") => "length",
@@ -293,12 +293,11 @@ mod tests {
     }
 
     fn usage(prompt_tokens: u64, completion_tokens: u64, cached_tokens: u64) -> Option<Usage> {
-        let cost = None;
         Some(Usage {
             prompt_tokens,
             completion_tokens,
             cached_tokens,
-            cost,
+            ..Usage::default()
         })
     }
 
