@@ -101,18 +101,26 @@ fn tool(schema: &Value) -> Value {
 mod tests {
     use super::*;
     use crate::core::config::ToolChoice;
-    use crate::core::message::ToolCall;
+    use crate::core::message::{Reply, ToolCall};
 
+    /// An assistant turn as the loop keeps it (`Message::from_reply`): text, then `read_file`
+    /// calls with these ids.
     fn calls(ids: &[&str]) -> Message {
-        let call = |id: &&str| ToolCall {
-            id: id.to_string(),
-            name: "read_file".into(),
-            arguments: r#"{"file_path":"a.rs"}"#.into(),
-        };
-        Message {
-            tool_calls: ids.iter().map(call).collect(),
-            ..Message::assistant("Let me look.")
-        }
+        let (name, arguments) = ("read_file", r#"{"file_path":"a.rs"}"#);
+        let tool_calls = (ids.iter())
+            .map(|id| (id.to_string(), name.into(), arguments.into()))
+            .map(|(id, name, arguments)| ToolCall {
+                id,
+                name,
+                arguments,
+            })
+            .collect();
+        let text = "Let me look.".to_string();
+        Message::from_reply(&Reply {
+            text,
+            tool_calls,
+            ..Reply::default()
+        })
     }
 
     fn body(messages: &[Message]) -> Value {

@@ -124,8 +124,9 @@ fn a_text_answer_comes_from_a_stateless_request() {
         (&json!(true), &json!(false))
     );
     assert_eq!(body["include"], json!(["reasoning.encrypted_content"]));
-    for chat_only in ["messages", "stream_options", "max_tokens"] {
-        assert!(body.get(chat_only).is_none(), "{chat_only}: {body:#}");
+    assert_eq!(body["max_output_tokens"], 4096);
+    for not_sent in ["messages", "stream_options", "max_tokens", "temperature"] {
+        assert!(body.get(not_sent).is_none(), "{not_sent}: {body:#}");
     }
     let items = input(request);
     assert_eq!(kinds(&items), ["system", "user"], "{items:#?}");
@@ -185,10 +186,11 @@ fn calls_pair_by_call_id_and_reasoning_goes_back() {
     assert_eq!(third[8]["call_id"], "call_R3");
     let output = third[8]["output"].as_str().unwrap();
     assert!(output.contains("println!"), "{output}");
-    assert!(
-        out.stderr.contains("Finding the entry point"),
-        "the summary is shown: {out:?}"
-    );
+    // Shown as reasoning is: dimmed on a terminal, marked on a pipe.
+    let shown = out
+        .stderr
+        .contains("[reasoning] **Finding the entry point**");
+    assert!(shown, "the summary is shown as reasoning: {out:?}");
 }
 
 /// `response.failed`, a stream cut mid-event and an `error` event are each retried, and the
@@ -230,6 +232,7 @@ fn an_incomplete_response_is_reported_cut_off() {
     let sandbox = Sandbox::new("responses_incomplete");
     let server = Server::start(vec![Reply::Sse(fixture("responses_incomplete.sse"))]);
     let out = responses("go", &server, &sandbox);
+    assert_eq!(out.code, 6, "{out:?}");
     assert!(
         out.stdout.contains("Here is the first half of the ans"),
         "{out:?}"
@@ -321,18 +324,7 @@ fn a_chat_completions_session_resumes_in_responses() {
     let server = Server::start(chat);
     let out = run(&["-p", "read the notes"], &server, &sandbox);
     assert_eq!(out.code, 0, "{out:?}");
-    let sessions = sandbox.home.join(".corecoder/sessions");
-    let entry = std::fs::read_dir(&sessions)
-        .expect("a session")
-        .next()
-        .expect("one");
-    let id = entry
-        .expect("entry")
-        .path()
-        .file_stem()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
+    let id = only_session(&sandbox);
     let server = Server::start(vec![Reply::Sse(fixture("responses_text.sse"))]);
     let out = run(
         &["--provider", "responses", "-r", &id, "-p", "and now?"],
@@ -359,4 +351,38 @@ fn a_chat_completions_session_resumes_in_responses() {
     );
     assert!(items[3]["output"].as_str().unwrap().contains("some notes"));
     assert_eq!(items[4]["content"], "They are notes.");
+}
+
+/// The other way: a Responses session whose reply carried encrypted reasoning resumes in chat
+/// completions, and the reasoning items stay behind (chat completions has no place for them).
+#[test]
+fn a_responses_session_resumes_in_chat_completions() {
+    let sandbox = Sandbox::new("responses_resume_chat");
+    sandbox.write("src/main.rs", "fn main() {}\n");
+    let script = vec![
+        Reply::Sse(fixture("responses_reasoning.sse")),
+        Reply::Sse(fixture("responses_text.sse")),
+    ];
+    let server = Server::start(script);
+    assert_eq!(responses("find main", &server, &sandbox).code, 0);
+    let id = only_session(&sandbox);
+    let server = Server::start(vec![Reply::Sse(sse::text("resumed"))]);
+    let out = run(&["-r", &id, "-p", "and now?"], &server, &sandbox);
+    assert_eq!((out.code, out.stdout.trim_end()), (0, "resumed"), "{out:?}");
+    let request = &server.requests()[0];
+    assert_eq!(request.path, "/v1/chat/completions");
+    request.assert_valid_history();
+    let sent = request.body.to_string();
+    assert!(
+        sent.contains("call_R3") && !sent.contains("encrypted_content"),
+        "{sent}"
+    );
+}
+
+/// The id of the one session the sandbox holds.
+fn only_session(sandbox: &Sandbox) -> String {
+    let sessions = sandbox.home.join(".corecoder/sessions");
+    let entry = std::fs::read_dir(&sessions).expect("a session").next();
+    let path = entry.expect("one").expect("entry").path();
+    path.file_stem().unwrap().to_string_lossy().into_owned()
 }

@@ -256,12 +256,11 @@ mod tests {
     use crate::core::message::ToolCall;
     use serde_json::json;
 
-    /// Replay `fixtures/sse/<fixture>` line by line, as `core/sse.rs`'s reader would feed it;
-    /// also return every event passed on.
+    /// The fixture's lines fed one by one, as `core/sse.rs`'s reader feeds them; also every
+    /// event passed on.
     fn replay(fixture: &str) -> (Result<Reply, Error>, Vec<String>) {
-        let path = format!("{}/fixtures/sse/{fixture}", env!("CARGO_MANIFEST_DIR"));
-        let body = std::fs::read_to_string(&path).expect("fixture is readable");
-        feed(&body)
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/sse");
+        feed(&std::fs::read_to_string(format!("{dir}/{fixture}")).expect(fixture))
     }
 
     fn feed(body: &str) -> (Result<Reply, Error>, Vec<String>) {
