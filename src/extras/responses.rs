@@ -80,21 +80,17 @@ pub fn is_reasoning(item: &Value) -> bool {
     item["type"] == "reasoning"
 }
 
-/// `{"type": "function", "function": {name, description, parameters}}` flattened. `strict:
-/// false` said outright: left out, the API makes every parameter required.
+/// `{"type": "function", "function": {name, description, parameters}}` flattened: the
+/// function's own fields beside `type`. `strict: false` said outright: left out, the API makes
+/// every parameter required.
 fn tool(schema: &Value) -> Value {
-    let function = &schema["function"];
-    let parameters = match &function["parameters"] {
-        Value::Null => json!({"type": "object", "properties": {}}),
-        parameters => parameters.clone(),
-    };
-    json!({
-        "type": "function",
-        "name": function["name"],
-        "description": function["description"].as_str().unwrap_or(""),
-        "parameters": parameters,
-        "strict": false,
-    })
+    let mut tool = schema["function"].clone();
+    if tool["parameters"].is_null() {
+        tool["parameters"] = json!({"type": "object", "properties": {}});
+    }
+    tool["type"] = json!("function");
+    tool["strict"] = json!(false);
+    tool
 }
 
 #[cfg(test)]
@@ -170,6 +166,11 @@ mod tests {
             json!({"type": "message", "role": "system", "content": "Be brief."})
         );
         assert_eq!(input[1]["role"], "user");
+        let no_parameters = super::tool(&json!({"type": "function", "function": {"name": "x"}}));
+        assert_eq!(
+            no_parameters["parameters"],
+            json!({"type": "object", "properties": {}})
+        );
         let bare = request_body(&Config::default(), "m", &[Message::user("x")], &[]);
         assert!(bare.get("tools").is_none() && bare.get("tool_choice").is_none());
     }

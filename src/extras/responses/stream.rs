@@ -265,11 +265,14 @@ mod tests {
 
     fn feed(body: &str) -> (Result<Reply, Error>, Vec<String>) {
         let mut seen = Vec::new();
-        let mut on_delta = |event: Event| match event {
-            Event::Text(text) => seen.push(format!("text:{text}")),
-            Event::Reasoning(text) => seen.push(format!("reasoning:{text}")),
-            Event::CallReady(call) => seen.push(format!("ready:{}:{}", call.id, call.arguments)),
-            _ => {}
+        let mut on_delta = |event: Event| {
+            let said = match event {
+                Event::Text(text) => format!("text:{text}"),
+                Event::Reasoning(text) => format!("reasoning:{text}"),
+                Event::CallReady(call) => format!("ready:{}:{}", call.id, call.arguments),
+                _ => return,
+            };
+            seen.push(said);
         };
         let mut parser = Parser::default();
         for line in body.lines() {
