@@ -74,7 +74,7 @@ pub fn dialect_sse_throughput(dialect: Dialect, name: &str, stream: Vec<u8>) -> 
     };
     let mut parse = || {
         thread_cpu_timed(|| {
-            let reply = Dialects.read_stream(
+            let reply = Dialects::default().read_stream(
                 &config,
                 &mut Cursor::new(&stream[..]),
                 &cancel,

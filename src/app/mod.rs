@@ -6,6 +6,7 @@ pub mod dotenv;
 pub mod flags;
 pub mod help;
 pub mod json_output;
+pub mod markdown;
 pub mod one_shot;
 pub mod process;
 pub mod repl;

@@ -7,9 +7,10 @@
 
 use crate::app::flags::{OutputFormat, RunOptions};
 use crate::app::json_output;
+use crate::app::markdown::DIM;
 use crate::app::process;
 use crate::app::setup::{self, Started};
-use crate::app::terminal::{DIM, Display, Show};
+use crate::app::terminal::{Display, Show};
 use crate::core::consent::Mode;
 use crate::core::event::Error;
 

@@ -9,9 +9,10 @@
 //! requests work.
 
 use crate::app::flags::RunOptions;
+use crate::app::markdown::{BOLD, DIM};
 use crate::app::process;
 use crate::app::setup::{self, Started};
-use crate::app::terminal::{BOLD, DIM, Display, Show};
+use crate::app::terminal::{Display, Show};
 use crate::app::{repl_commands, repl_trust};
 use crate::core::agent::Agent;
 use crate::core::consent::{Answer, Mode, Plan};

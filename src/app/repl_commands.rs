@@ -4,9 +4,10 @@
 //! turns. A command changes the agent's settings or prints what it is asked for; it runs no
 //! turn (`/compact` has the agent summarise, `/trust` is `repl_trust.rs`).
 
+use crate::app::markdown::DIM;
 use crate::app::repl_trust;
 use crate::app::setup;
-use crate::app::terminal::{DIM, Display};
+use crate::app::terminal::Display;
 use crate::core::agent::Agent;
 use crate::core::consent::Plan;
 use crate::core::context::Tier;

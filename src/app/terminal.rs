@@ -1,10 +1,12 @@
-//! What the user sees: streamed answers, dimmed reasoning, tool lines, result previews and
-//! coloured diffs (the lines picked in `result_preview.rs`), a spinner while nothing moves.
+//! What the user sees: streamed answers (as Markdown, `markdown.rs`, when colour is allowed),
+//! dimmed reasoning, tool lines, result previews and coloured diffs (the lines picked in
+//! `result_preview.rs`), a spinner while nothing moves.
 //!
 //! The binary hands every agent `Event` to `Display::show`. Answer text goes to stdout, the
 //! rest to stderr. Colour only on a terminal and never with `NO_COLOR`. It makes no decision
 //! about the conversation; it only prints.
 
+use crate::app::markdown::{CYAN, DIM, GREEN, Markdown, RED, RESET, YELLOW};
 use crate::app::result_preview;
 use crate::app::spinner::Spinner;
 use crate::core::event::{CUT_OFF_MESSAGE, Event, Finish, ROUND_CAP_MESSAGE, ResultKind};
@@ -22,7 +24,7 @@ pub enum Show {
     CallsAndResults,
 }
 
-/// Where the answer goes: streamed as it arrives, or printed once at the end (a pipe).
+/// Where the answer goes: streamed (as Markdown with colour), or printed once at the end (a pipe).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum AnswerShown {
     Live,
@@ -32,6 +34,7 @@ enum AnswerShown {
 pub struct Display {
     show: Show,
     answer: AnswerShown,
+    markdown: Option<RefCell<Markdown>>,
     color: bool,
     /// Something was printed without its newline yet (stdout text or stderr reasoning).
     open_line: Cell<Open>,
@@ -65,14 +68,16 @@ enum Open {
 
 impl Display {
     pub fn new(show: Show) -> Display {
-        let stderr_tty = std::io::stderr().is_terminal();
+        let colour_allowed = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        let stdout_tty = std::io::stdout().is_terminal();
         Display {
             show,
-            answer: match std::io::stdout().is_terminal() {
+            answer: match stdout_tty {
                 true => AnswerShown::Live,
                 false => AnswerShown::AtTheEnd,
             },
-            color: stderr_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+            markdown: (stdout_tty && colour_allowed).then(RefCell::default),
+            color: std::io::stderr().is_terminal() && colour_allowed,
             open_line: Cell::new(Open::Nothing),
             spinner: Spinner::on_stderr(),
             calls: RefCell::new(VecDeque::new()),
@@ -119,7 +124,7 @@ impl Display {
     }
 
     pub fn show(&self, event: Event) {
-        if !matches!(event, Event::Requesting { .. }) {
+        if !matches!(event, Event::Requesting { .. } | Event::Text(_)) {
             self.spinner.stop();
         }
         match event {
@@ -136,41 +141,38 @@ impl Display {
                 self.open_line.set(Open::Reasoning);
             }
             Event::Retry { attempt, wait, why } => {
-                self.partial.borrow_mut().clear();
-                self.close_line_unless(Open::Nothing);
                 let secs = wait.as_secs_f64();
-                let text = format!("[retry {attempt} in {secs:.1}s: {why}]");
-                self.line(&self.paint(YELLOW, &text));
-                self.spinner.start("retrying");
+                self.retrying(&format!("[retry {attempt} in {secs:.1}s: {why}]"));
             }
             Event::Fallback { model, why } => {
-                self.partial.borrow_mut().clear();
-                self.close_line_unless(Open::Nothing);
-                let text = format!("[switching to model {model}: {why}]");
-                self.line(&self.paint(YELLOW, &text));
-                self.spinner.start("retrying");
+                self.retrying(&format!("[switching to model {model}: {why}]"));
             }
             Event::ToolCall { name, summary } => {
                 if self.results_since_call.replace(0) > 0 {
                     self.calls.borrow_mut().clear();
                 }
-                self.calls
-                    .borrow_mut()
-                    .push_back(printable(&format!("{name}({summary})")));
+                let call = printable(&format!("{name}({summary})"));
+                self.calls.borrow_mut().push_back(call.clone());
                 self.close_line_unless(Open::Nothing);
-                let call = printable(&format!("> {name}({summary})"));
-                self.line(&self.paint(CYAN, &call));
+                self.line(&self.paint(CYAN, &format!("> {call}")));
                 self.spinner.start(name);
             }
             Event::ToolResult { name, text, kind } => self.result(name, text, kind),
             Event::Proposed { name, preview } => self.preview(name, preview),
-            Event::Replied { .. } => {}
-            Event::CallReady(_) => {}
+            Event::Replied { .. } | Event::CallReady(_) => {}
             Event::Notice(text) => {
                 self.close_line_unless(Open::Nothing);
                 self.line(&self.paint(YELLOW, text));
             }
         }
+    }
+
+    /// The request is sent again: the answer so far is void (what was shown stays shown).
+    fn retrying(&self, text: &str) {
+        self.partial.borrow_mut().clear();
+        self.close_line_unless(Open::Nothing);
+        self.line(&self.paint(YELLOW, text));
+        self.spinner.start("retrying");
     }
 
     /// A call's result: previewed (interactive, demo), or in `-p` one line if the call did not
@@ -253,13 +255,18 @@ impl Display {
         }
     }
 
+    /// Text held back (for the end, or until its line ends) leaves the spinner going.
     fn answer_text(&self, text: &str) {
-        if self.answer == AnswerShown::AtTheEnd {
-            self.partial.borrow_mut().push_str(text);
-            return;
+        let shown = match (&self.markdown, self.answer) {
+            (_, AnswerShown::AtTheEnd) => return self.partial.borrow_mut().push_str(text),
+            (Some(markdown), _) => markdown.borrow_mut().feed(text),
+            (None, _) => text.to_string(),
+        };
+        if !shown.is_empty() {
+            self.spinner.stop();
         }
         self.close_line_unless(Open::Text);
-        self.write(Stream::Out, text);
+        self.write(Stream::Out, &shown);
         self.open_line.set(Open::Text);
     }
 
@@ -270,7 +277,10 @@ impl Display {
             return;
         }
         match open {
-            Open::Text => self.write(Stream::Out, "\n"),
+            Open::Text => {
+                let held = self.markdown.as_ref().map(|m| m.borrow_mut().finish());
+                self.write(Stream::Out, held.as_deref().unwrap_or("\n"));
+            }
             _ => self.write(Stream::Err, "\n"),
         }
         self.open_line.set(Open::Nothing);
@@ -288,11 +298,3 @@ impl Display {
         }
     }
 }
-
-pub const DIM: &str = "\x1b[2m";
-pub const RED: &str = "\x1b[31m";
-pub const GREEN: &str = "\x1b[32m";
-pub const YELLOW: &str = "\x1b[33m";
-pub const CYAN: &str = "\x1b[36m";
-pub const BOLD: &str = "\x1b[1m";
-const RESET: &str = "\x1b[0m";

@@ -5,7 +5,6 @@
 
 use crate::core::config::Config;
 use crate::tools::support::net;
-use serde_json::Value;
 use std::time::{Duration, Instant};
 use ureq::tls::{RootCerts, TlsConfig};
 
@@ -49,7 +48,7 @@ pub fn agent(config: &Config) -> ureq::Agent {
         .into()
 }
 
-pub fn post(http: &ureq::Agent, url: &str, auth: &[(&str, String)], body: &Value) -> Answer {
+pub fn post(http: &ureq::Agent, url: &str, auth: &[(&str, String)], body: String) -> Answer {
     let mut request = http.post(url);
     for (name, value) in auth {
         request = request.header(*name, value);
@@ -57,7 +56,7 @@ pub fn post(http: &ureq::Agent, url: &str, auth: &[(&str, String)], body: &Value
     request
         .header("Content-Type", "application/json")
         .header("Accept", "text/event-stream")
-        .send(body.to_string())
+        .send(body)
 }
 
 pub fn is_transient(error: &ureq::Error) -> bool {

@@ -118,8 +118,7 @@ impl Llm {
         let (done, finished) = crossbeam_channel::bounded::<()>(0);
         let next = std::thread::scope(|scope| {
             scope.spawn(|| cancel::shut_down_on_cancel(&http, cancel, &finished));
-            let body = extras.dialect.body(&self.config, model, messages, tools);
-            let body = extras.quirks.adapted_body(&self.config, body);
+            let body = (extras.dialect).body(&self.config, model, messages, tools, &extras.quirks);
             let next = self.attempt(&http, body, messages, extras, cancel, on_event);
             // Dropping the sender wakes the watcher at once, so it costs no latency.
             drop(done);
@@ -138,7 +137,7 @@ impl Llm {
     fn attempt(
         &self,
         http: &ureq::Agent,
-        sent_body: Value,
+        sent_body: String,
         messages: &[Message],
         extras: &Extras,
         cancel: &AtomicBool,
@@ -150,7 +149,7 @@ impl Llm {
         };
         let (url, auth) = extras.dialect.endpoint(&self.config);
         extras.account.trace_request(&url, &sent_body);
-        let response = match http::post(http, &url, &auth, &sent_body) {
+        let response = match http::post(http, &url, &auth, sent_body) {
             Ok(response) => response,
             // Retry what a second try could fix; name the host, which the error does not.
             Err(e) => {
@@ -168,7 +167,7 @@ impl Llm {
             let body = provider_errors::error_body(response.into_body().into_reader());
             extras.account.trace_failure(status, &body);
             let message = provider_errors::message_in(&body);
-            let model = sent_body["model"].as_str().unwrap_or("");
+            let model = &extras.account.model(&self.config);
             return self.status_failure(status, &message, wait, (&url, model, messages), extras);
         }
         let (head, body) = response.into_parts();

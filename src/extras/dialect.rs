@@ -6,35 +6,71 @@
 //! (`sse::read_lines`). Nothing here retries or decides what a failed answer means (`llm.rs`
 //! does, for every dialect alike).
 
+pub mod messages_json;
+
 use crate::core::config::{Config, Dialect};
 use crate::core::event::{Error, Event};
 use crate::core::http::Limits;
 use crate::core::message::{Message, Reply};
 use crate::core::{sse, wire};
 use crate::extras::anthropic;
+use crate::extras::dialect::messages_json::MessagesJson;
+use crate::extras::provider_quirks::Quirks;
 use crate::extras::responses;
 use serde_json::Value;
 use std::io::BufRead;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-/// Holds nothing: the dialect is `Config::dialect`, and every request is built anew from it.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Dialects;
+/// The dialect is `Config::dialect`; what is kept here is chat completions' serialised messages.
+#[derive(Debug, Default)]
+pub struct Dialects {
+    messages: MessagesJson,
+    /// The last body's size, to allocate the next one at once.
+    sent: AtomicUsize,
+}
+
+/// Where the messages go in the fields `wire::request_body` makes when given none.
+const EMPTY: &str = "\"messages\":[]";
 
 impl Dialects {
-    /// The request body for the history and the tools (chat-completions schemas).
+    /// The history was rewritten: the messages serialised so far may not be reused.
+    pub fn forget(&self) {
+        self.messages.forget();
+    }
+
+    /// The request body for the history and the tools (chat-completions schemas), as this
+    /// provider takes it (`quirks`). Chat completions' messages are each serialised once
+    /// (`messages_json.rs`), beside the rest of the body built anew.
     pub fn body(
         &self,
         config: &Config,
         model: &str,
         messages: &[Message],
         tools: &[Value],
-    ) -> Value {
+        quirks: &Quirks,
+    ) -> String {
         match config.dialect {
-            Dialect::Chat => wire::request_body(config, model, messages, tools),
-            Dialect::Anthropic => anthropic::request_body(config, model, messages, tools),
-            Dialect::Responses => responses::request_body(config, model, messages, tools),
+            Dialect::Anthropic => {
+                return anthropic::request_body(config, model, messages, tools).to_string();
+            }
+            Dialect::Responses => {
+                return responses::request_body(config, model, messages, tools).to_string();
+            }
+            Dialect::Chat => {}
         }
+        let fields = wire::request_body(config, model, &[], tools);
+        let fields = quirks.adapted_body(config, fields).to_string();
+        let Some((before, after)) = fields.split_once(EMPTY) else {
+            let whole = wire::request_body(config, model, messages, tools);
+            return quirks.adapted_body(config, whole).to_string();
+        };
+        let mut body = String::with_capacity(fields.len() + self.sent.load(Ordering::Relaxed));
+        body.push_str(before);
+        body.push_str("\"messages\":");
+        (self.messages).append_array(&mut body, messages, quirks.empty_content(config));
+        body.push_str(after);
+        self.sent.store(body.len(), Ordering::Relaxed);
+        body
     }
 
     /// The URL to POST to, and the headers that carry the key.

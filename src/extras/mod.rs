@@ -48,6 +48,7 @@ use mcp::Servers;
 use sandbox::ShellSafety;
 use serde_json::{Value, json};
 use session::SessionLog;
+use state_notes::situation;
 use std::path::Path;
 use std::sync::{Arc, atomic::AtomicUsize};
 
@@ -149,6 +150,7 @@ impl Extras {
     /// The history was rewritten (repair, compaction, reset): the log records it whole.
     pub fn rewritten(&mut self, history: &[Message]) {
         self.rewrites += 1;
+        self.dialect.forget();
         let written = self.log.as_mut().map(|log| log.replace(history));
         self.log_written(written);
     }
@@ -198,15 +200,13 @@ impl Extras {
     /// The situation the system prompt describes: the session's first (`state_notes.rs`).
     pub fn situation_at_start(&mut self, cwd: &Path, plan: Plan, todos: &[Todo]) -> &Situation {
         let instructions = self.project_instructions(cwd);
-        self.notes
-            .start(state_notes::situation(cwd, plan, todos, instructions))
+        self.notes.start(situation(cwd, plan, todos, instructions))
     }
 
     /// What changed since the model was last told, as a note to end the next message with.
     pub fn state_note(&mut self, cwd: &Path, plan: Plan, todos: &[Todo]) -> Option<String> {
         let instructions = self.project_instructions(cwd);
-        self.notes
-            .note(state_notes::situation(cwd, plan, todos, instructions))
+        self.notes.note(situation(cwd, plan, todos, instructions))
     }
 
     /// The history was compacted, cleared or resumed: what its notes told may be gone or wrong.

@@ -78,6 +78,11 @@ impl Quirks {
         body
     }
 
+    /// Whether this provider wants `""` for an assistant message's missing content.
+    pub fn empty_content(&self, config: &Config) -> bool {
+        self.learnt(config).adaptations.empty_content
+    }
+
     /// A non-200 answer that names a field this provider takes otherwise: `true` when the
     /// request was changed (once per field), so sending it again at once may work.
     pub fn adapt_to(&self, config: &Config, status: u16, said: &str, messages: &[Message]) -> bool {

@@ -26,11 +26,19 @@ impl Repl {
 
     /// The same against a server made some other way.
     pub fn start_with(sandbox: &Sandbox, args: &[&str], server: Server) -> Repl {
+        Repl::start_with_env(sandbox, args, server, &[])
+    }
+
+    /// The same with more variables (`NO_COLOR=` lets colour through the pty's `NO_COLOR=1`).
+    pub fn start_with_env(
+        sandbox: &Sandbox,
+        args: &[&str],
+        server: Server,
+        more: &[(&str, &str)],
+    ) -> Repl {
         let url = server.url();
-        let env = [
-            ("CORECODER_API_KEY", "sk-test"),
-            ("OPENAI_BASE_URL", url.as_str()),
-        ];
+        let mut env = vec![("CORECODER_API_KEY", "sk-test"), ("OPENAI_BASE_URL", &url)];
+        env.extend_from_slice(more);
         let pty = Pty::spawn(args, &env, sandbox);
         let mut repl = Repl {
             pty,

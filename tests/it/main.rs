@@ -5,9 +5,9 @@
 //! sandbox, `pty` on a pseudo-terminal for the interactive REPL. The feature modules
 //! (`engine`, `retry`, `cli`, `tools`, `replay`, `repl`, `long`, `extend`, `hooks`, `mcp`,
 //! `scripting`, `safety`, `escape`, `secrets`, `cost`, `cache_usage`, `bounds`, `danger`,
-//! `permissions_rules`, the dialects' `anthropic` and `responses`) assert on what the binary
-//! printed, how it exited, what it sent and what it did to the files; `fuse` mounts the hung
-//! file system `bounds` reads from.
+//! `permissions_rules`, `markdown`, the dialects' `anthropic` and `responses`) assert on what
+//! the binary printed, how it exited, what it sent and what it did to the files; `fuse` mounts
+//! the hung file system `bounds` reads from.
 //! Nothing of corecoder's own code is called or mocked here: only the binary is exercised
 //! (and, in `docs` and `figures`, the README, the docs and the built examples).
 
@@ -33,6 +33,7 @@ mod hostile;
 mod http;
 mod interrupts;
 mod long;
+mod markdown;
 mod mcp;
 mod newcomer;
 mod permissions_rules;

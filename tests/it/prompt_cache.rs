@@ -16,14 +16,27 @@ fn call(id: &str, name: &str, args: Value) -> Reply {
     Reply::Sse(sse::tool_calls(&[(id, name, args)]))
 }
 
-/// The bytes of `request`'s body up to the end of its last message, as they were sent.
+/// The bytes of `request`'s body up to the end of its last message, as they were sent: up to
+/// the bracket that closes its `"messages"` array (strings and their escapes skipped).
 fn through_last_message(request: &Recorded) -> &[u8] {
-    let messages: Vec<String> = request.messages().iter().map(Value::to_string).collect();
-    let wanted = format!("\"messages\":[{}", messages.join(","));
-    let at = (request.raw.windows(wanted.len()))
-        .position(|window| window == wanted.as_bytes())
-        .unwrap_or_else(|| panic!("the messages are not in the body as sent: {wanted}"));
-    &request.raw[..at + wanted.len()]
+    let raw = &request.raw;
+    let key = b"\"messages\":[";
+    let start = (raw.windows(key.len()).position(|w| w == key)).expect("a messages array");
+    let (mut depth, mut in_string, mut escaped) = (0, false, false);
+    for (at, byte) in raw.iter().enumerate().skip(start + key.len() - 1) {
+        match (in_string, escaped, byte) {
+            (true, true, _) => escaped = false,
+            (true, false, b'\\') => escaped = true,
+            (true, false, b'"') => in_string = false,
+            (true, false, _) => {}
+            (false, _, b'"') => in_string = true,
+            (false, _, b'[' | b'{') => depth += 1,
+            (false, _, b']' | b'}') if depth == 1 => return &raw[..at],
+            (false, _, b']' | b'}') => depth -= 1,
+            _ => {}
+        }
+    }
+    panic!("the messages array never closes")
 }
 
 /// Every request repeats the one before it byte for byte, through its last message.
