@@ -11,7 +11,7 @@
 
 use crate::core::event::{Broke, Error, Event};
 use crate::core::message::{Reply, Usage};
-use crate::core::sse::{Flow, MAX_LINE, MAX_REPLY};
+use crate::core::sse::{Flow, MAX_LINE, keep};
 use crate::extras::responses::{calls::Calls, is_reasoning};
 use serde::Deserialize;
 use serde_json::Value;
@@ -26,7 +26,7 @@ pub struct Parser {
     calls: Calls,
     /// `response.completed` or `.incomplete` arrived: the reply is whole.
     ended: bool,
-    /// Bytes kept so far, against `MAX_REPLY`.
+    /// Bytes kept so far, against `sse::MAX_REPLY` (`sse::keep`).
     kept: usize,
 }
 
@@ -124,14 +124,14 @@ impl Parser {
         let named = (event.item_id.as_deref(), event.output_index);
         match &*event.kind {
             "response.output_text.delta" | "response.refusal.delta" if !delta.is_empty() => {
-                self.keep(delta.len())?;
+                keep(&mut self.kept, delta.len())?;
                 self.reply.text.push_str(delta);
                 on_delta(Event::Text(delta));
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta"
                 if !delta.is_empty() =>
             {
-                self.keep(delta.len())?;
+                keep(&mut self.kept, delta.len())?;
                 self.reply.reasoning.push_str(delta);
                 on_delta(Event::Reasoning(delta));
             }
@@ -145,7 +145,7 @@ impl Parser {
                 self.item(event.item, event.output_index, done, size, on_delta)?;
             }
             "response.function_call_arguments.delta" => {
-                self.keep(delta.len())?;
+                keep(&mut self.kept, delta.len())?;
                 self.calls.arguments_delta(named.0, named.1, delta);
             }
             "response.function_call_arguments.done" => {
@@ -184,7 +184,7 @@ impl Parser {
                 .get("encrypted_content")
                 .is_some_and(Value::is_string)
             {
-                self.keep(size)?;
+                keep(&mut self.kept, size)?;
                 fields.remove("id");
                 fields.remove("status");
                 self.reply.thinking.push(item);
@@ -193,7 +193,7 @@ impl Parser {
         }
         // A new call counts too, so an endless list of empty calls is bounded as well.
         if item["type"] == "function_call" && self.calls.item(&item, output_index, done, on_delta) {
-            self.keep(64 + size)?;
+            keep(&mut self.kept, 64 + size)?;
         }
         Ok(())
     }
@@ -217,15 +217,6 @@ impl Parser {
             _ => "tool_calls",
         };
         self.reply.finish_reason = Some(reason.to_string());
-    }
-
-    /// Past `MAX_REPLY` in all the attempt fails, so an endless reply cannot fill memory.
-    fn keep(&mut self, bytes: usize) -> Result<(), Error> {
-        self.kept += bytes;
-        match self.kept > MAX_REPLY {
-            true => Err(Error::Stream(Broke::TooLarge("the whole"))),
-            false => Ok(()),
-        }
     }
 }
 
@@ -254,6 +245,7 @@ fn start_of(data: &str) -> String {
 mod tests {
     use super::*;
     use crate::core::message::ToolCall;
+    use crate::core::sse::MAX_REPLY;
     use serde_json::json;
 
     /// The fixture's lines fed one by one, as `core/sse.rs`'s reader feeds them; also every
