@@ -17,9 +17,9 @@ use std::io::Cursor;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-const STREAM_BYTES: usize = 100 << 20;
-/// The text deltas of both recorded streams: ASCII, a dash, CJK, newlines.
-const WORDS: [&str; 11] = [
+pub const STREAM_BYTES: usize = 100 << 20;
+/// The text deltas of every recorded stream: ASCII, a dash, CJK, newlines.
+pub const WORDS: [&str; 11] = [
     "Let ", "me ", "look ", "at ", "the ", "fn ", "main", "() ", "– ", "次に", "\n",
 ];
 
@@ -61,10 +61,15 @@ pub fn sse_throughput() -> Row {
 /// The same reply in Anthropic's events (text deltas, then four calls in `input_json_delta`
 /// pieces), through the dialect's reader as the client calls it.
 pub fn anthropic_sse_throughput() -> Row {
-    let stream = anthropic_stream();
+    dialect_sse_throughput(Dialect::Anthropic, "Anthropic Messages", anthropic_stream())
+}
+
+/// `stream`, a whole reply in `dialect`'s events, parsed by `Dialects::read_stream` as the
+/// client reads a 200 (`responses_sse.rs` uses it for the Responses API).
+pub fn dialect_sse_throughput(dialect: Dialect, name: &str, stream: Vec<u8>) -> Row {
     let cancel = AtomicBool::new(false);
     let config = Config {
-        dialect: Dialect::Anthropic,
+        dialect,
         ..Config::default()
     };
     let mut parse = || {
@@ -83,7 +88,7 @@ pub fn anthropic_sse_throughput() -> Row {
     let took = median_of(5, &mut parse);
     let rate = stream.len() as f64 / took.as_secs_f64() / 1e6;
     let what = format!(
-        "SSE parsing, Anthropic Messages, {} MB stream from memory",
+        "SSE parsing, {name}, {} MB stream from memory",
         stream.len() / 1_000_000
     );
     let mut row = Row::new(

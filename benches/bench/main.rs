@@ -10,6 +10,7 @@
 mod agents;
 mod inproc;
 mod measure;
+mod responses_sse;
 mod search;
 mod server;
 mod sse_body;
@@ -48,6 +49,7 @@ fn main() {
     if run("sse") {
         rows.push(inproc::sse_throughput());
         rows.push(inproc::anthropic_sse_throughput());
+        rows.push(responses_sse::throughput());
     }
     if run("parallel") {
         rows.push(agents::parallel_tools());

@@ -93,7 +93,9 @@ fn text_block(text: &Option<String>) -> Option<Value> {
 
 /// Thinking blocks first, as the reply had them, then the text, then one `tool_use` per call.
 fn assistant_blocks(message: &Message) -> Vec<Value> {
-    let mut blocks = message.thinking.clone();
+    // Responses' reasoning items (a session begun there) would be refused here.
+    let thinking = message.thinking.iter().filter(|block| is_thinking(block));
+    let mut blocks: Vec<Value> = thinking.cloned().collect();
     blocks.extend(text_block(&message.content));
     for call in &message.tool_calls {
         // `input` must be an object; arguments the model garbled were answered with an error.
@@ -321,7 +323,8 @@ mod tests {
         let signed = json!({"type": "thinking", "thinking": "hmm", "signature": "c2ln"});
         let redacted = json!({"type": "redacted_thinking", "data": "ZW5j"});
         let mut assistant = calls(&["t1"]);
-        assistant.thinking = vec![signed.clone(), redacted.clone()];
+        let reasoning = json!({"type": "reasoning", "summary": [], "encrypted_content": "gAAA"});
+        assistant.thinking = vec![signed.clone(), reasoning, redacted.clone()];
         assistant.content = None;
         let body = body(&[
             Message::user("go"),

@@ -2,9 +2,9 @@
 //! through `Extras::dialect`: the request body, where it goes with which headers, and the
 //! reader of the stream that comes back. Chat completions, the one a learner reads first, is
 //! the core's own (`core/wire.rs`, `core/sse.rs`); each other dialect is one file beside this
-//! one (`anthropic.rs`). The Responses API is not built yet: `check` says so before any
-//! request. Nothing here retries or decides what a failed answer means (`llm.rs` does, for
-//! every dialect alike).
+//! one (`anthropic.rs`, `responses.rs`), its stream fed by the same bounded line loop
+//! (`sse::read_lines`). Nothing here retries or decides what a failed answer means (`llm.rs`
+//! does, for every dialect alike).
 
 pub mod messages_json;
 
@@ -16,6 +16,7 @@ use crate::core::{sse, wire};
 use crate::extras::anthropic;
 use crate::extras::dialect::messages_json::MessagesJson;
 use crate::extras::provider_quirks::Quirks;
+use crate::extras::responses;
 use serde_json::Value;
 use std::io::BufRead;
 use std::sync::atomic::AtomicBool;
@@ -34,14 +35,6 @@ pub struct Dialects {
 const EMPTY: &str = "\"messages\":[]";
 
 impl Dialects {
-    /// Whether `config` names a dialect this build can speak (the binary asks at start-up).
-    pub fn check(config: &Config) -> Result<(), Error> {
-        match config.dialect {
-            Dialect::Responses => Err(Error::Usage(NOT_BUILT.to_string())),
-            Dialect::Chat | Dialect::Anthropic => Ok(()),
-        }
-    }
-
     /// The history was rewritten: the messages serialised so far may not be reused.
     pub fn forget(&self) {
         self.messages.forget();
@@ -61,12 +54,16 @@ impl Dialects {
     ) -> MutexGuard<'_, String> {
         let mut body = self.body.lock().unwrap_or_else(PoisonError::into_inner);
         body.clear();
-        if config.dialect == Dialect::Anthropic {
-            let whole = anthropic::request_body(config, model, messages, tools);
-            body.push_str(&whole.to_string());
+        // The other dialects map the whole history anew (they are not the hot path here).
+        let other = match config.dialect {
+            Dialect::Anthropic => Some(anthropic::request_body(config, model, messages, tools)),
+            Dialect::Responses => Some(responses::request_body(config, model, messages, tools)),
+            Dialect::Chat => None,
+        };
+        if let Some(other) = other {
+            body.push_str(&other.to_string());
             return body;
         }
-        // `check` refuses Responses at start-up; `read_stream` refuses it to a library.
         let fields = wire::request_body(config, model, &[], tools);
         let fields = quirks.adapted_body(config, fields).to_string();
         let Some((before, after)) = fields.split_once(EMPTY) else {
@@ -84,8 +81,9 @@ impl Dialects {
     /// The URL to POST to, and the headers that carry the key.
     pub fn endpoint(&self, config: &Config) -> (String, Vec<(&'static str, String)>) {
         match config.dialect {
+            Dialect::Chat => (chat_url(&config.base_url), bearer(config)),
             Dialect::Anthropic => (anthropic::url(&config.base_url), anthropic::headers(config)),
-            Dialect::Chat | Dialect::Responses => chat_endpoint(config),
+            Dialect::Responses => (responses::url(&config.base_url), bearer(config)),
         }
     }
 
@@ -105,19 +103,25 @@ impl Dialects {
                 sse::read_lines(reader, cancel, limits, &mut feed)?;
                 parser.finish(on_delta)
             }
+            Dialect::Responses => {
+                let mut parser = responses::stream::Parser::default();
+                let mut feed = |line: &str| parser.feed_line(line, on_delta);
+                sse::read_lines(reader, cancel, limits, &mut feed)?;
+                parser.finish(on_delta)
+            }
             Dialect::Chat => sse::read_stream(reader, cancel, limits, on_delta),
-            Dialect::Responses => Err(Error::Usage(NOT_BUILT.to_string())),
         }
     }
 }
 
-/// `{base}/chat/completions`, and the key as a bearer token. (Local servers run without a
-/// key; sending "Bearer " with nothing after it confuses some.)
-fn chat_endpoint(config: &Config) -> (String, Vec<(&'static str, String)>) {
-    let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
-    let key = (config.api_key.iter()).map(|key| ("Authorization", format!("Bearer {key}")));
-    (url, key.collect())
+/// `{base}/chat/completions`, beside Responses' `{base}/responses`.
+fn chat_url(base: &str) -> String {
+    format!("{}/chat/completions", base.trim_end_matches('/'))
 }
 
-const NOT_BUILT: &str = "the responses dialect (OpenAI's Responses API) is not built yet: \
-                         use --provider openai (chat completions) or anthropic";
+/// The key as a bearer token, for chat completions and Responses alike. (Local servers run
+/// without a key; sending "Bearer " with nothing after it confuses some.)
+fn bearer(config: &Config) -> Vec<(&'static str, String)> {
+    let key = (config.api_key.iter()).map(|key| ("Authorization", format!("Bearer {key}")));
+    key.collect()
+}

@@ -1,11 +1,10 @@
 //! Every optional feature, each off (a no-op) unless the binary or an embedding program turns
 //! it on: hooks, MCP servers, the sandbox and secret filter, sessions, checkpoints, cost, the
-//! trace, project instructions, early start of read-only calls, trust, the dialects besides
-//! chat completions; and what makes the agent survive real providers and sessions: the loop
-//! guard, the saved "always" permissions, the estimate calibrated on the provider's counts, the
-//! summary made without the model, the danger gate. This file is the seam: the value the loop
-//! holds, one method per step of a turn, in turn order; it never runs the loop (over 300 lines
-//! so that every step the loop can call is in one file).
+//! trace, project instructions, early start of read-only calls, trust, the dialects; and what
+//! makes the agent survive real providers and sessions: the loop guard, the saved "always"
+//! permissions, the estimate calibrated on the provider's counts, the summary made without the
+//! model, the danger gate. The seam: the value the loop holds, one method per step of a turn,
+//! in turn order; it never runs the loop (over 300 lines so that every step is in one file).
 
 pub mod account;
 pub mod anthropic;
@@ -26,6 +25,7 @@ pub mod mcp_protocol;
 pub mod mcp_wire;
 pub mod permissions;
 pub mod provider_quirks;
+pub mod responses;
 pub mod sandbox;
 pub mod secrets;
 pub mod session;

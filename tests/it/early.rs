@@ -1,7 +1,7 @@
 //! Read-only calls that start while the model is still streaming the rest of its reply.
 
 use crate::run::{Sandbox, run};
-use crate::server::{Reply, Server};
+use crate::server::{Recorded, Reply, Server};
 use crate::sse;
 use serde_json::json;
 use std::ffi::CString;
@@ -47,19 +47,39 @@ fn wait_until_drained(pipe: &File, give_up: Duration) -> Option<Instant> {
 #[test]
 fn a_finished_read_only_call_runs_before_the_stream_ends() {
     let sandbox = Sandbox::new("early_start");
+    // The rest of the reply trickles in over about two seconds after the first call is whole.
+    let reply = |path: &str| {
+        let mut tail = vec![sse::call_args(1, r#"{"pattern": "*.txt"}"#)];
+        tail.extend((0..20).map(|_| ": keep-alive\n\n".to_string()));
+        tail.push(sse::finish("tool_calls") + &sse::done());
+        let head = first_call_then_second_begins(path);
+        Reply::SseSlowTail {
+            head,
+            tail,
+            pause_ms: 100,
+        }
+    };
+    let next = Reply::Sse(sse::text("read it"));
+    let requests = read_before_the_stream_ends(&sandbox, &["-p", "read the pipe"], reply, next);
+    let results = requests[1].tool_results();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(results[0].0, "call_read");
+    assert!(results[0].1.contains("from the pipe"), "{results:?}");
+}
+
+/// Run `args` against `reply(path of a FIFO)` then `next`: the tool that reads the pre-filled
+/// FIFO must have read it at least 1.5 s before the next request came. The requests, for more
+/// checks (`responses.rs` runs the same through the Responses dialect).
+pub fn read_before_the_stream_ends(
+    sandbox: &Sandbox,
+    args: &[&str],
+    reply: impl FnOnce(&str) -> Reply,
+    next: Reply,
+) -> Vec<Recorded> {
     let fifo = sandbox.path("pipe.txt");
     let name = CString::new(fifo.to_string_lossy().as_bytes()).expect("path");
     // SAFETY: a valid NUL-terminated path; mkfifo touches nothing else.
     assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0, "mkfifo");
-    // The rest of the reply trickles in over about two seconds after the first call is whole.
-    let mut tail = vec![sse::call_args(1, r#"{"pattern": "*.txt"}"#)];
-    tail.extend((0..20).map(|_| ": keep-alive\n\n".to_string()));
-    tail.push(sse::finish("tool_calls") + &sse::done());
-    let reply = Reply::SseSlowTail {
-        head: first_call_then_second_begins(&fifo.to_string_lossy()),
-        tail,
-        pause_ms: 100,
-    };
     let mut pipe = OpenOptions::new()
         .read(true)
         .write(true)
@@ -67,10 +87,10 @@ fn a_finished_read_only_call_runs_before_the_stream_ends() {
         .expect("open the FIFO read-write");
     pipe.write_all(b"from the pipe\n")
         .expect("pre-fill the FIFO");
-    let server = Server::start(vec![reply, Reply::Sse(sse::text("read it"))]);
+    let server = Server::start(vec![reply(&fifo.to_string_lossy()), next]);
     let opened = std::thread::scope(|scope| {
         let watcher = scope.spawn(|| wait_until_drained(&pipe, Duration::from_secs(30)));
-        let out = run(&["-p", "read the pipe"], &server, &sandbox);
+        let out = run(args, &server, sandbox);
         assert_eq!(out.code, 0, "{out:?}");
         watcher.join().expect("watcher")
     });
@@ -83,10 +103,7 @@ fn a_finished_read_only_call_runs_before_the_stream_ends() {
         "the read started {:?} before the next request",
         stream_ended.duration_since(opened)
     );
-    let results = requests[1].tool_results();
-    assert_eq!(results.len(), 2, "{results:?}");
-    assert_eq!(results[0].0, "call_read");
-    assert!(results[0].1.contains("from the pipe"), "{results:?}");
+    requests
 }
 
 /// The stream drops after the first call was already started; the retried stream brings the

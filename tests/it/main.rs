@@ -5,8 +5,9 @@
 //! sandbox, `pty` on a pseudo-terminal for the interactive REPL. The feature modules
 //! (`engine`, `retry`, `cli`, `tools`, `replay`, `repl`, `long`, `extend`, `hooks`, `mcp`,
 //! `scripting`, `safety`, `escape`, `secrets`, `cost`, `cache_usage`, `bounds`, `danger`,
-//! `permissions_rules`, `markdown`) assert on what the binary printed, how it exited, what it
-//! sent and what it did to the files; `fuse` mounts the hung file system `bounds` reads from.
+//! `permissions_rules`, `markdown`, the dialects' `anthropic` and `responses`) assert on what
+//! the binary printed, how it exited, what it sent and what it did to the files; `fuse` mounts
+//! the hung file system `bounds` reads from.
 //! Nothing of corecoder's own code is called or mocked here: only the binary is exercised
 //! (and, in `docs` and `figures`, the README, the docs and the built examples).
 
@@ -40,6 +41,7 @@ mod prompt_cache;
 mod pty;
 mod repl;
 mod replay;
+mod responses;
 mod retry;
 mod run;
 mod safety;
