@@ -172,3 +172,23 @@ fn compaction_breaks_the_prefix_a_few_times_not_every_round() {
         .expect("history_rewrites");
     assert_eq!(breaks as u64, rewrites, "{result}");
 }
+
+/// An `AGENTS.md` edit mid-session is told in a note; the system prompt keeps the instructions
+/// as they were when the session started.
+#[test]
+fn an_agents_md_edit_is_told_in_a_note_not_in_the_system_prompt() {
+    let sandbox = Sandbox::new("prompt_cache_agents_md");
+    sandbox.write("AGENTS.md", "Use spaces.\n");
+    let edit = json!({"command": "echo 'Use tabs.' > AGENTS.md"});
+    let server = Server::start(vec![call("call_edit", "bash", edit), answer("edited")]);
+    let out = run(&["-p", "change the rule", "--yes"], &server, &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+
+    let requests = server.requests();
+    assert_each_starts_with_the_last(&requests);
+    let system = content(&requests[1].messages()[0]).to_string();
+    assert!(system.contains("Use spaces.") && !system.contains("Use tabs."), "{system}");
+    let told = last_message(&requests[1]);
+    assert!(told.contains("[session state]\nThe project instructions changed"), "{told}");
+    assert!(told.contains("Use tabs."), "{told}");
+}
