@@ -187,8 +187,14 @@ fn an_agents_md_edit_is_told_in_a_note_not_in_the_system_prompt() {
     let requests = server.requests();
     assert_each_starts_with_the_last(&requests);
     let system = content(&requests[1].messages()[0]).to_string();
-    assert!(system.contains("Use spaces.") && !system.contains("Use tabs."), "{system}");
+    assert!(
+        system.contains("Use spaces.") && !system.contains("Use tabs."),
+        "{system}"
+    );
     let told = last_message(&requests[1]);
-    assert!(told.contains("[session state]\nThe project instructions changed"), "{told}");
+    assert!(
+        told.contains("[session state]\nThe project instructions changed"),
+        "{told}"
+    );
     assert!(told.contains("Use tabs."), "{told}");
 }
