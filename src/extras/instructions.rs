@@ -20,6 +20,14 @@ pub struct Instructions {
     text: String,
 }
 
+/// The instructions as they stand in `cwd` (re-read when a file changed); none when the
+/// feature is off.
+pub fn text(instructions: &mut Option<Instructions>, cwd: &Path) -> String {
+    instructions
+        .as_mut()
+        .map_or_else(String::new, |i| i.text(cwd).to_string())
+}
+
 impl Instructions {
     /// `home` is the directory holding the user's own `AGENTS.md` (`~/.corecoder`).
     pub fn new(home: &Path) -> Instructions {

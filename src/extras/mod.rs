@@ -197,29 +197,22 @@ impl Extras {
         on_event(Event::Notice(&repair_notice(changed, "before a request")));
     }
 
-    /// The situation the system prompt describes: the session's first (`state_notes.rs`).
+    /// The situation the system prompt describes: the session's first, made once (`state_notes.rs`).
     pub fn situation_at_start(&mut self, cwd: &Path, plan: Plan, todos: &[Todo]) -> &Situation {
-        let instructions = self.project_instructions(cwd);
-        self.notes.start(situation(cwd, plan, todos, instructions))
+        let loaded = &mut self.instructions;
+        self.notes
+            .start(|| situation(cwd, plan, todos, instructions::text(loaded, cwd)))
     }
 
     /// What changed since the model was last told, as a note to end the next message with.
     pub fn state_note(&mut self, cwd: &Path, plan: Plan, todos: &[Todo]) -> Option<String> {
-        let instructions = self.project_instructions(cwd);
+        let instructions = instructions::text(&mut self.instructions, cwd);
         self.notes.note(situation(cwd, plan, todos, instructions))
     }
 
     /// The history was compacted, cleared or resumed: what its notes told may be gone or wrong.
     pub fn notes_lost(&mut self, history: &[Message]) {
         self.notes.forget(history);
-    }
-
-    /// The project's instructions as they stand (re-read when they change).
-    pub fn project_instructions(&mut self, cwd: &Path) -> String {
-        match &mut self.instructions {
-            Some(instructions) => instructions.text(cwd).to_string(),
-            None => String::new(),
-        }
     }
 
     /// Before a request: the prompt's size, anchored on what the provider last measured.

@@ -45,9 +45,10 @@ pub struct StateNotes {
 }
 
 impl StateNotes {
-    /// The situation the system prompt describes: the first one seen, kept for the session.
-    pub fn start(&mut self, now: Situation) -> &Situation {
-        self.start.get_or_insert(now)
+    /// The situation the system prompt describes: the first one asked for (`now` is called
+    /// only then), kept for the session.
+    pub fn start(&mut self, now: impl FnOnce() -> Situation) -> &Situation {
+        self.start.get_or_insert_with(now)
     }
 
     /// What changed since the model was last told, as a note to end a message with.
@@ -132,7 +133,7 @@ mod tests {
     #[test]
     fn only_what_changed_is_told_and_only_once() {
         let mut notes = StateNotes::default();
-        assert_eq!(notes.start(at("/p")).cwd, PathBuf::from("/p"));
+        assert_eq!(notes.start(|| at("/p")).cwd, PathBuf::from("/p"));
         assert_eq!(notes.note(at("/p")), None);
         let moved = notes.note(at("/p/src")).unwrap();
         assert_eq!(moved, "\n\n[session state]\nWorking directory: /p/src");
@@ -155,13 +156,13 @@ mod tests {
             "{note}"
         );
         // The system prompt still describes the start.
-        assert_eq!(notes.start(at("/elsewhere")).cwd, PathBuf::from("/p"));
+        assert_eq!(notes.start(|| at("/elsewhere")).cwd, PathBuf::from("/p"));
     }
 
     #[test]
     fn after_a_rewrite_every_change_since_the_start_is_told_again() {
         let mut notes = StateNotes::default();
-        notes.start(at("/p"));
+        notes.start(|| at("/p"));
         assert!(notes.note(at("/p/a")).is_some());
         assert_eq!(notes.note(at("/p/a")), None);
         let noted = [Message::user(
@@ -187,7 +188,7 @@ mod tests {
         let mut notes = StateNotes::default();
         let mut start = at("/p");
         start.plan = Plan::On;
-        notes.start(start.clone());
+        notes.start(|| start.clone());
         assert!(notes.note(start).unwrap().contains("PLAN MODE IS ON"));
     }
 }
