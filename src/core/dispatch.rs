@@ -143,8 +143,7 @@ impl Pool {
             outcomes[index] = Some(outcome);
         }
         let lost = || Outcome::text("Error: the tool call did not return a result");
-        outcomes
-            .into_iter()
+        (outcomes.into_iter())
             .map(|o| o.unwrap_or_else(lost))
             .collect()
     }

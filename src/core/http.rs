@@ -5,6 +5,7 @@
 
 use crate::core::config::Config;
 use crate::tools::support::net;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use ureq::tls::{RootCerts, TlsConfig};
 
@@ -48,15 +49,18 @@ pub fn agent(config: &Config) -> ureq::Agent {
         .into()
 }
 
-pub fn post(http: &ureq::Agent, url: &str, auth: &[(&str, String)], body: &str) -> Answer {
+/// POST the body's pieces in turn, under their length (some providers refuse chunked uploads).
+pub fn post(http: &ureq::Agent, url: &str, auth: &[(&str, String)], body: &[Arc<str>]) -> Answer {
     let mut request = http.post(url);
     for (name, value) in auth {
         request = request.header(*name, value);
     }
+    let length: usize = body.iter().map(|piece| piece.len()).sum();
     request
         .header("Content-Type", "application/json")
         .header("Accept", "text/event-stream")
-        .send(body)
+        .header("Content-Length", length)
+        .send(ureq::SendBody::from_reader(&mut net::Pieces::new(body)))
 }
 
 pub fn is_transient(error: &ureq::Error) -> bool {

@@ -15,7 +15,7 @@ use crate::tools::support::{net, provider_errors};
 use serde_json::Value;
 use std::io::{BufReader, Cursor, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 const MAX_RETRIES: u32 = 4;
@@ -137,7 +137,7 @@ impl Llm {
     fn attempt(
         &self,
         http: &ureq::Agent,
-        sent_body: &str,
+        sent_body: &[Arc<str>],
         messages: &[Message],
         extras: &Extras,
         cancel: &AtomicBool,

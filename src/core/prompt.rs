@@ -66,10 +66,8 @@ pub fn system_prompt(start: &Situation, tools: &[Value], kind: AgentKind) -> Str
         tool_names.join(", "),
     );
     if !start.instructions.is_empty() {
-        prompt.push_str(&format!(
-            "\n# Project instructions\n\n{}",
-            start.instructions
-        ));
+        prompt.push_str("\n# Project instructions\n\n");
+        prompt.push_str(&start.instructions);
     }
     if kind == AgentKind::SubAgent {
         prompt.push_str("You are a sub-agent: finish the task you were given and report back.\n");

@@ -65,9 +65,10 @@ impl Account {
     }
 
     /// `--trace`: the request about to be sent, whole.
-    pub fn trace_request(&self, url: &str, body: &str) {
+    pub fn trace_request(&self, url: &str, body: &[Arc<str>]) {
         if let Some(trace) = &self.trace {
-            let body: Value = serde_json::from_str(body).unwrap_or_else(|_| Value::from(body));
+            let body = body.concat();
+            let body: Value = serde_json::from_str(&body).unwrap_or_else(|_| Value::from(body));
             trace.record("request", json!({"url": url, "body": body}));
         }
     }

@@ -19,16 +19,13 @@ use crate::extras::provider_quirks::Quirks;
 use crate::extras::responses;
 use serde_json::Value;
 use std::io::BufRead;
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// The dialect is `Config::dialect`; what is kept here is chat completions' serialised messages.
 #[derive(Debug, Default)]
 pub struct Dialects {
     messages: MessagesJson,
-    /// The body of the request being sent, its memory kept for the next (no fresh pages each
-    /// round for a history of megabytes).
-    body: Mutex<String>,
 }
 
 /// Where the messages go in the fields `wire::request_body` makes when given none.
@@ -41,9 +38,9 @@ impl Dialects {
     }
 
     /// The request body for the history and the tools (chat-completions schemas), as this
-    /// provider takes it (`quirks`). Chat completions' messages are each serialised once
-    /// (`messages_json.rs`), beside the rest of the body built anew. Held until the answer is
-    /// in (a summary request waits for it; a sub-agent has its own).
+    /// provider takes it (`quirks`), in the pieces it is sent in (`http::post` streams them).
+    /// Chat completions' messages are each serialised once (`messages_json.rs`) and shared,
+    /// so a round neither serialises nor copies the history; the rest is built anew.
     pub fn body(
         &self,
         config: &Config,
@@ -51,9 +48,7 @@ impl Dialects {
         messages: &[Message],
         tools: &[Value],
         quirks: &Quirks,
-    ) -> MutexGuard<'_, String> {
-        let mut body = self.body.lock().unwrap_or_else(PoisonError::into_inner);
-        body.clear();
+    ) -> Vec<Arc<str>> {
         // The other dialects map the whole history anew (they are not the hot path here).
         let other = match config.dialect {
             Dialect::Anthropic => Some(anthropic::request_body(config, model, messages, tools)),
@@ -61,20 +56,17 @@ impl Dialects {
             Dialect::Chat => None,
         };
         if let Some(other) = other {
-            body.push_str(&other.to_string());
-            return body;
+            return vec![Arc::from(other.to_string())];
         }
         let fields = wire::request_body(config, model, &[], tools);
         let fields = quirks.adapted_body(config, fields).to_string();
         let Some((before, after)) = fields.split_once(EMPTY) else {
             let whole = wire::request_body(config, model, messages, tools);
-            body.push_str(&quirks.adapted_body(config, whole).to_string());
-            return body;
+            return vec![Arc::from(quirks.adapted_body(config, whole).to_string())];
         };
-        body.push_str(before);
-        body.push_str("\"messages\":");
+        let mut body = vec![Arc::from(format!("{before}\"messages\":"))];
         (self.messages).append_array(&mut body, messages, quirks.empty_content(config));
-        body.push_str(after);
+        body.push(Arc::from(after));
         body
     }
 

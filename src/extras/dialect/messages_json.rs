@@ -1,20 +1,23 @@
 //! The messages of a chat-completions request, each serialised once. Between rewrites the
-//! history only grows, so a round serialises what joined it since the last one and copies the
-//! rest: the cost of a round follows what was added, not the size of the history (issue 19's
-//! "flat cost per round"). `Dialects::body` asks for the array; the rest of the body is built
-//! anew every time. A rewrite of the history (a compaction, a repair, `/clear`) empties it
-//! (`Extras::rewritten`); besides, an entry is used only while its message looks the same
-//! (role, ids, sizes, the first and last bytes of its texts), so a summary request (another
-//! list) or a rewrite no one reported is serialised again. It holds no history of its own.
+//! history only grows, so a round serialises what joined it since the last one and hands the
+//! body the rest as shared pieces, which `http::post` streams to the socket (no copy of the
+//! history into one string): the cost of a round follows what was added, not the size of the
+//! history (issue 19's "flat cost per round"). `Dialects::body` asks for the array; the rest of
+//! the body is built anew every time. A rewrite of the history (a compaction, a repair,
+//! `/clear`) empties it (`Extras::rewritten`); besides, an entry is used only while its message
+//! looks the same (role, ids, sizes, the first and last bytes of its texts), so a summary
+//! request (another list) or a rewrite no one reported is serialised again. It holds no
+//! history of its own.
 
 use crate::core::message::{Message, Role};
 use serde_json::{Value, json};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// Per agent (a sub-agent's copy of `Extras` starts empty).
 #[derive(Debug, Default)]
 pub struct MessagesJson {
-    entries: Mutex<Vec<(Print, String)>>,
+    /// Shared with the bodies that send them: a round copies no message's text.
+    entries: Mutex<Vec<(Print, Arc<str>)>>,
 }
 
 /// What tells one message from another cheaply: the text itself is not read whole.
@@ -35,26 +38,28 @@ impl MessagesJson {
             .clear();
     }
 
-    /// Append `[m0,m1,…]` to `out` as chat completions takes them: no `thinking` (Anthropic's,
-    /// from a session begun there), and `""` for a missing content where `empty_content`.
-    pub fn append_array(&self, out: &mut String, messages: &[Message], empty_content: bool) {
+    /// Append `[m0,m1,…]` to the body's pieces as chat completions takes the messages: no
+    /// `thinking` (Anthropic's, from a session begun there), and `""` for a missing content
+    /// where `empty_content`.
+    pub fn append_array(&self, out: &mut Vec<Arc<str>>, messages: &[Message], empty_content: bool) {
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        out.push('[');
+        let comma: Arc<str> = Arc::from(",");
+        out.push(Arc::from("["));
         for (i, message) in messages.iter().enumerate() {
             let print = print(message, empty_content);
             if entries.get(i).is_none_or(|(seen, _)| *seen != print) {
-                let entry = (print, to_json(message, empty_content));
+                let entry = (print, Arc::from(to_json(message, empty_content)));
                 match i < entries.len() {
                     true => entries[i] = entry,
                     false => entries.push(entry),
                 }
             }
             if i > 0 {
-                out.push(',');
+                out.push(Arc::clone(&comma));
             }
-            out.push_str(&entries[i].1);
+            out.push(Arc::clone(&entries[i].1));
         }
-        out.push(']');
+        out.push(Arc::from("]"));
     }
 }
 
@@ -123,9 +128,9 @@ mod tests {
     use crate::core::message::ToolCall;
 
     fn array(json: &MessagesJson, messages: &[Message], empty_content: bool) -> Value {
-        let mut out = String::new();
+        let mut out = vec![];
         json.append_array(&mut out, messages, empty_content);
-        serde_json::from_str(&out).expect("a JSON array")
+        serde_json::from_str(&out.concat()).expect("a JSON array")
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! What a connection needs that is no part of the chat protocol: the system's trusted roots
-//! (where each system keeps its CA bundle), the host part of a URL, and whether it is loopback.
-//! The LLM client (`core/http.rs`) builds its agent with these; nothing here opens a socket.
+//! (where each system keeps its CA bundle), the host part of a URL, whether it is loopback, and
+//! a request body read from its pieces. The LLM client (`core/http.rs`) builds its agent and
+//! sends its requests with these; nothing here opens a socket.
 
+use std::io::Read;
+use std::sync::Arc;
 use ureq::tls::{Certificate, PemItem, RootCerts};
 
 /// Where Linux distributions, macOS Homebrew and the BSDs keep the system's CA bundle.
@@ -55,6 +58,40 @@ pub fn host(url: &str) -> &str {
     }
 }
 
+/// A request body read as one stream from the pieces it is kept in (chat completions' messages
+/// are each serialised once and shared: `extras/dialect/messages_json.rs`), so a history of
+/// megabytes is not copied into one string every round. Each `read` fills the buffer it is
+/// given: ureq writes to the socket once a read, and a piece may be a single comma.
+pub struct Pieces<'a> {
+    rest: &'a [Arc<str>],
+    at: usize,
+}
+
+impl<'a> Pieces<'a> {
+    pub fn new(pieces: &'a [Arc<str>]) -> Pieces<'a> {
+        Pieces {
+            rest: pieces,
+            at: 0,
+        }
+    }
+}
+
+impl Read for Pieces<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let mut filled = 0;
+        while let Some(piece) = self.rest.first().filter(|_| filled < buf.len()) {
+            let bytes = &piece.as_bytes()[self.at..];
+            let n = bytes.len().min(buf.len() - filled);
+            buf[filled..filled + n].copy_from_slice(&bytes[..n]);
+            (filled, self.at) = (filled + n, self.at + n);
+            if self.at == piece.len() {
+                (self.rest, self.at) = (&self.rest[1..], 0);
+            }
+        }
+        Ok(filled)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -66,6 +103,28 @@ mod tests {
         assert_eq!(host("http://[::1]:8000"), "::1");
         assert_eq!(host("https://example.com?x=1"), "example.com");
         assert_eq!(host("openrouter.ai/api"), "openrouter.ai");
+    }
+
+    #[test]
+    fn pieces_read_as_their_concatenation_each_read_filling_the_buffer() {
+        let pieces: Vec<Arc<str>> = ["{\"a\":[", "1", ",", "", "22", "]}"]
+            .into_iter()
+            .map(Arc::from)
+            .collect();
+        for size in [1, 2, 3, 100] {
+            let (mut reader, mut out, mut buf) = (Pieces::new(&pieces), vec![], vec![0; size]);
+            loop {
+                let n = reader.read(&mut buf).unwrap();
+                if n == 0 {
+                    break;
+                }
+                out.extend_from_slice(&buf[..n]);
+                // Only the last read may come short: each one is a write to the socket.
+                assert!(n == size || out.len() == 12, "read {n} of {size}");
+            }
+            assert_eq!(String::from_utf8(out).unwrap(), "{\"a\":[1,22]}");
+        }
+        assert_eq!(Pieces::new(&[]).read(&mut [0; 4]).unwrap(), 0);
     }
 
     #[test]
