@@ -198,3 +198,53 @@ fn an_agents_md_edit_is_told_in_a_note_not_in_the_system_prompt() {
     );
     assert!(told.contains("Use tabs."), "{told}");
 }
+
+/// The body goes out from its pieces (`net::Pieces`: each message's JSON shared, not copied
+/// into one string): a history of megabytes arrives whole under a `Content-Length` that is its
+/// size, never chunked, and a retry after a 500 sends the same bytes again from the start.
+#[test]
+fn a_body_of_megabytes_is_sent_whole_under_its_length_and_again_on_a_retry() {
+    let sandbox = Sandbox::new("prompt_cache_pieces");
+    let line = format!("{}\n", "y".repeat(79));
+    for n in 0..3 {
+        sandbox.write(&format!("big{n}.txt"), &line.repeat(1_900));
+    }
+    let read = |n: usize| {
+        call(
+            &format!("call_{n}"),
+            "read_file",
+            json!({"file_path": format!("big{n}.txt")}),
+        )
+    };
+    let script = vec![
+        read(0),
+        read(1),
+        read(2),
+        Reply::error(500, "try again"),
+        answer("read"),
+    ];
+    let server = Server::start(script);
+    let out = run(&["-p", "read the big files"], &server, &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    for request in &requests {
+        assert_eq!(
+            request.header("content-length"),
+            Some(request.raw.len().to_string().as_str())
+        );
+        assert_eq!(request.header("transfer-encoding"), None);
+        request.assert_valid_history();
+    }
+    // The last three results, about 150 KB each, are all in the body, and the retry is the
+    // refused request again, byte for byte.
+    assert!(requests[3].raw.len() > 450_000, "{}", requests[3].raw.len());
+    let results = requests[3]
+        .messages()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .count();
+    assert_eq!(results, 3);
+    assert_eq!(requests[4].raw, requests[3].raw);
+    assert_each_starts_with_the_last(&requests[..4]);
+}
