@@ -3,7 +3,8 @@
 that cache, and what one round costs as the history grows (issue 19). Prints a markdown table:
 
     python3 bench/prompt_cache.py --corecoder target/dist/corecoder \\
-        [--peer target/bench-venv/bin/corecoder] [--rows prefix,long,size] [--usage deepseek]
+        [--peer target/bench-venv/bin/corecoder] [--rows prefix,long,size,floor] \\
+        [--usage deepseek]
 
 Each program runs in a fresh sandbox against a scripted OpenAI-compatible model served here on
 127.0.0.1 (no other network), which records every request. The rows (`--rows`, default all):
@@ -24,8 +25,14 @@ size    "cost per round vs history size": the history is grown to about 10k, 100
         with big reads, then 20 small rounds follow; CPU per round = the process's user+sys of
         (grow + 20 rounds) minus that of (grow) alone, over 20; median of 3. Peak RSS is the
         process's own VmHWM, sampled every millisecond once exec'd. The peer: 10k and 100k.
+floor   "loopback floor": what the size row's 1M-token body (4.34 MB) costs the sender's CPU
+        to send over loopback with nothing else: Python writing bytes to a reader process, in
+        one write and in 128 KiB writes (the size of ureq's writes). On loopback the kernel
+        does the receiving side's TCP work in the sender's time too, so this is part of every
+        program's CPU per round at that size.
 """
-import argparse, http.server, json, math, os, statistics, subprocess, sys, tempfile, threading, time
+import argparse, http.server, json, math, os, resource, socket, statistics, subprocess, sys
+import tempfile, threading, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOKEN_BYTES = 4  # a token is about 4 bytes of English or code; no tokenizer is needed here
@@ -360,6 +367,39 @@ def size_row(program, ours, sizes):
     return "; ".join(cells)
 
 
+# ---- the floor under the last row: sending the body over loopback, nothing else ----
+
+FLOOR_BYTES = 4_340_000  # the 1M-token history's request body in the size row
+
+
+def floor_row(sends=20, batches=5):
+    """The CPU this thread spends to send FLOOR_BYTES over loopback to a reader in another
+    process that only reads (the "floor" row). Median of `batches` of `sends`."""
+    reader = subprocess.Popen([sys.executable, "-c", (
+        "import socket, sys\n"
+        "server = socket.create_server(('127.0.0.1', 0))\n"
+        "print(server.getsockname()[1], flush=True)\n"
+        "peer, _ = server.accept()\n"
+        "while peer.recv(1 << 20):\n"
+        "    pass\n")], stdout=subprocess.PIPE, text=True)
+    sender = socket.create_connection(("127.0.0.1", int(reader.stdout.readline())))
+    body = memoryview(b"y" * FLOOR_BYTES)
+    cpu = lambda: sum(resource.getrusage(resource.RUSAGE_THREAD)[:2])
+    cells = []
+    for label, size in (("one write", FLOOR_BYTES), ("128 KiB writes", 128 * 1024)):
+        each = []
+        for _ in range(batches):
+            start = cpu()
+            for _ in range(sends):
+                for at in range(0, FLOOR_BYTES, size):
+                    sender.sendall(body[at:at + size])
+            each.append((cpu() - start) / sends)
+        cells.append(f"{label}: {1000 * statistics.median(each):.2f} ms")
+    sender.close()
+    reader.wait()
+    return f"{FLOOR_BYTES / 1e6:.2f} MB: " + "; ".join(cells)
+
+
 # ---- the table ----
 
 def main():
@@ -368,8 +408,8 @@ def main():
     parser.add_argument("--peer", default=os.path.join(ROOT, "target/bench-venv/bin/corecoder"),
                         help="CoreCoder's `corecoder` script (default: in target/bench-venv); "
                         "'none' skips it")
-    parser.add_argument("--rows", default="prefix,long,size",
-                        help="comma-separated: prefix,long,size")
+    parser.add_argument("--rows", default="prefix,long,size,floor",
+                        help="comma-separated: prefix,long,size,floor")
     parser.add_argument("--usage", default="deepseek", choices=["deepseek", "openai"],
                         help="the usage shape the simulated cache reports in")
     options = parser.parse_args()
@@ -390,6 +430,8 @@ def main():
         rows["cost per round vs history size (CPU per round, peak RSS)"] = (
             size_row(ours, True, [10_000, 100_000, 1_000_000]),
             size_row(peer, False, [10_000, 100_000]) if peer else "—")
+    if "floor" in wanted:
+        rows["loopback floor (the sender's CPU per body sent, no program)"] = (floor_row(), "—")
     print("| row | corecoder | CoreCoder 0.8 |\n|---|---|---|")
     for name, (mine, theirs) in rows.items():
         print(f"| {name} | {mine} | {theirs} |")
