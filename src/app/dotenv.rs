@@ -11,7 +11,9 @@
 use crate::core::config::Config;
 use crate::core::event::Error;
 use crate::extras::trust::{EnvFile, Trust};
+use crate::tools::support::files;
 use std::collections::HashMap;
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 /// The names of the API key, in the order they are looked up.
@@ -71,17 +73,20 @@ impl DotEnv {
                 return None;
             }
             let path = dir.join(".env");
-            let Ok(bytes) = std::fs::read(&path) else {
-                continue;
-            };
-            let Ok(text) = String::from_utf8(bytes) else {
-                let warnings = vec![format!("{}: not UTF-8 text; ignored", path.display())];
-                let pairs = Vec::new();
-                return Some(DotEnv {
-                    path,
-                    pairs,
-                    warnings,
-                });
+            // Only a missing file sends the search up: a `.env` that is there but too big, not
+            // a file or not UTF-8 is this project's, and is ignored with a warning.
+            let text = match files::read_settings_text(&path) {
+                Ok(text) => text,
+                Err(e) if e.kind() == ErrorKind::NotFound => continue,
+                Err(why) => {
+                    let warnings = vec![format!("{}: {why}; ignored", path.display())];
+                    let pairs = Vec::new();
+                    return Some(DotEnv {
+                        path,
+                        pairs,
+                        warnings,
+                    });
+                }
             };
             let (pairs, bad) = parse_dotenv(&text);
             let warnings = (bad.iter())

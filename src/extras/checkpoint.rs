@@ -11,7 +11,7 @@
 //! does to files, does not redo, and does not lock `dir` against a second process. Just over
 //! 300 lines: what each call records stays beside the stack it records on.
 
-use crate::tools::support::files::{Access, resolve, write_atomic};
+use crate::tools::support::files::{self, Access, resolve, write_atomic};
 use crate::tools::support::text::truncate_middle;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -73,7 +73,7 @@ impl Checkpoints {
 
     /// Remember `path`'s current bytes (or that it does not exist) before a tool changes it.
     pub fn record(&mut self, path: &Path) -> io::Result<()> {
-        let blob = match fs::read(path) {
+        let blob = match files::read_capped(path, files::MAX_WHOLE_BYTES) {
             Ok(bytes) => self.store_blob(&bytes)?,
             Err(e) if e.kind() == io::ErrorKind::NotFound => ABSENT.to_string(),
             Err(e) => return Err(e),
@@ -240,7 +240,7 @@ impl Checkpoints {
     /// so an entry is only dropped when it surely is a no-op.
     fn changed_since(&self, path: &Path, blob: &str) -> bool {
         self.read_blob(blob)
-            .map_or(true, |before| before != fs::read(path).ok())
+            .map_or(true, |before| before != current(path))
     }
 
     fn file_diff(&self, path: &Path, blob: &str) -> String {
@@ -249,7 +249,7 @@ impl Checkpoints {
             Ok(before) => before,
             Err(e) => return format!("{shown}: the saved copy is unreadable ({e})\n"),
         };
-        let after = fs::read(path).ok();
+        let after = current(path);
         if before == after {
             return String::new();
         }
@@ -288,6 +288,12 @@ fn remaining(count: usize) -> String {
         1 => "1 more change can be undone".to_string(),
         n => format!("{n} more changes can be undone"),
     }
+}
+
+/// What `path` holds now, as far as a checkpoint compares it (`None`: absent, or not a file a
+/// checkpoint can keep).
+fn current(path: &Path) -> Option<Vec<u8>> {
+    files::read_capped(path, files::MAX_WHOLE_BYTES).ok()
 }
 
 /// `path` relative to the current directory when it lies under it, else as is.

@@ -15,6 +15,7 @@ pub mod ledger;
 mod prices;
 
 use crate::core::message::Usage;
+use crate::tools::support::files;
 use serde::Deserialize;
 use std::path::Path;
 
@@ -59,7 +60,7 @@ impl PriceTable {
     /// Unreadable/invalid file or entry: the table still works, and the warning says what was ignored.
     pub fn with_overrides(file: &Path) -> (PriceTable, Option<String>) {
         let mut table = PriceTable::builtin();
-        let text = match std::fs::read_to_string(file) {
+        let text = match files::read_settings_text(file) {
             Ok(text) => text,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return (table, None),
             Err(err) => {

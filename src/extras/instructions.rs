@@ -6,6 +6,7 @@
 //! own `~/.corecoder/AGENTS.md`. Files are re-read only when one of them changed. It never
 //! writes anything and never follows instructions itself: it only hands text to the prompt.
 
+use crate::tools::support::files;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -79,8 +80,18 @@ impl Instructions {
 fn join(versions: &[(PathBuf, Option<SystemTime>, u64)]) -> String {
     let mut text = String::new();
     for (path, _, _) in versions {
-        let Ok(content) = std::fs::read_to_string(path) else {
+        // No more than can be kept is read (and a link to `/dev/zero` is no file): the head
+        // may end inside a character, and a file that is not UTF-8 before that is skipped.
+        let Ok(head) = files::read_head(path, MAX_BYTES as u64) else {
             continue;
+        };
+        let content = match String::from_utf8(head) {
+            Ok(text) => text,
+            Err(e) if e.utf8_error().error_len().is_none() => {
+                let whole = e.utf8_error().valid_up_to();
+                String::from_utf8_lossy(&e.as_bytes()[..whole]).into_owned()
+            }
+            Err(_) => continue,
         };
         text.push_str(&format!("## {}\n\n{}\n\n", path.display(), content.trim()));
     }

@@ -5,7 +5,7 @@
 //! the list in memory and decides with it; this file only reads and writes the file, and
 //! decides nothing.
 
-use crate::tools::support::files::{Access, write_atomic};
+use crate::tools::support::files::{self, Access, write_atomic};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -24,7 +24,7 @@ impl Permissions {
         let Some(file) = &self.file else {
             return (BTreeSet::new(), None);
         };
-        match std::fs::read_to_string(file) {
+        match files::read_settings_text(file) {
             Ok(text) => match serde_json::from_str::<Value>(&text) {
                 Ok(value) => {
                     let names = value["always"].as_array().cloned().unwrap_or_default();

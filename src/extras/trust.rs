@@ -11,7 +11,7 @@
 //! own files under `~/.corecoder/` are not project files and are always trusted.
 
 use crate::extras::sha256;
-use crate::tools::support::files::{Access, write_atomic};
+use crate::tools::support::files::{self, Access, write_atomic};
 use serde_json::{Map, Value, json};
 use std::io::ErrorKind;
 use std::os::unix::fs::DirBuilderExt;
@@ -98,7 +98,7 @@ impl Project {
         };
         let mut files = Vec::new();
         for path in RUNS_COMMANDS.map(|relative| dir.join(relative)) {
-            let bytes = match std::fs::read(&path) {
+            let bytes = match files::read_capped(&path, files::MAX_SETTINGS_BYTES) {
                 _ if users(&path) => continue,
                 Ok(bytes) => bytes,
                 Err(e) if e.kind() == ErrorKind::NotFound => continue,
@@ -110,7 +110,7 @@ impl Project {
             files.push(ProjectFile::new(path, &bytes, preview, record.as_ref()));
         }
         if let Some(dotenv) = dotenv
-            && let Ok(bytes) = std::fs::read(dotenv.path)
+            && let Ok(bytes) = files::read_capped(dotenv.path, files::MAX_SETTINGS_BYTES)
         {
             let path = (dotenv.path.canonicalize()).unwrap_or(dotenv.path.to_path_buf());
             let preview = preview(&dotenv.summary);
@@ -238,7 +238,7 @@ fn preview(text: &str) -> String {
 
 /// The `projects` object of the store; a missing or broken store trusts nothing.
 fn read_store(store: &Path) -> Map<String, Value> {
-    let text = std::fs::read_to_string(store).unwrap_or_default();
+    let text = files::read_settings_text(store).unwrap_or_default();
     let value: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
     match value.get("projects") {
         Some(Value::Object(projects)) => projects.clone(),

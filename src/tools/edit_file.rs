@@ -8,11 +8,10 @@
 
 use crate::core::message::Outcome;
 use crate::tools::ToolContext;
-use crate::tools::support::files::{Access, resolve, write_atomic};
+use crate::tools::support::files::{self, Access, resolve, write_atomic};
 use crate::tools::support::text::{first_chars, truncate_middle};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::fs;
 use std::io;
 
 /// How much of the file a "not found" error quotes, so the model can re-anchor.
@@ -88,7 +87,7 @@ fn plan(args: &Args, ctx: &ToolContext) -> Result<Planned, String> {
     if args.old_string == args.new_string {
         return Err("old_string and new_string are identical; nothing to change".into());
     }
-    let bytes = fs::read(&path).map_err(|e| match e.kind() {
+    let bytes = files::read_capped(&path, files::MAX_WHOLE_BYTES).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => format!("file not found: {shown}"),
         _ => format!("cannot read {shown}: {e}"),
     })?;
@@ -145,6 +144,7 @@ fn diff(old: &str, new: &str, shown: &str) -> String {
 mod tests {
     use super::*;
     use crate::tools::test_support::{TempDir, test_context};
+    use std::fs;
 
     fn edit(dir: &TempDir, old: &str, new: &str) -> Result<String, String> {
         let args = Args {

@@ -12,7 +12,7 @@
 //! `/permissions rm` removes a rule from the file it came from. Nothing here decides.
 
 use crate::extras::consent_rules::rules::{self, Bases, List, Rule};
-use crate::tools::support::files::{Access, write_atomic};
+use crate::tools::support::files::{self, Access, write_atomic};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 
@@ -122,7 +122,7 @@ fn add_rules(permissions: &Value, file: &Path, bases: &Bases, loaded: &mut Loade
 
 /// A missing file is `None`; one that is not a JSON object is an error.
 fn read_json(file: &Path) -> Result<Option<Value>, String> {
-    let text = match std::fs::read_to_string(file) {
+    let text = match files::read_settings_text(file) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("{} ignored: {e}", file.display())),

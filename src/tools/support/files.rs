@@ -1,11 +1,13 @@
 //! Files and paths as the tools see them: a model-given path resolved against the session's
-//! working directory, and the atomic write that `write_file`, `edit_file`, checkpoints and the
-//! binary's own files (the consent file, the REPL history, trusted projects) share.
+//! working directory, the atomic write that `write_file`, `edit_file`, checkpoints and the
+//! binary's own files (the consent file, the REPL history, trusted projects) share, and the
+//! bounded read of the files a repository or the user configures corecoder with (settings,
+//! hooks, MCP servers, `.env`, instructions, prices).
 //!
 //! Knows nothing of tools, the loop or the session; it only touches the path it is given.
 
-use std::fs::{self, OpenOptions};
-use std::io::{self, Write};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, ErrorKind, Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -18,6 +20,59 @@ pub fn resolve(cwd: &Path, path: &str) -> PathBuf {
         return PathBuf::from(home).join(path.trim_start_matches('~').trim_start_matches('/'));
     }
     cwd.join(path)
+}
+
+/// The most a settings file (hooks, MCP servers, rules, `.env`, prices, trusted projects) may
+/// hold: far more than any real one, and little enough to read at start-up.
+pub const MAX_SETTINGS_BYTES: u64 = 1 << 20;
+/// The most a file read whole for a change may hold (`edit_file`, and the copy a checkpoint
+/// keeps): bigger files are edited with bash, and `/undo` says it does not cover them.
+pub const MAX_WHOLE_BYTES: u64 = 32 << 20;
+
+/// `read_capped` for a settings file, as UTF-8 text.
+pub fn read_settings_text(path: &Path) -> io::Result<String> {
+    String::from_utf8(read_capped(path, MAX_SETTINGS_BYTES)?)
+        .map_err(|_| io::Error::new(ErrorKind::InvalidData, "not UTF-8 text"))
+}
+
+/// The whole of `path`, if it is a regular file of at most `limit` bytes; else an error that
+/// says why (`NotFound` stays `NotFound`).
+pub fn read_capped(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    let bytes = read_head(path, limit + 1)?;
+    match bytes.len() as u64 > limit {
+        true => Err(io::Error::new(ErrorKind::InvalidData, larger_than(limit))),
+        false => Ok(bytes),
+    }
+}
+
+fn larger_than(limit: u64) -> String {
+    match limit >= 1 << 20 {
+        true => format!("larger than {} MiB", limit >> 20),
+        false => format!("larger than {} KiB", limit >> 10),
+    }
+}
+
+/// At most `limit` bytes from the start of `path`, if it is a regular file. A repository or a
+/// model decides what a path is: a link to `/dev/zero` would be a read that never ends, a FIFO
+/// an open that waits for a writer, and neither may stall corecoder or fill its memory. The
+/// type is checked before opening (opening a device can do things: a watchdog starts) and
+/// again on what was opened, in case the path changed in between.
+pub fn read_head(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    let not_a_file = || io::Error::new(ErrorKind::InvalidInput, "not a regular file");
+    if !fs::metadata(path)?.is_file() {
+        return Err(not_a_file());
+    }
+    // O_NONBLOCK: a FIFO swapped in opens at once; reading a regular file ignores it.
+    let file = File::options()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(not_a_file());
+    }
+    let mut bytes = Vec::new();
+    file.take(limit).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// Who may read what `write_atomic` writes.
@@ -95,6 +150,36 @@ mod tests {
         fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
         write_atomic(&script, b"new", Access::AsBefore).unwrap();
         assert_eq!(mode(&script), 0o755, "an existing file keeps its mode");
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn only_regular_files_are_read_and_never_past_their_limit() {
+        let dir = std::env::temp_dir().join(format!("cc-files-read-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let (zero, fifo, big) = (dir.join("zero"), dir.join("fifo"), dir.join("big"));
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        fs::write(&big, "x".repeat(3000)).unwrap();
+        // Neither an endless read nor an open that waits for a writer: an error at once.
+        for path in [&zero, &fifo, &dir] {
+            let e = read_head(path, 10).unwrap_err();
+            assert_eq!(e.to_string(), "not a regular file", "{}", path.display());
+        }
+        assert_eq!(read_head(&big, 10).unwrap(), b"xxxxxxxxxx");
+        assert_eq!(read_capped(&big, 3000).unwrap().len(), 3000);
+        let e = read_capped(&big, 2048).unwrap_err();
+        assert_eq!(e.to_string(), "larger than 2 KiB");
+        assert_eq!(larger_than(MAX_WHOLE_BYTES), "larger than 32 MiB");
+        let missing = read_capped(&dir.join("missing"), 10).unwrap_err();
+        assert_eq!(missing.kind(), ErrorKind::NotFound);
+        fs::write(&big, [0xff, 0xfe]).unwrap();
+        let e = read_settings_text(&big).unwrap_err();
+        assert_eq!(e.to_string(), "not UTF-8 text");
         let _ = fs::remove_dir_all(&dir);
     }
 }
