@@ -325,3 +325,91 @@ fn the_session_asks_before_project_hooks_run_and_again_when_they_change() {
         "/trust was not remembered"
     );
 }
+
+/// A repository decides what its files are. Each file corecoder reads at start-up or every
+/// round (`.mcp.json`, hooks, settings, `.env`, `CLAUDE.md`) is here a link to `/dev/zero` (a
+/// read that never ends) or a FIFO (an open that waits for a writer), first untrusted, then
+/// trusted: the run starts, answers and ends, each file skipped with a reason, and the model is
+/// asked to edit through another such link and gets an error back, not a read without end.
+#[test]
+fn files_that_are_endless_or_never_open_are_skipped_not_read() {
+    let sandbox = Sandbox::new("trust_endless");
+    std::fs::create_dir_all(sandbox.path(".corecoder")).expect("a directory");
+    std::fs::create_dir_all(sandbox.path(".claude")).expect("a directory");
+    let links = [
+        ".mcp.json",
+        ".corecoder/hooks.json",
+        ".claude/settings.json",
+        "CLAUDE.md",
+    ];
+    for link in links.into_iter().chain(["zero.txt"]) {
+        std::os::unix::fs::symlink("/dev/zero", sandbox.path(link)).expect("a link");
+    }
+    for fifo in [".env", ".corecoder/settings.json"] {
+        let made = std::process::Command::new("mkfifo")
+            .arg(sandbox.path(fifo))
+            .status();
+        assert!(made.expect("mkfifo").success());
+    }
+    for trust in [&[][..], &["--trust-project"][..]] {
+        let edit = json!({"file_path": "zero.txt", "old_string": "a", "new_string": "b"});
+        let server = Server::start(vec![
+            Reply::Sse(sse::tool_calls(&[("call_1", "edit_file", edit)])),
+            Reply::Sse(sse::text("ok")),
+        ]);
+        let args = [&["-p", "hi", "--yes"][..], trust].concat();
+        let out = run(&args, &server, &sandbox);
+        assert_eq!(out.code, 0, "{trust:?}: {out:?}");
+        assert_eq!(out.stdout.trim(), "ok", "{out:?}");
+        let requests = server.requests();
+        let result = requests[1].last_tool_result();
+        assert!(result.contains("not a regular file"), "{result}");
+        if !trust.is_empty() {
+            for skipped in [".mcp.json", "hooks.json", ".claude/settings.json", ".env"] {
+                let said = format!("{skipped}: not a regular file");
+                let told = out.stderr.contains(&said)
+                    || out
+                        .stderr
+                        .contains(&format!("{skipped} ignored: not a regular file"));
+                assert!(told, "{skipped}: {out:?}");
+            }
+        }
+        // No endless file reached the prompt: it is the size it would be without them.
+        assert!(
+            requests[1].raw.len() < 64 * 1024,
+            "{}",
+            requests[1].raw.len()
+        );
+    }
+}
+
+/// Past its cap a file is refused with what the cap is: a 2 MiB `.mcp.json` of a trusted
+/// project is skipped with a warning, and an edit of a 33 MiB file comes back as an error.
+#[test]
+fn files_past_their_cap_are_refused_with_their_size() {
+    let sandbox = Sandbox::new("trust_capped");
+    let servers = format!(
+        "{{\"mcpServers\": {{}}, \"pad\": \"{}\"}}",
+        "x".repeat(2 << 20)
+    );
+    sandbox.write(".mcp.json", &servers);
+    sandbox.write("huge.txt", &"a\n".repeat(33 << 19));
+    let edit = json!({"file_path": "huge.txt", "old_string": "a", "new_string": "b"});
+    let server = Server::start(vec![
+        Reply::Sse(sse::tool_calls(&[("call_1", "edit_file", edit)])),
+        Reply::Sse(sse::text("ok")),
+    ]);
+    let out = run(&["-p", "hi", "--yes", "--trust-project"], &server, &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr.contains(".mcp.json: larger than 1 MiB"),
+        "{out:?}"
+    );
+    let result = server.requests()[1].last_tool_result();
+    assert!(result.contains("larger than 32 MiB"), "{result}");
+    assert_eq!(
+        sandbox.read("huge.txt").len(),
+        33 << 20,
+        "the file is as it was"
+    );
+}
