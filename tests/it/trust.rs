@@ -329,8 +329,9 @@ fn the_session_asks_before_project_hooks_run_and_again_when_they_change() {
 /// A repository decides what its files are. Each file corecoder reads at start-up or every
 /// round (`.mcp.json`, hooks, settings, `.env`, `CLAUDE.md`) is here a link to `/dev/zero` (a
 /// read that never ends) or a FIFO (an open that waits for a writer), first untrusted, then
-/// trusted: the run starts, answers and ends, each file skipped with a reason, and the model is
-/// asked to edit through another such link and gets an error back, not a read without end.
+/// trusted: the run starts, answers and ends, each file skipped with a reason. The model asks
+/// to edit through another such link and gets an error back, not a read without end, and a
+/// `glob` walks past a `.gitignore` that is one.
 #[test]
 fn files_that_are_endless_or_never_open_are_skipped_not_read() {
     let sandbox = Sandbox::new("trust_endless");
@@ -341,10 +342,12 @@ fn files_that_are_endless_or_never_open_are_skipped_not_read() {
         ".corecoder/hooks.json",
         ".claude/settings.json",
         "CLAUDE.md",
+        ".gitignore",
     ];
     for link in links.into_iter().chain(["zero.txt"]) {
         std::os::unix::fs::symlink("/dev/zero", sandbox.path(link)).expect("a link");
     }
+    sandbox.write("plain.txt", "a file like any other\n");
     for fifo in [".env", ".corecoder/settings.json"] {
         let made = std::process::Command::new("mkfifo")
             .arg(sandbox.path(fifo))
@@ -353,8 +356,10 @@ fn files_that_are_endless_or_never_open_are_skipped_not_read() {
     }
     for trust in [&[][..], &["--trust-project"][..]] {
         let edit = json!({"file_path": "zero.txt", "old_string": "a", "new_string": "b"});
+        let glob = json!({"pattern": "*.txt"});
+        let calls = [("call_1", "edit_file", edit), ("call_2", "glob", glob)];
         let server = Server::start(vec![
-            Reply::Sse(sse::tool_calls(&[("call_1", "edit_file", edit)])),
+            Reply::Sse(sse::tool_calls(&calls)),
             Reply::Sse(sse::text("ok")),
         ]);
         let args = [&["-p", "hi", "--yes"][..], trust].concat();
@@ -362,8 +367,14 @@ fn files_that_are_endless_or_never_open_are_skipped_not_read() {
         assert_eq!(out.code, 0, "{trust:?}: {out:?}");
         assert_eq!(out.stdout.trim(), "ok", "{out:?}");
         let requests = server.requests();
-        let result = requests[1].last_tool_result();
-        assert!(result.contains("not a regular file"), "{result}");
+        let messages = requests[1].messages();
+        let results: Vec<&str> = (messages.iter())
+            .filter(|m| m["role"] == "tool")
+            .filter_map(|m| m["content"].as_str())
+            .collect();
+        assert!(results[0].contains("not a regular file"), "{results:?}");
+        // The `.gitignore` that never ends counts as none: the walk lists what is there.
+        assert!(results[1].contains("plain.txt"), "{results:?}");
         if !trust.is_empty() {
             for skipped in [".mcp.json", "hooks.json", ".claude/settings.json", ".env"] {
                 let said = format!("{skipped}: not a regular file");

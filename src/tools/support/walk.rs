@@ -12,6 +12,7 @@
 //! excludes or escaped trailing spaces in `.gitignore`. Why this and not `walkdir`: DESIGN.md,
 //! "The walk".
 
+use super::files;
 use super::glob_regex::{Syntax, translate};
 use regex::bytes::{Regex as BytesRegex, RegexSet};
 use std::fs;
@@ -207,9 +208,11 @@ struct Rule {
 }
 
 impl IgnoreFile {
+    /// A `.gitignore` that is not a regular file of at most 1 MiB (the repository may make it a
+    /// link to `/dev/zero`) counts as none, as one that is not UTF-8 does.
     fn load(dir: &Path) -> Option<IgnoreFile> {
-        let text = fs::read_to_string(dir.join(".gitignore")).ok()?;
-        IgnoreFile::parse(dir, &text)
+        let bytes = files::read_capped(&dir.join(".gitignore"), files::MAX_SETTINGS_BYTES).ok()?;
+        IgnoreFile::parse(dir, &String::from_utf8(bytes).ok()?)
     }
 
     fn parse(base: &Path, text: &str) -> Option<IgnoreFile> {
