@@ -331,7 +331,7 @@ fn the_session_asks_before_project_hooks_run_and_again_when_they_change() {
 /// read that never ends) or a FIFO (an open that waits for a writer), first untrusted, then
 /// trusted: the run starts, answers and ends, each file skipped with a reason. The model asks
 /// to edit through another such link and gets an error back, not a read without end, and a
-/// `glob` walks past a `.gitignore` that is one.
+/// `glob` and a `grep` walk past a `.gitignore` that is one (and past the link itself).
 #[test]
 fn files_that_are_endless_or_never_open_are_skipped_not_read() {
     let sandbox = Sandbox::new("trust_endless");
@@ -357,7 +357,12 @@ fn files_that_are_endless_or_never_open_are_skipped_not_read() {
     for trust in [&[][..], &["--trust-project"][..]] {
         let edit = json!({"file_path": "zero.txt", "old_string": "a", "new_string": "b"});
         let glob = json!({"pattern": "*.txt"});
-        let calls = [("call_1", "edit_file", edit), ("call_2", "glob", glob)];
+        let grep = json!({"pattern": "like any"});
+        let calls = [
+            ("call_1", "edit_file", edit),
+            ("call_2", "glob", glob),
+            ("call_3", "grep", grep),
+        ];
         let server = Server::start(vec![
             Reply::Sse(sse::tool_calls(&calls)),
             Reply::Sse(sse::text("ok")),
@@ -375,6 +380,7 @@ fn files_that_are_endless_or_never_open_are_skipped_not_read() {
         assert!(results[0].contains("not a regular file"), "{results:?}");
         // The `.gitignore` that never ends counts as none: the walk lists what is there.
         assert!(results[1].contains("plain.txt"), "{results:?}");
+        assert!(results[2].contains("plain.txt:1:"), "{results:?}");
         if !trust.is_empty() {
             for skipped in [".mcp.json", "hooks.json", ".claude/settings.json", ".env"] {
                 let said = format!("{skipped}: not a regular file");
