@@ -51,7 +51,10 @@ impl Dialects {
     ) -> Vec<Arc<str>> {
         // The other dialects map the whole history anew (they are not the hot path here).
         let other = match config.dialect {
-            Dialect::Anthropic => Some(anthropic::request_body(config, model, messages, tools)),
+            Dialect::Anthropic => {
+                let body = anthropic::request_body(config, model, messages, tools);
+                Some(quirks.adapted_body(config, body))
+            }
             Dialect::Responses => Some(responses::request_body(config, model, messages, tools)),
             Dialect::Chat => None,
         };

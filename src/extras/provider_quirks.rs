@@ -45,12 +45,20 @@ struct Adaptations {
 
 impl Quirks {
     /// The plain request body (`wire::request_body`) as this provider takes it. Another
-    /// dialect's body (`extras/dialect.rs`) is its own file's business and is left alone.
+    /// dialect's body (`extras/dialect.rs`) is its own file's business, but for a `temperature`
+    /// an Anthropic model refused (Claude Opus 4.7 and later take none).
     pub fn adapted_body(&self, config: &Config, mut body: Value) -> Value {
-        if config.dialect != Dialect::Chat {
-            return body;
-        }
         let adapt = self.learnt(config).adaptations;
+        match config.dialect {
+            Dialect::Chat => {}
+            Dialect::Anthropic => {
+                if let Some(fields) = body.as_object_mut().filter(|_| adapt.omit_temperature) {
+                    fields.remove("temperature");
+                }
+                return body;
+            }
+            Dialect::Responses => return body,
+        }
         let messages = body["messages"].as_array_mut().into_iter().flatten();
         for message in messages {
             // Anthropic's signed thinking (a session begun there) means nothing here.
@@ -86,12 +94,16 @@ impl Quirks {
     /// A non-200 answer that names a field this provider takes otherwise: `true` when the
     /// request was changed (once per field), so sending it again at once may work.
     pub fn adapt_to(&self, config: &Config, status: u16, said: &str, messages: &[Message]) -> bool {
-        if config.dialect != Dialect::Chat {
-            return false;
-        }
         let adapt = &mut self.learnt(config).adaptations;
-        (status == 400 && adapt.adapt_to(said))
-            || (matches!(status, 400 | 422 | 500) && adapt.adapt_null_content(said, messages))
+        match config.dialect {
+            Dialect::Chat => {
+                (status == 400 && adapt.adapt_to(said))
+                    || (matches!(status, 400 | 422 | 500)
+                        && adapt.adapt_null_content(said, messages))
+            }
+            Dialect::Anthropic => status == 400 && adapt.adapt_temperature(said),
+            Dialect::Responses => false,
+        }
     }
 
     /// What was learnt for `config.model`, started over when the model changed.
@@ -145,15 +157,24 @@ impl Quirks {
 impl Adaptations {
     /// A 400 that names `max_tokens`, `temperature` or `stream_options`: renamed or dropped.
     fn adapt_to(&mut self, message: &str) -> bool {
+        if self.adapt_temperature(message) {
+            return true;
+        }
         let flags = [
             ("'max_tokens'", &mut self.max_completion_tokens),
-            ("'temperature'", &mut self.omit_temperature),
             ("stream_options", &mut self.omit_stream_options),
         ];
         let Some((_, flag)) = flags.into_iter().find(|(name, _)| message.contains(name)) else {
             return false;
         };
         !std::mem::replace(flag, true)
+    }
+
+    /// A 400 that names `temperature` in any quotes (OpenAI's `'temperature' does not support
+    /// 0`, Anthropic's "`temperature` is deprecated for this model."): it is dropped, once.
+    fn adapt_temperature(&mut self, message: &str) -> bool {
+        let named = message.to_ascii_lowercase().contains("temperature");
+        named && !std::mem::replace(&mut self.omit_temperature, true)
     }
 
     /// llama-cpp-python's validator rejects an assistant message whose `content` is `null`

@@ -333,6 +333,30 @@ fn a_refused_request_shows_the_apis_message() {
     assert!(out.stderr.contains(&format!("HTTP 400: {said}")), "{out:?}");
 }
 
+/// Claude Opus 4.7 and later refuse `temperature` with a 400 ("`temperature` is deprecated for
+/// this model."): the request goes again at once without it, and so does every later one.
+#[test]
+fn a_model_that_refuses_temperature_is_asked_again_without_it() {
+    let sandbox = Sandbox::new("anthropic_temperature");
+    sandbox.write("main.rs", "fn main() {}\n");
+    let said = "`temperature` is deprecated for this model.";
+    let body =
+        json!({"type": "error", "error": {"type": "invalid_request_error", "message": said}});
+    let refused = Reply::Status {
+        code: 400,
+        headers: vec![],
+        body: body.to_string(),
+    };
+    let read = tool_use(0, "toolu_1", "read_file", json!({"file_path": "main.rs"}));
+    let (out, requests) = check(&sandbox, &[], vec![refused, calls(&read), text("read")]);
+    assert_eq!((out.code, out.stdout.trim()), (0, "read"), "{out:?}");
+    assert_eq!(requests.len(), 3, "{out:?}");
+    assert!(requests[0].body.get("temperature").is_some());
+    for later in &requests[1..] {
+        assert!(later.body.get("temperature").is_none(), "{}", later.body);
+    }
+}
+
 /// A stream cut before `message_stop` runs no call: the whole request is sent again.
 #[test]
 fn a_cut_stream_is_retried_and_the_call_runs_once() {

@@ -108,27 +108,33 @@ fn max_tokens_rejection_switches_to_max_completion_tokens_for_the_session() {
     }
 }
 
+/// In OpenAI's words, and in Anthropic's (through its OpenAI-compatible endpoint or a proxy).
 #[test]
 fn temperature_rejection_drops_temperature() {
-    let message = "Unsupported value: 'temperature' does not support 0 with this model. \
-                   Only the default (1) value is supported.";
-    let (out, requests) = check(
-        "adapt_temperature",
-        &[],
-        vec![Reply::error(400, message), ok()],
-    );
-    assert_eq!(out.code, 0, "{out:?}");
-    assert_eq!(requests.len(), 2);
-    assert!(requests[0].body.get("temperature").is_some());
-    assert!(
-        requests[1].body.get("temperature").is_none(),
-        "{}",
-        requests[1].body
-    );
-    assert_eq!(
-        requests[1].body["max_tokens"], 4096,
-        "only temperature changes"
-    );
+    let messages = [
+        "Unsupported value: 'temperature' does not support 0 with this model. \
+         Only the default (1) value is supported.",
+        "`temperature` is deprecated for this model.",
+    ];
+    for message in messages {
+        let (out, requests) = check(
+            "adapt_temperature",
+            &[],
+            vec![Reply::error(400, message), ok()],
+        );
+        assert_eq!(out.code, 0, "{message}: {out:?}");
+        assert_eq!(requests.len(), 2);
+        assert!(requests[0].body.get("temperature").is_some());
+        assert!(
+            requests[1].body.get("temperature").is_none(),
+            "{}",
+            requests[1].body
+        );
+        assert_eq!(
+            requests[1].body["max_tokens"], 4096,
+            "only temperature changes"
+        );
+    }
 }
 
 #[test]
