@@ -315,19 +315,24 @@ fn overloaded_and_rate_limited_are_retried() {
     );
 }
 
+/// A 400 as the Messages API sends one, saying `said`.
+fn invalid_request(said: &str) -> Reply {
+    let body =
+        json!({"type": "error", "error": {"type": "invalid_request_error", "message": said}});
+    Reply::Status {
+        code: 400,
+        headers: vec![],
+        body: body.to_string(),
+    }
+}
+
 /// Any other 4xx is not retried, and the user reads the API's own message.
 #[test]
 fn a_refused_request_shows_the_apis_message() {
     let sandbox = Sandbox::new("anthropic_400");
     let said =
         "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `text`";
-    let body =
-        json!({"type": "error", "error": {"type": "invalid_request_error", "message": said}});
-    let refused = Reply::Status {
-        code: 400,
-        headers: vec![],
-        body: body.to_string(),
-    };
+    let refused = invalid_request(said);
     let (out, requests) = check(&sandbox, &[], vec![refused]);
     assert_eq!((out.code, requests.len()), (1, 1), "{out:?}");
     assert!(out.stderr.contains(&format!("HTTP 400: {said}")), "{out:?}");
@@ -340,13 +345,7 @@ fn a_model_that_refuses_temperature_is_asked_again_without_it() {
     let sandbox = Sandbox::new("anthropic_temperature");
     sandbox.write("main.rs", "fn main() {}\n");
     let said = "`temperature` is deprecated for this model.";
-    let body =
-        json!({"type": "error", "error": {"type": "invalid_request_error", "message": said}});
-    let refused = Reply::Status {
-        code: 400,
-        headers: vec![],
-        body: body.to_string(),
-    };
+    let refused = invalid_request(said);
     let read = tool_use(0, "toolu_1", "read_file", json!({"file_path": "main.rs"}));
     let (out, requests) = check(&sandbox, &[], vec![refused, calls(&read), text("read")]);
     assert_eq!((out.code, out.stdout.trim()), (0, "read"), "{out:?}");
