@@ -16,7 +16,7 @@ use crate::core::message::{Outcome, ToolCall};
 /// When a hook runs; defined with the config it is read from.
 pub use crate::extras::hooks_config::HookEvent;
 use crate::extras::hooks_config::{Hook, matches_tool, parse};
-use crate::tools::support::files;
+use crate::tools::support::files::read_settings_text;
 use crate::tools::support::process::{self, Ending, Finished, Keep, Limits};
 use crate::tools::support::text::first_chars;
 use serde_json::{Value, json};
@@ -67,7 +67,7 @@ impl Hooks {
         // A missing file is simply no hooks; only files that exist can be broken.
         for file in files.iter().filter(|f| f.exists()) {
             let mut found = Vec::new();
-            let parsed = files::read_settings_text(file)
+            let parsed = read_settings_text(file)
                 .map_err(|e| e.to_string())
                 .and_then(|text| parse(&text, &mut found, &mut warnings));
             match parsed {

@@ -6,7 +6,7 @@
 //! of the protocol. Only stdio servers are understood; any other entry is skipped with a warning.
 
 use crate::extras::mcp_wire::ServerConfig;
-use crate::tools::support::files;
+use crate::tools::support::files::read_settings_text;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -18,7 +18,7 @@ use std::path::PathBuf;
 pub fn load_config(files: &[PathBuf]) -> (Vec<ServerConfig>, Vec<String>) {
     let (mut configs, mut warnings) = (Vec::<ServerConfig>::new(), Vec::new());
     for file in files {
-        let entries = match files::read_settings_text(file) {
+        let entries = match read_settings_text(file) {
             Err(e) if e.kind() == ErrorKind::NotFound => continue,
             Err(e) => vec![Err(e.to_string())],
             Ok(text) => parse_config(&text),
