@@ -138,4 +138,26 @@ mod tests {
         assert!(instructions.text(&sub).len() < 33 * 1024);
         let _ = std::fs::remove_dir_all(base);
     }
+
+    /// Only the head that can be kept is read: one cut inside a character still counts (up to
+    /// that character), and a file that is not UTF-8 before the cut is left out.
+    #[test]
+    fn a_head_cut_inside_a_character_is_kept_and_bytes_that_are_not_text_are_not() {
+        let base = std::env::temp_dir().join(format!("corecoder-instr-cut-{}", std::process::id()));
+        let (home, repo) = (base.join("home"), base.join("repo"));
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        // One ASCII byte first, so the 32 KiB cut falls inside a two-byte "é".
+        std::fs::write(repo.join("AGENTS.md"), format!("x{}", "é".repeat(20_000))).unwrap();
+        let text = Instructions::new(&home).text(&repo).to_string();
+        assert!(
+            text.contains("xéé") && text.contains("cut at 32 KiB"),
+            "{}",
+            &text[..80]
+        );
+        assert!(!text.contains('\u{FFFD}'));
+        std::fs::write(repo.join("AGENTS.md"), [b'r', b'u', 0xff, b'l', b'e']).unwrap();
+        assert_eq!(Instructions::new(&home).text(&repo), "");
+        let _ = std::fs::remove_dir_all(base);
+    }
 }
