@@ -7,17 +7,22 @@
 
 use crate::app::dotenv::DotEnv;
 use crate::app::flags::{Invocation, RunOptions};
+use crate::app::repl_consent::{self, NOT_ALL_SHOWN, Viewed};
 use crate::app::resolve;
 use crate::app::setup;
 use crate::app::terminal::Display;
 use crate::core::agent::Agent;
 use crate::core::event::Error;
 use crate::extras::trust::{self, Project, Trust};
+use crate::tools::support::shown::FALLBACK_WIDTH;
 use rustyline::DefaultEditor;
 use std::path::Path;
 
+const QUESTION: &str = "Trust this folder? [y] yes, and remember it  [n] no, skip them this time";
+
 /// Trust on first use: before any project hook or MCP server starts, show the files that would
-/// start them (again when one changed) and ask. Yes remembers them as shown and reads the
+/// start them (again when one changed) and ask; all of each is a `v` away, and seen before a
+/// "y" counts. Yes remembers them as shown and reads the
 /// configuration again (the `.env` may now count). No, Ctrl+C or Ctrl+D skips them this time.
 pub fn ask(
     options: RunOptions,
@@ -27,14 +32,26 @@ pub fn ask(
     if options.project.trust() == Trust::Trusted {
         return Ok(options);
     }
-    display.note(&options.project.question());
-    let question = "Trust this folder? [y] yes, and remember it  [n] no, skip them this time: ";
+    let project = &options.project;
+    display.note(&project.question());
+    // As the consent question: a "y" counts once all of each file has been on screen.
+    let mut viewed = match project.shown_in_part() {
+        true => Viewed::Part("not all shown".into()),
+        false => Viewed::All,
+    };
     loop {
-        let typed = editor
-            .readline(question)
-            .map(|a| a.trim().to_ascii_lowercase());
+        let question = match viewed {
+            Viewed::All => format!("{QUESTION}: "),
+            Viewed::Part(_) => format!("{QUESTION}  (not all shown — [v] view all): "),
+        };
+        let typed = (editor.readline(&question)).map(|a| a.trim().to_ascii_lowercase());
         match typed.as_deref() {
+            Ok("y" | "yes") if viewed != Viewed::All => display.note(NOT_ALL_SHOWN),
             Ok("y" | "yes") => break,
+            Ok("v" | "view") => {
+                display.note(&project.whole(repl_consent::width(editor)));
+                viewed = Viewed::All;
+            }
             Ok("n" | "no") | Err(_) => return Ok(options),
             Ok(_) => continue,
         }
@@ -74,8 +91,9 @@ pub fn trust_now(agent: &mut Agent, display: &Display) {
             "This folder has no hooks, MCP servers, settings files or .env settings to trust.",
         );
     }
+    // Trusted as it is now, so all of it is shown (no question follows for a `v`).
     if project.trust() == Trust::Untrusted {
-        display.note(&project.question());
+        display.note(&project.whole(FALLBACK_WIDTH));
     }
     if let Err(e) = project.remember(&store) {
         display.note(&format!("{e}: trusted for this session only."));

@@ -60,7 +60,10 @@ fn yes(repl: &mut Repl, asked: &str, hidden: &str, ran: &dyn Fn() -> bool) -> Ye
     let deadline = Instant::now() + WAIT;
     while !ran() {
         let screen = repl.pty.screen();
-        assert!(Instant::now() < deadline, "viewed, \"y\" did not run:\n{screen}");
+        assert!(
+            Instant::now() < deadline,
+            "viewed, \"y\" did not run:\n{screen}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     Yes::RanAfterViewing
@@ -113,7 +116,7 @@ fn a_commands_tail_past_120_columns_runs_only_when_shown() {
     let ran = || sandbox.path("tail-marker").exists();
     let taken = yes(&mut repl, ASKED, "tail-marker", &ran);
     assert_eq!(taken, Yes::RanAfterViewing, "a 150-column line is cut");
-    repl.assert_question_said("more characters");
+    repl.assert_question_said("cut short");
     repl.expect("done");
 }
 
@@ -157,7 +160,7 @@ fn bidi_overrides_in_a_command_are_shown_escaped() {
     let command = "touch bidi-marker # \u{202e}txt.olleh\u{2066}x\u{2069}\u{200b}\u{feff}";
     let mut repl = asked_about(&sandbox, "bash", json!({ "command": command }));
     let ran = || sandbox.path("bidi-marker").exists();
-    repl.expect(ASKED);
+    repl.expect("[y] allow once");
     let raw = String::from_utf8_lossy(&repl.pty.raw()).into_owned();
     for c in ['\u{202e}', '\u{2066}', '\u{2069}', '\u{200b}', '\u{feff}'] {
         assert!(!raw.contains(c), "{c:?} reached the terminal:\n{raw}");
@@ -240,7 +243,11 @@ fn the_trust_question_shows_bidi_overrides_escaped() {
     repl.expect(TRUSTED);
     let raw = String::from_utf8_lossy(&repl.pty.raw()).into_owned();
     assert!(!raw.contains('\u{202e}'), "U+202E reached the terminal");
-    assert!(raw.contains(r"# \u{202e}txt.olleh"), "{}", repl.pty.screen());
+    assert!(
+        raw.contains(r"# \u{202e}txt.olleh"),
+        "{}",
+        repl.pty.screen()
+    );
     repl.enter("n");
     repl.expect("corecoder 0.1.0");
     assert!(!sandbox.path("bidi-hook").exists(), "ran after a no");
