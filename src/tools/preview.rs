@@ -98,4 +98,23 @@ mod tests {
         assert_eq!(summary("todo_write", r#"{"tasks":[{},{}]}"#), "2 tasks");
         assert_eq!(summary("glob", "not json"), "");
     }
+
+    #[test]
+    fn a_preview_is_all_of_what_would_run() {
+        let dir = crate::tools::test_support::TempDir::new("preview-whole");
+        let ctx = crate::tools::test_support::test_context(&dir.0);
+        let content = (1..=20).map(|n| format!("line {n}\n")).collect::<String>();
+        let write = serde_json::json!({"file_path": "a.txt", "content": content});
+        let shown = preview("write_file", &write.to_string(), &ctx).unwrap();
+        assert!(shown.ends_with("line 19\nline 20\n"), "{shown}");
+        // An MCP tool, and arguments a tool cannot read, show their arguments.
+        let mcp = preview("mcp__srv__run", r#"{"script":"a\nb"}"#, &ctx).unwrap();
+        assert_eq!(mcp, "{\n  \"script\": \"a\\nb\"\n}");
+        let bad = preview("bash", r#"{"cmd":"rm"}"#, &ctx).unwrap();
+        assert!(bad.contains("\"cmd\": \"rm\""), "{bad}");
+        assert_eq!(
+            preview("bash", "{oops", &ctx).unwrap(),
+            "(arguments that are not JSON) {oops"
+        );
+    }
 }
