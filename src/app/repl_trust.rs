@@ -1,5 +1,6 @@
-//! The interactive session's side of trusted projects: the question before anything starts,
-//! and the `/trust` command.
+//! The interactive session's side of trusted projects: the question before anything starts
+//! (all of each file seen before a "y" counts, as for the consent question), and the `/trust`
+//! command.
 //!
 //! `repl.rs` calls `ask` before `setup::start`, so no project hook or MCP server has run yet,
 //! and `trust_now` for `/trust`. What the files are and how trust is recorded is `trust.rs`;
@@ -21,40 +22,15 @@ use std::path::Path;
 const QUESTION: &str = "Trust this folder? [y] yes, and remember it  [n] no, skip them this time";
 
 /// Trust on first use: before any project hook or MCP server starts, show the files that would
-/// start them (again when one changed) and ask; all of each is a `v` away, and seen before a
-/// "y" counts. Yes remembers them as shown and reads the
+/// start them (again when one changed) and ask. Yes remembers them as shown and reads the
 /// configuration again (the `.env` may now count). No, Ctrl+C or Ctrl+D skips them this time.
 pub fn ask(
     options: RunOptions,
     editor: &mut DefaultEditor,
     display: &Display,
 ) -> Result<RunOptions, Error> {
-    if options.project.trust() == Trust::Trusted {
+    if options.project.trust() == Trust::Trusted || !trusted(editor, display, &options.project) {
         return Ok(options);
-    }
-    let project = &options.project;
-    display.note(&project.question());
-    // As the consent question: a "y" counts once all of each file has been on screen.
-    let mut viewed = match project.shown_in_part() {
-        true => Viewed::Part("not all shown".into()),
-        false => Viewed::All,
-    };
-    loop {
-        let question = match viewed {
-            Viewed::All => format!("{QUESTION}: "),
-            Viewed::Part(_) => format!("{QUESTION}  (not all shown — [v] view all): "),
-        };
-        let typed = (editor.readline(&question)).map(|a| a.trim().to_ascii_lowercase());
-        match typed.as_deref() {
-            Ok("y" | "yes") if viewed != Viewed::All => display.note(NOT_ALL_SHOWN),
-            Ok("y" | "yes") => break,
-            Ok("v" | "view") => {
-                display.note(&project.whole(repl_consent::width(editor)));
-                viewed = Viewed::All;
-            }
-            Ok("n" | "no") | Err(_) => return Ok(options),
-            Ok(_) => continue,
-        }
     }
     // Trusted exactly as shown: a file that changed while the question waited is not.
     let mut shown = options.project.clone();
@@ -70,6 +46,34 @@ pub fn ask(
     match read_again? {
         Invocation::Run(trusted) => Ok(*trusted),
         _ => Ok(options),
+    }
+}
+
+/// The question and its answer: yes only once all of each file has been on screen (as the
+/// consent question, `repl_consent.rs`): when the first lines are not all of it, "y" waits
+/// for `v`.
+fn trusted(editor: &mut DefaultEditor, display: &Display, project: &Project) -> bool {
+    display.note(&project.question());
+    let mut viewed = match project.shown_in_part() {
+        true => Viewed::Part("not all shown".into()),
+        false => Viewed::All,
+    };
+    loop {
+        let question = match viewed {
+            Viewed::All => format!("{QUESTION}: "),
+            Viewed::Part(_) => format!("{QUESTION}  (not all shown — [v] view all): "),
+        };
+        let typed = (editor.readline(&question)).map(|a| a.trim().to_ascii_lowercase());
+        match typed.as_deref() {
+            Ok("y" | "yes") if viewed != Viewed::All => display.note(NOT_ALL_SHOWN),
+            Ok("y" | "yes") => return true,
+            Ok("v" | "view") => {
+                display.note(&project.whole(repl_consent::width(editor)));
+                viewed = Viewed::All;
+            }
+            Ok("n" | "no") | Err(_) => return false,
+            Ok(_) => continue,
+        }
     }
 }
 
