@@ -2,10 +2,10 @@
 //!
 //! Each test has the scripted model (or a cloned repository's hooks file) put something past
 //! what the short preview shows: a command's fifth or thirtieth line, its tail past 120
-//! columns, a write's 300-column line, an edit's change past the diff's fourteenth line, a hook
-//! after 70,000 spaces or 40 lines down. The user answers "y" on a real terminal. Either the
-//! hidden part was on screen before the question, or the "y" is refused until `v` has shown it
-//! all; it never runs unseen. Bidi overrides and invisible format characters are shown escaped,
+//! columns or after 70,000 spaces or 500 blank lines, a write's 300-column line, an edit's
+//! change past the diff's fourteenth line, a hook after 70,000 spaces or 40 lines down. The
+//! user answers "y" (once "a") on a real terminal. Either the hidden part was on screen before
+//! the question, or the answer is refused until `v` has shown it all; it never runs unseen. Bidi overrides and invisible format characters are shown escaped,
 //! never sent to the terminal. What the views look like is `tools/support/shown.rs`'s tests.
 
 use crate::driver::{Repl, WAIT};
@@ -102,6 +102,11 @@ fn a_long_scripts_last_line_needs_viewing_before_yes_counts() {
     let sandbox = Sandbox::new("consent_bash_long");
     let mut repl = asked_about(&sandbox, "bash", script(30, "script-marker"));
     let ran = || sandbox.path("script-marker").exists();
+    // "always" is a yes too: it waits for `v` as "y" does.
+    repl.expect(ASKED);
+    repl.pty.send("a\r");
+    repl.expect(REFUSED);
+    assert!(!ran(), "\"a\" ran a script not shown");
     let taken = yes(&mut repl, ASKED, "touch script-marker", &ran);
     assert_eq!(taken, Yes::RanAfterViewing);
     repl.assert_question_said("showing");
@@ -118,6 +123,31 @@ fn a_commands_tail_past_120_columns_runs_only_when_shown() {
     assert_eq!(taken, Yes::RanAfterViewing, "a 150-column line is cut");
     repl.assert_question_said("cut short");
     repl.expect("done");
+}
+
+/// Blanks cannot push a command's tail off screen: 70,000 spaces on its line, or 500 blank
+/// lines before it, are drawn as counts, so the short view is all of it and "y" runs it.
+#[test]
+fn blank_runs_in_a_command_are_counted_not_drawn() {
+    let sandbox = Sandbox::new("consent_bash_blanks");
+    let command = format!(
+        "echo hi{}; touch spaced-marker{}touch lower-marker",
+        " ".repeat(70_000),
+        "\n".repeat(500)
+    );
+    let mut repl = asked_about(&sandbox, "bash", json!({ "command": command }));
+    let ran = || sandbox.path("lower-marker").exists();
+    let taken = yes(
+        &mut repl,
+        ASKED,
+        "⟨499 blank lines⟩\n  touch lower-marker",
+        &ran,
+    );
+    assert_eq!(taken, Yes::RanAsShown);
+    repl.expect("done");
+    let screen = repl.pty.screen();
+    let spaced = "$ echo hi⟨70000 spaces⟩; touch spaced-marker";
+    assert!(screen.contains(spaced), "{screen}");
 }
 
 #[test]
