@@ -11,6 +11,7 @@ pub mod one_shot;
 pub mod process;
 pub mod repl;
 pub mod repl_commands;
+pub mod repl_consent;
 pub mod repl_trust;
 pub mod replay;
 pub mod resolve;

@@ -2,7 +2,8 @@
 //! `repl_commands.rs`), repeat.
 //!
 //! `corecoder` without `-p` lands here. Line editing and history come from `rustyline`; the
-//! consent question is asked here, on the main thread, when the agent calls `ask`. Ctrl+C
+//! consent question is asked on the main thread, when the agent calls `ask`, by
+//! `repl_consent.rs`, with the preview the agent proposed just before. Ctrl+C
 //! during a turn stops it and returns to the prompt with a valid history; at the prompt it
 //! only clears the line. Before anything starts it asks whether to trust the folder's hooks and
 //! MCP servers (`trust.rs`), when they are new or changed. It does not know how tools or
@@ -11,17 +12,18 @@
 use crate::app::flags::RunOptions;
 use crate::app::markdown::{BOLD, DIM};
 use crate::app::process;
+use crate::app::repl_consent::{self, Call};
 use crate::app::setup::{self, Started};
 use crate::app::terminal::{Display, Show};
 use crate::app::{repl_commands, repl_trust};
 use crate::core::agent::Agent;
-use crate::core::consent::{Answer, Mode, Plan};
-use crate::core::event::Error;
-use crate::core::event::Finish;
+use crate::core::consent::{Mode, Plan};
+use crate::core::event::{Error, Event, Finish};
 use crate::extras::sandbox::Sandbox;
 use crate::tools::support::files::{Access, write_atomic};
 use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
+use std::cell::RefCell;
 use std::sync::atomic::Ordering;
 
 /// What a line typed at the prompt asks for.
@@ -171,11 +173,25 @@ fn approve_or(agent: &mut Agent, display: &Display, task: String) -> String {
 
 fn turn(agent: &mut Agent, display: &Display, editor: &mut DefaultEditor, task: &str) {
     agent.extras.account.trace_task(task, agent.consent.plan);
-    let mut ask =
-        |name: &str, summary: &str, always: &str| ask(editor, display, name, summary, always);
+    // The preview of the call about to be asked about: the question shows it, not the display.
+    let proposed: RefCell<Option<String>> = RefCell::default();
+    let mut on_event = |event: Event| {
+        if let Event::Proposed { preview, .. } = event {
+            proposed.replace(Some(preview.to_string()));
+        }
+        display.show(event);
+    };
+    let mut ask = |name: &str, summary: &str, always: &str| {
+        let call = Call {
+            name,
+            summary,
+            always,
+        };
+        repl_consent::ask(editor, display, call, proposed.take().as_deref())
+    };
     let result = display
         .spinner
-        .around(&mut || agent.run_task(task, &mut |event| display.show(event), &mut ask));
+        .around(&mut || agent.run_task(task, &mut on_event, &mut ask));
     match result {
         Ok(finish) => {
             display.finish(&finish);
@@ -186,34 +202,4 @@ fn turn(agent: &mut Agent, display: &Display, editor: &mut DefaultEditor, task: 
         Err(Error::Interrupted) => display.note("(interrupted)"),
         Err(e) => display.note(&format!("{e}")),
     }
-}
-
-/// The consent question; `always` says what `[a]` allows (a rule for this project, the tool).
-/// Anything but y/a/n asks again; Ctrl+C or Ctrl+D means no.
-fn ask(
-    editor: &mut DefaultEditor,
-    display: &Display,
-    name: &str,
-    summary: &str,
-    always: &str,
-) -> Answer {
-    display.spinner.stop();
-    let question = format!("Allow {name}({summary})? [y] allow once  [a] {always}  [n] deny: ");
-    // The model chose the summary: a `\r` or an escape in it must not redraw the question.
-    let question = crate::tools::support::text::printable(&question);
-    let answer = loop {
-        let typed = editor
-            .readline(&question)
-            .map(|a| a.trim().to_ascii_lowercase());
-        match typed.as_deref() {
-            Ok("y" | "yes") => break Answer::Once,
-            Ok("a" | "always") => break Answer::Always,
-            Ok("n" | "no") => break Answer::Deny,
-            Ok(_) => continue,
-            Err(_) => break Answer::Deny,
-        }
-    };
-    // The call runs next (or the model is told no): either way, something is being waited for.
-    display.spinner.start(name);
-    answer
 }

@@ -1,5 +1,6 @@
-//! The interactive session's side of trusted projects: the question before anything starts,
-//! and the `/trust` command.
+//! The interactive session's side of trusted projects: the question before anything starts
+//! (all of each file seen before a "y" counts, as for the consent question), and the `/trust`
+//! command.
 //!
 //! `repl.rs` calls `ask` before `setup::start`, so no project hook or MCP server has run yet,
 //! and `trust_now` for `/trust`. What the files are and how trust is recorded is `trust.rs`;
@@ -7,14 +8,18 @@
 
 use crate::app::dotenv::DotEnv;
 use crate::app::flags::{Invocation, RunOptions};
+use crate::app::repl_consent::{self, NOT_ALL_SHOWN, Viewed};
 use crate::app::resolve;
 use crate::app::setup;
 use crate::app::terminal::Display;
 use crate::core::agent::Agent;
 use crate::core::event::Error;
 use crate::extras::trust::{self, Project, Trust};
+use crate::tools::support::shown::FALLBACK_WIDTH;
 use rustyline::DefaultEditor;
 use std::path::Path;
+
+const QUESTION: &str = "Trust this folder? [y] yes, and remember it  [n] no, skip them this time";
 
 /// Trust on first use: before any project hook or MCP server starts, show the files that would
 /// start them (again when one changed) and ask. Yes remembers them as shown and reads the
@@ -24,20 +29,8 @@ pub fn ask(
     editor: &mut DefaultEditor,
     display: &Display,
 ) -> Result<RunOptions, Error> {
-    if options.project.trust() == Trust::Trusted {
+    if options.project.trust() == Trust::Trusted || !trusted(editor, display, &options.project) {
         return Ok(options);
-    }
-    display.note(&options.project.question());
-    let question = "Trust this folder? [y] yes, and remember it  [n] no, skip them this time: ";
-    loop {
-        let typed = editor
-            .readline(question)
-            .map(|a| a.trim().to_ascii_lowercase());
-        match typed.as_deref() {
-            Ok("y" | "yes") => break,
-            Ok("n" | "no") | Err(_) => return Ok(options),
-            Ok(_) => continue,
-        }
     }
     // Trusted exactly as shown: a file that changed while the question waited is not.
     let mut shown = options.project.clone();
@@ -53,6 +46,34 @@ pub fn ask(
     match read_again? {
         Invocation::Run(trusted) => Ok(*trusted),
         _ => Ok(options),
+    }
+}
+
+/// The question and its answer: yes only once all of each file has been on screen (as the
+/// consent question, `repl_consent.rs`): when the first lines are not all of it, "y" waits
+/// for `v`.
+fn trusted(editor: &mut DefaultEditor, display: &Display, project: &Project) -> bool {
+    display.note(&project.question());
+    let mut viewed = match project.shown_in_part() {
+        true => Viewed::Part("not all shown".into()),
+        false => Viewed::All,
+    };
+    loop {
+        let question = match viewed {
+            Viewed::All => format!("{QUESTION}: "),
+            Viewed::Part(_) => format!("{QUESTION}  (not all shown — [v] view all): "),
+        };
+        let typed = (editor.readline(&question)).map(|a| a.trim().to_ascii_lowercase());
+        match typed.as_deref() {
+            Ok("y" | "yes") if viewed != Viewed::All => display.note(NOT_ALL_SHOWN),
+            Ok("y" | "yes") => return true,
+            Ok("v" | "view") => {
+                display.note(&project.whole(repl_consent::width(editor)));
+                viewed = Viewed::All;
+            }
+            Ok("n" | "no") | Err(_) => return false,
+            Ok(_) => continue,
+        }
     }
 }
 
@@ -74,8 +95,9 @@ pub fn trust_now(agent: &mut Agent, display: &Display) {
             "This folder has no hooks, MCP servers, settings files or .env settings to trust.",
         );
     }
+    // Trusted as it is now, so all of it is shown (no question follows for a `v`).
     if project.trust() == Trust::Untrusted {
-        display.note(&project.question());
+        display.note(&project.whole(FALLBACK_WIDTH));
     }
     if let Err(e) = project.remember(&store) {
         display.note(&format!("{e}: trusted for this session only."));

@@ -31,14 +31,19 @@ pub fn lines(name: &str, text: &str) -> (Vec<(Tone, String)>, usize) {
     let all: Vec<&str> = text.lines().collect();
     let shown = (all.iter().take(limit)).map(|line| {
         let line = cut_at_word(line, 120);
-        let tone = match name == "edit_file" {
-            true if line.starts_with('+') && !line.starts_with("+++") => Tone::Added,
-            true if line.starts_with('-') && !line.starts_with("---") => Tone::Removed,
-            _ => Tone::Plain,
-        };
-        (tone, line)
+        (tone(name, &line), line)
     });
     (shown.collect(), all.len().saturating_sub(limit))
+}
+
+/// How `line` of `name`'s result or preview is shown: an edit's added and removed lines
+/// stand out.
+pub fn tone(name: &str, line: &str) -> Tone {
+    match name == "edit_file" {
+        true if line.starts_with('+') && !line.starts_with("+++") => Tone::Added,
+        true if line.starts_with('-') && !line.starts_with("---") => Tone::Removed,
+        _ => Tone::Plain,
+    }
 }
 
 #[cfg(test)]

@@ -158,8 +158,8 @@ impl Display {
                 self.spinner.start(name);
             }
             Event::ToolResult { name, text, kind } => self.result(name, text, kind),
-            Event::Proposed { name, preview } => self.preview(name, preview),
-            Event::Replied { .. } | Event::CallReady(_) => {}
+            // A call's preview is its consent question's to show (`repl_consent.rs`).
+            Event::Proposed { .. } | Event::Replied { .. } | Event::CallReady(_) => {}
             Event::Notice(text) => {
                 self.close_line_unless(Open::Nothing);
                 self.line(&self.paint(YELLOW, text));

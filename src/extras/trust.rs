@@ -12,6 +12,7 @@
 
 use crate::extras::sha256;
 use crate::tools::support::files::{self, Access, write_atomic};
+use crate::tools::support::shown;
 use serde_json::{Map, Value, json};
 use std::io::ErrorKind;
 use std::os::unix::fs::DirBuilderExt;
@@ -29,10 +30,8 @@ const RUNS_COMMANDS: [&str; 5] = [
     crate::extras::consent_rules::settings::PROJECT_FILES[1],
     crate::extras::consent_rules::settings::PROJECT_FILES[2],
 ];
-/// What the trust question shows of one file at most; the rest is counted.
+/// Lines of a file the trust question shows before asking; all of it is one `v` away.
 const PREVIEW_LINES: usize = 30;
-/// Only this much of a file is looked at for its preview (a huge file costs no more).
-const PREVIEW_BYTES: usize = 64 * 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Trust {
@@ -54,8 +53,9 @@ pub struct ProjectFile {
     pub path: PathBuf,
     pub digest: String,
     pub seen: Seen,
-    /// What the trust question shows of it (hostile text, so without control characters).
-    pub preview: String,
+    /// What the trust question shows of it, whole (at most `MAX_SETTINGS_BYTES`): the file,
+    /// or what trusting a `.env` allows. Hostile text: it is shown through `shown.rs`.
+    pub text: String,
 }
 
 /// How the file compares with what the user trusted.
@@ -105,16 +105,15 @@ impl Project {
                 // Unreadable now is no reason to run it once it is readable: count it.
                 Err(e) => format!("(cannot be read: {e})").into_bytes(),
             };
-            let head = &bytes[..bytes.len().min(PREVIEW_BYTES)];
-            let preview = preview(&String::from_utf8_lossy(head));
-            files.push(ProjectFile::new(path, &bytes, preview, record.as_ref()));
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            files.push(ProjectFile::new(path, &bytes, text, record.as_ref()));
         }
         if let Some(dotenv) = dotenv
             && let Ok(bytes) = files::read_capped(dotenv.path, files::MAX_SETTINGS_BYTES)
         {
             let path = (dotenv.path.canonicalize()).unwrap_or(dotenv.path.to_path_buf());
-            let preview = preview(&dotenv.summary);
-            files.push(ProjectFile::new(path, &bytes, preview, record.as_ref()));
+            let text = dotenv.summary;
+            files.push(ProjectFile::new(path, &bytes, text, record.as_ref()));
         }
         Project {
             dir,
@@ -178,24 +177,47 @@ impl Project {
         })
     }
 
-    /// The trust question's text: each file that is new or changed, and what it holds.
+    /// The trust question's text: each file that is new or changed, and its first lines.
     pub fn question(&self) -> String {
+        self.describe(&|text| {
+            let short = shown::short(text, PREVIEW_LINES);
+            let part = short.part().map(|part| format!("… {part}: [v] view all"));
+            short.lines.into_iter().chain(part).collect()
+        })
+    }
+
+    /// Whether the question leaves part of a file out (a line cut, lines not shown).
+    pub fn shown_in_part(&self) -> bool {
+        (self.untrusted()).any(|f| shown::short(&f.text, PREVIEW_LINES).part().is_some())
+    }
+
+    /// The question's text with all of each file, lines wrapped at `width`.
+    pub fn whole(&self, width: usize) -> String {
+        self.describe(&|text| shown::full(text, width.saturating_sub(4)))
+    }
+
+    /// The question's text, each file's lines as `view` shows them.
+    fn describe(&self, view: &dyn Fn(&str) -> Vec<String>) -> String {
         let mut text = format!(
             "This folder ({}) has files that make corecoder run commands, allow them, or send \
              your key elsewhere:\n",
             self.dir.display()
         );
-        for file in self.files.iter().filter(|f| f.seen != Seen::Trusted) {
+        for file in self.untrusted() {
             let seen = match file.seen {
                 Seen::Changed => "changed since you trusted it",
                 _ => "new",
             };
             text.push_str(&format!("\n{} ({seen}):\n", self.shown(&file.path)));
-            for line in file.preview.lines() {
+            for line in view(&file.text) {
                 text.push_str(&format!("    {line}\n"));
             }
         }
         text
+    }
+
+    fn untrusted(&self) -> impl Iterator<Item = &ProjectFile> {
+        self.files.iter().filter(|f| f.seen != Seen::Trusted)
     }
 
     /// A path relative to the project when it is inside it.
@@ -206,7 +228,7 @@ impl Project {
 }
 
 impl ProjectFile {
-    fn new(path: PathBuf, bytes: &[u8], preview: String, record: Option<&Value>) -> ProjectFile {
+    fn new(path: PathBuf, bytes: &[u8], text: String, record: Option<&Value>) -> ProjectFile {
         let digest = sha256::hex_digest(bytes);
         let trusted = record.and_then(|r| r.get(path.to_string_lossy().as_ref()));
         let seen = match trusted.and_then(Value::as_str) {
@@ -218,22 +240,9 @@ impl ProjectFile {
             path,
             digest,
             seen,
-            preview,
+            text,
         }
     }
-}
-
-/// The first lines of hostile text, with control characters (terminal escapes that could
-/// hide a line) shown as `?`.
-fn preview(text: &str) -> String {
-    let clean = crate::tools::support::text::printable(text);
-    let lines: Vec<&str> = clean.lines().collect();
-    let mut shown = lines[..lines.len().min(PREVIEW_LINES)].join("\n");
-    if lines.len() > PREVIEW_LINES {
-        let more = lines.len() - PREVIEW_LINES;
-        shown.push_str(&format!("\n… {more} more lines"));
-    }
-    shown
 }
 
 /// The `projects` object of the store; a missing or broken store trusts nothing.
@@ -319,10 +328,25 @@ mod tests {
 
     #[test]
     fn the_question_shows_hostile_text_without_its_escapes() {
-        let text = "{\"a\": \"x\u{1b}[2K\rhidden\"}\r\nline two\n";
-        assert_eq!(preview(text), "{\"a\": \"x?[2K?hidden\"}\nline two");
+        let dir = TempDir::new("trust-hostile");
+        let work = dir.0.join("work");
+        std::fs::create_dir_all(work.join(".corecoder")).unwrap();
+        let text = "{\"a\": \"x\u{1b}[2K\rhidden\u{202e}\"}\r\nline two\n";
+        std::fs::write(work.join(HOOKS_FILE), text).unwrap();
+        let project = look(&dir);
+        let question = project.question();
+        assert!(question.ends_with("    {\"a\": \"x?[2K?hidden\\u{202e}\"}\n    line two\n"));
+        assert!(!project.shown_in_part(), "{question}");
         let long = "x\n".repeat(PREVIEW_LINES + 5);
-        assert!(preview(&long).ends_with("\n… 5 more lines"));
+        std::fs::write(work.join(HOOKS_FILE), long).unwrap();
+        let project = look(&dir);
+        assert!(project.shown_in_part());
+        let question = project.question();
+        assert!(
+            question.ends_with("    … showing 30 of 35 lines: [v] view all\n"),
+            "{question}"
+        );
+        assert_eq!(project.whole(80).matches("    x\n").count(), 35);
     }
 
     #[test]

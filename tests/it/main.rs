@@ -16,6 +16,7 @@ mod bounds;
 mod cache_usage;
 mod cli;
 mod closed_output;
+mod consent_view;
 mod cost;
 mod crash;
 mod danger;

@@ -1,6 +1,6 @@
 //! What the tools share: the process runner, the danger table and its shell-word splitter, the
-//! parallel walk, diffs, text helpers and atomic writes; and what the client uses: how deep in
-//! JSON a growing text is, what a connection needs (trusted roots, a URL's host), what a
+//! parallel walk, diffs, text helpers (and text as a person is shown it before saying yes) and
+//! atomic writes; and what the client uses: how deep in JSON a growing text is, what a connection needs (trusted roots, a URL's host), what a
 //! provider's error answer says, and how Ctrl+C wakes a request. Nothing
 //! here imports the core or the extras, so each helper can be read (and tested) on its own.
 
@@ -20,6 +20,7 @@ pub mod net;
 pub mod process;
 pub mod provider_errors;
 pub mod shell_words;
+pub mod shown;
 pub mod snip;
 pub mod text;
 pub mod todos;

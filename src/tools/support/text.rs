@@ -56,16 +56,32 @@ pub fn html_title(text: &str) -> Option<&str> {
 }
 
 /// `text` with its control characters (a terminal escape, a `\r` that would draw over a line)
-/// shown as `?`: what the model or a repository chose must not rewrite what the user reads,
-/// least of all the command a consent question is about. Newlines and tabs stay.
+/// shown as `?`, and its invisible format characters (bidi overrides and isolates that reorder
+/// what is drawn, zero-width characters, tags) as `\u{202e}`: what the model or a repository
+/// chose must not rewrite what the user reads, least of all the command a consent question is
+/// about. Newlines and tabs stay. The one sanitiser for text bound for the terminal.
 pub fn printable(text: &str) -> String {
     let text = text.replace("\r\n", "\n");
-    (text.chars())
-        .map(|c| match c.is_control() && c != '\n' && c != '\t' {
-            true => '?',
-            false => c,
-        })
-        .collect()
+    let mut shown = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' | '\t' => shown.push(c),
+            _ if c.is_control() => shown.push('?'),
+            _ if is_invisible(c) => shown.extend(c.escape_unicode()),
+            _ => shown.push(c),
+        }
+    }
+    shown
+}
+
+/// Characters drawn as nothing that still change what is drawn or hide what is there: the
+/// format characters (Unicode's `Cf`: soft hyphen, Arabic letter mark, zero-width space and
+/// joiners, the marks, bidi embeddings, overrides and isolates, word joiner, BOM, tags), the
+/// line and paragraph separators, and the Hangul fillers that pass for blank letters.
+fn is_invisible(c: char) -> bool {
+    matches!(c as u32,
+        0xAD | 0x61C | 0x115F | 0x1160 | 0x180E | 0x200B..=0x200F | 0x2028..=0x202E
+        | 0x2060..=0x206F | 0x3164 | 0xFEFF | 0xFFA0 | 0xFFF9..=0xFFFB | 0xE0000..=0xE007F)
 }
 
 /// Longest glob or grep pattern the tools take: a real one fits on a line, and parsing a 10 MB
@@ -206,6 +222,12 @@ mod tests {
         assert_eq!(
             printable("ls\r\x1b[2Kok\r\nnext\tcol"),
             "ls??[2Kok\nnext\tcol"
+        );
+        // Trojan Source: an override and an isolate reorder what is drawn; a BOM, a zero-width
+        // space and a tag character draw nothing. Each is shown as its code point.
+        assert_eq!(
+            printable("rm \u{202e}txt\u{2066}a\u{2069}\u{feff}\u{200b}\u{e0041}é"),
+            r"rm \u{202e}txt\u{2066}a\u{2069}\u{feff}\u{200b}\u{e0041}é"
         );
     }
 
