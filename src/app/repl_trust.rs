@@ -12,6 +12,7 @@ use crate::app::setup;
 use crate::app::terminal::Display;
 use crate::core::agent::Agent;
 use crate::core::event::Error;
+use crate::extras::git_files::GitTrust;
 use crate::extras::trust::{self, Project, Trust};
 use rustyline::DefaultEditor;
 use std::path::Path;
@@ -24,7 +25,7 @@ pub fn ask(
     editor: &mut DefaultEditor,
     display: &Display,
 ) -> Result<RunOptions, Error> {
-    if options.project.trust() == Trust::Trusted {
+    if options.project.trust() == Trust::Trusted && options.project.git() == GitTrust::Trusted {
         return Ok(options);
     }
     display.note(&options.project.question());
@@ -74,12 +75,14 @@ pub fn trust_now(agent: &mut Agent, display: &Display) {
             "This folder has no hooks, MCP servers, settings files or .env settings to trust.",
         );
     }
-    if project.trust() == Trust::Untrusted {
+    if project.trust() == Trust::Untrusted || project.git() == GitTrust::Untrusted {
         display.note(&project.question());
     }
     if let Err(e) = project.remember(&store) {
         display.note(&format!("{e}: trusted for this session only."));
     }
+    // The git files were shown (or unchanged): bash's git may run from them again.
+    agent.extras.shell.git = GitTrust::Trusted;
     for warning in setup::load_extensions(agent, &home, &project) {
         display.note(&warning);
     }

@@ -28,6 +28,7 @@ mod landlock;
 mod landlock;
 mod seccomp;
 
+use crate::extras::git_files::planted_path;
 use std::collections::HashMap;
 use std::fmt;
 use std::io;
@@ -58,6 +59,8 @@ pub struct ShellSafety {
     /// Set once by `for_session`; nothing the model does changes it. Empty (nowhere
     /// writable) until then, so a library user who skips it fails closed.
     pub roots: Vec<PathBuf>,
+    /// Whether bash may run git from the project's own git files (`git_files.rs`).
+    pub git: crate::extras::git_files::GitTrust,
 }
 
 /// What a shell enters between `fork` and `exec`, built beforehand (building allocates).
@@ -187,6 +190,15 @@ impl ShellSafety {
             )),
             Sandbox::WorkspaceWrite => {
                 let place = landing_place(path)?;
+                let git = planted_path(&place).or_else(|| planted_path(path));
+                if let Some(git) = git {
+                    return Err(format!(
+                        "refused by --sandbox workspace-write: {} is in {git}, which git runs \
+                         commands from outside the sandbox; a sandboxed session may not write \
+                         it (the user can, themselves)",
+                        path.display()
+                    ));
+                }
                 if self.roots.iter().any(|root| place.starts_with(root)) {
                     return Ok(());
                 }

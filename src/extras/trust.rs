@@ -9,7 +9,12 @@
 //! in `~/.corecoder/trusted.json`, and a file whose digest differs is untrusted again. The
 //! question itself is asked by `repl.rs`; `setup.rs` leaves out what is not trusted. The user's
 //! own files under `~/.corecoder/` are not project files and are always trusted.
+//!
+//! Once a sandboxed session has run in a project, its git files (`git_files.rs`: what git
+//! runs commands from) join the record as one entry, `.git`; while they differ, git is off for
+//! bash (`Project::git`), and the question shows them. They do not make the rest untrusted.
 
+use crate::extras::git_files::{self, GitTrust};
 use crate::extras::sha256;
 use crate::tools::support::files::{self, Access, write_atomic};
 use serde_json::{Map, Value, json};
@@ -21,6 +26,8 @@ use std::path::{Path, PathBuf};
 /// project settings file added later that can run code belongs in `RUNS_COMMANDS` too.
 pub const HOOKS_FILE: &str = ".corecoder/hooks.json";
 pub const MCP_FILE: &str = ".mcp.json";
+/// The repository's git files (`git_files.rs`), one entry for all of them.
+pub const GIT_DIR: &str = ".git";
 /// The settings files are here too: their hooks run commands, and their rules allow them.
 const RUNS_COMMANDS: [&str; 5] = [
     HOOKS_FILE,
@@ -116,6 +123,18 @@ impl Project {
             let preview = preview(&dotenv.summary);
             files.push(ProjectFile::new(path, &bytes, preview, record.as_ref()));
         }
+        // Watched once a sandboxed session has run here (`watch_git`).
+        let git = dir.join(GIT_DIR);
+        if record.as_ref().is_some_and(|r| r.get(key(&git)).is_some()) {
+            let now = git_files::look(&dir);
+            let preview = preview(&now.preview);
+            files.push(ProjectFile::with_digest(
+                git,
+                now.digest,
+                preview,
+                record.as_ref(),
+            ));
+        }
         Project {
             dir,
             files,
@@ -123,9 +142,12 @@ impl Project {
         }
     }
 
-    /// Trusted when every file is as the user trusted it (or there is none).
+    /// Trusted when every file is as the user trusted it (or there is none). The git files are
+    /// apart (`git`): they decide what bash's git may run, not what corecoder loads.
     pub fn trust(&self) -> Trust {
-        match self.files.iter().all(|f| f.seen == Seen::Trusted) {
+        let git = self.dir.join(GIT_DIR);
+        let others = self.files.iter().filter(|f| f.path != git);
+        match others.into_iter().all(|f| f.seen == Seen::Trusted) {
             true => Trust::Trusted,
             false => Trust::Untrusted,
         }
@@ -151,6 +173,46 @@ impl Project {
         let text = json!({ "projects": projects }).to_string();
         write_private(store, text.as_bytes())
             .map_err(|e| format!("could not save {}: {e}", store.display()))
+    }
+
+    /// Whether bash may run git from the project's git files: yes unless they are watched and
+    /// differ from what was trusted.
+    pub fn git(&self) -> GitTrust {
+        match self.allows(GIT_DIR) {
+            true => GitTrust::Trusted,
+            false => GitTrust::Untrusted,
+        }
+    }
+
+    /// A sandboxed session starts: from now on the git files it could plant in are part of
+    /// the project's trust, as they are now (nothing sandboxed has touched them yet). Only
+    /// projects that had a sandboxed session are watched: elsewhere a `git remote add` of the
+    /// user's own would make corecoder ask at every start, for no attacker.
+    pub fn watch_git(&self, store: &Path) -> Result<(), String> {
+        let git = self.dir.join(GIT_DIR);
+        if self.files.iter().any(|f| f.path == git) {
+            return Ok(());
+        }
+        let mut projects = read_store(store);
+        let record = projects.entry(key(&self.dir)).or_insert_with(|| json!({}));
+        let Some(record) = record.as_object_mut() else {
+            return Ok(());
+        };
+        record.insert(key(&git), json!(git_files::look(&self.dir).digest));
+        let text = json!({ "projects": projects }).to_string();
+        write_private(store, text.as_bytes())
+            .map_err(|e| format!("could not save {}: {e}", store.display()))
+    }
+
+    /// The line for a run in which git is off for bash; none when it is not.
+    pub fn git_line(&self) -> Option<String> {
+        (self.git() == GitTrust::Untrusted).then(|| {
+            "Git is off for bash in this session: this project's .git/config or .git/hooks \
+             changed since you trusted them (a sandboxed session has run here), and git runs \
+             commands from them. Review them (they are shown by /trust), then /trust, or start \
+             with --trust-project."
+                .to_string()
+        })
     }
 
     /// Whether the project file `relative` (e.g. `HOOKS_FILE`) may run. Files that do not
@@ -207,7 +269,15 @@ impl Project {
 
 impl ProjectFile {
     fn new(path: PathBuf, bytes: &[u8], preview: String, record: Option<&Value>) -> ProjectFile {
-        let digest = sha256::hex_digest(bytes);
+        ProjectFile::with_digest(path, sha256::hex_digest(bytes), preview, record)
+    }
+
+    fn with_digest(
+        path: PathBuf,
+        digest: String,
+        preview: String,
+        record: Option<&Value>,
+    ) -> ProjectFile {
         let trusted = record.and_then(|r| r.get(path.to_string_lossy().as_ref()));
         let seen = match trusted.and_then(Value::as_str) {
             Some(old) if old == digest => Seen::Trusted,
@@ -221,6 +291,11 @@ impl ProjectFile {
             preview,
         }
     }
+}
+
+/// How the record names a path.
+fn key(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
 }
 
 /// The first lines of hostile text, with control characters (terminal escapes that could

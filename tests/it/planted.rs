@@ -197,13 +197,19 @@ fn planted_git_config_and_hooks_do_not_run_in_the_next_session() {
         ("bash", json!({"command": commit})),
         (
             "bash",
-            json!({"command": "sh -c 'cd . && exec git status --short'"}),
+            // A script that runs git without naming it on the command line.
+            json!({"command": "sh status.sh"}),
         ),
     ];
+    sandbox.write(
+        "status.sh",
+        "g=gi; ${g}t status; ${g}t commit -q --allow-empty -m y\n",
+    );
     let results = calls_in_turn(&sandbox, &[], &env, &second);
     for at in [0, 1] {
         assert!(results[at].contains("/trust"), "{at}: {results:?}");
     }
+    assert!(results[2].contains("not a git repository"), "{results:?}");
     assert!(
         !Path::new(&fsmonitor).exists(),
         "fsmonitor ran: {results:?}"
@@ -269,7 +275,7 @@ fn the_repl_asks_about_planted_git_files() {
         screen.contains(".git (changed since you trusted it)"),
         "{screen}"
     );
-    assert!(screen.contains("fsmonitor = touch"), "{screen}");
+    assert!(screen.contains("fsmonitor = \"touch"), "{screen}");
     pty.send("n\r");
     pty.expect("Git is off for bash", WAIT).expect("the note");
     pty.enter("status");
