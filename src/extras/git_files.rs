@@ -173,6 +173,19 @@ pub fn planted_path(path: &Path) -> Option<String> {
     }
 }
 
+/// `sandbox.rs`'s check for a sandboxed `write_file`/`edit_file` of `path` (landing at
+/// `place`, links resolved): refused when either is a file git runs commands from.
+pub fn refuse_planted(path: &Path, place: &Path) -> Result<(), String> {
+    match planted_path(place).or_else(|| planted_path(path)) {
+        None => Ok(()),
+        Some(git) => Err(format!(
+            "refused by --sandbox workspace-write: {} is in {git}, which git runs commands \
+             from outside the sandbox; a sandboxed session may not write it (the user can)",
+            path.display()
+        )),
+    }
+}
+
 /// Does a bash command name git (a word `git` or `…/git`)? Only for the clear refusal: the
 /// environment `switch_off` sets is what holds for commands that run git some other way.
 pub fn mentions_git(command: &str) -> bool {

@@ -28,7 +28,7 @@ mod landlock;
 mod landlock;
 mod seccomp;
 
-use crate::extras::git_files::planted_path;
+use crate::extras::git_files::refuse_planted;
 use std::collections::HashMap;
 use std::fmt;
 use std::io;
@@ -181,6 +181,7 @@ impl ShellSafety {
 
     /// May `write_file` or `edit_file` write `path` (absolute)? Judged where the write would
     /// land: symlinks followed, `..` taken, and for a file not yet there, its parent's place.
+    /// Never the files git runs commands from (`git_files.rs`), not even inside the roots.
     pub fn check_write(&self, path: &Path) -> Result<(), String> {
         match self.sandbox {
             Sandbox::Off => Ok(()),
@@ -190,15 +191,7 @@ impl ShellSafety {
             )),
             Sandbox::WorkspaceWrite => {
                 let place = landing_place(path)?;
-                let git = planted_path(&place).or_else(|| planted_path(path));
-                if let Some(git) = git {
-                    return Err(format!(
-                        "refused by --sandbox workspace-write: {} is in {git}, which git runs \
-                         commands from outside the sandbox; a sandboxed session may not write \
-                         it (the user can, themselves)",
-                        path.display()
-                    ));
-                }
+                refuse_planted(path, &place)?;
                 if self.roots.iter().any(|root| place.starts_with(root)) {
                     return Ok(());
                 }

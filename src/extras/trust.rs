@@ -14,13 +14,15 @@
 //! runs commands from) join the record as one entry, `.git`; while they differ, git is off for
 //! bash (`Project::git`), and the question shows them. They do not make the rest untrusted.
 
-use crate::extras::git_files::{self, GitTrust};
+use crate::extras::git_files;
 use crate::extras::sha256;
 use crate::tools::support::files::{self, Access, write_atomic};
 use serde_json::{Map, Value, json};
 use std::io::ErrorKind;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
+
+mod git;
 
 /// Project files that make corecoder start commands, relative to the working directory. A
 /// project settings file added later that can run code belongs in `RUNS_COMMANDS` too.
@@ -173,46 +175,6 @@ impl Project {
         let text = json!({ "projects": projects }).to_string();
         write_private(store, text.as_bytes())
             .map_err(|e| format!("could not save {}: {e}", store.display()))
-    }
-
-    /// Whether bash may run git from the project's git files: yes unless they are watched and
-    /// differ from what was trusted.
-    pub fn git(&self) -> GitTrust {
-        match self.allows(GIT_DIR) {
-            true => GitTrust::Trusted,
-            false => GitTrust::Untrusted,
-        }
-    }
-
-    /// A sandboxed session starts: from now on the git files it could plant in are part of
-    /// the project's trust, as they are now (nothing sandboxed has touched them yet). Only
-    /// projects that had a sandboxed session are watched: elsewhere a `git remote add` of the
-    /// user's own would make corecoder ask at every start, for no attacker.
-    pub fn watch_git(&self, store: &Path) -> Result<(), String> {
-        let git = self.dir.join(GIT_DIR);
-        if self.files.iter().any(|f| f.path == git) {
-            return Ok(());
-        }
-        let mut projects = read_store(store);
-        let record = projects.entry(key(&self.dir)).or_insert_with(|| json!({}));
-        let Some(record) = record.as_object_mut() else {
-            return Ok(());
-        };
-        record.insert(key(&git), json!(git_files::look(&self.dir).digest));
-        let text = json!({ "projects": projects }).to_string();
-        write_private(store, text.as_bytes())
-            .map_err(|e| format!("could not save {}: {e}", store.display()))
-    }
-
-    /// The line for a run in which git is off for bash; none when it is not.
-    pub fn git_line(&self) -> Option<String> {
-        (self.git() == GitTrust::Untrusted).then(|| {
-            "Git is off for bash in this session: this project's .git/config or .git/hooks \
-             changed since you trusted them (a sandboxed session has run here), and git runs \
-             commands from them. Review them (they are shown by /trust), then /trust, or start \
-             with --trust-project."
-                .to_string()
-        })
     }
 
     /// Whether the project file `relative` (e.g. `HOOKS_FILE`) may run. Files that do not
