@@ -66,6 +66,7 @@ CORECODER_ENV_ALLOW=NAME1,NAME2, nor can it read them or --api-key from corecode
 Untrusted projects (see --trust-project, /trust; a changed file is untrusted again): their hooks,
 MCP servers and settings files' permission rules do not count (a session asks first), their .env may not send your key to its own
 server, and .env settings that widen what tools may do (CORECODER_ENV_ALLOW, ...) are ignored.
+After a sandboxed session, a changed .git/config or .git/hooks turns git off for bash until trusted.
 
 Files in ~/.corecoder (private to you): sessions/ (every run, for -r and -c), checkpoints/
 (for /undo), history (what you typed), permissions.json (\"always\" tools), project-rules.json

@@ -11,6 +11,9 @@
 //!
 //! What it does not do: decide what to restore (`checkpoint.rs`), or check that the recorded
 //! path is inside the session's roots (it was recorded from an allowed write).
+//!
+//! SAFETY, for every `unsafe` block here: each is one libc call given a descriptor this file
+//! owns and `CString`s that outlive the call (or a zeroed `stat` it fills); none keeps a pointer.
 
 use std::ffi::{CString, OsStr, OsString};
 use std::fs::File;
