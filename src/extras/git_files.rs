@@ -25,8 +25,9 @@ const RUNS_FROM: [&str; 4] = ["config", "config.worktree", "commondir", "hooks"]
 /// Past this many hooks, or this size of one file, the files count as changed every time.
 const MAX_HOOKS: usize = 256;
 const MAX_BYTES: u64 = 1 << 20;
-/// What of one file the trust question shows.
-const SHOWN_LINES: usize = 40;
+/// What of one file, and of all, the text to show holds at most (the digest covers all).
+const SHOWN_BYTES: usize = 64 << 10;
+const SHOWN_TOTAL: usize = 256 << 10;
 
 /// Whether git may run from the project's own git files in bash. `Trusted` by default: a
 /// library user without a trust record gets git as it is.
@@ -41,11 +42,12 @@ pub enum GitTrust {
 pub struct GitFiles {
     /// One SHA-256 over all of them (what `trusted.json` keeps).
     pub digest: String,
-    /// What the trust question shows (hostile text: `trust.rs` escapes it).
-    pub preview: String,
+    /// Their text, to show and to compare with what was trusted (hostile text: `trust.rs`
+    /// escapes it); a file's first 64 KiB, 256 KiB in all.
+    pub text: String,
 }
 
-/// Digest and preview of `dir/.git`. A part that cannot be checked (a link or other odd file
+/// Digest and text of `dir/.git`. A part that cannot be checked (a link or other odd file
 /// in the hooks, a file too big, too many hooks) gets a digest that matches nothing, so the
 /// files are never trusted while it is there.
 pub fn look(dir: &Path) -> GitFiles {
@@ -78,14 +80,14 @@ struct Parts {
 impl Parts {
     fn add(&mut self, name: &str, digest: &str, shown: &[u8]) {
         self.identity.push_str(&format!("{name} {digest}\n"));
-        if !shown.is_empty() {
-            let text = String::from_utf8_lossy(shown);
-            let lines: Vec<&str> = text.lines().collect();
-            let cut = lines.len().saturating_sub(SHOWN_LINES);
-            let more = (cut > 0).then(|| format!("  … {cut} more lines\n"));
-            let body = lines[..lines.len() - cut].join("\n");
-            self.shown
-                .push_str(&format!("{name}:\n{body}\n{}", more.unwrap_or_default()));
+        if !shown.is_empty() && self.shown.len() < SHOWN_TOTAL {
+            let head = String::from_utf8_lossy(&shown[..shown.len().min(SHOWN_BYTES)]);
+            let end = if head.ends_with('\n') { "" } else { "\n" };
+            let cut = match shown.len() > SHOWN_BYTES {
+                true => "  … (cut here: larger than 64 KiB)\n",
+                false => "",
+            };
+            self.shown.push_str(&format!("{name}:\n{head}{end}{cut}"));
         }
     }
 
@@ -147,10 +149,9 @@ impl Parts {
             self.shown
                 .push_str(&format!("(and {n} .sample hooks, which git never runs)\n"));
         }
-        let preview = format!("git runs commands from these files:\n{}", self.shown);
         GitFiles {
             digest: sha256::hex_digest(self.identity.as_bytes()),
-            preview,
+            text: self.shown,
         }
     }
 }
@@ -287,13 +288,13 @@ mod tests {
         let plain = look(&dir.0);
         assert_ne!(plain.digest, absent);
         assert_eq!(look(&dir.0).digest, plain.digest, "stable");
-        assert!(plain.preview.contains("[core]") && plain.preview.contains("1 .sample"));
+        assert!(plain.text.contains("[core]") && plain.text.contains("1 .sample"));
         dir.write(".git/hooks/pre-commit", "#!/bin/sh\ntouch x\n");
         let hooked = look(&dir.0);
         assert_ne!(hooked.digest, plain.digest);
         assert!(
             hooked
-                .preview
+                .text
                 .contains(".git/hooks/pre-commit:\n#!/bin/sh\ntouch x")
         );
         let watch = Watch::start(&dir.0);

@@ -14,7 +14,6 @@
 //! runs commands from) join the record as one entry, `.git`; while they differ, git is off for
 //! bash (`Project::git`), and the question shows them. They do not make the rest untrusted.
 
-use crate::extras::git_files;
 use crate::extras::sha256;
 use crate::tools::support::files::{self, Access, write_atomic};
 use serde_json::{Map, Value, json};
@@ -126,17 +125,7 @@ impl Project {
             files.push(ProjectFile::new(path, &bytes, preview, record.as_ref()));
         }
         // Watched once a sandboxed session has run here (`watch_git`).
-        let git = dir.join(GIT_DIR);
-        if record.as_ref().is_some_and(|r| r.get(key(&git)).is_some()) {
-            let now = git_files::look(&dir);
-            let preview = preview(&now.preview);
-            files.push(ProjectFile::with_digest(
-                git,
-                now.digest,
-                preview,
-                record.as_ref(),
-            ));
-        }
+        files.extend(git::git_file(&dir, store, record.as_ref()));
         Project {
             dir,
             files,
@@ -174,7 +163,9 @@ impl Project {
         );
         let text = json!({ "projects": projects }).to_string();
         write_private(store, text.as_bytes())
-            .map_err(|e| format!("could not save {}: {e}", store.display()))
+            .map_err(|e| format!("could not save {}: {e}", store.display()))?;
+        self.keep_git_text(store);
+        Ok(())
     }
 
     /// Whether the project file `relative` (e.g. `HOOKS_FILE`) may run. Files that do not

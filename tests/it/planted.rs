@@ -241,8 +241,8 @@ fn planted_git_config_and_hooks_do_not_run_in_the_next_session() {
     assert!(!Path::new(&fsmonitor).exists(), "fsmonitor ran: {told}");
 }
 
-/// In the REPL the next session asks about the planted git files, showing them; after "n"
-/// git stays off, after `/trust` it runs (the user saw what it runs).
+/// In the REPL the next session asks about the planted git files, showing what changed as a
+/// diff; after "n" git stays off, after `/trust` it runs (the user saw what it runs).
 #[test]
 fn the_repl_asks_about_planted_git_files() {
     if !landlock_available("planted::the_repl_asks_about_planted_git_files") {
@@ -260,7 +260,12 @@ fn the_repl_asks_about_planted_git_files() {
         &[("bash", json!({"command": plant}))],
     );
 
-    let script = vec![bash("call_1", "git status"), answer("looked")];
+    let script = vec![
+        bash("call_1", "git status"),
+        answer("looked"),
+        bash("call_2", "git status"),
+        answer("looked again"),
+    ];
     let server = Server::start(script);
     let url = server.url();
     let env = [
@@ -275,7 +280,7 @@ fn the_repl_asks_about_planted_git_files() {
         screen.contains(".git (changed since you trusted it)"),
         "{screen}"
     );
-    assert!(screen.contains("fsmonitor = \"touch"), "{screen}");
+    assert!(screen.contains("+\tfsmonitor = \"touch"), "{screen}");
     pty.send("n\r");
     pty.expect("Git is off for bash", WAIT).expect("the note");
     pty.enter("status");
@@ -283,4 +288,15 @@ fn the_repl_asks_about_planted_git_files() {
     assert!(!Path::new(&marker).exists(), "{}", pty.screen());
     let told = server.requests()[1].last_tool_result();
     assert!(told.contains("/trust"), "{told}");
+    // `/trust` shows them again and trusts them as shown: git runs from them again.
+    pty.enter("/trust");
+    pty.expect("fsmonitor", WAIT).expect("shown again");
+    pty.expect("Trusted:", WAIT).expect("trusted");
+    pty.enter("status again");
+    pty.expect("looked again", WAIT).expect("the answer");
+    assert!(
+        Path::new(&marker).exists(),
+        "trusted, it runs: {}",
+        pty.screen()
+    );
 }

@@ -2,14 +2,60 @@
 //! record that starts watching them, and the line that says git is off.
 //!
 //! `trust.rs` looks at them with the other project files (one entry, `.git`, digest from
-//! `git_files.rs`); this file only decides what that entry means. It does not run git.
+//! `git_files.rs`); this file only decides what that entry means. Their text as last trusted
+//! is kept beside the record (`~/.corecoder/trusted-git/`), so the question shows what
+//! changed as a diff. It does not run git.
 
-use super::{GIT_DIR, Project, key, read_store, write_private};
+use super::{GIT_DIR, Project, ProjectFile, key, preview, read_store, write_private};
 use crate::extras::git_files::{self, GitTrust};
-use serde_json::json;
-use std::path::Path;
+use crate::extras::sha256;
+use crate::tools::support::{diff, files};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+/// The `.git` entry of `Project::look`, when the project is watched: its digest compared with
+/// the record, shown as a diff against the text last trusted (whole when there is none).
+pub(super) fn git_file(dir: &Path, store: &Path, record: Option<&Value>) -> Option<ProjectFile> {
+    let git = dir.join(GIT_DIR);
+    record?.get(key(&git))?;
+    let now = git_files::look(dir);
+    let before = files::read_capped(&kept_text(store, dir), files::MAX_SETTINGS_BYTES);
+    let before = before.map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
+    let shown = match before {
+        Ok(before) if before != now.text => {
+            let changes = diff::unified(&before, &now.text, "as trusted", "now");
+            format!("git runs commands from these files; what changed:\n{changes}")
+        }
+        _ => format!("git runs commands from these files:\n{}", now.text),
+    };
+    Some(ProjectFile::with_digest(
+        git,
+        now.digest,
+        preview(&shown),
+        record,
+    ))
+}
+
+/// Where the git files' text as last trusted is kept for `dir`.
+fn kept_text(store: &Path, dir: &Path) -> PathBuf {
+    let name = sha256::hex_digest(key(dir).as_bytes());
+    store.with_file_name("trusted-git").join(&name[..32])
+}
 
 impl Project {
+    /// After `remember`: keep the git files' text, if they are what was just trusted (a
+    /// change since the question is not kept: the next question shows it).
+    pub(super) fn keep_git_text(&self, store: &Path) {
+        let git = self.dir.join(GIT_DIR);
+        let Some(trusted) = self.files.iter().find(|f| f.path == git) else {
+            return;
+        };
+        let now = git_files::look(&self.dir);
+        if now.digest == trusted.digest {
+            let _ = write_private(&kept_text(store, &self.dir), now.text.as_bytes());
+        }
+    }
+
     /// Whether bash may run git from the project's git files: yes unless they are watched and
     /// differ from what was trusted.
     pub fn git(&self) -> GitTrust {
@@ -33,8 +79,10 @@ impl Project {
         let Some(record) = record.as_object_mut() else {
             return Ok(());
         };
-        record.insert(key(&git), json!(git_files::look(&self.dir).digest));
+        let now = git_files::look(&self.dir);
+        record.insert(key(&git), json!(now.digest));
         let text = json!({ "projects": projects }).to_string();
+        let _ = write_private(&kept_text(store, &self.dir), now.text.as_bytes());
         write_private(store, text.as_bytes())
             .map_err(|e| format!("could not save {}: {e}", store.display()))
     }
@@ -78,7 +126,9 @@ mod tests {
             (GitTrust::Untrusted, Trust::Trusted)
         );
         assert!(planted.git_line().unwrap().contains("Git is off for bash"));
-        assert!(planted.question().contains("fsmonitor = touch x"));
+        let question = planted.question();
+        assert!(question.contains("what changed:"), "{question}");
+        assert!(question.contains("+\tfsmonitor = touch x"), "{question}");
         // Watching again keeps the old digest: a planted change is not taken as the new base.
         planted.watch_git(&store).unwrap();
         assert_eq!(look().git(), GitTrust::Untrusted);
