@@ -47,8 +47,8 @@ pub struct GitFiles {
     pub text: String,
 }
 
-/// Digest and text of `dir/.git`. A part that cannot be checked (a link or other odd file
-/// in the hooks, a file too big, too many hooks) gets a digest that matches nothing, so the
+/// Digest and text of `dir/.git`. A part that cannot be checked (a FIFO, a device or a link
+/// to nothing readable in the hooks, a file too big, too many hooks, `.git` as a link) gets a digest that matches nothing, so the
 /// files are never trusted while it is there.
 pub fn look(dir: &Path) -> GitFiles {
     let mut parts = Parts::default();
@@ -91,15 +91,27 @@ impl Parts {
         }
     }
 
-    /// A regular file (absent is fine); anything else is odd.
+    /// A regular file (absent is fine), or a link to one (hooks are often linked into the
+    /// tree: both where it points and what is there count); anything else is odd.
     fn file(&mut self, name: &str, path: &Path) {
-        match fs::symlink_metadata(path) {
-            Err(_) => self.add(name, "absent", b""),
-            Ok(meta) if !meta.is_file() || meta.len() > MAX_BYTES => self.odd(name),
-            Ok(_) => match files::read_capped(path, MAX_BYTES) {
-                Ok(bytes) => self.add(name, &sha256::hex_digest(&bytes), &bytes),
-                Err(_) => self.odd(name),
-            },
+        let link = match fs::symlink_metadata(path) {
+            Err(_) => return self.add(name, "absent", b""),
+            Ok(meta) if meta.file_type().is_symlink() => fs::read_link(path).ok(),
+            Ok(meta) if !meta.is_file() => return self.odd(name),
+            Ok(_) => None,
+        };
+        // `read_capped` reads regular files only, past a link too, and never past the cap.
+        let Ok(bytes) = files::read_capped(path, MAX_BYTES) else {
+            return self.odd(name);
+        };
+        let digest = sha256::hex_digest(&bytes);
+        match link {
+            None => self.add(name, &digest, &bytes),
+            Some(to) => {
+                let to = to.to_string_lossy();
+                let shown = format!("(a link to {to})\n{}", String::from_utf8_lossy(&bytes));
+                self.add(name, &format!("{digest} -> {to}"), shown.as_bytes());
+            }
         }
     }
 
@@ -301,8 +313,22 @@ mod tests {
         assert_eq!(watch.changed(), None);
         dir.write(".git/config", "[core]\n\tfsmonitor = touch y\n");
         assert!(watch.changed().is_some());
-        // A link among the hooks is never trusted: it differs every time.
-        std::os::unix::fs::symlink("/bin/true", dir.0.join(".git/hooks/post-commit")).unwrap();
+        // A hook linked into the tree counts with what it points to; a FIFO is never trusted.
+        let script = dir.write("scripts/check.sh", "#!/bin/sh\n");
+        std::os::unix::fs::symlink(&script, dir.0.join(".git/hooks/post-commit")).unwrap();
+        let linked = look(&dir.0);
+        assert_eq!(look(&dir.0).digest, linked.digest, "stable");
+        assert!(linked.text.contains("(a link to "), "{}", linked.text);
+        dir.write("scripts/check.sh", "#!/bin/sh\ntouch y\n");
+        assert_ne!(look(&dir.0).digest, linked.digest);
+        let fifo = dir.0.join(".git/hooks/pre-push");
+        assert!(
+            Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
         assert_ne!(look(&dir.0).digest, look(&dir.0).digest);
     }
 }
