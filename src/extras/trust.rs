@@ -124,13 +124,14 @@ impl Project {
             let preview = preview(&dotenv.summary);
             files.push(ProjectFile::new(path, &bytes, preview, record.as_ref()));
         }
-        // Watched once a sandboxed session has run here (`watch_git`).
-        files.extend(git::git_file(&dir, store, record.as_ref()));
-        Project {
+        let mut project = Project {
             dir,
             files,
             notes: Vec::new(),
-        }
+        };
+        // Watched once a sandboxed session has run here (`watch_git`).
+        project.look_at_git(store, record.as_ref());
+        project
     }
 
     /// Trusted when every file is as the user trusted it (or there is none). The git files are

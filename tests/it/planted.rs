@@ -186,7 +186,7 @@ fn planted_git_config_and_hooks_do_not_run_in_the_next_session() {
     assert!(results[0].contains("refused"), "{results:?}");
     assert!(results[1].contains("planted"), "{results:?}");
     assert!(
-        results[1].contains(".git"),
+        results[1].contains("changed .git/config or .git/hooks"),
         "the model is told: {results:?}"
     );
     assert!(!sandbox.path(".git/hooks/post-commit").exists());

@@ -13,29 +13,6 @@ use crate::tools::support::{diff, files};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
-/// The `.git` entry of `Project::look`, when the project is watched: its digest compared with
-/// the record, shown as a diff against the text last trusted (whole when there is none).
-pub(super) fn git_file(dir: &Path, store: &Path, record: Option<&Value>) -> Option<ProjectFile> {
-    let git = dir.join(GIT_DIR);
-    record?.get(key(&git))?;
-    let now = git_files::look(dir);
-    let before = files::read_capped(&kept_text(store, dir), files::MAX_SETTINGS_BYTES);
-    let before = before.map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
-    let shown = match before {
-        Ok(before) if before != now.text => {
-            let changes = diff::unified(&before, &now.text, "as trusted", "now");
-            format!("git runs commands from these files; what changed:\n{changes}")
-        }
-        _ => format!("git runs commands from these files:\n{}", now.text),
-    };
-    Some(ProjectFile::with_digest(
-        git,
-        now.digest,
-        preview(&shown),
-        record,
-    ))
-}
-
 /// Where the git files' text as last trusted is kept for `dir`.
 fn kept_text(store: &Path, dir: &Path) -> PathBuf {
     let name = sha256::hex_digest(key(dir).as_bytes());
@@ -43,6 +20,27 @@ fn kept_text(store: &Path, dir: &Path) -> PathBuf {
 }
 
 impl Project {
+    /// The `.git` entry of `Project::look`, when the project is watched: its digest compared
+    /// with the record, shown as a diff against the text last trusted (whole when there is none).
+    pub(super) fn look_at_git(&mut self, store: &Path, record: Option<&Value>) {
+        let git = self.dir.join(GIT_DIR);
+        if record.and_then(|r| r.get(key(&git))).is_none() {
+            return;
+        }
+        let now = git_files::look(&self.dir);
+        let before = files::read_capped(&kept_text(store, &self.dir), files::MAX_SETTINGS_BYTES);
+        let before = before.map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
+        let shown = match before {
+            Ok(before) if before != now.text => {
+                let changes = diff::unified(&before, &now.text, "as trusted", "now");
+                format!("git runs commands from these files; what changed:\n{changes}")
+            }
+            _ => format!("git runs commands from these files:\n{}", now.text),
+        };
+        let file = ProjectFile::with_digest(git, now.digest, preview(&shown), record);
+        self.files.push(file);
+    }
+
     /// After `remember`: keep the git files' text, if they are what was just trusted (a
     /// change since the question is not kept: the next question shows it).
     pub(super) fn keep_git_text(&self, store: &Path) {
