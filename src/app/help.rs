@@ -66,12 +66,13 @@ CORECODER_ENV_ALLOW=NAME1,NAME2, nor can it read them or --api-key from corecode
 Untrusted projects (see --trust-project, /trust; a changed file is untrusted again): their hooks,
 MCP servers and settings files' permission rules do not count (a session asks first), their .env may not send your key to its own
 server, and .env settings that widen what tools may do (CORECODER_ENV_ALLOW, ...) are ignored.
+After a sandboxed session, a changed .git/config or .git/hooks turns git off for bash until trusted.
 
 Files in ~/.corecoder (private to you): sessions/ (every run, for -r and -c), checkpoints/
 (for /undo), history (what you typed), permissions.json (\"always\" tools), project-rules.json
-(\"always\" rules per project), trusted.json (trusted projects); yours to write: pricing.json
-(prices), hooks.json, mcp.json, settings.json (permission rules, as Claude Code's
-~/.claude/settings.json, also read; a trusted project's .claude/settings.json too).
+(\"always\" rules per project), trusted.json and trusted-git/ (trusted projects); yours to
+write: pricing.json (prices), hooks.json, mcp.json, settings.json (permission rules, as
+Claude Code's ~/.claude/settings.json, also read; a trusted project's .claude/settings.json too).
 
 Exit codes: 0 done, 1 API failure, 2 usage error, 3 round cap reached, 4 budget spent,
 5 stopped for repeating the same call, 6 answer cut off at the output token limit,

@@ -14,6 +14,7 @@ use crate::app::setup;
 use crate::app::terminal::Display;
 use crate::core::agent::Agent;
 use crate::core::event::Error;
+use crate::extras::git_files::GitTrust;
 use crate::extras::trust::{self, Project, Trust};
 use crate::tools::support::shown::FALLBACK_WIDTH;
 use rustyline::DefaultEditor;
@@ -29,7 +30,9 @@ pub fn ask(
     editor: &mut DefaultEditor,
     display: &Display,
 ) -> Result<RunOptions, Error> {
-    if options.project.trust() == Trust::Trusted || !trusted(editor, display, &options.project) {
+    let project = &options.project;
+    let settled = project.trust() == Trust::Trusted && project.git() == GitTrust::Trusted;
+    if settled || !trusted(editor, display, project) {
         return Ok(options);
     }
     // Trusted exactly as shown: a file that changed while the question waited is not.
@@ -96,12 +99,14 @@ pub fn trust_now(agent: &mut Agent, display: &Display) {
         );
     }
     // Trusted as it is now, so all of it is shown (no question follows for a `v`).
-    if project.trust() == Trust::Untrusted {
+    if project.trust() == Trust::Untrusted || project.git() == GitTrust::Untrusted {
         display.note(&project.whole(FALLBACK_WIDTH));
     }
     if let Err(e) = project.remember(&store) {
         display.note(&format!("{e}: trusted for this session only."));
     }
+    // The git files were shown (or unchanged): bash's git may run from them again.
+    agent.extras.shell.git = GitTrust::Trusted;
     for warning in setup::load_extensions(agent, &home, &project) {
         display.note(&warning);
     }

@@ -21,6 +21,7 @@ use crate::extras::instructions::Instructions;
 use crate::extras::mcp::Servers;
 use crate::extras::mcp_config;
 use crate::extras::permissions::Permissions;
+use crate::extras::sandbox::Sandbox;
 use crate::extras::session::{self, Header, SessionLog};
 use crate::extras::trace::Trace;
 use crate::extras::trust::{self, Project};
@@ -125,7 +126,14 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
     (agent.extras.gate).allow_destructive(&options.allow_destructive);
     agent.max_rounds = options.max_rounds;
     // The writable roots are fixed here, from the launch directory, for the whole session.
-    let shell = options.shell.for_session(&cwd).map_err(Error::Usage)?;
+    let mut shell = options.shell.for_session(&cwd).map_err(Error::Usage)?;
+    shell.git = options.project.git();
+    if shell.sandbox == Sandbox::WorkspaceWrite {
+        // Before any tool runs: what this session could plant is compared from now on.
+        let store = trust::store_path(&home);
+        notes.extend(options.project.watch_git(&store).err());
+    }
+    notes.extend(options.project.git_line());
     agent.extras.shell = shell;
     agent.extras.instructions = Some(Instructions::new(&home));
     notes.extend(options.project.notes.iter().cloned());

@@ -10,6 +10,12 @@
 //! stored once as `dir/blobs/<hash>`, kept until `dir` is removed. It does not track what bash
 //! does to files, does not redo, and does not lock `dir` against a second process. Just over
 //! 300 lines: what each call records stays beside the stack it records on.
+//!
+//! A path is recorded resolved (no links, no `..`), and `restore.rs` puts it back without
+//! following a link, so a link the session planted since makes `/undo` refuse that file (the
+//! entry is dropped, its saved copy named) rather than write through it.
+
+mod restore;
 
 use crate::tools::support::files::{self, Access, resolve, write_atomic};
 use crate::tools::support::text::truncate_middle;
@@ -79,7 +85,7 @@ impl Checkpoints {
             Err(e) => return Err(e),
         };
         self.entries.push(Entry::File {
-            path: path.to_path_buf(),
+            path: landing(path),
             blob,
             time: now(),
         });
@@ -152,8 +158,24 @@ impl Checkpoints {
                 "The last change came from bash (`{command}`); /undo cannot reverse shell side effects."
             ),
             Entry::File { path, blob, .. } => match self.read_blob(blob) {
-                Ok(Some(bytes)) => restore(path, &bytes)?,
-                Ok(None) => remove_created(path)?,
+                Ok(Some(bytes)) => match restore(path, &bytes) {
+                    Restored::Done(done) => done,
+                    Restored::Failed(why) => return Err(why),
+                    Restored::Link(at) => {
+                        return self.refused(
+                            &at,
+                            &format!(
+                                "not restored; its saved copy is {}",
+                                self.blob_path(blob).display()
+                            ),
+                        );
+                    }
+                },
+                Ok(None) => match remove_created(path) {
+                    Restored::Done(done) => done,
+                    Restored::Failed(why) => return Err(why),
+                    Restored::Link(at) => return self.refused(&at, "not removed"),
+                },
                 Err(e) => {
                     // The saved copy is gone for good; drop the entry so it cannot block older ones.
                     self.entries.pop();
@@ -172,6 +194,22 @@ impl Checkpoints {
             return Ok(done);
         }
         Ok(format!("{done} ({})", remaining(self.entries.len())))
+    }
+
+    /// The newest entry leads through a link the session planted: drop it, so the older ones
+    /// can still be undone, and say which path was left alone and why.
+    fn refused(&mut self, link: &Path, what: &str) -> Result<String, String> {
+        self.entries.pop();
+        let saved = self
+            .save()
+            .err()
+            .map(|e| format!(" The stack could not be saved: {e}."));
+        Ok(format!(
+            "{} is now a symbolic link; {what}. ({}){}",
+            shown(link),
+            remaining(self.entries.len()),
+            saved.unwrap_or_default()
+        ))
     }
 
     /// Every file changed this session, first recorded bytes vs now, as unified diffs.
@@ -263,23 +301,45 @@ impl Checkpoints {
     }
 }
 
-fn remove_created(path: &Path) -> Result<String, String> {
+/// How putting one entry back went.
+enum Restored {
+    Done(String),
+    /// This step of the path is a link now: nothing was written or removed.
+    Link(PathBuf),
+    Failed(String),
+}
+
+fn remove_created(path: &Path) -> Restored {
     let shown = shown(path);
-    match fs::remove_file(path) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(format!("Cannot remove {shown}: {e}")),
-        _ => Ok(format!("Removed {shown}, which this session created")),
+    match restore::remove(path) {
+        Ok(()) => Restored::Done(format!("Removed {shown}, which this session created")),
+        Err(restore::Blocked::Link(at)) => Restored::Link(at),
+        Err(restore::Blocked::Failed(e)) => Restored::Failed(format!("Cannot remove {shown}: {e}")),
     }
 }
 
-fn restore(path: &Path, bytes: &[u8]) -> Result<String, String> {
+/// Put `bytes` back at `path` (a later bash call may have removed its folder: it comes back).
+fn restore(path: &Path, bytes: &[u8]) -> Restored {
     let shown = shown(path);
-    // A later bash call may have removed the whole directory; bring it back.
-    if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent).map_err(|e| format!("Cannot recreate {shown}'s folder: {e}"))?;
+    match restore::write(path, bytes) {
+        Ok(()) => Restored::Done(format!("Restored {shown}")),
+        Err(restore::Blocked::Link(at)) => Restored::Link(at),
+        Err(restore::Blocked::Failed(e)) => {
+            Restored::Failed(format!("Cannot restore {shown}: {e}"))
+        }
     }
-    write_atomic(path, bytes, Access::AsBefore)
-        .map_err(|e| format!("Cannot restore {shown}: {e}"))?;
-    Ok(format!("Restored {shown}"))
+}
+
+/// Where a write to `path` lands: links and `..` resolved, and for a file (or folders) not
+/// there yet, the nearest existing folder resolved with the rest joined on.
+fn landing(path: &Path) -> PathBuf {
+    if let Ok(real) = fs::canonicalize(path) {
+        return real;
+    }
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) if !parent.as_os_str().is_empty() => landing(parent).join(name),
+        _ => path.to_path_buf(),
+    }
 }
 
 fn remaining(count: usize) -> String {

@@ -16,6 +16,7 @@ pub mod dialect;
 pub mod early;
 pub mod fallback_summary;
 pub mod gate;
+pub mod git_files;
 pub mod hooks;
 pub mod hooks_config;
 pub mod instructions;

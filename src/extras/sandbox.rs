@@ -28,6 +28,7 @@ mod landlock;
 mod landlock;
 mod seccomp;
 
+use crate::extras::git_files::refuse_planted;
 use std::collections::HashMap;
 use std::fmt;
 use std::io;
@@ -58,6 +59,8 @@ pub struct ShellSafety {
     /// Set once by `for_session`; nothing the model does changes it. Empty (nowhere
     /// writable) until then, so a library user who skips it fails closed.
     pub roots: Vec<PathBuf>,
+    /// Whether bash may run git from the project's own git files (`git_files.rs`).
+    pub git: crate::extras::git_files::GitTrust,
 }
 
 /// What a shell enters between `fork` and `exec`, built beforehand (building allocates).
@@ -178,6 +181,7 @@ impl ShellSafety {
 
     /// May `write_file` or `edit_file` write `path` (absolute)? Judged where the write would
     /// land: symlinks followed, `..` taken, and for a file not yet there, its parent's place.
+    /// Never the files git runs commands from (`git_files.rs`), not even inside the roots.
     pub fn check_write(&self, path: &Path) -> Result<(), String> {
         match self.sandbox {
             Sandbox::Off => Ok(()),
@@ -187,6 +191,7 @@ impl ShellSafety {
             )),
             Sandbox::WorkspaceWrite => {
                 let place = landing_place(path)?;
+                refuse_planted(path, &place)?;
                 if self.roots.iter().any(|root| place.starts_with(root)) {
                     return Ok(());
                 }

@@ -9,6 +9,10 @@
 //! in `~/.corecoder/trusted.json`, and a file whose digest differs is untrusted again. The
 //! question itself is asked by `repl.rs`; `setup.rs` leaves out what is not trusted. The user's
 //! own files under `~/.corecoder/` are not project files and are always trusted.
+//!
+//! Once a sandboxed session has run in a project, its git files (`git_files.rs`: what git
+//! runs commands from) join the record as one entry, `.git`; while they differ, git is off for
+//! bash (`Project::git`), and the question shows them. They do not make the rest untrusted.
 
 use crate::extras::sha256;
 use crate::tools::support::files::{self, Access, write_atomic};
@@ -18,10 +22,14 @@ use std::io::ErrorKind;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
+mod git;
+
 /// Project files that make corecoder start commands, relative to the working directory. A
 /// project settings file added later that can run code belongs in `RUNS_COMMANDS` too.
 pub const HOOKS_FILE: &str = ".corecoder/hooks.json";
 pub const MCP_FILE: &str = ".mcp.json";
+/// The repository's git files (`git_files.rs`), one entry for all of them.
+pub const GIT_DIR: &str = ".git";
 /// The settings files are here too: their hooks run commands, and their rules allow them.
 const RUNS_COMMANDS: [&str; 5] = [
     HOOKS_FILE,
@@ -115,16 +123,22 @@ impl Project {
             let text = dotenv.summary;
             files.push(ProjectFile::new(path, &bytes, text, record.as_ref()));
         }
-        Project {
+        let mut project = Project {
             dir,
             files,
             notes: Vec::new(),
-        }
+        };
+        // Watched once a sandboxed session has run here (`watch_git`).
+        project.look_at_git(store, record.as_ref());
+        project
     }
 
-    /// Trusted when every file is as the user trusted it (or there is none).
+    /// Trusted when every file is as the user trusted it (or there is none). The git files are
+    /// apart (`git`): they decide what bash's git may run, not what corecoder loads.
     pub fn trust(&self) -> Trust {
-        match self.files.iter().all(|f| f.seen == Seen::Trusted) {
+        let git = self.dir.join(GIT_DIR);
+        let others = self.files.iter().filter(|f| f.path != git);
+        match others.into_iter().all(|f| f.seen == Seen::Trusted) {
             true => Trust::Trusted,
             false => Trust::Untrusted,
         }
@@ -149,7 +163,9 @@ impl Project {
         );
         let text = json!({ "projects": projects }).to_string();
         write_private(store, text.as_bytes())
-            .map_err(|e| format!("could not save {}: {e}", store.display()))
+            .map_err(|e| format!("could not save {}: {e}", store.display()))?;
+        self.keep_git_text(store);
+        Ok(())
     }
 
     /// Whether the project file `relative` (e.g. `HOOKS_FILE`) may run. Files that do not
@@ -229,7 +245,15 @@ impl Project {
 
 impl ProjectFile {
     fn new(path: PathBuf, bytes: &[u8], text: String, record: Option<&Value>) -> ProjectFile {
-        let digest = sha256::hex_digest(bytes);
+        ProjectFile::with_digest(path, sha256::hex_digest(bytes), text, record)
+    }
+
+    fn with_digest(
+        path: PathBuf,
+        digest: String,
+        text: String,
+        record: Option<&Value>,
+    ) -> ProjectFile {
         let trusted = record.and_then(|r| r.get(path.to_string_lossy().as_ref()));
         let seen = match trusted.and_then(Value::as_str) {
             Some(old) if old == digest => Seen::Trusted,
@@ -243,6 +267,11 @@ impl ProjectFile {
             text,
         }
     }
+}
+
+/// How the record names a path.
+fn key(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
 }
 
 /// The `projects` object of the store; a missing or broken store trusts nothing.

@@ -10,10 +10,16 @@
 //! only where `ctx.extras.shell` allows (both applied here in `start`, chosen in `sandbox.rs`); the
 //! child is run and read by `process.rs`.
 //!
+//! While the project's git files are untrusted (`extras/git_files.rs`), a command naming git
+//! is refused and every child runs with git switched off; in workspace-write mode each call is
+//! watched for changes to them, and the model told.
+//!
 //! It does not keep a shell alive between calls: environment variables, aliases and
 //! functions set by one command are gone in the next. Only the directory carries over.
 
 use crate::core::message::{Effect, Outcome};
+use crate::extras::git_files::{self, GitTrust, Watch};
+use crate::extras::sandbox::Sandbox;
 use crate::tools::ToolContext;
 use crate::tools::support::files::resolve;
 use crate::tools::support::process::{self, Ending, Finished, Keep, Limits};
@@ -62,6 +68,10 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
     if let Some(danger::Danger::Catastrophic(reason)) = danger::check(&args.command) {
         return Ok(Outcome::text(danger::blocked(reason)));
     }
+    let shell_safety = &ctx.extras.shell;
+    if shell_safety.git == GitTrust::Untrusted && git_files::mentions_git(&args.command) {
+        return Ok(Outcome::text(git_files::refusal()));
+    }
     if !ctx.cwd.is_dir() {
         let cwd = ctx.cwd.display();
         return Err(format!("the working directory {cwd} does not exist"));
@@ -78,18 +88,26 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
             tail: KEEP_BYTES,
         },
     };
+    // A sandboxed call may plant what git runs outside the sandbox: watch, and say so.
+    let watch = match shell_safety.sandbox {
+        Sandbox::WorkspaceWrite => shell_safety
+            .roots
+            .first()
+            .map(|launch| Watch::start(launch)),
+        _ => None,
+    };
     let shell = start(&args.command, ctx)?;
     let finished = process::run(shell, &[], limits, &ctx.cancel)?;
+    let planted = watch.and_then(|watch| watch.changed());
     // Only a command that succeeded moves us: after a failure we cannot tell which of its
     // `cd`s ran (`cd build && make` may have failed in either step).
     let effect = match finished.ending {
         Ending::Exited(0) => follow_cds(&ctx.cwd, &args.command),
         _ => Effect::None,
     };
-    Ok(Outcome {
-        text: render(&finished, timeout_secs),
-        effect,
-    })
+    let mut text = render(&finished, timeout_secs);
+    text.push_str(&planted.unwrap_or_default());
+    Ok(Outcome { text, effect })
 }
 
 /// `bash -c COMMAND` (`sh -c` where there is no bash), started without the variables
@@ -107,6 +125,9 @@ fn start(command: &str, ctx: &ToolContext) -> Result<Child, String> {
             {
                 shell.env_remove(name);
             }
+        }
+        if ctx.extras.shell.git == GitTrust::Untrusted {
+            git_files::switch_off(&mut shell);
         }
         if let Some(confinement) = &confinement {
             confinement.enter_before_exec(&mut shell);

@@ -38,6 +38,7 @@ mod markdown;
 mod mcp;
 mod newcomer;
 mod permissions_rules;
+mod planted;
 mod prompt_cache;
 mod pty;
 mod repl;
