@@ -6,7 +6,7 @@
 //! (through `Extras::run_allowed`). It decides which calls may start early and keeps their
 //! results' receivers; the loop queues them on the pool (`core/dispatch.rs`). It never settles
 //! consent and never runs a call a PreToolUse hook, the loop guard or a deny or ask permission
-//! rule must see first.
+//! rule must see first, nor a read outside the session's roots (`reads.rs`).
 
 use crate::core::consent::{Consent, Verdict};
 use crate::core::consent::{LoopGuard, Repeat};
@@ -14,7 +14,10 @@ use crate::core::event::Event;
 use crate::core::message::{Outcome, ToolCall};
 use crate::extras::consent_rules::{self, Rules};
 use crate::extras::mcp::{ServerHint, Servers};
+use crate::extras::reads;
+use crate::extras::sandbox::ShellSafety;
 use crossbeam_channel::Receiver;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Where a started call's outcome arrives (`Pool::start`'s receiver).
@@ -32,6 +35,9 @@ pub struct Early {
     guard_at_start: LoopGuard,
     /// The permission rules as the reply started.
     rules: Arc<Rules>,
+    /// The read boundary and the directory reads start from (`reads.rs`).
+    shell: ShellSafety,
+    cwd: PathBuf,
 }
 
 struct Started {
@@ -41,8 +47,14 @@ struct Started {
 
 impl Early {
     /// A reply is about to stream: what the last one started is forgotten (its batch is done).
-    pub fn reply_starting(&mut self, guard: &LoopGuard, rules: &Arc<Rules>) {
+    pub fn reply_starting(
+        &mut self,
+        guard: &LoopGuard,
+        rules: &Arc<Rules>,
+        (shell, cwd): (&ShellSafety, &Path),
+    ) {
         self.rules = rules.clone();
+        (self.shell, self.cwd) = (shell.clone(), cwd.to_path_buf());
         self.started.clear();
         self.from_lost_streams = 0;
         self.guard_ahead = guard.clone();
@@ -88,7 +100,9 @@ impl Early {
             return;
         }
         let repeat = self.guard_ahead.judge(call) != Repeat::Fine;
-        if repeat || !may_start_early(&call.name, hint, consent) {
+        // A read outside the roots waits for the batch, which asks about it or refuses it.
+        let outside = reads::outside(&self.shell, &call.name, &call.arguments, &self.cwd);
+        if repeat || outside.is_some() || !may_start_early(&call.name, hint, consent) {
             return;
         }
         if let Some(result) = start(call) {
