@@ -39,6 +39,7 @@ mod newcomer;
 mod permissions_rules;
 mod prompt_cache;
 mod pty;
+mod reads;
 mod repl;
 mod replay;
 mod responses;
