@@ -390,10 +390,19 @@ mod tests {
         assert!(summary.contains("sends its own API key"), "{summary}");
         assert!(!summary.contains("sk-project"), "{summary}");
         // The user's own host: the file's names of it are not worth a note.
-        let real = vars(&[("CORECODER_BASE_URL", "http://mine"), ("OPENAI_API_KEY", "k")]);
+        let real = vars(&[
+            ("CORECODER_BASE_URL", "http://mine"),
+            ("OPENAI_API_KEY", "k"),
+        ]);
         let note = file.ignored_note(&real).expect("a note");
-        assert!(note.contains("CORECODER_PROVIDER, CORECODER_MODEL,"), "{note}");
-        assert!(!note.contains("BASE_URL") && !note.contains("API_KEY"), "{note}");
+        assert!(
+            note.contains("CORECODER_PROVIDER, CORECODER_MODEL,"),
+            "{note}"
+        );
+        assert!(
+            !note.contains("BASE_URL") && !note.contains("API_KEY"),
+            "{note}"
+        );
         // A blank key sets nothing, so it needs no trust.
         assert!(!dotenv("OPENAI_API_KEY=\n").needs_trust());
         assert!(dotenv("OPENAI_API_KEY=sk-project\n").needs_trust());

@@ -436,7 +436,13 @@ mod tests {
         let yes = Consent::new(Mode::AllowAll);
         let read = |path: &str| {
             let call = call("read_file", json!({ "file_path": path }));
-            name(verdict(&set, (&Gate::default(), &ShellSafety::default()), &yes, &call, &cwd))
+            name(verdict(
+                &set,
+                (&Gate::default(), &ShellSafety::default()),
+                &yes,
+                &call,
+                &cwd,
+            ))
         };
         assert_eq!(read("notes.txt"), "refuse");
         assert_eq!(read("copy.txt"), "run");

@@ -11,20 +11,10 @@
 //! that outlived its bash call is followed), nor look at what `bash` reads.
 
 use crate::core::consent::{Consent, Mode, Verdict};
-use crate::extras::sandbox::{ShellSafety, landing_place};
+use crate::extras::sandbox::{Reads, ShellSafety, landing_place};
 use crate::tools::support::files::resolve;
 use serde_json::Value;
 use std::path::{Component, Path, PathBuf};
-
-/// Where `read_file`, `grep` and `glob` run without asking (`ShellSafety::reads`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Reads {
-    /// Anywhere: the library's default, for a program that judges reads itself.
-    #[default]
-    Anywhere,
-    /// Beneath the roots only, in every sandbox mode (`ShellSafety::for_session`: the binary).
-    BeneathRoots,
-}
 
 /// A read that reaches outside the roots: where it really lands.
 #[derive(Debug, Clone, PartialEq)]
@@ -89,7 +79,12 @@ impl Outside {
 fn reaches(tool: &str, args: &Value, cwd: &Path) -> Vec<PathBuf> {
     let text = |key: &str| args.get(key).and_then(Value::as_str);
     let pattern = match tool {
-        "read_file" => return text("file_path").map(|p| resolve(cwd, p)).into_iter().collect(),
+        "read_file" => {
+            return text("file_path")
+                .map(|p| resolve(cwd, p))
+                .into_iter()
+                .collect();
+        }
         "glob" => text("pattern"),
         "grep" => text("include"),
         _ => return Vec::new(),
@@ -102,7 +97,11 @@ fn reaches(tool: &str, args: &Value, cwd: &Path) -> Vec<PathBuf> {
 /// The components of a glob before its first wildcard, when they leave the directory it is
 /// matched in (a `..`, or an absolute start).
 fn fixed_start(pattern: &str) -> Option<PathBuf> {
-    let wild = |part: &Component| part.as_os_str().to_string_lossy().contains(['*', '?', '[', '{']);
+    let wild = |part: &Component| {
+        part.as_os_str()
+            .to_string_lossy()
+            .contains(['*', '?', '[', '{'])
+    };
     let fixed: PathBuf = Path::new(pattern)
         .components()
         .take_while(|part| !wild(part))
@@ -137,8 +136,14 @@ mod tests {
         let key = home.join(".ssh/id_rsa");
         assert_eq!(place("read_file", json!({"file_path": "../x.rs"})), None);
         assert_eq!(place("read_file", json!({"file_path": "new/f"})), None);
-        assert_eq!(place("read_file", json!({"file_path": key})), Some(key.clone()));
-        assert_eq!(place("read_file", json!({"file_path": "../key"})), Some(key.clone()));
+        assert_eq!(
+            place("read_file", json!({"file_path": key})),
+            Some(key.clone())
+        );
+        assert_eq!(
+            place("read_file", json!({"file_path": "../key"})),
+            Some(key.clone())
+        );
         let up = json!({"file_path": "../../home/.ssh/id_rsa"});
         assert_eq!(place("read_file", up), Some(key.clone()));
         assert_eq!(place("grep", json!({"pattern": "x"})), None);
@@ -147,8 +152,14 @@ mod tests {
         let climbing = json!({"pattern": "x", "include": "../../home/*"});
         assert_eq!(place("grep", climbing), Some(home.clone()));
         assert_eq!(place("glob", json!({"pattern": "../**/*.rs"})), None);
-        assert_eq!(place("glob", json!({"pattern": "/etc/*"})), Some("/etc".into()));
-        assert_eq!(place("glob", json!({"pattern": "**/*", "path": "/"})), Some("/".into()));
+        assert_eq!(
+            place("glob", json!({"pattern": "/etc/*"})),
+            Some("/etc".into())
+        );
+        assert_eq!(
+            place("glob", json!({"pattern": "**/*", "path": "/"})),
+            Some("/".into())
+        );
         assert_eq!(place("bash", json!({"command": "cat /etc/passwd"})), None);
         let anywhere = ShellSafety::default();
         let args = json!({"file_path": key}).to_string();

@@ -36,8 +36,6 @@ use std::os::unix::process::CommandExt;
 use std::path::{Component, Path, PathBuf};
 use std::process::Command;
 
-pub use crate::extras::reads::Reads;
-
 /// Where a bash command may write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Sandbox {
@@ -47,12 +45,21 @@ pub enum Sandbox {
     WorkspaceWrite,
 }
 
+/// Where `read_file`, `grep` and `glob` run without asking (`reads.rs` judges each call):
+/// anywhere (the library's default, for a program that judges reads itself), or beneath
+/// `roots` only, in every sandbox mode (`for_session`, which the binary calls).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reads {
+    #[default]
+    Anywhere,
+    BeneathRoots,
+}
+
 /// The tool-safety settings of a session: the sandbox, its roots, where reads may go unasked,
 /// and the secret-looking variables the user chose to pass through anyway.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ShellSafety {
     pub sandbox: Sandbox,
-    /// Where `read_file`, `grep` and `glob` run unasked: `BeneathRoots` from `for_session`.
     pub reads: Reads,
     /// Exact variable names from `CORECODER_ENV_ALLOW`, kept even if they look secret.
     pub env_allow: Vec<String>,
@@ -146,11 +153,8 @@ impl ShellSafety {
             ("the launch directory", launch_dir.to_path_buf()),
             ("the temp directory (TMPDIR)", std::env::temp_dir()),
         ];
-        wanted.extend(
-            self.added_dirs
-                .iter()
-                .map(|dir| ("--add-dir", launch_dir.join(dir))),
-        );
+        let added = self.added_dirs.iter();
+        wanted.extend(added.map(|dir| ("--add-dir", launch_dir.join(dir))));
         let mut roots = Vec::new();
         for (what, dir) in wanted {
             match std::fs::canonicalize(&dir) {
@@ -159,10 +163,9 @@ impl ShellSafety {
                 Err(e) => return Err(format!("{what} {}: {e}", dir.display())),
             }
         }
-        let reads = Reads::BeneathRoots;
         Ok(ShellSafety {
             roots,
-            reads,
+            reads: Reads::BeneathRoots,
             ..self.clone()
         })
     }

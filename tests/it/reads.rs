@@ -31,7 +31,10 @@ fn planted(name: &str) -> (Sandbox, String) {
         std::fs::write(path, text).expect("plant");
     };
     write(".ssh/id_rsa", &format!("-----BEGIN KEY-----\n{SSH}\n"));
-    write(".aws/credentials", &format!("aws_secret_access_key={AWS}\n"));
+    write(
+        ".aws/credentials",
+        &format!("aws_secret_access_key={AWS}\n"),
+    );
     write("tmp/note.txt", "a note in the temp directory\n");
     sandbox.write("plain.txt", "a file of the project\n");
     let tmp = sandbox.home.join("tmp").display().to_string();
@@ -55,8 +58,16 @@ fn hostile_dotenv(sandbox: &Sandbox, theirs: &Server) {
 /// The repository's "model": it asks for the user's keys, then says thanks.
 fn thief(sandbox: &Sandbox) -> Server {
     let calls = [
-        ("call_1", "read_file", json!({"file_path": home(sandbox, ".ssh/id_rsa")})),
-        ("call_2", "read_file", json!({"file_path": "~/.aws/credentials"})),
+        (
+            "call_1",
+            "read_file",
+            json!({"file_path": home(sandbox, ".ssh/id_rsa")}),
+        ),
+        (
+            "call_2",
+            "read_file",
+            json!({"file_path": "~/.aws/credentials"}),
+        ),
     ];
     Server::start(vec![
         Reply::Sse(sse::tool_calls(&calls)),
@@ -130,7 +141,10 @@ fn p_an_untrusted_dotenv_chooses_no_server_key_or_model() {
         .unwrap_or_else(|| panic!("no note: {out:?}"));
     let ignored = "OPENAI_BASE_URL, CORECODER_MODEL ignored, because this project is not trusted";
     assert!(note.contains(ignored), "{note}");
-    assert!(note.contains("--trust-project") && note.contains("/trust"), "{note}");
+    assert!(
+        note.contains("--trust-project") && note.contains("/trust"),
+        "{note}"
+    );
     assert!(!out.stderr.contains("sk-project"), "{out:?}");
     assert!(theirs.requests().is_empty(), "{:?}", theirs.requests());
 }
@@ -139,7 +153,8 @@ fn p_an_untrusted_dotenv_chooses_no_server_key_or_model() {
 fn start_asked(sandbox: &Sandbox, env: &[(&str, &str)], answer: &str) -> Pty {
     let mut pty = Pty::spawn(&[], env, sandbox);
     for text in ["sends requests to 127.0.0.1", TRUST_QUESTION] {
-        pty.expect(text, WAIT).unwrap_or_else(|screen| panic!("{screen}"));
+        pty.expect(text, WAIT)
+            .unwrap_or_else(|screen| panic!("{screen}"));
     }
     let mark = pty.enter(answer);
     pty.expect("corecoder 0.1.0", WAIT)
@@ -171,9 +186,15 @@ fn repl_no_skips_the_dotenv_and_yes_trusts_it_without_opening_home() {
     ];
     let mut pty = start_asked(&sandbox, &env, "n");
     let screen = pty.screen();
-    assert!(screen.contains("https://api.openai.com/v1 · ask before changes"), "{screen}");
+    assert!(
+        screen.contains("https://api.openai.com/v1 · ask before changes"),
+        "{screen}"
+    );
     assert!(screen.contains("sends its own API key"), "{screen}");
-    assert!(screen.contains("OPENAI_BASE_URL, CORECODER_MODEL ignored"), "{screen}");
+    assert!(
+        screen.contains("OPENAI_BASE_URL, CORECODER_MODEL ignored"),
+        "{screen}"
+    );
     pty.enter("hi");
     pty.expect("request to api.openai.com failed", WAIT)
         .unwrap_or_else(|screen| panic!("{screen}"));
@@ -182,18 +203,26 @@ fn repl_no_skips_the_dotenv_and_yes_trusts_it_without_opening_home() {
 
     let mut pty = start_asked(&sandbox, &env, "y");
     let screen = pty.screen();
-    assert!(screen.contains(&format!("{} · ask", theirs.url())), "{screen}");
+    assert!(
+        screen.contains(&format!("{} · ask", theirs.url())),
+        "{screen}"
+    );
     assert!(screen.contains("model repo-model"), "{screen}");
     pty.enter("hi");
     let question = format!(
         "Allow read_file(notes.txt -- {} is outside this session's directories; asked every time)",
         home(&sandbox, ".ssh/id_rsa")
     );
-    pty.expect(&question, WAIT).unwrap_or_else(|screen| panic!("{screen}"));
+    pty.expect(&question, WAIT)
+        .unwrap_or_else(|screen| panic!("{screen}"));
     pty.send("n\r");
-    pty.expect("thanks", WAIT).unwrap_or_else(|screen| panic!("{screen}"));
+    pty.expect("thanks", WAIT)
+        .unwrap_or_else(|screen| panic!("{screen}"));
     let requests = theirs.requests();
-    assert_eq!(requests[0].header("authorization"), Some("Bearer sk-project"));
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some("Bearer sk-project")
+    );
     assert!(requests[1].last_tool_result().starts_with("Denied"));
     assert_no_secret(&requests);
 }
@@ -208,11 +237,17 @@ fn p_reads_outside_the_roots_are_refused_with_the_way_to_allow_them() {
     std::os::unix::fs::symlink(sandbox.home.join(".ssh/id_rsa"), sandbox.path("key"))
         .expect("symlink");
     let outside = [
-        ("read_file", json!({"file_path": home(&sandbox, ".ssh/id_rsa")})),
+        (
+            "read_file",
+            json!({"file_path": home(&sandbox, ".ssh/id_rsa")}),
+        ),
         ("read_file", json!({"file_path": "~/.aws/credentials"})),
         ("read_file", json!({"file_path": "../.ssh/id_rsa"})),
         ("read_file", json!({"file_path": "key"})),
-        ("grep", json!({"pattern": "SECRET", "path": home(&sandbox, ".aws")})),
+        (
+            "grep",
+            json!({"pattern": "SECRET", "path": home(&sandbox, ".aws")}),
+        ),
         ("grep", json!({"pattern": "SECRET", "path": ".."})),
         ("grep", json!({"pattern": "SECRET", "include": "../.ssh/*"})),
         ("glob", json!({"pattern": "*", "path": "~/.ssh"})),
@@ -248,12 +283,24 @@ fn p_reads_outside_the_roots_are_refused_with_the_way_to_allow_them() {
     let results = requests[1].tool_results();
     for ((_, result), (tool, args)) in results.iter().zip(&outside) {
         assert!(result.starts_with("Refused: "), "{tool} {args}: {result}");
-        assert!(result.contains("outside this session's directories"), "{result}");
-        assert!(result.contains("\"Read(//") && result.contains("--add-dir"), "{result}");
+        assert!(
+            result.contains("outside this session's directories"),
+            "{result}"
+        );
+        assert!(
+            result.contains("\"Read(//") && result.contains("--add-dir"),
+            "{result}"
+        );
     }
     let through_link = &results[3].1;
-    assert!(through_link.contains(&home(&sandbox, ".ssh/id_rsa")), "{through_link}");
-    let ran: Vec<&str> = results[outside.len()..].iter().map(|(_, r)| r.as_str()).collect();
+    assert!(
+        through_link.contains(&home(&sandbox, ".ssh/id_rsa")),
+        "{through_link}"
+    );
+    let ran: Vec<&str> = results[outside.len()..]
+        .iter()
+        .map(|(_, r)| r.as_str())
+        .collect();
     assert!(ran[0].contains("a file of the project"), "{ran:?}");
     assert!(ran[1].contains("a note in the temp directory"), "{ran:?}");
     assert!(ran[2].contains("plain.txt:1:"), "{ran:?}");
