@@ -147,6 +147,13 @@ fn p_an_untrusted_dotenv_chooses_no_server_key_or_model() {
     );
     assert!(!out.stderr.contains("sk-project"), "{out:?}");
     assert!(theirs.requests().is_empty(), "{:?}", theirs.requests());
+
+    // No key of the user's own: the `.env`'s is not used either, and the user is told why.
+    let out = run_with(&["-p", "hi"], &env[1..2], &sandbox);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("OPENAI_API_KEY, OPENAI_BASE_URL, CORECODER_MODEL ignored"));
+    assert!(out.stderr.contains("no API key"), "{out:?}");
+    assert!(theirs.requests().is_empty(), "{:?}", theirs.requests());
 }
 
 /// The REPL at the trust question for the `.env`; after `answer`, at its first prompt.
