@@ -151,7 +151,10 @@ fn p_an_untrusted_dotenv_chooses_no_server_key_or_model() {
     // No key of the user's own: the `.env`'s is not used either, and the user is told why.
     let out = run_with(&["-p", "hi"], &env[1..2], &sandbox);
     assert_eq!(out.code, 2, "{out:?}");
-    assert!(out.stderr.contains("OPENAI_API_KEY, OPENAI_BASE_URL, CORECODER_MODEL ignored"));
+    assert!(
+        out.stderr
+            .contains("OPENAI_API_KEY, OPENAI_BASE_URL, CORECODER_MODEL ignored")
+    );
     assert!(out.stderr.contains("no API key"), "{out:?}");
     assert!(theirs.requests().is_empty(), "{:?}", theirs.requests());
 }
@@ -383,4 +386,51 @@ fn a_read_deny_holds_through_a_hard_link() {
     assert!(results[0].1.contains("Read(./.env)"), "{results:?}");
     assert!(results[1].1.starts_with("No matches"), "{results:?}");
     assert!(results[2].1.contains("plain.txt") && !results[2].1.contains("notes.txt"));
+}
+
+/// The REPL asks about `grep` and `glob` outside the roots too, showing where they really
+/// land; "y" runs that one call, "n" keeps the listing home.
+#[test]
+fn repl_asks_before_grep_and_glob_outside_the_roots() {
+    let (sandbox, tmp) = planted("reads_repl_walks");
+    let calls = [
+        (
+            "call_1",
+            "grep",
+            json!({"pattern": "SECRET", "path": "../.aws"}),
+        ),
+        ("call_2", "glob", json!({"pattern": "*", "path": "~/.ssh"})),
+    ];
+    let server = Server::start(vec![
+        Reply::Sse(sse::tool_calls(&calls)),
+        Reply::Sse(sse::text("looked")),
+    ]);
+    let url = server.url();
+    let env = [
+        ("CORECODER_API_KEY", "sk-test"),
+        ("OPENAI_BASE_URL", url.as_str()),
+        ("TMPDIR", tmp.as_str()),
+    ];
+    let mut pty = Pty::spawn(&[], &env, &sandbox);
+    pty.expect("corecoder 0.1.0", WAIT)
+        .unwrap_or_else(|screen| panic!("{screen}"));
+    assert!(pty.prompt_after(0, WAIT), "{}", pty.screen());
+    pty.enter("look around");
+    for (summary, place, answer) in [("SECRET", ".aws", "y\r"), ("*", ".ssh", "n\r")] {
+        let tool = if place == ".aws" { "grep" } else { "glob" };
+        let question = format!(
+            "Allow {tool}({summary} -- {} is outside this session's directories",
+            home(&sandbox, place)
+        );
+        pty.expect(&question, WAIT)
+            .unwrap_or_else(|screen| panic!("{screen}"));
+        pty.send(answer);
+    }
+    pty.expect("looked", WAIT)
+        .unwrap_or_else(|screen| panic!("{screen}"));
+    assert!(server.wait_for_requests(2, WAIT));
+    let results = server.requests()[1].tool_results();
+    assert!(results[0].1.contains(AWS), "allowed once: {results:?}");
+    assert!(results[1].1.starts_with("Denied"), "{results:?}");
+    assert!(!results[1].1.contains("id_rsa"), "{results:?}");
 }
