@@ -168,6 +168,38 @@ pub fn may_start_early(name: &str, hint: ServerHint, consent: &Consent) -> bool 
 mod tests {
     use super::*;
 
+    /// A read outside the session's roots is not started while the reply streams: the batch
+    /// must ask about it (or refuse it) first. One inside is.
+    #[test]
+    fn a_read_outside_the_roots_waits_for_the_batch() {
+        use crate::core::consent::Mode;
+        use crate::extras::sandbox::Reads;
+        let shell = ShellSafety {
+            roots: vec![PathBuf::from("/proj")],
+            reads: Reads::BeneathRoots,
+            ..ShellSafety::default()
+        };
+        let mut early = Early::default();
+        let rules = Arc::new(Rules::default());
+        early.reply_starting(&LoopGuard::default(), &rules, (&shell, Path::new("/proj")));
+        let started = std::cell::RefCell::new(Vec::new());
+        let start = |call: &ToolCall| {
+            started.borrow_mut().push(call.arguments.clone());
+            None
+        };
+        let consent = Consent::new(Mode::Ask);
+        for path in ["src/main.rs", "/etc/shadow", "../../home/u/.ssh/id_rsa"] {
+            let call = ToolCall {
+                id: path.into(),
+                name: "read_file".into(),
+                arguments: serde_json::json!({ "file_path": path }).to_string(),
+            };
+            let event = Event::CallReady(&call);
+            early.streamed(&event, &consent, &Servers::default(), &start);
+        }
+        assert_eq!(*started.borrow(), [r#"{"file_path":"src/main.rs"}"#]);
+    }
+
     #[test]
     fn an_mcp_hint_starts_a_call_early_only_where_consent_would_run_it() {
         use crate::core::consent::{Mode, Plan};
