@@ -434,3 +434,37 @@ fn repl_asks_before_grep_and_glob_outside_the_roots() {
     assert!(results[1].1.starts_with("Denied"), "{results:?}");
     assert!(!results[1].1.contains("id_rsa"), "{results:?}");
 }
+
+/// A hard link inside the project to a key outside would be read as a file inside; making one
+/// takes bash, and a sandboxed bash cannot (Landlock's REFER right): under `--yes` and
+/// workspace-write the link is refused, and the key stays home.
+#[test]
+fn a_sandboxed_bash_cannot_link_a_key_into_the_project() {
+    if !crate::safety::landlock_available(
+        "reads::a_sandboxed_bash_cannot_link_a_key_into_the_project",
+    ) {
+        return;
+    }
+    let (sandbox, tmp) = planted("reads_link_in");
+    let ln = json!({"command": "ln ~/.ssh/id_rsa linked.txt"});
+    let read = json!({"file_path": "linked.txt"});
+    let server = Server::start(vec![
+        Reply::Sse(sse::tool_calls(&[("call_1", "bash", ln)])),
+        Reply::Sse(sse::tool_calls(&[("call_2", "read_file", read)])),
+        Reply::Sse(sse::text("done")),
+    ]);
+    let url = server.url();
+    let env = [
+        ("CORECODER_API_KEY", "sk-test"),
+        ("OPENAI_BASE_URL", url.as_str()),
+        ("TMPDIR", tmp.as_str()),
+    ];
+    let args = ["-p", "hi", "--yes", "--sandbox", "workspace-write"];
+    let out = run_with(&args, &env, &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(!sandbox.path("linked.txt").exists(), "{out:?}");
+    let requests = server.requests();
+    let refused = requests[1].last_tool_result();
+    assert!(refused.contains("ln:"), "{refused}");
+    assert_no_secret(&requests);
+}
