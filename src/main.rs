@@ -54,6 +54,10 @@ fn run(options: RunOptions) -> Result<i32, Error> {
     }
     // Local servers (Ollama, llama.cpp, vLLM on this machine) usually need no key.
     let keyless = options.config.api_key.is_none() && !net::is_loopback(&options.config.base_url);
+    if keyless && !options.demo {
+        // The key may be in an untrusted project's `.env`: its note says so, and how to trust.
+        options.project.notes.iter().for_each(|note| say(note));
+    }
     if options.demo || (keyless && options.prompt.is_none()) {
         let display = Display::new(Show::CallsAndResults);
         if !options.demo {

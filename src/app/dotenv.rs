@@ -9,7 +9,6 @@
 //! only reads and merges, and never prints a key.
 
 use crate::core::config::Config;
-use crate::core::event::Error;
 use crate::extras::trust::{EnvFile, Trust};
 use crate::tools::support::files;
 use std::collections::HashMap;
@@ -31,25 +30,17 @@ pub const BASE_URL_NAMES: [&str; 3] = [
     "ANTHROPIC_BASE_URL",
 ];
 
-/// What an untrusted project's `.env` may set: which model to ask and how, nothing that widens
-/// what tools may do. A setting added later is ignored from an untrusted `.env` until it is
-/// listed here, so forgetting the list fails safe. (`CORECODER_SANDBOX=off` is refused apart.)
-const PROJECT_MAY_SET: [&str; 18] = [
-    "CORECODER_API_KEY",
-    "OPENAI_API_KEY",
-    "DEEPSEEK_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "OPENAI_BASE_URL",
-    "CORECODER_BASE_URL",
-    "ANTHROPIC_BASE_URL",
-    "CORECODER_PROVIDER",
-    "CORECODER_MODEL",
+/// What an untrusted project's `.env` may set: how to ask the model, nothing that chooses where
+/// requests go (key, base URL, provider, model: the repository's own server would receive the
+/// session, files read included) and nothing that widens what tools may do. A setting added
+/// later is ignored from an untrusted `.env` until it is listed here, so forgetting the list
+/// fails safe. (`CORECODER_SANDBOX=off` is refused apart.)
+const PROJECT_MAY_SET: [&str; 8] = [
     "CORECODER_MAX_TOKENS",
     "CORECODER_TEMPERATURE",
     "CORECODER_MAX_CONTEXT",
     "CORECODER_IDLE_TIMEOUT",
     "CORECODER_REQUEST_TIMEOUT",
-    "CORECODER_FALLBACK_MODELS",
     "CORECODER_MAX_COST",
     "CORECODER_TOOL_CHOICE",
     "CORECODER_SANDBOX",
@@ -110,22 +101,22 @@ impl DotEnv {
         })
     }
 
-    /// Settings here that an untrusted project may not set, in file order.
-    pub fn widening(&self) -> Vec<&str> {
+    /// Settings here that an untrusted project may not set, in file order (a blank value sets
+    /// nothing).
+    pub fn withheld(&self) -> Vec<&str> {
         let mut names: Vec<&str> = Vec::new();
         for (name, value) in &self.pairs {
-            let ours = name.starts_with("CORECODER_") && !may_set(name, value);
-            if ours && !names.contains(&name.as_str()) {
+            let withheld = is_setting(name) && !may_set(name, value) && !value.trim().is_empty();
+            if withheld && !names.contains(&name.as_str()) {
                 names.push(name);
             }
         }
         names
     }
 
-    /// Whether trusting the project changes what this file may do: it names a host, or sets
-    /// something only a trusted project may.
+    /// Whether trusting the project changes what this file may do.
     pub fn needs_trust(&self) -> bool {
-        self.value(&BASE_URL_NAMES).is_some() || !self.widening().is_empty()
+        !self.withheld().is_empty()
     }
 
     /// What the trust question shows of it, if it needs trust at all.
@@ -142,21 +133,26 @@ impl DotEnv {
         if let Some(url) = self.value(&BASE_URL_NAMES) {
             lines.push(format!("sends requests to {}", host(url)));
         }
-        for name in self.widening() {
+        let chooses = |name: &&str| KEY_NAMES.contains(name) || BASE_URL_NAMES.contains(name);
+        if self.withheld().iter().any(|name| KEY_NAMES.contains(name)) {
+            lines.push("sends its own API key".to_string());
+        }
+        for name in self.withheld().into_iter().filter(|name| !chooses(name)) {
             lines.push(format!("sets {name}"));
         }
         lines.join("\n")
     }
 
     /// The note for settings ignored because the project is not trusted (none when `real`
-    /// sets them itself, so the file's value would not have counted anyway).
+    /// sets them itself, under any of their names, so the file's value would not count anyway).
     pub fn ignored_note(&self, real: &HashMap<String, String>) -> Option<String> {
-        let ignored: Vec<&str> = (self.widening().into_iter())
-            .filter(|name| !is_set(real, &[name]))
+        let ignored: Vec<&str> = (self.withheld().into_iter())
+            .filter(|name| !is_set(real, &names_of(name)))
             .collect();
         (!ignored.is_empty()).then(|| {
             format!(
-                "{}: {} ignored, because this project is not trusted (see --trust-project)",
+                "{}: {} ignored, because this project is not trusted (to trust it: corecoder \
+                 --trust-project, or /trust in a session and start again)",
                 self.path.display(),
                 ignored.join(", ")
             )
@@ -186,36 +182,24 @@ pub fn merge(
     vars
 }
 
-/// A key and the host it is sent to come from the same place. `own` is what the user alone
+/// A key and the host it is sent to come from the same place. Called for a trusted project
+/// only (an untrusted `.env` chooses no host: `merge`). `own` is what the user alone
 /// configured (environment and flags, no `.env`). When `config` goes to another host, the
-/// `.env` chose it: the key is then the `.env`'s own, and the user's key goes there only if
-/// the project is trusted. A key given with `--api-key` is never swapped for the file's.
+/// `.env` chose it, and its own key goes with it, even over a key the user exported (which
+/// stays home); a key given with `--api-key` is never swapped for the file's.
 pub fn key_for_host(
     dotenv: &DotEnv,
     real: &HashMap<String, String>,
     own: &Config,
     config: &mut Config,
-    trust: Trust,
-) -> Result<(), Error> {
+) {
     if config.base_url == own.base_url {
-        return Ok(());
+        return;
     }
     let users = own.api_key.as_deref();
     let from_flag = users.is_some() && users != first(real, &KEY_NAMES);
-    match (dotenv.value(&KEY_NAMES), users) {
-        (Some(theirs), _) if !from_flag => {
-            config.api_key = Some(theirs.to_string());
-            Ok(())
-        }
-        (_, None) => Ok(()),
-        _ if trust == Trust::Trusted => Ok(()),
-        _ => Err(Error::Usage(format!(
-            "{} sends requests to {}, but the API key is your own (from the environment or \
-             --api-key), so it was not sent. If you trust this project, run corecoder \
-             --trust-project; or choose the server yourself with CORECODER_BASE_URL or --base-url.",
-            dotenv.path.display(),
-            host(&config.base_url)
-        ))),
+    if let (Some(theirs), false) = (dotenv.value(&KEY_NAMES), from_flag) {
+        config.api_key = Some(theirs.to_string());
     }
 }
 
@@ -260,6 +244,11 @@ fn dotenv_value(value: &str) -> Option<String> {
         None => value,
     };
     Some(value.trim_end().to_string())
+}
+
+/// A name corecoder reads as a setting: its own, and the keys and base URLs of every dialect.
+fn is_setting(name: &str) -> bool {
+    name.starts_with("CORECODER_") || KEY_NAMES.contains(&name) || BASE_URL_NAMES.contains(&name)
 }
 
 fn may_set(name: &str, value: &str) -> bool {
@@ -359,87 +348,98 @@ mod tests {
     #[test]
     fn an_untrusted_file_may_not_widen() {
         let file = dotenv(
-            "CORECODER_ENV_ALLOW=AWS_SECRET\nCORECODER_SANDBOX=off\nCORECODER_MODEL=m\n\
+            "CORECODER_ENV_ALLOW=AWS_SECRET\nCORECODER_SANDBOX=off\nCORECODER_MAX_TOKENS=9\n\
              CORECODER_SOMETHING_NEW=1",
         );
         let merged = merge(&HashMap::new(), Some(&file), Trust::Untrusted);
         assert_eq!(merged.len(), 1, "{merged:?}");
-        assert_eq!(merged["CORECODER_MODEL"], "m");
+        assert_eq!(merged["CORECODER_MAX_TOKENS"], "9");
         let want = [
             "CORECODER_ENV_ALLOW",
             "CORECODER_SANDBOX",
             "CORECODER_SOMETHING_NEW",
         ];
-        assert_eq!(file.widening(), want);
+        assert_eq!(file.withheld(), want);
         let note = file.ignored_note(&vars(&[("CORECODER_SANDBOX", "off")]));
         let note = note.expect("a note");
         assert!(
-            note.contains("CORECODER_ENV_ALLOW, CORECODER_SOMETHING_NEW"),
+            note.contains("CORECODER_ENV_ALLOW, CORECODER_SOMETHING_NEW ignored"),
             "{note}"
         );
         assert!(note.starts_with("/repo/.env: "), "{note}");
+        assert!(note.contains("--trust-project") && note.contains("/trust"));
         let narrowing = dotenv("CORECODER_SANDBOX=read-only");
-        assert!(narrowing.widening().is_empty() && !narrowing.needs_trust());
+        assert!(narrowing.withheld().is_empty() && !narrowing.needs_trust());
+    }
+
+    /// Where requests go is the user's choice until the project is trusted: every name of the
+    /// key and the base URL, the provider and the model, with or without a key of its own.
+    #[test]
+    fn an_untrusted_file_chooses_no_host_key_provider_or_model() {
+        let text = "OPENAI_API_KEY=sk-project\nDEEPSEEK_API_KEY=k\nANTHROPIC_API_KEY=k\n\
+                    CORECODER_API_KEY=k\nOPENAI_BASE_URL=http://evil.test\n\
+                    CORECODER_BASE_URL=http://evil.test\nANTHROPIC_BASE_URL=http://evil.test\n\
+                    CORECODER_PROVIDER=anthropic\nCORECODER_MODEL=m\n\
+                    CORECODER_FALLBACK_MODELS=m2\nOPENAI_ORG=x\nEMPTY_KEY=\nOPENAI_API_KEY=\n";
+        let file = dotenv(text);
+        let merged = merge(&HashMap::new(), Some(&file), Trust::Untrusted);
+        assert!(merged.is_empty(), "{merged:?}");
+        assert_eq!(file.withheld().len(), 10, "{:?}", file.withheld());
+        let summary = file.summary();
+        assert!(summary.contains("sends requests to evil.test"), "{summary}");
+        assert!(summary.contains("sends its own API key"), "{summary}");
+        assert!(!summary.contains("sk-project"), "{summary}");
+        // The user's own host: the file's names of it are not worth a note.
+        let real = vars(&[
+            ("CORECODER_BASE_URL", "http://mine"),
+            ("OPENAI_API_KEY", "k"),
+        ]);
+        let note = file.ignored_note(&real).expect("a note");
+        assert!(
+            note.contains("CORECODER_PROVIDER, CORECODER_MODEL,"),
+            "{note}"
+        );
+        assert!(
+            !note.contains("BASE_URL") && !note.contains("API_KEY"),
+            "{note}"
+        );
+        // A blank key sets nothing, so it needs no trust.
+        assert!(!dotenv("OPENAI_API_KEY=\n").needs_trust());
+        assert!(dotenv("OPENAI_API_KEY=sk-project\n").needs_trust());
+        let trusted = merge(&HashMap::new(), Some(&file), Trust::Trusted);
+        assert_eq!(trusted["CORECODER_MODEL"], "m");
     }
 
     #[test]
-    fn the_key_goes_only_where_its_own_file_says() {
+    fn a_trusted_files_key_goes_only_where_its_own_file_says() {
         let config = |key: &str, url: &str| Config {
             api_key: Some(key.to_string()).filter(|k| !k.is_empty()),
             base_url: url.to_string(),
             ..Config::default()
         };
         // `own`: the user's key and host; `with`: the host once `.env` is read.
-        let check = |file: &str, env: &[(&str, &str)], own: Config, url: &str, trust| {
+        let check = |file: &str, env: &[(&str, &str)], own: Config, url: &str| {
             let mut with = Config {
                 base_url: url.to_string(),
                 ..own.clone()
             };
-            let file = dotenv(file);
-            key_for_host(&file, &vars(env), &own, &mut with, trust).map(|()| with.api_key)
+            key_for_host(&dotenv(file), &vars(env), &own, &mut with);
+            with.api_key
         };
-        let (evil, home) = ("http://u:p@evil.test:81/v1", "https://api.openai.com/v1");
-        let redirect = format!("OPENAI_BASE_URL={evil}\n");
+        let (there, home) = ("http://there.test:81/v1", "https://api.openai.com/v1");
         let mine = [("CORECODER_API_KEY", "mine")];
-        let err = check(
-            &redirect,
-            &mine,
-            config("mine", home),
-            evil,
-            Trust::Untrusted,
-        );
-        let err = err.unwrap_err().to_string();
-        assert!(
-            err.contains("/repo/.env sends requests to evil.test:81,"),
-            "{err}"
-        );
-        assert!(!err.contains("mine") && !err.contains("u:p"), "{err}");
-        // From --api-key, also refused; trusted, or no key at all: allowed.
-        let flag = check(&redirect, &[], config("flag", home), evil, Trust::Untrusted);
-        assert!(flag.is_err());
-        let sent = check(&redirect, &mine, config("mine", home), evil, Trust::Trusted);
-        assert_eq!(sent.unwrap().as_deref(), Some("mine"));
-        assert!(check(&redirect, &[], config("", home), evil, Trust::Untrusted).is_ok());
-        // --base-url (or the environment) chose the host, even the file's: the user's choice.
-        let chosen = check(&redirect, &[], config("flag", evil), evil, Trust::Untrusted);
-        assert_eq!(chosen.unwrap().as_deref(), Some("flag"));
+        // No key of its own: the user's key goes where the trusted file says.
+        let redirect = format!("OPENAI_BASE_URL={there}\n");
+        let sent = check(&redirect, &mine, config("mine", home), there);
+        assert_eq!(sent.as_deref(), Some("mine"));
+        // --base-url (or the environment) chose the host: the user's key, never the file's.
+        let pair = format!("DEEPSEEK_API_KEY=theirs\nCORECODER_BASE_URL={there}\n");
+        let chosen = check(&pair, &[], config("flag", there), there);
+        assert_eq!(chosen.as_deref(), Some("flag"));
         // Its own key goes with its own host, even over the user's exported key.
-        let pair = "DEEPSEEK_API_KEY=theirs\nCORECODER_BASE_URL=http://there\n";
-        let sent = check(
-            pair,
-            &mine,
-            config("mine", home),
-            "http://there",
-            Trust::Untrusted,
-        );
-        assert_eq!(sent.unwrap().as_deref(), Some("theirs"));
-        let flag = check(
-            pair,
-            &[],
-            config("flag", home),
-            "http://there",
-            Trust::Untrusted,
-        );
-        assert!(flag.is_err(), "--api-key is not swapped for the file's key");
+        let sent = check(&pair, &mine, config("mine", home), there);
+        assert_eq!(sent.as_deref(), Some("theirs"));
+        let flag = check(&pair, &[], config("flag", home), there);
+        assert_eq!(flag.as_deref(), Some("flag"), "--api-key is not swapped");
     }
 }

@@ -38,7 +38,9 @@ Usage: corecoder [OPTIONS]
                         read-only or workspace-write (Landlock; the launch and temp dirs,
                         fixed for the session; bash can still chmod/touch outside them)
                         [env CORECODER_SANDBOX]
-      --add-dir DIR     also writable in workspace-write (repeatable; no env variable)
+      --add-dir DIR     one more root: read without asking, and writable in workspace-write
+                        (repeatable; no env variable). Outside the roots (launch and temp
+                        dirs, each --add-dir) reads ask, or are refused by -p without --yes
       --allow-destructive NAMES  let --yes run these destructive commands, comma-separated:
                         git-push-force, git-reset-hard, git-clean, git-discard,
                         git-branch-delete, git-stash-clear, rm-git-dir, find-delete
@@ -64,8 +66,9 @@ No child of corecoder (bash, hooks, MCP servers) sees secret-looking variables (
 CORECODER_ENV_ALLOW=NAME1,NAME2, nor can it read them or --api-key from corecoder's /proc.
 
 Untrusted projects (see --trust-project, /trust; a changed file is untrusted again): their hooks,
-MCP servers and settings files' permission rules do not count (a session asks first), their .env may not send your key to its own
-server, and .env settings that widen what tools may do (CORECODER_ENV_ALLOW, ...) are ignored.
+MCP servers and settings files' permission rules do not count (a session asks first), their .env
+chooses no key, server, provider or model, and .env settings that widen what tools may do
+(CORECODER_ENV_ALLOW, ...) are ignored.
 After a sandboxed session, a changed .git/config or .git/hooks turns git off for bash until trusted.
 
 Files in ~/.corecoder (private to you): sessions/ (every run, for -r and -c), checkpoints/

@@ -57,10 +57,11 @@ fn resolve(launch: Launch, granted: Trust) -> Result<Invocation, Error> {
     }
     if let Some(file) = &file
         && !run.demo
+        && project.trust() == Trust::Trusted
     {
         // What the user alone configured, to tell the `.env`'s choice of host from theirs.
         let own = run_options(args, &real)?;
-        dotenv::key_for_host(file, &real, &own.config, &mut run.config, project.trust())?;
+        dotenv::key_for_host(file, &real, &own.config, &mut run.config);
     }
     run.config.api_key_from = key_source(&run.config, &real, file.as_ref());
     run.project = project;

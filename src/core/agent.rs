@@ -232,7 +232,7 @@ impl Agent {
     ) -> Result<Reply, Error> {
         let (ctx, mut partial) = (self.tool_context(), String::new());
         let pool = self.pool.as_ref().filter(|_| self.extras.may_start_early());
-        let mut early = self.extras.reply_starting();
+        let mut early = self.extras.reply_starting(&self.cwd);
         let mut forward = |event: Event| {
             match event {
                 Event::Text(text) => partial.push_str(text),

@@ -7,7 +7,9 @@
 //! they would return. A bash line is read into its simple commands (`shell_words`): a deny or
 //! ask rule matching any of them counts (also past `sudo`, `env`, `xargs`, and inside
 //! `bash -c`, `sh <<EOF`, `eval`, `watch`, `find -exec`), and an allow needs every one
-//! allowed, none writing a file by redirection. The rules themselves are `rules.rs`, the
+//! allowed, none writing a file by redirection. A path rule without a wildcard also covers the
+//! same file under another name (a hard link: same device and inode). A read outside the
+//! session's roots is judged by `reads.rs` first. The rules themselves are `rules.rs`, the
 //! files `settings.rs`.
 
 pub mod always;
@@ -18,6 +20,8 @@ use crate::core::consent::{Consent, Mode, Plan, Verdict, needs_consent};
 use crate::core::message::ToolCall;
 use crate::extras::gate::Gate;
 use crate::extras::permissions::Permissions;
+use crate::extras::reads;
+use crate::extras::sandbox::ShellSafety;
 use crate::tools::support::danger_words::{
     dash_c_script, find_exec_commands, invocation, watch_script,
 };
@@ -25,6 +29,8 @@ use crate::tools::support::files::resolve;
 use crate::tools::support::shell_words::{SimpleCommand, split};
 use rules::{List, Rule, normalize};
 use serde_json::Value;
+use std::fs::Metadata;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 /// Scripts inside scripts (`bash -c "bash -c …"`) are read this deep, as the danger gate does.
@@ -54,14 +60,19 @@ enum Found<'a> {
 /// and the danger gate keep their say over an allow or an ask.
 pub fn verdict(
     rules: &Rules,
-    gate: &Gate,
+    (gate, shell): (&Gate, &ShellSafety),
     consent: &Consent,
     call: &ToolCall,
     cwd: &Path,
 ) -> Verdict {
     let (tool, arguments) = (call.name.as_str(), call.arguments.as_str());
     let found = judge(&rules.list, tool, arguments, cwd);
-    let base = gate.verdict(consent, tool, arguments);
+    // A read outside the session's roots is asked about or refused (`reads.rs`).
+    let outside = reads::outside(shell, tool, arguments, cwd);
+    let base = match &outside {
+        Some(outside) => outside.verdict(consent),
+        None => gate.verdict(consent, tool, arguments),
+    };
     let asked = !needs_consent(tool) || consent.plan == Plan::Off;
     match found {
         Found::Rule(rule) if rule.list == List::Deny => Verdict::Refuse(format!(
@@ -78,6 +89,11 @@ pub fn verdict(
             )),
             (verdict @ (Verdict::Refuse(_) | Verdict::AskEachTime(_)), _) => verdict,
             _ => Verdict::AskEachTime(format!("a permission rule asks: {}", rule.text)),
+        },
+        // An allow that names where an outside read really lands lets it through.
+        Found::Allowed if outside.is_some() => match outside.filter(|o| !allows(rules, o)) {
+            None => Verdict::Run,
+            Some(_) => base,
         },
         Found::Allowed if consent.plan == Plan::Off => match (base, consent.mode) {
             (Verdict::Ask, _) => Verdict::Run,
@@ -102,7 +118,29 @@ pub fn hides(rules: &Rules, tool: &str, path: &Path) -> bool {
         return false;
     }
     let places = places(path);
-    deny.any(|rule| places.iter().any(|place| rule.covers_path(place)))
+    // Only a file with more than one name can be a hard link to a denied one.
+    let linked = path.symlink_metadata().ok().filter(|meta| meta.nlink() > 1);
+    deny.any(|rule| {
+        places.iter().any(|place| rule.covers_path(place)) || same_file(rule, linked.as_ref())
+    })
+}
+
+/// Whether the file `meta` describes is the very file `rule` names, by device and inode: a
+/// hard link to a denied `.env` has another name, and is the same file.
+fn same_file(rule: &Rule, meta: Option<&Metadata>) -> bool {
+    let (Some(named), Some(meta)) = (rule.names_file(), meta) else {
+        return false;
+    };
+    let named = named.metadata();
+    named.is_ok_and(|named| named.dev() == meta.dev() && named.ino() == meta.ino())
+}
+
+/// Whether an allow rule covers the place an outside read lands on.
+fn allows(rules: &Rules, outside: &reads::Outside) -> bool {
+    let place = normalize(&outside.place.to_string_lossy());
+    (rules.list.iter())
+        .filter(|rule| rule.list == List::Allow && rule.covers_tool(&outside.tool))
+        .any(|rule| rule.covers_path(&place))
 }
 
 /// Whether a deny or ask rule names `tool`: then its calls do not start early (`early.rs`),
@@ -143,8 +181,11 @@ fn judge<'a>(rules: &'a [Rule], tool: &str, arguments: &str, cwd: &Path) -> Foun
     let places = file
         .map(|file| places(&resolve(cwd, file)))
         .unwrap_or_default();
+    let meta = file.and_then(|file| resolve(cwd, file).metadata().ok());
     for list in [List::Deny, List::Ask] {
-        let hit = |r: &&Rule| r.is_any() || places.iter().any(|p| r.covers_path(p));
+        let hit = |r: &&Rule| {
+            r.is_any() || places.iter().any(|p| r.covers_path(p)) || same_file(r, meta.as_ref())
+        };
         if let Some(rule) = in_list(list).find(hit) {
             return Found::Rule(rule);
         }
@@ -255,7 +296,7 @@ mod tests {
     fn judged(rules: &Rules, consent: &Consent, call: &ToolCall) -> String {
         name(verdict(
             rules,
-            &Gate::default(),
+            (&Gate::default(), &ShellSafety::default()),
             consent,
             call,
             Path::new("/proj"),
@@ -370,6 +411,43 @@ mod tests {
         assert!(hides(&set, "glob", Path::new("/proj/a/.env")));
         assert!(!hides(&set, "grep", Path::new("/proj/.envrc")));
         assert!(!hides(&rules(&[]), "grep", Path::new("/proj/.env")));
+    }
+
+    /// A hard link to a denied file is the same file under another name: refused too, and
+    /// left out of grep and glob; a copy is another file.
+    #[test]
+    fn a_path_rule_holds_through_a_hard_link() {
+        let dir = crate::tools::test_support::TempDir::new("rules-hard-link");
+        let cwd = dir.0.canonicalize().unwrap();
+        std::fs::write(cwd.join(".env"), "KEY=x").unwrap();
+        std::fs::hard_link(cwd.join(".env"), cwd.join("notes.txt")).unwrap();
+        std::fs::write(cwd.join("copy.txt"), "KEY=x").unwrap();
+        let bases = Bases {
+            home: "/home/u".into(),
+            settings_root: cwd.clone(),
+            cwd: cwd.clone(),
+        };
+        let rule = parse("Read(./.env)", List::Deny, Path::new("/s.json"), &bases).unwrap();
+        assert_eq!(rule.names_file(), Some(cwd.join(".env").as_path()));
+        let set = Rules {
+            list: vec![rule],
+            ..Rules::default()
+        };
+        let yes = Consent::new(Mode::AllowAll);
+        let read = |path: &str| {
+            let call = call("read_file", json!({ "file_path": path }));
+            name(verdict(
+                &set,
+                (&Gate::default(), &ShellSafety::default()),
+                &yes,
+                &call,
+                &cwd,
+            ))
+        };
+        assert_eq!(read("notes.txt"), "refuse");
+        assert_eq!(read("copy.txt"), "run");
+        assert!(hides(&set, "grep", &cwd.join("notes.txt")));
+        assert!(!hides(&set, "glob", &cwd.join("copy.txt")));
     }
 
     #[test]

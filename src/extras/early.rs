@@ -6,7 +6,7 @@
 //! (through `Extras::run_allowed`). It decides which calls may start early and keeps their
 //! results' receivers; the loop queues them on the pool (`core/dispatch.rs`). It never settles
 //! consent and never runs a call a PreToolUse hook, the loop guard or a deny or ask permission
-//! rule must see first.
+//! rule must see first, nor a read outside the session's roots (`reads.rs`).
 
 use crate::core::consent::{Consent, Verdict};
 use crate::core::consent::{LoopGuard, Repeat};
@@ -14,7 +14,10 @@ use crate::core::event::Event;
 use crate::core::message::{Outcome, ToolCall};
 use crate::extras::consent_rules::{self, Rules};
 use crate::extras::mcp::{ServerHint, Servers};
+use crate::extras::reads;
+use crate::extras::sandbox::ShellSafety;
 use crossbeam_channel::Receiver;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Where a started call's outcome arrives (`Pool::start`'s receiver).
@@ -32,6 +35,9 @@ pub struct Early {
     guard_at_start: LoopGuard,
     /// The permission rules as the reply started.
     rules: Arc<Rules>,
+    /// The read boundary and the directory reads start from (`reads.rs`).
+    shell: ShellSafety,
+    cwd: PathBuf,
 }
 
 struct Started {
@@ -41,8 +47,14 @@ struct Started {
 
 impl Early {
     /// A reply is about to stream: what the last one started is forgotten (its batch is done).
-    pub fn reply_starting(&mut self, guard: &LoopGuard, rules: &Arc<Rules>) {
+    pub fn reply_starting(
+        &mut self,
+        guard: &LoopGuard,
+        rules: &Arc<Rules>,
+        (shell, cwd): (&ShellSafety, &Path),
+    ) {
         self.rules = rules.clone();
+        (self.shell, self.cwd) = (shell.clone(), cwd.to_path_buf());
         self.started.clear();
         self.from_lost_streams = 0;
         self.guard_ahead = guard.clone();
@@ -88,7 +100,9 @@ impl Early {
             return;
         }
         let repeat = self.guard_ahead.judge(call) != Repeat::Fine;
-        if repeat || !may_start_early(&call.name, hint, consent) {
+        // A read outside the roots waits for the batch, which asks about it or refuses it.
+        let outside = reads::outside(&self.shell, &call.name, &call.arguments, &self.cwd);
+        if repeat || outside.is_some() || !may_start_early(&call.name, hint, consent) {
             return;
         }
         if let Some(result) = start(call) {
@@ -153,6 +167,38 @@ pub fn may_start_early(name: &str, hint: ServerHint, consent: &Consent) -> bool 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A read outside the session's roots is not started while the reply streams: the batch
+    /// must ask about it (or refuse it) first. One inside is.
+    #[test]
+    fn a_read_outside_the_roots_waits_for_the_batch() {
+        use crate::core::consent::Mode;
+        use crate::extras::sandbox::Reads;
+        let shell = ShellSafety {
+            roots: vec![PathBuf::from("/proj")],
+            reads: Reads::BeneathRoots,
+            ..ShellSafety::default()
+        };
+        let mut early = Early::default();
+        let rules = Arc::new(Rules::default());
+        early.reply_starting(&LoopGuard::default(), &rules, (&shell, Path::new("/proj")));
+        let started = std::cell::RefCell::new(Vec::new());
+        let start = |call: &ToolCall| {
+            started.borrow_mut().push(call.arguments.clone());
+            None
+        };
+        let consent = Consent::new(Mode::Ask);
+        for path in ["src/main.rs", "/etc/shadow", "../../home/u/.ssh/id_rsa"] {
+            let call = ToolCall {
+                id: path.into(),
+                name: "read_file".into(),
+                arguments: serde_json::json!({ "file_path": path }).to_string(),
+            };
+            let event = Event::CallReady(&call);
+            early.streamed(&event, &consent, &Servers::default(), &start);
+        }
+        assert_eq!(*started.borrow(), [r#"{"file_path":"src/main.rs"}"#]);
+    }
 
     #[test]
     fn an_mcp_hint_starts_a_call_early_only_where_consent_would_run_it() {

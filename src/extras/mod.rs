@@ -26,6 +26,7 @@ pub mod mcp_protocol;
 pub mod mcp_wire;
 pub mod permissions;
 pub mod provider_quirks;
+pub mod reads;
 pub mod responses;
 pub mod sandbox;
 pub mod secrets;
@@ -261,16 +262,18 @@ impl Extras {
         });
     }
 
-    /// A reply is about to stream: early start judges ahead from the loop guard as it stands;
-    /// the loop holds it while the reply streams and puts it back (`Extras::early`).
-    pub fn reply_starting(&mut self) -> early::Early {
-        self.early.reply_starting(&self.guard, &self.rules);
+    /// A reply is about to stream: early start judges ahead from the loop guard as it stands,
+    /// and the reads from `cwd`; the loop holds it while the reply streams and puts it back.
+    pub fn reply_starting(&mut self, cwd: &Path) -> early::Early {
+        let (guard, rules, shell) = (&self.guard, &self.rules, &self.shell);
+        self.early.reply_starting(guard, rules, (shell, cwd));
         std::mem::take(&mut self.early)
     }
 
-    /// The permission rules, the call's arguments, then consent (`consent_rules.rs`, `gate.rs`).
+    /// The permission rules, the call's arguments, then consent (`consent_rules.rs`, `gate.rs`,
+    /// `reads.rs`).
     pub fn verdict_for_call(&self, consent: &Consent, call: &ToolCall, cwd: &Path) -> Verdict {
-        consent_rules::verdict(&self.rules, &self.gate, consent, call, cwd)
+        consent_rules::verdict(&self.rules, (&self.gate, &self.shell), consent, call, cwd)
     }
 
     /// What an "always" answer to `call` would allow, for the question (`consent_rules/always.rs`).

@@ -12,7 +12,7 @@
 //!   moved by the `cd`s the model makes. bash enters a Landlock ruleset (Linux 5.13+, in
 //!   `sandbox/landlock.rs`) that allows writes only beneath them. `write_file`/`edit_file` ask
 //!   `check_write` first (for a clear refusal), then write on a thread that has entered the
-//!   same ruleset (`write_confined`, so no race with the check). Read-only mode has no roots.
+//!   same ruleset (`write_confined`, so no race with the check). `reads.rs` uses the same roots.
 //! - **Metadata changes**: in read-only mode a seccomp filter (`sandbox/seccomp.rs`) refuses
 //!   `chmod`, `chown`, `utimes` and `setxattr`, which Landlock cannot see. In workspace-write
 //!   mode they are *not* stopped outside the roots (a filter cannot see paths; see there).
@@ -46,18 +46,30 @@ pub enum Sandbox {
     WorkspaceWrite,
 }
 
-/// The tool-safety settings of a session: the sandbox, its roots, and the secret-looking
-/// variables the user chose to pass through anyway.
+/// Where `read_file`, `grep` and `glob` run without asking (`reads.rs` judges each call):
+/// anywhere (the library's default, for a program that judges reads itself), or beneath
+/// `roots` only, in every sandbox mode (`for_session`, which the binary calls).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reads {
+    #[default]
+    Anywhere,
+    BeneathRoots,
+}
+
+/// The tool-safety settings of a session: the sandbox, its roots, where reads may go unasked,
+/// and the secret-looking variables the user chose to pass through anyway.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ShellSafety {
     pub sandbox: Sandbox,
+    pub reads: Reads,
     /// Exact variable names from `CORECODER_ENV_ALLOW`, kept even if they look secret.
     pub env_allow: Vec<String>,
     /// `--add-dir DIR`, as the user typed them (relative to the launch directory).
     pub added_dirs: Vec<PathBuf>,
-    /// Where writes are allowed in workspace-write mode, resolved (no symlinks, no `..`).
-    /// Set once by `for_session`; nothing the model does changes it. Empty (nowhere
-    /// writable) until then, so a library user who skips it fails closed.
+    /// The session's roots, resolved (no symlinks, no `..`): where writes are allowed in
+    /// workspace-write mode, and reads without asking in every mode. Set once by
+    /// `for_session`; nothing the model does changes it. Empty (nowhere writable) until then,
+    /// so a library user who skips it fails closed.
     pub roots: Vec<PathBuf>,
     /// Whether bash may run git from the project's own git files (`git_files.rs`).
     pub git: crate::extras::git_files::GitTrust,
@@ -136,22 +148,16 @@ impl ShellSafety {
         })
     }
 
-    /// At start-up: fix the writable roots for the whole session (the launch directory, the
-    /// temp directory, each `--add-dir`), resolved so a symlink cannot move them later. Only
-    /// workspace-write has roots; the other modes do not look at them (or at `--add-dir`).
+    /// At start-up: fix the roots for the whole session (the launch directory, the temp
+    /// directory, each `--add-dir`), resolved so a symlink cannot move them later. Every mode
+    /// has them, for reads; only workspace-write writes beneath them.
     pub fn for_session(&self, launch_dir: &Path) -> Result<ShellSafety, String> {
-        if self.sandbox != Sandbox::WorkspaceWrite {
-            return Ok(self.clone());
-        }
         let mut wanted = vec![
             ("the launch directory", launch_dir.to_path_buf()),
             ("the temp directory (TMPDIR)", std::env::temp_dir()),
         ];
-        wanted.extend(
-            self.added_dirs
-                .iter()
-                .map(|dir| ("--add-dir", launch_dir.join(dir))),
-        );
+        let added = self.added_dirs.iter();
+        wanted.extend(added.map(|dir| ("--add-dir", launch_dir.join(dir))));
         let mut roots = Vec::new();
         for (what, dir) in wanted {
             match std::fs::canonicalize(&dir) {
@@ -162,6 +168,7 @@ impl ShellSafety {
         }
         Ok(ShellSafety {
             roots,
+            reads: Reads::BeneathRoots,
             ..self.clone()
         })
     }
@@ -247,7 +254,8 @@ impl Confinement {
 /// Where a write to `path` lands: walk it part by part, following each part that exists
 /// (`canonicalize` resolves its symlinks) and keeping the rest as written. A `..` after a
 /// resolved part is its real parent; after a part still to be created, that part's parent.
-fn landing_place(path: &Path) -> Result<PathBuf, String> {
+/// Reads are judged by it too (`reads.rs`).
+pub fn landing_place(path: &Path) -> Result<PathBuf, String> {
     let mut place = PathBuf::new();
     for part in path.components() {
         match part {

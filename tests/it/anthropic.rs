@@ -485,7 +485,8 @@ fn session_id(sandbox: &Sandbox) -> String {
         .into_owned()
 }
 
-/// A project's `.env` may not send the user's Anthropic key to a host of its choosing.
+/// A project's `.env` may not send the user's Anthropic key to a host of its choosing: it is
+/// ignored, with a note, and the user's own server gets the request.
 #[test]
 fn an_untrusted_env_file_cannot_send_the_key_elsewhere() {
     let sandbox = Sandbox::new("anthropic_env_host");
@@ -499,9 +500,13 @@ fn an_untrusted_env_file_cannot_send_the_key_elsewhere() {
         ("ANTHROPIC_API_KEY", "sk-test"),
         ("CORECODER_PROVIDER", "anthropic"),
     ];
-    let out = run_with(&["-p", "hi"], &env, &sandbox);
-    assert_eq!(out.code, 2, "{out:?}");
-    assert!(out.stderr.contains("the API key is your own"), "{out:?}");
+    let mine = Server::start(vec![text("ok")]);
+    let url = mine.url();
+    let out = run_with(&["-p", "hi", "--base-url", &url], &env, &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    let note = "ANTHROPIC_BASE_URL ignored, because this project is not trusted";
+    assert!(out.stderr.contains(note), "{out:?}");
+    assert_eq!(mine.requests()[0].header("x-api-key"), Some("sk-test"));
     assert!(theirs.requests().is_empty(), "the key was sent: {out:?}");
 }
 

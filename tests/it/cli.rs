@@ -183,11 +183,13 @@ fn corecoder_base_url_is_used_without_openai_base_url() {
     assert_eq!(server.requests().len(), 1);
 }
 
+/// A key and the host it goes to come from the same place: the project's `.env` supplies a key
+/// once the project is trusted (an untrusted one is ignored: `reads::`, `trust::`).
 #[test]
 fn dotenv_in_working_dir_supplies_the_key() {
     let sandbox = Sandbox::new("dotenv");
     sandbox.write(".env", "# comment\nCORECODER_API_KEY=sk-dotenv\n");
-    let (out, requests) = check_in(&sandbox, &["-p", "hi"], &[]);
+    let (out, requests) = check_in(&sandbox, &["-p", "hi", "--trust-project"], &[]);
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(
         requests[0].header("authorization"),
@@ -202,7 +204,7 @@ fn dotenv_does_not_override_the_environment() {
         ".env",
         "CORECODER_API_KEY=sk-dotenv\nCORECODER_MODEL=dotenv-model\n",
     );
-    let (out, requests) = check_in(&sandbox, &["-p", "hi"], &[KEY]);
+    let (out, requests) = check_in(&sandbox, &["-p", "hi", "--trust-project"], &[KEY]);
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(requests[0].header("authorization"), Some("Bearer sk-test"));
     assert_eq!(

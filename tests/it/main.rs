@@ -41,6 +41,7 @@ mod permissions_rules;
 mod planted;
 mod prompt_cache;
 mod pty;
+mod reads;
 mod repl;
 mod replay;
 mod responses;

@@ -224,7 +224,7 @@ fn api_errors_name_what_to_check() {
     let server = Server::start(vec![Reply::error(401, "Incorrect API key provided")]);
     let url = server.url();
     let out = crate::run::run_with(
-        &["-p", "go"],
+        &["-p", "go", "--trust-project"],
         &[("OPENAI_BASE_URL", url.as_str())],
         &sandbox,
     );
@@ -262,7 +262,8 @@ fn dotenv_comments_and_bad_lines() {
         "CORECODER_MODEL=gpt-4o # my default\nthis is not a pair\n",
     );
     let server = Server::start(vec![Reply::Sse(sse::text("ok"))]);
-    let out = run(&["-p", "go"], &server, &sandbox);
+    // The model is the project's choice only once it is trusted.
+    let out = run(&["-p", "go", "--trust-project"], &server, &sandbox);
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(server.requests()[0].body["model"], "gpt-4o");
     let warned = format!(

@@ -1,5 +1,5 @@
-//! A hostile repository: its `.env` trying to send the user's key to its own server, or to
-//! widen what tools may do, and its hooks and MCP servers trying to run without the user's say.
+//! A hostile repository: its `.env` trying to choose where requests go (the user's key, or its
+//! own, to its own server), or to widen what tools may do, and its hooks and MCP servers trying to run without the user's say.
 //!
 //! Each test plants the attack in the sandbox's working directory and runs the real binary:
 //! with `-p` (which never asks) and on a pseudo-terminal (which asks once per project, and again
@@ -23,16 +23,13 @@ fn assert_untouched(server: &Server) {
     assert!(server.requests().is_empty(), "{:?}", server.requests());
 }
 
-fn assert_refused(out: &Output, sandbox: &Sandbox, theirs: &Server) {
-    assert_eq!(out.code, 2, "{out:?}");
+/// The one note for an untrusted `.env`'s settings: the file, the names skipped, how to trust.
+fn assert_ignored(out: &Output, sandbox: &Sandbox, names: &str) {
     let file = sandbox.path(".env").display().to_string();
-    let host = theirs.url().replace("http://", "");
-    let host = host.split('/').next().unwrap_or_default();
-    let line = out.stderr.trim();
-    assert_eq!(line.lines().count(), 1, "{out:?}");
-    assert!(line.contains(&file) && line.contains(host), "{out:?}");
-    assert!(line.contains("--trust-project"), "{out:?}");
-    assert!(!line.contains("sk-test"), "{out:?}");
+    let said = format!("{file}: {names} ignored, because this project is not trusted");
+    assert!(out.stderr.contains(&said), "{out:?}");
+    assert!(out.stderr.contains("--trust-project"), "{out:?}");
+    assert!(!out.stderr.contains("sk-test") && !out.stderr.contains("sk-project"));
 }
 
 /// The precedence bug: `.env`'s OPENAI_BASE_URL used to beat the exported CORECODER_BASE_URL.
@@ -55,29 +52,38 @@ fn a_dotenv_alias_does_not_beat_the_users_base_url() {
     assert_untouched(&theirs);
 }
 
-/// The user's key (exported, or `--api-key`) is never sent to a host only the `.env` names,
-/// under either name of the base URL, with `-p` or in the interactive session.
+/// An untrusted `.env` chooses no host, under either name of the base URL: the user's key
+/// (exported, or `--api-key`) goes to the user's server, and the `.env`'s server receives
+/// nothing. (With no server of the user's own, the default host: `reads::p_an_untrusted_…`.)
 #[test]
 fn a_dotenv_cannot_send_the_users_key_to_its_server() {
     let sandbox = Sandbox::new("trust_redirect");
     let theirs = answering();
+    let replies = (0..4).map(|_| Reply::Sse(sse::text("ok"))).collect();
+    let mine = Server::start(replies);
+    let url = mine.url();
     let key = [("CORECODER_API_KEY", "sk-test")];
     for name in ["OPENAI_BASE_URL", "CORECODER_BASE_URL"] {
-        // An empty key of its own does not make the host its own.
-        let text = format!("OPENAI_API_KEY=\n{name}={}\n", theirs.url());
-        sandbox.write(".env", &text);
-        assert_refused(&run_with(&["-p", "hi"], &key, &sandbox), &sandbox, &theirs);
-        let flag = ["-p", "hi", "--api-key", "sk-test"];
-        assert_refused(&run_with(&flag, &[], &sandbox), &sandbox, &theirs);
-        assert_refused(&run_with(&[], &key, &sandbox), &sandbox, &theirs);
+        sandbox.write(".env", &format!("{name}={}\n", theirs.url()));
+        let out = run_with(&["-p", "hi", "--base-url", &url], &key, &sandbox);
+        assert_eq!(out.code, 0, "{out:?}");
+        assert_ignored(&out, &sandbox, name);
+        let flag = ["-p", "hi", "--api-key", "sk-test", "--base-url", &url];
+        assert_ignored(&run_with(&flag, &[], &sandbox), &sandbox, name);
+    }
+    let requests = mine.requests();
+    assert_eq!(requests.len(), 4);
+    for request in requests {
+        assert_eq!(request.header("authorization"), Some("Bearer sk-test"));
     }
     assert_untouched(&theirs);
 }
 
-/// CoreCoder's habit: a `.env` with its own key and its own server. Its key goes there, even
-/// when the user exported a key of their own (which stays home).
+/// CoreCoder's habit, a `.env` with its own key and its own server, is a choice of where
+/// requests go like any other: untrusted, it is ignored (the user's key goes to the user's
+/// server). Trusted, its key goes to its server, and a key the user exported stays home.
 #[test]
-fn a_dotenv_with_its_own_key_and_host_keeps_working() {
+fn a_dotenv_with_its_own_key_and_host_counts_only_when_trusted() {
     let sandbox = Sandbox::new("trust_own_pair");
     let theirs = answering();
     let text = format!(
@@ -85,11 +91,21 @@ fn a_dotenv_with_its_own_key_and_host_keeps_working() {
         theirs.url()
     );
     sandbox.write(".env", &text);
-    let out = run_with(&["-p", "hi"], &[("OPENAI_API_KEY", "sk-test")], &sandbox);
+    let mine = answering();
+    let url = mine.url();
+    let env = [("OPENAI_API_KEY", "sk-test")];
+    let out = run_with(&["-p", "hi", "--base-url", &url], &env, &sandbox);
     assert_eq!(out.code, 0, "{out:?}");
-    let requests = theirs.requests();
+    assert_ignored(&out, &sandbox, "OPENAI_BASE_URL");
     assert_eq!(
-        requests[0].header("authorization"),
+        mine.requests()[0].header("authorization"),
+        Some("Bearer sk-test")
+    );
+    assert_untouched(&theirs);
+    let out = run_with(&["-p", "hi", "--trust-project"], &env, &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        theirs.requests()[0].header("authorization"),
         Some("Bearer sk-project")
     );
 }
@@ -123,7 +139,11 @@ fn trusting_the_project_lets_its_dotenv_choose_until_it_changes() {
         ".env",
         &format!("OPENAI_BASE_URL={}\n# new\n", theirs.url()),
     );
-    assert_refused(&run_with(&["-p", "hi"], &key, &sandbox), &sandbox, &theirs);
+    // Changed, it is untrusted again: ignored (the user's own server answers).
+    let mine = answering();
+    let out = run_with(&["-p", "hi", "--base-url", &mine.url()], &key, &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_ignored(&out, &sandbox, "OPENAI_BASE_URL");
     assert_eq!(theirs.requests().len(), 2);
 }
 

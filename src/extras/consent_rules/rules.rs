@@ -52,8 +52,9 @@ enum Specifier {
     Prefix(Vec<String>),
     /// `*` anywhere matches any text, spaces too; matched against the words joined by spaces.
     Wildcard(Regex),
-    /// An absolute path pattern, gitignore-style (a match also covers what is inside it).
-    Path(Regex),
+    /// An absolute path pattern, gitignore-style (a match also covers what is inside it), and
+    /// the one file it names at its base when it has no wildcard (`Read(./.env)`: `CWD/.env`).
+    Path(Regex, Option<PathBuf>),
     /// A specifier this tool has no meaning for (`Task(Explore)`): it matches nothing.
     Unsupported,
 }
@@ -85,7 +86,7 @@ pub fn parse(text: &str, list: List, source: &Path, bases: &Bases) -> Result<Rul
     let what = match inner {
         None | Some("") | Some("*") => Specifier::Any,
         Some(inner) if is_bash(tool) => command_pattern(inner)?,
-        Some(inner) if is_path_tool(tool) => Specifier::Path(path_pattern(inner, bases)?),
+        Some(inner) if is_path_tool(tool) => path_pattern(inner, bases)?,
         Some(_) => Specifier::Unsupported,
     };
     Ok(Rule {
@@ -150,7 +151,7 @@ impl Rule {
             Specifier::Exact(exact) => words == exact.as_slice(),
             Specifier::Prefix(prefix) => words.starts_with(prefix),
             Specifier::Wildcard(regex) => regex.is_match(&words.join(" ")),
-            Specifier::Path(_) | Specifier::Unsupported => false,
+            Specifier::Path(..) | Specifier::Unsupported => false,
         }
     }
 
@@ -158,8 +159,17 @@ impl Rule {
     pub fn covers_path(&self, path: &str) -> bool {
         match &self.what {
             Specifier::Any => true,
-            Specifier::Path(regex) => regex.is_match(path),
+            Specifier::Path(regex, _) => regex.is_match(path),
             _ => false,
+        }
+    }
+
+    /// The file a path rule without a wildcard names, for comparing files by identity (a hard
+    /// link to it has another name); `None` for every other rule.
+    pub fn names_file(&self) -> Option<&Path> {
+        match &self.what {
+            Specifier::Path(_, file) => file.as_deref(),
+            _ => None,
         }
     }
 }
@@ -198,7 +208,7 @@ fn command_pattern(spec: &str) -> Result<Specifier, String> {
 /// home directory, `/p` from the settings file's folder, `p` or `./p` from the start
 /// directory. A pattern without a `/` (past a leading `./`) matches at any depth below its
 /// base, as in `.gitignore`; a match covers everything inside it.
-fn path_pattern(spec: &str, bases: &Bases) -> Result<Regex, String> {
+fn path_pattern(spec: &str, bases: &Bases) -> Result<Specifier, String> {
     let (base, rest, anchored) = if let Some(rest) = spec.strip_prefix("//") {
         (PathBuf::from("/"), rest, true)
     } else if let Some(rest) = spec.strip_prefix("~/") {
@@ -216,7 +226,10 @@ fn path_pattern(spec: &str, bases: &Bases) -> Result<Regex, String> {
     let depth = if anchored { "" } else { "(?:.*/)?" };
     let body = translate(rest, Syntax::Gitignore)?;
     let regex = format!("^{}/{depth}{body}(?:/.*)?$", regex::escape(base));
-    Regex::new(&regex).map_err(|e| format!("{spec:?}: {e}"))
+    let regex = Regex::new(&regex).map_err(|e| format!("{spec:?}: {e}"))?;
+    let literal = !rest.is_empty() && !rest.contains(['*', '?', '[', '\\']);
+    let file = literal.then(|| PathBuf::from(normalize(&format!("{base}/{rest}"))));
+    Ok(Specifier::Path(regex, file))
 }
 
 /// `a/./b/../c` as `a/c`, without touching the file system (`..` at the root stays there).
