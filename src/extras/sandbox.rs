@@ -1,32 +1,36 @@
-//! Shell and file safety: which environment variables a `bash` command sees, and where bash,
-//! `write_file` and `edit_file` may write.
+//! Shell and file safety: which environment variables a `bash` command sees, where bash,
+//! `write_file` and `edit_file` may write, and which processes bash may reach.
 //!
 //! Chosen once at start-up (`--sandbox`, `CORECODER_SANDBOX`, `--add-dir`,
-//! `CORECODER_ENV_ALLOW`) and carried to every tool call in `ToolContext::shell`. Three layers,
-//! all on the tools only (corecoder itself is never confined):
+//! `CORECODER_ENV_ALLOW`) and carried to every tool call in `ToolContext::shell`. On the tools
+//! only (corecoder itself is never confined):
 //!
 //! - **Environment scrubbing**, always on: variables that look secret (`secrets.rs`) are
-//!   removed from bash's environment.
+//!   removed from bash's environment; in a sandboxed mode, those naming sockets too (`reach.rs`).
 //! - **Writable roots**, with `--sandbox read-only|workspace-write`: fixed when the session
 //!   starts (`for_session`: the launch directory, the temp directory, each `--add-dir`), never
-//!   moved by the `cd`s the model makes. bash enters a Landlock ruleset (Linux 5.13+, in
-//!   `sandbox/landlock.rs`) that allows writes only beneath them. `write_file`/`edit_file` ask
-//!   `check_write` first (for a clear refusal), then write on a thread that has entered the
-//!   same ruleset (`write_confined`, so no race with the check). Read-only mode has no roots.
-//! - **Metadata changes**: in read-only mode a seccomp filter (`sandbox/seccomp.rs`) refuses
-//!   `chmod`, `chown`, `utimes` and `setxattr`, which Landlock cannot see. In workspace-write
-//!   mode they are *not* stopped outside the roots (a filter cannot see paths; see there).
+//!   moved by the model's `cd`s. bash enters a Landlock ruleset (`sandbox/landlock.rs`) allowing
+//!   writes only beneath them; `write_file`/`edit_file` ask `check_write` (a clear refusal), then
+//!   write on a thread inside the same ruleset (`write_confined`: no race with the check).
+//! - **Walls around processes**, both sandboxed modes: no Unix socket to a process outside
+//!   (seccomp refuses `AF_UNIX` sockets, Landlock scopes abstract ones), no signal to one
+//!   (Landlock scopes signals). TCP is not walled.
+//! - **Metadata changes**: read-only mode's seccomp filter (`sandbox/seccomp.rs`) refuses `chmod`,
+//!   `chown`, `utimes`, `setxattr` and `chattr`, which Landlock cannot see. Workspace-write does
+//!   *not* stop them outside the roots (a filter cannot see paths).
 //!
-//! What it does not do: restrict the network, reads or process signals, or confine MCP tools
-//! and hooks. It is no replacement for the danger gate in `tools/danger.rs`, which stays on in
-//! every mode.
+//! What it does not do: restrict the network or reads, or confine MCP tools and hooks. It is no
+//! replacement for the danger gate in `tools/danger.rs`, which stays on in every mode.
 
 #[cfg(target_os = "linux")]
 mod landlock;
 #[cfg(not(target_os = "linux"))]
 #[path = "sandbox/no_landlock.rs"]
 mod landlock;
+mod reach;
 mod seccomp;
+
+pub use reach::kernel_gaps;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -122,6 +126,12 @@ impl ShellSafety {
             && !self.env_allow.iter().any(|allowed| allowed == name)
     }
 
+    /// What `hides`, and in a sandboxed mode each variable naming a way out (`reach.rs`).
+    pub fn hides_from_shell(&self, name: &str, value: &str) -> bool {
+        let sandboxed = self.sandbox != Sandbox::Off;
+        self.hides(name, value) || (sandboxed && reach::names_a_way_out(name))
+    }
+
     /// From `CORECODER_SANDBOX` and `CORECODER_ENV_ALLOW`; `app/flags.rs` puts the flags on top.
     pub fn from_env(env: &HashMap<String, String>) -> Result<ShellSafety, String> {
         let mode = env.get("CORECODER_SANDBOX").map_or("off", String::as_str);
@@ -144,11 +154,8 @@ impl ShellSafety {
             ("the launch directory", launch_dir.to_path_buf()),
             ("the temp directory (TMPDIR)", std::env::temp_dir()),
         ];
-        wanted.extend(
-            self.added_dirs
-                .iter()
-                .map(|dir| ("--add-dir", launch_dir.join(dir))),
-        );
+        let add_dir = |dir: &PathBuf| ("--add-dir", launch_dir.join(dir));
+        wanted.extend(self.added_dirs.iter().map(add_dir));
         let mut roots = Vec::new();
         for (what, dir) in wanted {
             match std::fs::canonicalize(&dir) {
@@ -166,11 +173,12 @@ impl ShellSafety {
     /// What a shell must enter, built in the parent before the fork (it allocates and opens
     /// the roots, which `pre_exec` must not). `None` when the sandbox is off.
     pub fn confinement(&self) -> Result<Option<Confinement>, String> {
-        let (writable, filter) = match self.sandbox {
+        let (writable, metadata) = match self.sandbox {
             Sandbox::Off => return Ok(None),
-            Sandbox::ReadOnly => (&[][..], seccomp::read_only_filter().unwrap_or_default()),
-            Sandbox::WorkspaceWrite => (&self.roots[..], Vec::new()),
+            Sandbox::ReadOnly => (&[][..], seccomp::Metadata::Refused),
+            Sandbox::WorkspaceWrite => (&self.roots[..], seccomp::Metadata::Allowed),
         };
+        let filter = seccomp::filter(metadata).unwrap_or_default();
         let abi = landlock::abi().ok_or(UNAVAILABLE)?;
         let ruleset = landlock::ruleset(abi, writable)?;
         Ok(Some(Confinement { ruleset, filter }))
@@ -277,11 +285,11 @@ pub fn parse_env_allow(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// In the forked child, just before `exec`: enter the Landlock ruleset, then the seccomp
-/// filter if any, for good. Only async-signal-safe work here (a few syscalls, no
-/// allocation), since the child of a threaded parent may hold no lock the parent's other
-/// threads held.
+/// In the forked child, just before `exec`: drop inherited descriptors, enter the Landlock
+/// ruleset, then the seccomp filter, for good. Only a few syscalls, no allocation: the child of
+/// a threaded parent may hold no lock the parent's other threads held.
 fn restrict_self(ruleset: RawFd, filter: &[seccomp::Instruction]) -> io::Result<()> {
+    reach::close_inherited_on_exec()?;
     landlock::restrict_self(ruleset)?;
     if !filter.is_empty() {
         seccomp::install(filter)?;
@@ -312,6 +320,22 @@ mod tests {
         ];
         for (name, value, hidden) in table {
             assert_eq!(safety.hides(name, value), hidden, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_sandboxed_shell_loses_the_socket_variables_even_if_allowed() {
+        let mut safety = ShellSafety {
+            env_allow: parse_env_allow("TMUX"),
+            ..ShellSafety::default()
+        };
+        assert!(!safety.hides_from_shell("TMUX", "/tmp/tmux-0/default,1,0"));
+        assert!(safety.hides_from_shell("OPENAI_API_KEY", "x"));
+        for mode in [Sandbox::ReadOnly, Sandbox::WorkspaceWrite] {
+            safety.sandbox = mode;
+            assert!(safety.hides_from_shell("TMUX", "/tmp/tmux-0/default,1,0"));
+            assert!(safety.hides_from_shell("SSH_AUTH_SOCK", "/tmp/agent"));
+            assert!(!safety.hides_from_shell("PATH", "/bin"));
         }
     }
 

@@ -103,7 +103,7 @@ fn start(command: &str, ctx: &ToolContext) -> Result<Child, String> {
             if ctx
                 .extras
                 .shell
-                .hides(&name.to_string_lossy(), &value.to_string_lossy())
+                .hides_from_shell(&name.to_string_lossy(), &value.to_string_lossy())
             {
                 shell.env_remove(name);
             }

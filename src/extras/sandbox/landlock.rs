@@ -6,6 +6,13 @@
 //! these lines cost less than the `landlock` crate would. It handles only the rights that
 //! change the file system; reads, execution, the network and metadata changes (`chmod`,
 //! `chown`, `utimes`, `setxattr`, which Landlock cannot handle at all) are left alone.
+//!
+//! It also walls the shell off from processes outside it, where the kernel can: from ABI 6
+//! (Linux 6.12) the domain is *scoped*, so a sandboxed process can signal only processes of
+//! its own domain (its own tree) and connect only to abstract Unix sockets made inside it; from
+//! ABI 9 (Linux 7.1) it may connect to pathname Unix sockets only beneath the writable roots
+//! (or made inside the domain). Older kernels lack them, and `gaps` says so at start-up.
+//! corecoder itself stays outside the domain, so it can still kill the shell's group.
 
 use std::fs::OpenOptions;
 use std::io;
@@ -41,12 +48,20 @@ const WRITE_RIGHTS_V1: u64 = WRITE_FILE
 const REFER: u64 = 1 << 13;
 /// ABI 3: truncating a file.
 const TRUNCATE: u64 = 1 << 14;
+/// ABI 9: connecting (or sending) to a pathname Unix socket.
+const RESOLVE_UNIX: u64 = 1 << 16;
+/// ABI 6 scopes: abstract Unix sockets and signals stay within the domain.
+const SCOPE_ABSTRACT_UNIX_SOCKET: u64 = 1 << 0;
+const SCOPE_SIGNAL: u64 = 1 << 1;
 
-/// `struct landlock_ruleset_attr`, up to the one field we use: the kernel accepts a
-/// shorter struct from older callers, so later fields (network, scopes) stay unhandled.
+/// `struct landlock_ruleset_attr` up to `scoped`. An older kernel takes the whole struct as
+/// long as the fields it does not know are zero, so `scoped` is set only from ABI 6; the
+/// network stays unhandled.
 #[repr(C)]
 struct RulesetAttr {
     handled_access_fs: u64,
+    handled_access_net: u64,
+    scoped: u64,
 }
 
 /// `struct landlock_path_beneath_attr`, which the kernel declares packed (12 bytes).
@@ -71,8 +86,19 @@ pub fn abi() -> Option<u32> {
     (version > 0).then_some(version as u32)
 }
 
+/// What this ABI cannot wall off that a newer one would, for the start-up note; `None` when
+/// nothing is missing.
+pub fn gaps(abi: u32) -> Option<String> {
+    (abi < 6).then(|| {
+        format!(
+            "this kernel's Landlock (ABI {abi}, before Linux 6.12) cannot scope signals or \
+             abstract Unix sockets: sandboxed bash can still signal your other processes"
+        )
+    })
+}
+
 /// A ruleset that handles every write right this ABI knows, allowing them all beneath
-/// `writable`, and plain writes beneath `/dev` so `> /dev/null` works.
+/// `writable`, and plain writes beneath `/dev` so `> /dev/null` works; and every scope it knows.
 pub fn ruleset(abi: u32, writable: &[PathBuf]) -> Result<OwnedFd, String> {
     let mut handled = WRITE_RIGHTS_V1;
     if abi >= 2 {
@@ -81,8 +107,17 @@ pub fn ruleset(abi: u32, writable: &[PathBuf]) -> Result<OwnedFd, String> {
     if abi >= 3 {
         handled |= TRUNCATE;
     }
+    if abi >= 9 {
+        handled |= RESOLVE_UNIX;
+    }
+    let scoped = match abi {
+        6.. => SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL,
+        _ => 0,
+    };
     let attr = RulesetAttr {
         handled_access_fs: handled,
+        handled_access_net: 0,
+        scoped,
     };
     let size = std::mem::size_of::<RulesetAttr>();
     // SAFETY: `attr` is a live struct of `size` bytes; the kernel only reads it.

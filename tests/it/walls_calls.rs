@@ -1,0 +1,129 @@
+//! The calls the sandbox's seccomp filter refuses, tried through the binary by a sandboxed bash:
+//! `chattr +a` on a file outside (read-only mode; workspace-write's gap, as documented), an
+//! `io_uring` ring (both modes), and `TIOCSTI`, which types into a terminal (both modes). The
+//! sockets, signals and environment are in `walls.rs`.
+//!
+//! Tests skip with a `SKIPPED ` line where the kernel has no Landlock, the machine has no
+//! python3, or the file system under the temp directory takes no `chattr +a`.
+
+use crate::safety::{bash_once, landlock_available, with_outside};
+use std::io::Write;
+use std::process::Command;
+
+/// Does the temp directory's file system take `chattr +a` from us? (It needs ext4, xfs or
+/// btrfs, and `CAP_LINUX_IMMUTABLE`: root.) Tried on `probe`, then undone.
+fn chattr_works(probe: &std::path::Path, test: &str) -> bool {
+    std::fs::write(probe, "x").expect("probe");
+    let set = Command::new("chattr").arg("+a").arg(probe).status();
+    let works = set.is_ok_and(|status| status.success());
+    let _ = Command::new("chattr").arg("-a").arg(probe).status();
+    if !works {
+        let why = "chattr +a does not work here (no chattr, the file system, or not root)";
+        let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
+    }
+    works
+}
+
+/// Is the append-only flag set on `path`? (`lsattr` prints it as an `a` in the flags column.)
+fn append_only(path: &std::path::Path) -> bool {
+    let listed = Command::new("lsattr").arg(path).output().expect("lsattr");
+    let text = String::from_utf8_lossy(&listed.stdout).into_owned();
+    text.split_whitespace().next().unwrap_or("").contains('a')
+}
+
+/// Python's `ioctl` with both `FS_IOC_SETFLAGS` numbers (the 64-bit one `chattr` uses and the
+/// 32-bit one a 64-bit kernel also serves), setting `FS_APPEND_FL` (0x20).
+fn python_setflags(file: &str) -> String {
+    format!(
+        "python3 -c 'import fcntl, os, struct\n\
+         fd = os.open(\"{file}\", os.O_RDONLY)\n\
+         for n in (0x40086602, 0x40046602):\n\
+         \x20   try: fcntl.ioctl(fd, n, struct.pack(\"l\", 0x20)); print(\"set\", hex(n))\n\
+         \x20   except OSError as e: print(\"refused\", hex(n), e)'"
+    )
+}
+
+/// `chattr +a` on a file outside the project, from a read-only sandbox: refused (the seccomp
+/// filter refuses `FS_IOC_SETFLAGS` in both numbers, `FS_IOC_FSSETXATTR` and `file_setattr`);
+/// the file keeps no flag. Read-only opens are all Landlock leaves it, so this was the gap.
+#[test]
+fn chattr_outside_is_refused_in_read_only() {
+    let test = "walls_calls::chattr_outside_is_refused_in_read_only";
+    if !landlock_available(test) {
+        return;
+    }
+    let (sandbox, tmp, outside) = with_outside("walls_chattr_ro");
+    let target = std::path::Path::new(&outside).join("f");
+    if !chattr_works(&target, test) {
+        return;
+    }
+    let f = target.display().to_string();
+    let command = format!(
+        "chattr +a {f}; echo rc=$?; {}; echo end",
+        python_setflags(&f)
+    );
+    let env = [("OPENAI_API_KEY", "sk-test"), ("TMPDIR", tmp.as_str())];
+    let result = bash_once(&sandbox, &["--sandbox", "read-only"], &env, &command);
+    let flagged = append_only(&target);
+    let _ = Command::new("chattr").arg("-a").arg(&target).status();
+    assert!(!flagged, "read-only bash made {f} append-only\n{result}");
+    assert!(result.contains("rc=1"), "{result}");
+    assert!(!result.contains("set 0x"), "{result}");
+    assert!(result.contains("end"), "{result}");
+}
+
+/// Workspace-write does not refuse it: a filter cannot see paths, and inside the workspace
+/// these calls are wanted. This test states the gap and fails the day it closes.
+#[test]
+fn workspace_write_does_not_stop_chattr_outside_as_documented() {
+    let test = "walls_calls::workspace_write_does_not_stop_chattr_outside_as_documented";
+    if !landlock_available(test) {
+        return;
+    }
+    let (sandbox, tmp, outside) = with_outside("walls_chattr_ww");
+    let target = std::path::Path::new(&outside).join("f");
+    if !chattr_works(&target, test) {
+        return;
+    }
+    let command = format!("chattr +a {}; echo rc=$?", target.display());
+    let env = [("OPENAI_API_KEY", "sk-test"), ("TMPDIR", tmp.as_str())];
+    let result = bash_once(&sandbox, &["--sandbox", "workspace-write"], &env, &command);
+    let flagged = append_only(&target);
+    let _ = Command::new("chattr").arg("-a").arg(&target).status();
+    assert!(flagged, "the documented gap closed? {result}");
+}
+
+/// `io_uring_setup` (a ring can open sockets and files around the filter) and `TIOCSTI` (push
+/// keystrokes into a terminal's input; here a terminal bash opened itself, which root may do
+/// to any terminal) are refused in both modes, with EPERM.
+#[test]
+fn io_uring_and_tiocsti_are_refused_in_both_modes() {
+    let test = "walls_calls::io_uring_and_tiocsti_are_refused_in_both_modes";
+    if !landlock_available(test) {
+        return;
+    }
+    if Command::new("python3").arg("-V").output().is_err() {
+        let _ = writeln!(std::io::stderr(), "SKIPPED {test}: no python3 here");
+        return;
+    }
+    let script = "import ctypes as c, fcntl, os\n\
+        l = c.CDLL(None, use_errno=True)\n\
+        l.syscall(425, 1, None); print('io_uring_setup errno', c.get_errno())\n\
+        m = os.open('/dev/ptmx', os.O_RDWR | os.O_NOCTTY)\n\
+        l.unlockpt(m); l.ptsname.restype = c.c_char_p\n\
+        s = os.open(l.ptsname(m), os.O_RDWR | os.O_NOCTTY)\n\
+        try: fcntl.ioctl(s, 0x5412, b'x'); print('typed')\n\
+        except OSError as e: print('TIOCSTI refused', e.errno)\n";
+    for mode in ["read-only", "workspace-write"] {
+        let (sandbox, tmp, _) = with_outside(&format!("walls_calls_{mode}"));
+        sandbox.write("calls.py", script);
+        let env = [("OPENAI_API_KEY", "sk-test"), ("TMPDIR", tmp.as_str())];
+        let flags = ["--sandbox", mode];
+        let result = bash_once(&sandbox, &flags, &env, "python3 calls.py");
+        assert!(
+            result.contains("io_uring_setup errno 1\n"),
+            "{mode}: {result}"
+        );
+        assert!(result.contains("TIOCSTI refused 1"), "{mode}: {result}");
+    }
+}
