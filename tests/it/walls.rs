@@ -309,3 +309,49 @@ fn an_inherited_socket_does_not_reach_a_sandboxed_bash() {
         assert!(result.contains("Bad file descriptor"), "{mode}: {result}");
     }
 }
+
+/// Another process's shared memory (`/dev/shm`, a file the test made there) and the rest of
+/// `/dev` are not writable from a sandboxed bash, not even in place (`>>`, which truncates
+/// nothing); `/dev/null` and a new pseudo-terminal are.
+#[test]
+fn shared_memory_outside_is_not_writable() {
+    let test = "walls::shared_memory_outside_is_not_writable";
+    if !landlock_available(test) || !std::path::Path::new("/dev/shm").is_dir() {
+        return;
+    }
+    for mode in MODES {
+        let (sandbox, tmp, _) = with_outside(&format!("walls_shm_{mode}"));
+        let shm = format!("/dev/shm/corecoder-walls-{}-{mode}", std::process::id());
+        std::fs::write(&shm, "original").expect("a shared-memory file");
+        let command = format!(
+            "echo pwned >> {shm}; echo quiet > /dev/null && echo null ok; \
+             python3 -c 'import os; m = os.open(\"/dev/ptmx\", os.O_RDWR); print(\"pty ok\")'"
+        );
+        let result = sandboxed(&sandbox, &tmp, mode, &command);
+        let kept = std::fs::read_to_string(&shm).unwrap_or_default();
+        let _ = std::fs::remove_file(&shm);
+        assert_eq!(kept, "original", "{mode}: {result}");
+        assert!(result.contains("Permission denied"), "{mode}: {result}");
+        assert!(result.contains("null ok"), "{mode}: {result}");
+        assert!(result.contains("pty ok"), "{mode}: {result}");
+    }
+}
+
+/// Not defended, and said so: TCP is not walled. A service listening on loopback (here the
+/// test's; in life a docker daemon on `tcp://localhost:2375`, an X server on port 6000, a dev
+/// server, a debugger port) is reached from a sandboxed bash. This test fails the day it closes.
+#[test]
+fn a_loopback_tcp_service_is_reached_as_documented() {
+    let test = "walls::a_loopback_tcp_service_is_reached_as_documented";
+    if !landlock_available(test) {
+        return;
+    }
+    let (sandbox, tmp, _) = with_outside("walls_tcp");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    let command = format!("echo hello > /dev/tcp/127.0.0.1/{port} && echo sent");
+    let result = sandboxed(&sandbox, &tmp, "read-only", &command);
+    listener.set_nonblocking(true).expect("nonblocking");
+    let reached = listener.accept().is_ok();
+    assert!(reached, "the documented gap closed? {result}");
+}

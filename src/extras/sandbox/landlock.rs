@@ -97,8 +97,24 @@ pub fn gaps(abi: u32) -> Option<String> {
     })
 }
 
+/// The device files bash may write (those that exist): the sinks and sources every tool uses,
+/// the terminal, and new pseudo-terminals (`/dev/pts` holds your other terminals too; what is
+/// written there reaches their screens, not their input: seccomp refuses `TIOCSTI`). Not the
+/// rest of `/dev`: disks and memory (root could write them), `/dev/shm` (other processes'
+/// shared memory), `/dev/mqueue`.
+const DEVICES: [&str; 8] = [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+];
+
 /// A ruleset that handles every write right this ABI knows, allowing them all beneath
-/// `writable`, and plain writes beneath `/dev` so `> /dev/null` works; and every scope it knows.
+/// `writable` and plain writes to `DEVICES` (so `> /dev/null` works); and every scope it knows.
 pub fn ruleset(abi: u32, writable: &[PathBuf]) -> Result<OwnedFd, String> {
     let mut handled = WRITE_RIGHTS_V1;
     if abi >= 2 {
@@ -128,7 +144,13 @@ pub fn ruleset(abi: u32, writable: &[PathBuf]) -> Result<OwnedFd, String> {
     }
     // SAFETY: the kernel just gave us this descriptor (close-on-exec) and no one else has it.
     let ruleset = unsafe { OwnedFd::from_raw_fd(fd as RawFd) };
-    allow(&ruleset, Path::new("/dev"), WRITE_FILE)?;
+    for device in DEVICES
+        .iter()
+        .map(Path::new)
+        .filter(|device| device.exists())
+    {
+        allow(&ruleset, device, WRITE_FILE)?;
+    }
     for dir in writable {
         allow(&ruleset, dir, handled)?;
     }
