@@ -186,6 +186,35 @@ fn a_process_outside_survives_kill_from_sandboxed_bash() {
     }
 }
 
+/// Nor can it trace one (`ptrace`, which would let it run code in it) or write its memory:
+/// Landlock refuses both across the domain's edge, and corecoder gave up `CAP_SYS_PTRACE`.
+#[test]
+fn a_process_outside_cannot_be_traced() {
+    let test = "walls::a_process_outside_cannot_be_traced";
+    if !landlock_available(test) || !have("python3", test) {
+        return;
+    }
+    for mode in MODES {
+        let (sandbox, tmp, _) = with_outside(&format!("walls_trace_{mode}"));
+        let mut outside = Command::new("sleep").arg("60").spawn().expect("sleep");
+        let pid = outside.id();
+        let command = format!(
+            "python3 -c 'import ctypes as c\n\
+             l = c.CDLL(None, use_errno=True)\n\
+             print(\"attach\", l.ptrace(16, {pid}, None, None), c.get_errno())\n\
+             try: open(\"/proc/{pid}/mem\", \"r+b\"); print(\"mem opened\")\n\
+             except OSError as e: print(\"mem refused\", e.errno)'"
+        );
+        let result = sandboxed(&sandbox, &tmp, mode, &command);
+        let alive = outside.try_wait().expect("wait").is_none();
+        let _ = outside.kill();
+        let _ = outside.wait();
+        assert!(alive, "{mode}: {result}");
+        assert!(result.contains("attach -1 1\n"), "{mode}: {result}");
+        assert!(result.contains("mem refused"), "{mode}: {result}");
+    }
+}
+
 /// corecoder sits outside the domain, so its own kill on timeout still reaches the whole group
 /// of a sandboxed bash, background processes included.
 #[test]
