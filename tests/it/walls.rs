@@ -111,12 +111,13 @@ for name, address in [("path", path), ("abstract", abstract)]:
         print("connected", name)
     except OSError as e:
         print("refused", name, e)
-try:
-    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
-    a.sendto(b"pwned", dgram)
-    print("sent dgram")
-except OSError as e:
-    print("refused dgram", e)
+for kind in [socket.SOCK_DGRAM, socket.SOCK_RAW]:
+    try:
+        a, b = socket.socketpair(socket.AF_UNIX, kind)
+        a.sendto(b"pwned", dgram)
+        print("sent dgram", kind)
+    except OSError as e:
+        print("refused dgram", kind, e)
 a, b = socket.socketpair()
 a.send(b"inside")
 print("pair", b.recv(6).decode())

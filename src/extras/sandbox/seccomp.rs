@@ -84,19 +84,16 @@ const TIOCSTI: u32 = 0x5412;
 const TIOCLINUX: u32 = 0x541C;
 const AF_UNIX: u32 = 1;
 const SOCK_DGRAM: u32 = 2;
+/// A Unix `SOCK_RAW` socket is made a datagram one (`unix_create`).
+const SOCK_RAW: u32 = 3;
 /// `SOCK_NONBLOCK` and `SOCK_CLOEXEC` ride in the type argument's upper bits.
 const SOCK_TYPE_MASK: u32 = 0xf;
 
-/// One thing a filter refuses: a whole syscall, or a syscall whose argument `arg`, masked with
-/// `mask`, is one of `values`.
+/// One thing a filter refuses: a whole syscall, or `Argument(call, arg, mask, values)`: the
+/// syscall `call` when its argument number `arg`, masked with `mask`, is one of `values`.
 enum Refusal {
     Call(i64),
-    Argument {
-        call: i64,
-        arg: u32,
-        mask: u32,
-        values: Vec<u32>,
-    },
+    Argument(i64, u32, u32, Vec<u32>),
 }
 
 /// Whether a filter also refuses the metadata changes (read-only mode) or not (workspace-write).
@@ -120,15 +117,16 @@ enum Target {
     any(target_arch = "x86_64", target_arch = "aarch64")
 ))]
 fn refusals(metadata: Metadata) -> Vec<Refusal> {
-    let mut terminal_ioctls = vec![TIOCSTI, TIOCLINUX];
+    let mut ioctls = vec![TIOCSTI, TIOCLINUX];
+    let datagrams = vec![SOCK_DGRAM, SOCK_RAW];
     let mut refused = vec![
         Refusal::Call(libc::SYS_io_uring_setup),
-        argument(libc::SYS_socket, 0, u32::MAX, vec![AF_UNIX]),
-        argument(libc::SYS_socketpair, 1, SOCK_TYPE_MASK, vec![SOCK_DGRAM]),
+        Refusal::Argument(libc::SYS_socket, 0, u32::MAX, vec![AF_UNIX]),
+        Refusal::Argument(libc::SYS_socketpair, 1, SOCK_TYPE_MASK, datagrams),
     ];
     if metadata == Metadata::Refused {
         refused.extend(metadata_calls().into_iter().map(Refusal::Call));
-        terminal_ioctls.extend([
+        ioctls.extend([
             FS_IOC_SETFLAGS,
             FS_IOC32_SETFLAGS,
             FS_IOC_FSSETXATTR,
@@ -136,18 +134,8 @@ fn refusals(metadata: Metadata) -> Vec<Refusal> {
             FS_IOC_SET_ENCRYPTION_POLICY,
         ]);
     }
-    refused.push(argument(libc::SYS_ioctl, 1, u32::MAX, terminal_ioctls));
+    refused.push(Refusal::Argument(libc::SYS_ioctl, 1, u32::MAX, ioctls));
     refused
-}
-
-/// `call` when its argument `arg`, masked, is one of `values`.
-fn argument(call: i64, arg: u32, mask: u32, values: Vec<u32>) -> Refusal {
-    Refusal::Argument {
-        call,
-        arg,
-        mask,
-        values,
-    }
 }
 
 /// The metadata changes read-only mode refuses, which Landlock cannot see.
@@ -210,12 +198,7 @@ pub fn filter(metadata: Metadata) -> Option<Vec<Instruction>> {
                     Target::Next,
                 ));
             }
-            Refusal::Argument {
-                call,
-                arg,
-                mask,
-                values,
-            } => {
+            Refusal::Argument(call, arg, mask, values) => {
                 // Not this call: skip its argument checks (load, mask, one per value), then
                 // reload the number the load clobbered for the refusals after it.
                 let rest = 2 + values.len();
@@ -407,6 +390,18 @@ mod tests {
                 libc::SYS_socketpair,
                 [unix, dgram | cloexec, 0, 0, 0, 0],
                 true,
+            ),
+            (
+                "socketpair raw",
+                libc::SYS_socketpair,
+                [unix, 3, 0, 0, 0, 0],
+                true,
+            ),
+            (
+                "socketpair seqpacket",
+                libc::SYS_socketpair,
+                [unix, 5, 0, 0, 0, 0],
+                false,
             ),
             (
                 "io_uring_setup",
