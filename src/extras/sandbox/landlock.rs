@@ -116,25 +116,7 @@ const DEVICES: [&str; 8] = [
 /// A ruleset that handles every write right this ABI knows, allowing them all beneath
 /// `writable` and plain writes to `DEVICES` (so `> /dev/null` works); and every scope it knows.
 pub fn ruleset(abi: u32, writable: &[PathBuf]) -> Result<OwnedFd, String> {
-    let mut handled = WRITE_RIGHTS_V1;
-    if abi >= 2 {
-        handled |= REFER;
-    }
-    if abi >= 3 {
-        handled |= TRUNCATE;
-    }
-    if abi >= 9 {
-        handled |= RESOLVE_UNIX;
-    }
-    let scoped = match abi {
-        6.. => SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL,
-        _ => 0,
-    };
-    let attr = RulesetAttr {
-        handled_access_fs: handled,
-        handled_access_net: 0,
-        scoped,
-    };
+    let attr = attr(abi);
     let size = std::mem::size_of::<RulesetAttr>();
     // SAFETY: `attr` is a live struct of `size` bytes; the kernel only reads it.
     let fd = unsafe { libc::syscall(libc::SYS_landlock_create_ruleset, &attr, size, 0u32) };
@@ -152,9 +134,33 @@ pub fn ruleset(abi: u32, writable: &[PathBuf]) -> Result<OwnedFd, String> {
         allow(&ruleset, device, WRITE_FILE)?;
     }
     for dir in writable {
-        allow(&ruleset, dir, handled)?;
+        allow(&ruleset, dir, attr.handled_access_fs)?;
     }
     Ok(ruleset)
+}
+
+/// What a ruleset handles at `abi`: each right and scope from the ABI that brought it, since a
+/// bit the kernel does not know makes it refuse the whole ruleset.
+fn attr(abi: u32) -> RulesetAttr {
+    let mut handled = WRITE_RIGHTS_V1;
+    if abi >= 2 {
+        handled |= REFER;
+    }
+    if abi >= 3 {
+        handled |= TRUNCATE;
+    }
+    if abi >= 9 {
+        handled |= RESOLVE_UNIX;
+    }
+    let scoped = match abi {
+        6.. => SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL,
+        _ => 0,
+    };
+    RulesetAttr {
+        handled_access_fs: handled,
+        handled_access_net: 0,
+        scoped,
+    }
 }
 
 /// Allow `access` beneath `dir`, which is opened only for as long as the rule takes.
@@ -200,4 +206,32 @@ pub fn restrict_self(ruleset: RawFd) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_right_and_scope_comes_with_its_abi() {
+        let at = |abi| {
+            let attr = attr(abi);
+            (attr.handled_access_fs, attr.scoped)
+        };
+        assert_eq!(at(1), (WRITE_RIGHTS_V1, 0));
+        assert_eq!(at(3).0, WRITE_RIGHTS_V1 | REFER | TRUNCATE);
+        assert_eq!(at(5).1, 0);
+        assert_eq!(at(6), (at(3).0, SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL));
+        assert_eq!(at(8), at(6));
+        assert_eq!(at(9).0, at(6).0 | RESOLVE_UNIX);
+        assert_eq!(attr(9).handled_access_net, 0);
+    }
+
+    #[test]
+    fn this_kernels_ruleset_is_taken() {
+        // On this machine (ABI 7) every scope is asked for; the kernel must accept the struct.
+        if let Some(abi) = abi() {
+            assert!(ruleset(abi, &[]).is_ok());
+        }
+    }
 }
