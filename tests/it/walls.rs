@@ -187,6 +187,39 @@ fn a_process_outside_survives_kill_from_sandboxed_bash() {
     }
 }
 
+/// Nor through `SIGIO`: a pipe whose owner (`F_SETOWN`) is the process outside and which is
+/// set to signal on input (`O_ASYNC`) would kill it (`SIGIO` ends a process that does not
+/// catch it) when bash writes to the pipe. Landlock's signal scope covers this path too.
+#[test]
+fn sigio_does_not_reach_a_process_outside() {
+    let test = "walls::sigio_does_not_reach_a_process_outside";
+    if !landlock_available(test) || !have("python3", test) {
+        return;
+    }
+    for mode in MODES {
+        let (sandbox, tmp, _) = with_outside(&format!("walls_sigio_{mode}"));
+        let mut outside = Command::new("sleep").arg("60").spawn().expect("sleep");
+        let pid = outside.id();
+        let command = format!(
+            "python3 -c 'import fcntl, os, time\n\
+             r, w = os.pipe()\n\
+             fcntl.fcntl(r, fcntl.F_SETOWN, {pid})\n\
+             fcntl.fcntl(r, fcntl.F_SETFL, fcntl.fcntl(r, fcntl.F_GETFL) | os.O_ASYNC)\n\
+             os.write(w, b\"x\"); time.sleep(0.2); print(\"written\")'"
+        );
+        let result = sandboxed(&sandbox, &tmp, mode, &command);
+        std::thread::sleep(Duration::from_millis(200));
+        let alive = outside.try_wait().expect("wait").is_none();
+        let _ = outside.kill();
+        let _ = outside.wait();
+        assert!(result.contains("written"), "{mode}: {result}");
+        assert!(
+            alive,
+            "{mode}: SIGIO from a sandboxed bash killed a process outside\n{result}"
+        );
+    }
+}
+
 /// Nor can it trace one (`ptrace`, which would let it run code in it) or write its memory:
 /// Landlock refuses both across the domain's edge, and corecoder gave up `CAP_SYS_PTRACE`.
 #[test]
