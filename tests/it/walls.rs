@@ -187,6 +187,34 @@ fn a_process_outside_survives_kill_from_sandboxed_bash() {
     }
 }
 
+/// Each bash call enters a domain of its own, so a process an earlier call left running
+/// (`setsid`, output elsewhere) is outside the next call's domain: it cannot be killed by it.
+#[test]
+fn a_later_call_cannot_signal_what_an_earlier_call_left() {
+    if !landlock_available("walls::a_later_call_cannot_signal_what_an_earlier_call_left") {
+        return;
+    }
+    let (sandbox, tmp, _) = with_outside("walls_later_call");
+    let env = [("OPENAI_API_KEY", "sk-test"), ("TMPDIR", tmp.as_str())];
+    let calls = [
+        (
+            "bash",
+            json!({"command": "setsid sleep 60 >/dev/null 2>&1 < /dev/null & echo $! > pid"}),
+        ),
+        ("bash", json!({"command": "kill -9 $(cat pid); echo rc=$?"})),
+    ];
+    let flags = ["--sandbox", "workspace-write"];
+    let results = crate::safety::calls_in_turn(&sandbox, &flags, &env, &calls);
+    let pid = sandbox.read("pid").trim().to_string();
+    let alive = std::path::Path::new(&format!("/proc/{pid}")).exists();
+    if let Ok(pid @ 2..) = pid.parse::<i32>() {
+        // SAFETY: kill(2) with one real pid (never 0, -1 or 1); it touches no memory of ours.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    assert!(alive, "{results:?}");
+    assert!(results[1].contains("rc=1"), "{results:?}");
+}
+
 /// Nor through `SIGIO`: a pipe whose owner (`F_SETOWN`) is the process outside and which is
 /// set to signal on input (`O_ASYNC`) would kill it (`SIGIO` ends a process that does not
 /// catch it) when bash writes to the pipe. Landlock's signal scope covers this path too.
