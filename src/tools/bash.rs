@@ -6,9 +6,10 @@
 //! returns the output as text. When the command succeeded, the top-level `cd`s in it become
 //! an `Effect::ChangeDir`, so the next command starts where this one ended.
 //!
-//! The child never sees variables whose names look secret, and with `--sandbox` it may write
-//! only where `ctx.extras.shell` allows (both applied here in `start`, chosen in `sandbox.rs`); the
-//! child is run and read by `process.rs`.
+//! The child never sees variables whose names look secret (nor, with `--sandbox`, those naming
+//! sockets), and with `--sandbox` it may write only where `ctx.extras.shell` allows and reach no
+//! process outside (all applied here in `start`, chosen in `sandbox.rs`); the child is run and
+//! read by `process.rs`.
 //!
 //! It does not keep a shell alive between calls: environment variables, aliases and
 //! functions set by one command are gone in the next. Only the directory carries over.

@@ -1,14 +1,14 @@
-//! What a sandboxed bash may reach beyond the file system: the environment variables that name
-//! a way out to a process outside the sandbox (dropped from bash's environment in a sandboxed
-//! mode, by `ShellSafety::hides_from_shell`), and what this kernel cannot wall off (said once,
-//! at start-up, by `kernel_gaps`), and the descriptors corecoder inherited, which bash must not
-//! (`close_inherited_on_exec`).
+//! What a sandboxed bash could reach beyond the file system, and corecoder's part in closing
+//! it: the environment variables that name a way out to a process outside the sandbox (dropped
+//! by `ShellSafety::hides_from_shell` when bash starts), the descriptors corecoder inherited
+//! (closed at bash's `exec`, `close_inherited_on_exec`, in the forked child), and what this
+//! kernel cannot wall off (`kernel_gaps`, a note at start-up).
 //!
-//! The walls themselves are the kernel's: `seccomp.rs` refuses `AF_UNIX` sockets and
-//! `io_uring`, `landlock.rs` scopes signals and abstract sockets. Without `TMUX`, tmux still
+//! It does not build the walls: the kernel holds them (`seccomp.rs` refuses `AF_UNIX` sockets
+//! and `io_uring`, `landlock.rs` scopes signals and abstract sockets). Without `TMUX`, tmux still
 //! finds `/tmp/tmux-UID/default`, so dropping the names is not what holds: it keeps tools from
 //! trying, and the model from reading where to go. TCP is not walled (SECURITY.md, "What it may
-//! reach"); `DISPLAY=host:0` or `DOCKER_HOST=tcp://…` are dropped, the port is not closed.
+//! reach"): `DISPLAY=host:0` or `DOCKER_HOST=tcp://…` are dropped, the port is not closed.
 
 use super::landlock;
 
