@@ -127,3 +127,99 @@ fn io_uring_and_tiocsti_are_refused_in_both_modes() {
         assert!(result.contains("TIOCSTI refused 1"), "{mode}: {result}");
     }
 }
+
+/// What the sandboxed bash sends: a message to the test's System V queue, bytes into its
+/// System V shared memory, a message to its POSIX queue (ids and name as arguments).
+const IPC_CLIENT: &str = r#"
+import ctypes as c, sys
+l = c.CDLL(None, use_errno=True)
+msq, shm, mq = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].encode()
+message = c.create_string_buffer(b"\x01\0\0\0\0\0\0\0pwned")
+print("msgsnd", l.msgsnd(msq, message, 5, 0o4000), c.get_errno())
+l.shmat.restype = c.c_void_p
+at = l.shmat(shm, None, 0)
+if at is None or at == c.c_void_p(-1).value:
+    print("shmat refused", c.get_errno())
+else:
+    c.memmove(at, b"pwned", 5)
+    print("shm written")
+q = l.mq_open(mq, 1)
+print("mq_open", q, c.get_errno())
+if q >= 0:
+    print("mq_send", l.mq_send(q, b"pwned", 5, 0))
+"#;
+
+/// System V IPC and POSIX message queues are named by numbers and names, not paths, so
+/// Landlock does not see them: the test (outside) makes a message queue, a shared memory
+/// segment and a POSIX queue, and a sandboxed bash in either mode reaches none of them.
+#[test]
+fn ipc_objects_outside_are_not_reached() {
+    let test = "walls_calls::ipc_objects_outside_are_not_reached";
+    if !landlock_available(test) {
+        return;
+    }
+    if Command::new("python3").arg("-V").output().is_err() {
+        let _ = writeln!(std::io::stderr(), "SKIPPED {test}: no python3 here");
+        return;
+    }
+    for mode in ["read-only", "workspace-write"] {
+        let (sandbox, tmp, _) = with_outside(&format!("walls_ipc_{mode}"));
+        let name = format!("/corecoder-walls-{}-{mode}\0", std::process::id());
+        // SAFETY: plain libc calls on objects this test makes, removes, and reads into buffers
+        // it owns; every size passed is the buffer's own.
+        let (msq, shm, mq, at) = unsafe {
+            let flags = libc::IPC_CREAT | 0o600;
+            let msq = libc::msgget(libc::IPC_PRIVATE, flags);
+            let shm = libc::shmget(libc::IPC_PRIVATE, 4096, flags);
+            let mq_flags = libc::O_CREAT | libc::O_RDWR | libc::O_NONBLOCK;
+            let mq = libc::mq_open(
+                name.as_ptr().cast(),
+                mq_flags,
+                0o600,
+                std::ptr::null::<u8>(),
+            );
+            (
+                msq,
+                shm,
+                mq,
+                libc::shmat(shm, std::ptr::null(), 0).cast::<u8>(),
+            )
+        };
+        assert!(msq >= 0 && shm >= 0 && mq >= 0, "the test's IPC objects");
+        sandbox.write("ipc.py", IPC_CLIENT);
+        let command = format!("python3 ipc.py {msq} {shm} {}", name.trim_end_matches('\0'));
+        let env = [("OPENAI_API_KEY", "sk-test"), ("TMPDIR", tmp.as_str())];
+        let result = bash_once(&sandbox, &["--sandbox", mode], &env, &command);
+        // SAFETY: as above.
+        let (queued, shared, posted) = unsafe {
+            let mut message = [0u8; 64];
+            let queued = libc::msgrcv(msq, message.as_mut_ptr().cast(), 56, 0, libc::IPC_NOWAIT);
+            let shared = std::slice::from_raw_parts(at, 5).to_vec();
+            let mut posted = vec![0u8; 1 << 16];
+            let len = posted.len();
+            let posted =
+                libc::mq_receive(mq, posted.as_mut_ptr().cast(), len, std::ptr::null_mut());
+            libc::shmdt(at.cast());
+            libc::shmctl(shm, libc::IPC_RMID, std::ptr::null_mut());
+            libc::msgctl(msq, libc::IPC_RMID, std::ptr::null_mut());
+            libc::mq_close(mq);
+            libc::mq_unlink(name.as_ptr().cast());
+            (queued, shared, posted)
+        };
+        assert_eq!(
+            queued, -1,
+            "{mode}: a message reached the test's queue\n{result}"
+        );
+        assert_eq!(
+            shared, [0; 5],
+            "{mode}: bash wrote the test's shared memory\n{result}"
+        );
+        assert_eq!(
+            posted, -1,
+            "{mode}: a message reached the POSIX queue\n{result}"
+        );
+        assert!(result.contains("msgsnd -1 1\n"), "{mode}: {result}");
+        assert!(result.contains("shmat refused 1"), "{mode}: {result}");
+        assert!(result.contains("mq_open -1 1"), "{mode}: {result}");
+    }
+}

@@ -4,16 +4,15 @@
 //! installs it after entering Landlock (`install`). A filter sees a syscall's number and raw
 //! arguments, never the path behind a pointer: what it refuses, it refuses everywhere.
 //!
-//! Both modes refuse the ways out to processes outside the sandbox (SECURITY.md, "What it may
-//! reach"): `socket(AF_UNIX, …)` (tmux, screen, D-Bus, docker and ssh-agent sockets are reached
-//! by path, which Landlock before ABI 9 does not check), a datagram `socketpair` (`connect` or
-//! `sendto` can aim one at any socket's path), `io_uring_setup` (a ring opens sockets and
-//! changes files without the syscalls below) and `TIOCSTI`/`TIOCLINUX`, which type into a
-//! terminal. A stream `socketpair` stays: it links two processes of the sandboxed tree (`make`
-//! jobs, node's stdio). Read-only mode also refuses the metadata changes: `chmod`, `chown`,
-//! `utimes`, `setxattr`, `file_setattr` and the inode-flag ioctls (`chattr +a`/`+i`, fs-verity,
-//! an encryption policy). Workspace-write cannot: `touch`, `chmod +x` and `git checkout` need
-//! them inside the workspace (the banner, the README and SECURITY.md state that gap).
+//! Both modes refuse the ways out to processes outside (SECURITY.md, "What it may reach"):
+//! `socket(AF_UNIX, …)` (tmux, D-Bus, docker and ssh-agent sockets are reached by path, which
+//! Landlock before ABI 9 does not check), a datagram `socketpair` (`connect`/`sendto` re-aim
+//! it), `io_uring_setup` (a ring opens sockets and files around this filter), `TIOCSTI` and
+//! `TIOCLINUX` (typing into a terminal), System V IPC and POSIX queues (numbers and names, no
+//! path). A stream `socketpair` stays: it links processes of the tree (`make -j`, node's stdio).
+//! Read-only mode also refuses metadata changes: `chmod`, `chown`, `utimes`, `setxattr`,
+//! `file_setattr` and the inode-flag ioctls (`chattr +a`, fs-verity, encryption policies).
+//! Workspace-write cannot: `touch`, `chmod +x`, `git checkout` need them in the workspace.
 //!
 //! Only x86_64 and aarch64 are described here; elsewhere `filter` returns `None` and the
 //! sandbox has Landlock alone (SECURITY.md says so).
@@ -124,6 +123,24 @@ fn refusals(metadata: Metadata) -> Vec<Refusal> {
         Refusal::Argument(libc::SYS_socket, 0, u32::MAX, vec![AF_UNIX]),
         Refusal::Argument(libc::SYS_socketpair, 1, SOCK_TYPE_MASK, datagrams),
     ];
+    // System V IPC objects are named by a number any process of yours may guess, so each use is
+    // refused, not only `*get`; a POSIX queue's descriptor comes only from `mq_open`.
+    let shm = [libc::SYS_shmget, libc::SYS_shmat, libc::SYS_shmctl];
+    let msg = [
+        libc::SYS_msgget,
+        libc::SYS_msgsnd,
+        libc::SYS_msgrcv,
+        libc::SYS_msgctl,
+    ];
+    let sem = [
+        libc::SYS_semget,
+        libc::SYS_semop,
+        libc::SYS_semtimedop,
+        libc::SYS_semctl,
+    ];
+    let mq = [libc::SYS_mq_open, libc::SYS_mq_unlink];
+    let ipc = shm.into_iter().chain(msg).chain(sem).chain(mq);
+    refused.extend(ipc.map(Refusal::Call));
     if metadata == Metadata::Refused {
         refused.extend(metadata_calls().into_iter().map(Refusal::Call));
         ioctls.extend([
@@ -418,6 +435,9 @@ mod tests {
             ),
             ("read", libc::SYS_read, [0, 0, 0, 0, 0, 0], false),
             ("connect", libc::SYS_connect, [3, 0, 0, 0, 0, 0], false),
+            ("msgsnd", libc::SYS_msgsnd, [0; 6], true),
+            ("shmat", libc::SYS_shmat, [0; 6], true),
+            ("mq_open", libc::SYS_mq_open, [0; 6], true),
         ];
         let read_only_only = [
             ("fchmodat", libc::SYS_fchmodat, [0; 6], true),
