@@ -223,3 +223,60 @@ fn ipc_objects_outside_are_not_reached() {
         assert!(result.contains("mq_open -1 1"), "{mode}: {result}");
     }
 }
+
+/// Your keyrings are shared by all your processes (Kerberos tickets, ecryptfs keys): the test
+/// puts a key in its user keyring, and a sandboxed bash can neither find nor read it.
+#[test]
+fn a_key_in_your_keyring_is_not_read() {
+    let test = "walls_calls::a_key_in_your_keyring_is_not_read";
+    if !landlock_available(test) {
+        return;
+    }
+    let description = format!("corecoder-walls-{}\0", std::process::id());
+    let payload = b"sk-test-keyring";
+    const USER_KEYRING: i32 = -4;
+    // SAFETY: add_key reads the two NUL-ended strings and the payload, all alive for the call.
+    let key = unsafe {
+        let (kind, name) = (c"user".as_ptr(), description.as_ptr());
+        let data = payload.as_ptr();
+        libc::syscall(
+            libc::SYS_add_key,
+            kind,
+            name,
+            data,
+            payload.len(),
+            USER_KEYRING,
+        )
+    };
+    if key < 0 {
+        let _ = writeln!(std::io::stderr(), "SKIPPED {test}: no keyrings here");
+        return;
+    }
+    let name = description.trim_end_matches('\0');
+    let command = format!(
+        "python3 -c 'import ctypes as c\n\
+         l = c.CDLL(None, use_errno=True)\n\
+         k = l.syscall({keyctl}, 10, -4, b\"user\", b\"{name}\", 0); print(\"search\", k, c.get_errno())\n\
+         b = c.create_string_buffer(64); n = l.syscall({keyctl}, 11, {key}, b, 64)\n\
+         print(\"read\", n, b.raw[:max(n, 0)])'",
+        keyctl = libc::SYS_keyctl,
+    );
+    for mode in ["read-only", "workspace-write"] {
+        let (sandbox, tmp, _) = with_outside(&format!("walls_keys_{mode}"));
+        let env = [("OPENAI_API_KEY", "sk-test"), ("TMPDIR", tmp.as_str())];
+        let result = bash_once(&sandbox, &["--sandbox", mode], &env, &command);
+        let leaked = result.contains("sk-test-keyring");
+        if leaked || !result.contains("search -1 1\n") {
+            // SAFETY: KEYCTL_INVALIDATE (21) on the key this test made.
+            unsafe { libc::syscall(libc::SYS_keyctl, 21, key) };
+        }
+        assert!(
+            !leaked,
+            "{mode}: a sandboxed bash read your keyring\n{result}"
+        );
+        assert!(result.contains("search -1 1\n"), "{mode}: {result}");
+        assert!(result.contains("read -1"), "{mode}: {result}");
+    }
+    // SAFETY: as above.
+    unsafe { libc::syscall(libc::SYS_keyctl, 21, key) };
+}

@@ -8,8 +8,8 @@
 //! `socket(AF_UNIX, …)` (tmux, D-Bus, docker and ssh-agent sockets are reached by path, which
 //! Landlock before ABI 9 does not check), a datagram `socketpair` (`connect`/`sendto` re-aim
 //! it), `io_uring_setup` (a ring opens sockets and files around this filter), `TIOCSTI` and
-//! `TIOCLINUX` (typing into a terminal), System V IPC and POSIX queues (numbers and names, no
-//! path). A stream `socketpair` stays: it links processes of the tree (`make -j`, node's stdio).
+//! `TIOCLINUX` (typing into a terminal), System V IPC, POSIX queues and keyrings (numbers and
+//! names, no path). A stream `socketpair` stays: it links processes of the tree (`make -j`, node's stdio).
 //! Read-only mode also refuses metadata changes: `chmod`, `chown`, `utimes`, `setxattr`,
 //! `file_setattr` and the inode-flag ioctls (`chattr +a`, fs-verity, encryption policies).
 //! Workspace-write cannot: `touch`, `chmod +x`, `git checkout` need them in the workspace.
@@ -124,23 +124,21 @@ fn refusals(metadata: Metadata) -> Vec<Refusal> {
         Refusal::Argument(libc::SYS_socketpair, 1, SOCK_TYPE_MASK, datagrams),
     ];
     // System V IPC objects are named by a number any process of yours may guess, so each use is
-    // refused, not only `*get`; a POSIX queue's descriptor comes only from `mq_open`.
-    let shm = [libc::SYS_shmget, libc::SYS_shmat, libc::SYS_shmctl];
-    let msg = [
-        libc::SYS_msgget,
-        libc::SYS_msgsnd,
-        libc::SYS_msgrcv,
-        libc::SYS_msgctl,
-    ];
-    let sem = [
-        libc::SYS_semget,
-        libc::SYS_semop,
-        libc::SYS_semtimedop,
-        libc::SYS_semctl,
-    ];
-    let mq = [libc::SYS_mq_open, libc::SYS_mq_unlink];
-    let ipc = shm.into_iter().chain(msg).chain(sem).chain(mq);
-    refused.extend(ipc.map(Refusal::Call));
+    // refused, not only `*get`; a POSIX queue's descriptor comes only from `mq_open`. Your
+    // keyrings are shared by all your processes (Kerberos tickets, ecryptfs keys).
+    let gets = [libc::SYS_shmget, libc::SYS_msgget, libc::SYS_semget];
+    let uses = [libc::SYS_shmat, libc::SYS_msgsnd, libc::SYS_msgrcv];
+    let ctls = [libc::SYS_shmctl, libc::SYS_msgctl, libc::SYS_semctl];
+    let sems = [libc::SYS_semop, libc::SYS_semtimedop];
+    let queues = [libc::SYS_mq_open, libc::SYS_mq_unlink];
+    let keys = [libc::SYS_add_key, libc::SYS_request_key, libc::SYS_keyctl];
+    let shared = gets
+        .into_iter()
+        .chain(uses)
+        .chain(ctls)
+        .chain(sems)
+        .chain(queues);
+    refused.extend(shared.chain(keys).map(Refusal::Call));
     if metadata == Metadata::Refused {
         refused.extend(metadata_calls().into_iter().map(Refusal::Call));
         ioctls.extend([
@@ -438,6 +436,7 @@ mod tests {
             ("msgsnd", libc::SYS_msgsnd, [0; 6], true),
             ("shmat", libc::SYS_shmat, [0; 6], true),
             ("mq_open", libc::SYS_mq_open, [0; 6], true),
+            ("keyctl", libc::SYS_keyctl, [0; 6], true),
         ];
         let read_only_only = [
             ("fchmodat", libc::SYS_fchmodat, [0; 6], true),
