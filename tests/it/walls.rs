@@ -248,8 +248,10 @@ fn sigio_does_not_reach_a_process_outside() {
     }
 }
 
-/// Nor can it trace one (`ptrace`, which would let it run code in it) or write its memory:
-/// Landlock refuses both across the domain's edge, and corecoder gave up `CAP_SYS_PTRACE`.
+/// Nor can it trace one (`ptrace`, which would let it run code in it), write its memory or
+/// open one of its descriptors (`/proc/PID/fd/1`, its output) to write: Landlock refuses them
+/// across the domain's edge, and corecoder gave up `CAP_SYS_PTRACE`. (Reading its `/proc`
+/// files, `environ` included, is not refused: SECURITY.md says so.)
 #[test]
 fn a_process_outside_cannot_be_traced() {
     let test = "walls::a_process_outside_cannot_be_traced";
@@ -258,14 +260,20 @@ fn a_process_outside_cannot_be_traced() {
     }
     for mode in MODES {
         let (sandbox, tmp, _) = with_outside(&format!("walls_trace_{mode}"));
-        let mut outside = Command::new("sleep").arg("60").spawn().expect("sleep");
+        let sleep = Command::new("sleep")
+            .arg("60")
+            .stdout(Stdio::piped())
+            .spawn();
+        let mut outside = sleep.expect("sleep");
         let pid = outside.id();
         let command = format!(
             "python3 -c 'import ctypes as c\n\
              l = c.CDLL(None, use_errno=True)\n\
              print(\"attach\", l.ptrace(16, {pid}, None, None), c.get_errno())\n\
              try: open(\"/proc/{pid}/mem\", \"r+b\"); print(\"mem opened\")\n\
-             except OSError as e: print(\"mem refused\", e.errno)'"
+             except OSError as e: print(\"mem refused\", e.errno)\n\
+             try: open(\"/proc/{pid}/fd/1\", \"wb\"); print(\"fd opened\")\n\
+             except OSError as e: print(\"fd refused\", e.errno)'"
         );
         let result = sandboxed(&sandbox, &tmp, mode, &command);
         let alive = outside.try_wait().expect("wait").is_none();
@@ -274,6 +282,7 @@ fn a_process_outside_cannot_be_traced() {
         assert!(alive, "{mode}: {result}");
         assert!(result.contains("attach -1 1\n"), "{mode}: {result}");
         assert!(result.contains("mem refused"), "{mode}: {result}");
+        assert!(result.contains("fd refused"), "{mode}: {result}");
     }
 }
 
