@@ -273,7 +273,9 @@ fn a_process_outside_cannot_be_traced() {
              try: open(\"/proc/{pid}/mem\", \"r+b\"); print(\"mem opened\")\n\
              except OSError as e: print(\"mem refused\", e.errno)\n\
              try: open(\"/proc/{pid}/fd/1\", \"wb\"); print(\"fd opened\")\n\
-             except OSError as e: print(\"fd refused\", e.errno)'"
+             except OSError as e: print(\"fd refused\", e.errno)\n\
+             p = l.syscall(434, {pid}, 0)\n\
+             print(\"getfd\", l.syscall(438, p, 1, 0), c.get_errno())'"
         );
         let result = sandboxed(&sandbox, &tmp, mode, &command);
         let alive = outside.try_wait().expect("wait").is_none();
@@ -283,6 +285,7 @@ fn a_process_outside_cannot_be_traced() {
         assert!(result.contains("attach -1 1\n"), "{mode}: {result}");
         assert!(result.contains("mem refused"), "{mode}: {result}");
         assert!(result.contains("fd refused"), "{mode}: {result}");
+        assert!(result.ends_with("getfd -1 1"), "{mode}: {result}");
     }
 }
 
