@@ -10,9 +10,9 @@
 //! It also walls the shell off from processes outside it, where the kernel can: from ABI 6
 //! (Linux 6.12) the domain is *scoped*, so a sandboxed process can signal only processes of
 //! its own domain (its own tree) and connect only to abstract Unix sockets made inside it; from
-//! ABI 9 (Linux 7.1) it may connect to pathname Unix sockets only beneath the writable roots
-//! (or made inside the domain). Older kernels lack them, and `gaps` says so at start-up.
-//! corecoder itself stays outside the domain, so it can still kill the shell's group.
+//! ABI 9 (Linux 7.1) the same holds for pathname Unix sockets. Older kernels lack them (`gaps`
+//! says so at start-up). corecoder itself stays outside the domain, so it can still kill the
+//! shell's group.
 
 use std::fs::OpenOptions;
 use std::io;
@@ -133,8 +133,10 @@ pub fn ruleset(abi: u32, writable: &[PathBuf]) -> Result<OwnedFd, String> {
     {
         allow(&ruleset, device, WRITE_FILE)?;
     }
+    // Sockets are granted nowhere, not even beneath the roots: the temp directory holds
+    // tmux's, ssh-agent's and X11's. Only those made inside the domain may be reached.
     for dir in writable {
-        allow(&ruleset, dir, attr.handled_access_fs)?;
+        allow(&ruleset, dir, attr.handled_access_fs & !RESOLVE_UNIX)?;
     }
     Ok(ruleset)
 }
