@@ -6,7 +6,11 @@
 //! Tests skip with a `SKIPPED ` line where the kernel has no Landlock, the machine has no
 //! python3, or the file system under the temp directory takes no `chattr +a`.
 
+use crate::driver::Repl;
 use crate::safety::{bash_once, landlock_available, with_outside};
+use crate::server::Reply;
+use crate::sse;
+use serde_json::json;
 use std::io::Write;
 use std::process::Command;
 
@@ -279,4 +283,52 @@ fn a_key_in_your_keyring_is_not_read() {
     }
     // SAFETY: as above.
     unsafe { libc::syscall(libc::SYS_keyctl, 21, key) };
+}
+
+/// What the model's bash runs to type a line into corecoder's own terminal.
+const TYPIST: &str = "import fcntl
+tty = open('/dev/tty', 'wb', buffering=0)
+try:
+    for b in b'INJECTED-PROMPT\\r':
+        fcntl.ioctl(tty, 0x5412, bytes([b]))
+    print('typed')
+except OSError as e:
+    print('refused', e.errno)
+";
+
+/// The attack `TIOCSTI` makes possible, end to end: in the REPL, a sandboxed bash types a line
+/// into corecoder's own terminal, which the REPL would read as the user's next prompt (or as
+/// "y" to its next question). Refused, so no turn starts that the user did not type.
+#[test]
+fn a_sandboxed_bash_cannot_type_into_the_repl() {
+    let test = "walls_calls::a_sandboxed_bash_cannot_type_into_the_repl";
+    if !landlock_available(test) {
+        return;
+    }
+    if Command::new("python3").arg("-V").output().is_err() {
+        let _ = writeln!(std::io::stderr(), "SKIPPED {test}: no python3 here");
+        return;
+    }
+    let sandbox = crate::run::Sandbox::new("walls_type_into_repl");
+    sandbox.write("typist.py", TYPIST);
+    let call = json!({"command": "python3 typist.py"});
+    let script = vec![
+        Reply::Sse(sse::tool_calls(&[("call_0", "bash", call)])),
+        Reply::Sse(sse::text("first turn done")),
+        Reply::Sse(sse::text("a turn nobody typed")),
+    ];
+    let mut repl = Repl::start(&sandbox, &["--yes", "--sandbox", "read-only"], script);
+    repl.turn("go", "first turn done");
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    let requests = repl.server.requests();
+    let sent = format!(
+        "{:?}",
+        requests.iter().map(|r| r.messages()).collect::<Vec<_>>()
+    );
+    assert!(!sent.contains("INJECTED-PROMPT"), "{}", repl.pty.screen());
+    assert_eq!(requests.len(), 2, "{}", repl.pty.screen());
+    assert!(
+        requests[1].last_tool_result().contains("refused 1"),
+        "{sent}"
+    );
 }
