@@ -41,6 +41,9 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
     sandbox.check_supported().map_err(Error::Usage)?;
     let home = corecoder_home();
     let mut notes = Vec::new();
+    if sandbox != crate::extras::sandbox::Sandbox::Off {
+        notes.extend(crate::extras::sandbox::kernel_gaps());
+    }
     notes.extend(make_private(&home));
     let permissions = Permissions {
         file: Some(home.join("permissions.json")),

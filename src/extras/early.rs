@@ -173,7 +173,7 @@ mod tests {
     #[test]
     fn a_read_outside_the_roots_waits_for_the_batch() {
         use crate::core::consent::Mode;
-        use crate::extras::sandbox::Reads;
+        use crate::extras::reads::Reads;
         let shell = ShellSafety {
             roots: vec![PathBuf::from("/proj")],
             reads: Reads::BeneathRoots,

@@ -1,34 +1,39 @@
-//! Shell and file safety: which environment variables a `bash` command sees, and where bash,
-//! `write_file` and `edit_file` may write.
+//! Shell and file safety: which environment variables a `bash` command sees, where bash,
+//! `write_file` and `edit_file` may write, and which processes bash may reach.
 //!
 //! Chosen once at start-up (`--sandbox`, `CORECODER_SANDBOX`, `--add-dir`,
-//! `CORECODER_ENV_ALLOW`) and carried to every tool call in `ToolContext::shell`. Three layers,
-//! all on the tools only (corecoder itself is never confined):
+//! `CORECODER_ENV_ALLOW`) and carried to every tool call in `ToolContext::shell`. On the tools
+//! only (corecoder itself is never confined):
 //!
 //! - **Environment scrubbing**, always on: variables that look secret (`secrets.rs`) are
-//!   removed from bash's environment.
+//!   removed from bash's environment; in a sandboxed mode, those naming sockets too (`reach.rs`).
 //! - **Writable roots**, with `--sandbox read-only|workspace-write`: fixed when the session
 //!   starts (`for_session`: the launch directory, the temp directory, each `--add-dir`), never
-//!   moved by the `cd`s the model makes. bash enters a Landlock ruleset (Linux 5.13+, in
-//!   `sandbox/landlock.rs`) that allows writes only beneath them. `write_file`/`edit_file` ask
-//!   `check_write` first (for a clear refusal), then write on a thread that has entered the
-//!   same ruleset (`write_confined`, so no race with the check). `reads.rs` uses the same roots.
-//! - **Metadata changes**: in read-only mode a seccomp filter (`sandbox/seccomp.rs`) refuses
-//!   `chmod`, `chown`, `utimes` and `setxattr`, which Landlock cannot see. In workspace-write
-//!   mode they are *not* stopped outside the roots (a filter cannot see paths; see there).
+//!   moved by the model's `cd`s. bash enters a Landlock ruleset (`sandbox/landlock.rs`) allowing
+//!   writes only beneath them; `write_file`/`edit_file` ask `check_write` (a clear refusal), then
+//!   write on a thread inside the same ruleset (`write_confined`: no race with the check).
+//!   `reads.rs` judges reads by the same roots.
+//! - **Walls around processes**, both sandboxed modes: no Unix socket to a process outside
+//!   (seccomp refuses `AF_UNIX` sockets, Landlock scopes abstract ones), no signal to one
+//!   (Landlock scopes signals). TCP is not walled.
+//! - **Metadata changes**: read-only mode's seccomp filter (`sandbox/seccomp.rs`) refuses `chmod`,
+//!   `chown`, `utimes`, `setxattr` and `chattr`, which Landlock cannot see. Workspace-write does
+//!   *not* stop them outside the roots (a filter cannot see paths).
 //!
-//! What it does not do: restrict the network, reads or process signals, or confine MCP tools
-//! and hooks. It is no replacement for the danger gate in `tools/danger.rs`, which stays on in
-//! every mode.
+//! What it does not do: restrict the network or reads, or confine MCP tools and hooks. It is no
+//! replacement for the danger gate in `tools/danger.rs`, which stays on in every mode.
 
 #[cfg(target_os = "linux")]
 mod landlock;
 #[cfg(not(target_os = "linux"))]
 #[path = "sandbox/no_landlock.rs"]
 mod landlock;
+mod reach;
 mod seccomp;
 
 use crate::extras::git_files::refuse_planted;
+use crate::extras::reads::Reads;
+pub use reach::kernel_gaps;
 use std::collections::HashMap;
 use std::fmt;
 use std::io;
@@ -46,16 +51,6 @@ pub enum Sandbox {
     WorkspaceWrite,
 }
 
-/// Where `read_file`, `grep` and `glob` run without asking (`reads.rs` judges each call):
-/// anywhere (the library's default, for a program that judges reads itself), or beneath
-/// `roots` only, in every sandbox mode (`for_session`, which the binary calls).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Reads {
-    #[default]
-    Anywhere,
-    BeneathRoots,
-}
-
 /// The tool-safety settings of a session: the sandbox, its roots, where reads may go unasked,
 /// and the secret-looking variables the user chose to pass through anyway.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -66,10 +61,9 @@ pub struct ShellSafety {
     pub env_allow: Vec<String>,
     /// `--add-dir DIR`, as the user typed them (relative to the launch directory).
     pub added_dirs: Vec<PathBuf>,
-    /// The session's roots, resolved (no symlinks, no `..`): where writes are allowed in
-    /// workspace-write mode, and reads without asking in every mode. Set once by
-    /// `for_session`; nothing the model does changes it. Empty (nowhere writable) until then,
-    /// so a library user who skips it fails closed.
+    /// The session's roots, resolved: writable in workspace-write mode, readable unasked in
+    /// every mode. Set once by `for_session`, never by the model; empty (nowhere writable)
+    /// until then, so a library user who skips it fails closed.
     pub roots: Vec<PathBuf>,
     /// Whether bash may run git from the project's own git files (`git_files.rs`).
     pub git: crate::extras::git_files::GitTrust,
@@ -137,6 +131,12 @@ impl ShellSafety {
             && !self.env_allow.iter().any(|allowed| allowed == name)
     }
 
+    /// What `hides`, and in a sandboxed mode each variable naming a way out (`reach.rs`).
+    pub fn hides_from_shell(&self, name: &str, value: &str) -> bool {
+        let sandboxed = self.sandbox != Sandbox::Off;
+        self.hides(name, value) || (sandboxed && reach::names_a_way_out(name))
+    }
+
     /// From `CORECODER_SANDBOX` and `CORECODER_ENV_ALLOW`; `app/flags.rs` puts the flags on top.
     pub fn from_env(env: &HashMap<String, String>) -> Result<ShellSafety, String> {
         let mode = env.get("CORECODER_SANDBOX").map_or("off", String::as_str);
@@ -148,16 +148,15 @@ impl ShellSafety {
         })
     }
 
-    /// At start-up: fix the roots for the whole session (the launch directory, the temp
-    /// directory, each `--add-dir`), resolved so a symlink cannot move them later. Every mode
-    /// has them, for reads; only workspace-write writes beneath them.
+    /// At start-up: fix the roots for the session (the launch and temp directories, each
+    /// `--add-dir`), resolved so a symlink cannot move them later. Every mode reads by them.
     pub fn for_session(&self, launch_dir: &Path) -> Result<ShellSafety, String> {
         let mut wanted = vec![
             ("the launch directory", launch_dir.to_path_buf()),
             ("the temp directory (TMPDIR)", std::env::temp_dir()),
         ];
-        let added = self.added_dirs.iter();
-        wanted.extend(added.map(|dir| ("--add-dir", launch_dir.join(dir))));
+        let add_dir = |dir: &PathBuf| ("--add-dir", launch_dir.join(dir));
+        wanted.extend(self.added_dirs.iter().map(add_dir));
         let mut roots = Vec::new();
         for (what, dir) in wanted {
             match std::fs::canonicalize(&dir) {
@@ -176,19 +175,19 @@ impl ShellSafety {
     /// What a shell must enter, built in the parent before the fork (it allocates and opens
     /// the roots, which `pre_exec` must not). `None` when the sandbox is off.
     pub fn confinement(&self) -> Result<Option<Confinement>, String> {
-        let (writable, filter) = match self.sandbox {
+        let (writable, metadata) = match self.sandbox {
             Sandbox::Off => return Ok(None),
-            Sandbox::ReadOnly => (&[][..], seccomp::read_only_filter().unwrap_or_default()),
-            Sandbox::WorkspaceWrite => (&self.roots[..], Vec::new()),
+            Sandbox::ReadOnly => (&[][..], seccomp::Metadata::Refused),
+            Sandbox::WorkspaceWrite => (&self.roots[..], seccomp::Metadata::Allowed),
         };
+        let filter = seccomp::filter(metadata).unwrap_or_default();
         let abi = landlock::abi().ok_or(UNAVAILABLE)?;
         let ruleset = landlock::ruleset(abi, writable)?;
         Ok(Some(Confinement { ruleset, filter }))
     }
 
-    /// May `write_file` or `edit_file` write `path` (absolute)? Judged where the write would
-    /// land: symlinks followed, `..` taken, and for a file not yet there, its parent's place.
-    /// Never the files git runs commands from (`git_files.rs`), not even inside the roots.
+    /// May `write_file` or `edit_file` write `path` (absolute)? Judged where it lands
+    /// (`landing_place`); never the files git runs commands from (`git_files.rs`).
     pub fn check_write(&self, path: &Path) -> Result<(), String> {
         match self.sandbox {
             Sandbox::Off => Ok(()),
@@ -215,11 +214,10 @@ impl ShellSafety {
         }
     }
 
-    /// Run `write` (a `write_file` or `edit_file` write, already past `check_write`) on a thread
-    /// of its own that has entered the same Landlock ruleset as bash. The path check gives the
-    /// clear message; the kernel has the last word, so a symlink swapped in between the check
-    /// and the write (by a process that outlived its bash call) cannot lead it outside. Landlock
-    /// binds a thread, not the process, and this thread ends with the write.
+    /// Run `write` (already past `check_write`) on a thread of its own inside bash's Landlock
+    /// ruleset: the check gives the clear message, the kernel the last word, so a symlink
+    /// swapped in after the check (by a process that outlived its bash call) cannot lead it
+    /// outside. Landlock binds a thread, not the process; this one ends with the write.
     pub fn write_confined(
         &self,
         write: &(dyn Fn() -> Result<(), String> + Sync),
@@ -251,10 +249,9 @@ impl Confinement {
     }
 }
 
-/// Where a write to `path` lands: walk it part by part, following each part that exists
-/// (`canonicalize` resolves its symlinks) and keeping the rest as written. A `..` after a
-/// resolved part is its real parent; after a part still to be created, that part's parent.
-/// Reads are judged by it too (`reads.rs`).
+/// Where a write (or a read, `reads.rs`) of `path` lands: each part that exists resolved
+/// (`canonicalize` follows its symlinks), the rest kept as written. A `..` after a resolved
+/// part is its real parent; after a part still to be created, that part's parent.
 pub fn landing_place(path: &Path) -> Result<PathBuf, String> {
     let mut place = PathBuf::new();
     for part in path.components() {
@@ -290,11 +287,10 @@ pub fn parse_env_allow(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// In the forked child, just before `exec`: enter the Landlock ruleset, then the seccomp
-/// filter if any, for good. Only async-signal-safe work here (a few syscalls, no
-/// allocation), since the child of a threaded parent may hold no lock the parent's other
-/// threads held.
+/// In the forked child before `exec`: drop inherited descriptors, enter the Landlock ruleset,
+/// then the seccomp filter. No allocation: a threaded parent's locks may be held in the child.
 fn restrict_self(ruleset: RawFd, filter: &[seccomp::Instruction]) -> io::Result<()> {
+    reach::close_inherited_on_exec()?;
     landlock::restrict_self(ruleset)?;
     if !filter.is_empty() {
         seccomp::install(filter)?;
@@ -325,6 +321,22 @@ mod tests {
         ];
         for (name, value, hidden) in table {
             assert_eq!(safety.hides(name, value), hidden, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_sandboxed_shell_loses_the_socket_variables_even_if_allowed() {
+        let mut safety = ShellSafety {
+            env_allow: parse_env_allow("TMUX"),
+            ..ShellSafety::default()
+        };
+        assert!(!safety.hides_from_shell("TMUX", "/tmp/tmux-0/default,1,0"));
+        assert!(safety.hides_from_shell("OPENAI_API_KEY", "x"));
+        for mode in [Sandbox::ReadOnly, Sandbox::WorkspaceWrite] {
+            safety.sandbox = mode;
+            assert!(safety.hides_from_shell("TMUX", "/tmp/tmux-0/default,1,0"));
+            assert!(safety.hides_from_shell("SSH_AUTH_SOCK", "/tmp/agent"));
+            assert!(!safety.hides_from_shell("PATH", "/bin"));
         }
     }
 

@@ -6,9 +6,10 @@
 //! returns the output as text. When the command succeeded, the top-level `cd`s in it become
 //! an `Effect::ChangeDir`, so the next command starts where this one ended.
 //!
-//! The child never sees variables whose names look secret, and with `--sandbox` it may write
-//! only where `ctx.extras.shell` allows (both applied here in `start`, chosen in `sandbox.rs`); the
-//! child is run and read by `process.rs`.
+//! The child never sees variables whose names look secret (nor, with `--sandbox`, those naming
+//! sockets), and with `--sandbox` it may write only where `ctx.extras.shell` allows and reach no
+//! process outside (all applied here in `start`, chosen in `sandbox.rs`); the child is run and
+//! read by `process.rs`.
 //!
 //! While the project's git files are untrusted (`extras/git_files.rs`), a command naming git
 //! is refused and every child runs with git switched off; in workspace-write mode each call is
@@ -121,7 +122,7 @@ fn start(command: &str, ctx: &ToolContext) -> Result<Child, String> {
             if ctx
                 .extras
                 .shell
-                .hides(&name.to_string_lossy(), &value.to_string_lossy())
+                .hides_from_shell(&name.to_string_lossy(), &value.to_string_lossy())
             {
                 shell.env_remove(name);
             }

@@ -4,7 +4,7 @@
 //! bare HTTP/1.1 in `http`, `sse` builds its streams, `run` starts the binary in a sealed
 //! sandbox, `pty` on a pseudo-terminal for the interactive REPL. The feature modules
 //! (`engine`, `retry`, `cli`, `tools`, `replay`, `repl`, `long`, `extend`, `hooks`, `mcp`,
-//! `scripting`, `safety`, `escape`, `secrets`, `cost`, `cache_usage`, `bounds`, `danger`,
+//! `scripting`, `safety`, `escape`, `walls`, `walls_calls`, `secrets`, `cost`, `cache_usage`, `bounds`, `danger`,
 //! `permissions_rules`, `markdown`, the dialects' `anthropic` and `responses`) assert on what
 //! the binary printed, how it exited, what it sent and what it did to the files; `fuse` mounts
 //! the hung file system `bounds` reads from.
@@ -56,3 +56,5 @@ mod soak;
 mod sse;
 mod tools;
 mod trust;
+mod walls;
+mod walls_calls;

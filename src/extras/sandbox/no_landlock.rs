@@ -9,6 +9,10 @@ pub fn abi() -> Option<u32> {
     None
 }
 
+pub fn gaps(_abi: u32) -> Option<String> {
+    None
+}
+
 pub fn ruleset(_abi: u32, _writable: &[PathBuf]) -> Result<OwnedFd, String> {
     Err("Landlock exists only on Linux".to_string())
 }
