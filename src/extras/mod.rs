@@ -21,6 +21,7 @@ pub mod hooks_config;
 pub mod instructions;
 pub mod mcp;
 pub mod mcp_config;
+pub mod mcp_pipes;
 pub mod mcp_protocol;
 pub mod mcp_wire;
 pub mod permissions;
@@ -50,7 +51,8 @@ use serde_json::{Value, json};
 use session::SessionLog;
 use state_notes::situation;
 use std::path::Path;
-use std::sync::{Arc, atomic::AtomicUsize};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 
 /// The one seam between the core and every optional feature: the loop holds one `Extras` and
 /// calls one method per step of a turn, each a no-op when its feature is off; the client is
@@ -292,8 +294,13 @@ impl Extras {
     }
 
     /// Run an MCP tool (`mcp__SERVER__TOOL`): what `dispatch` reaches through the tool context.
-    pub fn call_mcp(&self, name: &str, arguments: &str) -> Result<String, String> {
-        self.mcp.call(name, arguments)
+    pub fn call_mcp(
+        &self,
+        name: &str,
+        arguments: &str,
+        cancel: &AtomicBool,
+    ) -> Result<String, String> {
+        self.mcp.call(name, arguments, cancel)
     }
 
     /// Whether read-only calls may start while the reply streams: not when a PreToolUse hook
