@@ -4,7 +4,7 @@
 //! `mcp.rs` decides which servers run and what their tools are; this file only starts a
 //! process, sends messages, waits for the reply with a given id, and stops the process (close
 //! stdin, wait, then kill its group) when the `Link` is dropped; what runs on the pipes (the
-//! reader's loop, the bounded write) is `mcp_pipes.rs`. It knows no MCP method. It imports
+//! reader's loop, the bounded write) is `mcp_wire/pipes.rs`. It knows no MCP method. It imports
 //! nothing from `mcp.rs`: how to start a server (`ServerConfig`) is defined here, and `mcp.rs`
 //! and `mcp_config.rs` take it from here.
 //!
@@ -13,8 +13,10 @@
 //! server that does not take a message in time is broken (the rest of the line could never be
 //! told from the next): it is killed and every caller told why, so no thread is left stuck.
 
-pub use crate::extras::mcp_pipes::result_of;
-use crate::extras::mcp_pipes::{
+mod pipes;
+
+pub use crate::extras::mcp_wire::pipes::result_of;
+use crate::extras::mcp_wire::pipes::{
     ANSWER_WRITE, CANCEL_POLL, Stall, non_blocking, read_loop, write_by,
 };
 use crate::tools::support::process::kill_group;

@@ -250,7 +250,11 @@ impl Parser {
             .for_each(|(old, new)| *old = new.or(*old));
         let count = |tokens: Option<u64>| tokens.unwrap_or(0);
         let read = count(usage.cache_read_input_tokens);
-        let prompt = count(usage.input_tokens) + count(usage.cache_creation_input_tokens) + read;
+        // Saturating: an impossible count (`u64::MAX`) stays impossible, never wraps to a sane one.
+        let written = count(usage.cache_creation_input_tokens);
+        let prompt = count(usage.input_tokens)
+            .saturating_add(written)
+            .saturating_add(read);
         let completion_tokens = count(usage.output_tokens);
         self.reply.usage = Some(Usage {
             prompt_tokens: prompt,

@@ -2,7 +2,7 @@
 //! routed to their callers, stderr's tail kept for the reason a server died) and the bounded
 //! write to its non-blocking stdin.
 //!
-//! `mcp_wire.rs` owns the process, the thread and the `Wire` both sides share; this file is
+//! `mcp_wire.rs` (its parent) owns the process, the thread and the `Wire` both sides share; this file is
 //! what runs on them. It parses no more of a line than the reader needs (the id, the method,
 //! an error): a reply's `result` goes to its caller as the line it came in, and
 //! `mcp_protocol.rs` or `mcp.rs` reads it. It knows no MCP method but answering `ping`.
