@@ -11,6 +11,7 @@
 //! own files under `~/.corecoder/` are not project files and are always trusted.
 
 use crate::extras::sha256;
+use crate::tools::support::file_lock::FileLock;
 use crate::tools::support::files::{self, Access, write_atomic};
 use serde_json::{Map, Value, json};
 use std::io::ErrorKind;
@@ -143,14 +144,20 @@ impl Project {
         let digests: Map<String, Value> = (self.files.iter())
             .map(|f| (f.path.to_string_lossy().into_owned(), json!(f.digest)))
             .collect();
-        let mut projects = read_store(store);
+        let failed = |e: std::io::Error| format!("could not save {}: {e}", store.display());
+        // Read again under the lock: a project another session trusted meanwhile stays.
+        let _lock = FileLock::take(store).map_err(failed)?;
+        // A store that is there but cannot be read is not overwritten: it would lose them all.
+        let mut projects = match files::read_settings_text(store) {
+            Err(e) if e.kind() != ErrorKind::NotFound => return Err(failed(e)),
+            _ => read_store(store),
+        };
         projects.insert(
             self.dir.to_string_lossy().into_owned(),
             Value::Object(digests),
         );
         let text = json!({ "projects": projects }).to_string();
-        write_private(store, text.as_bytes())
-            .map_err(|e| format!("could not save {}: {e}", store.display()))
+        write_private(store, text.as_bytes()).map_err(failed)
     }
 
     /// Whether the project file `relative` (e.g. `HOOKS_FILE`) may run. Files that do not
@@ -272,6 +279,25 @@ mod tests {
         (project.files.iter())
             .map(|f| (project.shown(&f.path), f.seen))
             .collect()
+    }
+
+    /// A store that is there but cannot be read (here: past the 1 MiB a settings file may
+    /// hold) is left as it is: writing only this project would lose every other one.
+    #[test]
+    fn a_store_that_cannot_be_read_is_not_overwritten() {
+        let dir = TempDir::new("trust-unreadable");
+        std::fs::create_dir_all(dir.0.join("work/.corecoder")).unwrap();
+        std::fs::write(dir.0.join("work").join(HOOKS_FILE), "{}").unwrap();
+        let store = dir.0.join("home/.corecoder/trusted.json");
+        std::fs::create_dir_all(store.parent().unwrap()).unwrap();
+        let big = format!(
+            "{{\"projects\": {{}}, \"pad\": \"{}\"}}",
+            "x".repeat(2 << 20)
+        );
+        std::fs::write(&store, &big).unwrap();
+        let error = look(&dir).remember(&store).unwrap_err();
+        assert!(error.contains("larger than 1 MiB"), "{error}");
+        assert_eq!(std::fs::read_to_string(&store).unwrap(), big);
     }
 
     #[test]

@@ -256,8 +256,12 @@ fn a_day_long_bash_timeout_is_capped() {
     assert!(schema.contains("at most 600"), "{schema}");
 }
 
-/// A store already holding `count` entries, so reading and writing it takes a moment (as a
-/// long-used HOME's does): the window in which two sessions could overwrite each other.
+/// Projects already in a shared store: about 500 KB, so that reading and writing it takes a
+/// moment (as a long-used HOME's does), the window in which two sessions could overwrite each
+/// other; and within the 1 MiB a settings file may hold.
+const SEEDED: usize = 5_000;
+
+/// A store already holding `count` entries.
 fn seed(file: &Path, count: usize, entry: Value) {
     let projects: serde_json::Map<String, Value> = (0..count)
         .map(|i| (format!("/seeded/project-{i:05}"), entry.clone()))
@@ -281,7 +285,7 @@ fn concurrent_sessions_keep_every_trusted_project() {
     let store = home.home.join(".corecoder/trusted.json");
     seed(
         &store,
-        20_000,
+        SEEDED,
         json!({"/seeded/x/.mcp.json": "0".repeat(64)}),
     );
     let mut projects = Vec::new();
@@ -311,7 +315,7 @@ fn concurrent_sessions_keep_every_trusted_project() {
             .filter(|p| !saved.contains_key(p.to_string_lossy().as_ref()))
             .collect();
         assert!(lost.is_empty(), "round {round}: lost {lost:?}");
-        assert_eq!(saved.len(), 20_000 + projects.len(), "round {round}");
+        assert_eq!(saved.len(), SEEDED + projects.len(), "round {round}");
     }
 }
 
@@ -322,7 +326,7 @@ fn concurrent_sessions_keep_every_always_rule_and_history_line() {
     let home = Sandbox::new("peers_always_home");
     let rules = home.home.join(".corecoder/project-rules.json");
     let allow = json!({"permissions": {"allow": ["Bash(true:*)"]}});
-    seed(&rules, 20_000, allow);
+    seed(&rules, SEEDED, allow);
     let mut expected = Vec::new();
     for round in 0..10 {
         let sides = ["a", "b"];
@@ -361,20 +365,26 @@ fn concurrent_sessions_keep_every_always_rule_and_history_line() {
             expected.push((dir, format!("task {side} {round}")));
         }
         let saved: Value = serde_json::from_str(&std::fs::read_to_string(&rules).unwrap()).unwrap();
-        let history = std::fs::read_to_string(home.home.join(".corecoder/history")).unwrap();
+        let history = home.home.join(".corecoder/history");
+        let history = std::fs::read_to_string(history).unwrap_or_default();
+        let (mut lost_rules, mut lost_lines) = (Vec::new(), Vec::new());
         for (dir, task) in &expected {
             let entry = &saved["projects"][dir.to_string_lossy().as_ref()];
-            let allowed = entry["permissions"]["allow"].to_string();
-            assert!(
-                allowed.contains("Bash(touch:*)"),
-                "round {round}: {dir:?} lost"
-            );
-            assert!(
-                history.contains(task.as_str()),
-                "round {round}: {task} lost"
-            );
+            if !entry["permissions"]["allow"]
+                .to_string()
+                .contains("Bash(touch:*)")
+            {
+                lost_rules.push(dir);
+            }
+            if !history.contains(task.as_str()) {
+                lost_lines.push(task);
+            }
         }
+        assert!(
+            lost_rules.is_empty() && lost_lines.is_empty(),
+            "round {round}: rules lost for {lost_rules:?}, history lines lost: {lost_lines:?}"
+        );
         let count = saved["projects"].as_object().map_or(0, |p| p.len());
-        assert_eq!(count, 20_000 + expected.len(), "round {round}");
+        assert_eq!(count, SEEDED + expected.len(), "round {round}");
     }
 }
