@@ -17,7 +17,7 @@ mod pipes;
 
 pub use crate::extras::mcp_wire::pipes::result_of;
 use crate::extras::mcp_wire::pipes::{
-    ANSWER_WRITE, CANCEL_POLL, Stall, non_blocking, read_loop, write_by,
+    CANCEL_POLL, Envelope, Stall, non_blocking, read_loop, reply_of, write_by,
 };
 use crate::tools::support::process::kill_group;
 use crossbeam_channel::{RecvTimeoutError, Sender};
@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
@@ -59,15 +59,15 @@ pub struct Wire {
     stdin: Mutex<Option<ChildStdin>>,
     next_id: AtomicU64,
     /// Callers waiting for a reply, by request id; `Err` once stdout closed, saying why.
-    pub(super) waiting: Mutex<Result<HashMap<u64, Sender<Reply>>, String>>,
+    waiting: Mutex<Result<HashMap<u64, Sender<Reply>>, String>>,
     /// Set by `Link::drop`, so the reader stops even if a stray grandchild keeps stdout open.
-    pub(super) stop: AtomicBool,
+    stop: AtomicBool,
     /// The server's process group, killed when it will not take a message in time.
     group: i32,
 }
 
 /// A whole reply line as it came (`mcp_protocol.rs` reads its `result` as it needs), or why not.
-pub(super) type Reply = Result<Vec<u8>, String>;
+type Reply = Result<Vec<u8>, String>;
 
 impl Link {
     pub fn spawn(config: &ServerConfig) -> Result<Link, String> {
@@ -101,9 +101,7 @@ impl Link {
         });
         let reader_wire = Arc::clone(&wire);
         let reader = match (stdout, stderr) {
-            (Some(out), Some(err)) => {
-                Some(thread::spawn(move || read_loop(&reader_wire, out, err)))
-            }
+            (Some(out), Some(err)) => Some(thread::spawn(move || read_on(&reader_wire, out, err))),
             _ => None,
         };
         Ok(Link {
@@ -213,7 +211,10 @@ impl Wire {
             Some(Stall::Deadline) => "the MCP server did not read its input in time (its stdin \
                  pipe stayed full), so it was stopped"
                 .to_string(),
-            Some(Stall::Failed(e)) => format!("could not write to the MCP server: {e}"),
+            // A closed pipe: the server is gone, and the reader says why once it sees the end.
+            Some(Stall::Failed(e)) => {
+                return Err(format!("could not write to the MCP server: {e}"));
+            }
         };
         // Close first, so this reason is the one every caller gets, then kill. The pipe is
         // taken under the lock `Link::drop` takes too, so the group is killed only while the
@@ -225,7 +226,7 @@ impl Wire {
     }
 
     /// The server is gone: every caller still waiting gets `reason` at once. The first reason stays.
-    pub(super) fn close(&self, reason: String) {
+    fn close(&self, reason: String) {
         let mut waiting = lock(&self.waiting);
         if let Ok(callers) = waiting.as_mut() {
             for (_, caller) in callers.drain() {
@@ -238,6 +239,48 @@ impl Wire {
     pub fn closed_reason(&self) -> Option<String> {
         lock(&self.waiting).as_ref().err().cloned()
     }
+}
+
+/// How long the reader waits to write its answer to a server's `ping`.
+const ANSWER_WRITE: Duration = Duration::from_secs(5);
+
+/// The reader thread: each stdout line routed (`handle_line`) until stdout ends or `Link::drop`
+/// stops it; then every caller still waiting is told why.
+fn read_on(wire: &Wire, stdout: ChildStdout, stderr: ChildStderr) {
+    let ended = read_loop(stdout, stderr, &wire.stop, &mut |line| {
+        handle_line(wire, line)
+    });
+    wire.close(ended.unwrap_or_else(|| STOPPED.to_string()));
+}
+
+/// One stdout line: a reply goes to its caller, a request from the server gets an answer;
+/// notifications and non-JSON lines (servers that log to stdout) are skipped.
+fn handle_line(wire: &Wire, line: Vec<u8>) {
+    let Ok(Envelope {
+        id: Some(id),
+        method,
+        error,
+    }) = serde_json::from_slice::<Envelope>(&line)
+    else {
+        return;
+    };
+    // We offer no client capabilities, so the only request we serve is `ping`.
+    let answer = match method.as_ref().map(|m| m.as_str()) {
+        Some(Some("ping")) => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+        Some(_) => json!({"jsonrpc": "2.0", "id": id,
+            "error": {"code": -32601, "message": "corecoder offers no such method"}}),
+        None => {
+            let caller = match (lock(&wire.waiting).as_mut(), id.as_u64()) {
+                (Ok(waiting), Some(id)) => waiting.remove(&id),
+                _ => None,
+            };
+            if let Some(caller) = caller {
+                let _ = caller.send(reply_of(error, line));
+            }
+            return;
+        }
+    };
+    let _ = wire.send(&answer, Instant::now() + ANSWER_WRITE, &wire.stop);
 }
 
 /// A poisoned lock only means another thread panicked holding it; the data is still whole.

@@ -2,14 +2,14 @@
 //! routed to their callers, stderr's tail kept for the reason a server died) and the bounded
 //! write to its non-blocking stdin.
 //!
-//! `mcp_wire.rs` (its parent) owns the process, the thread and the `Wire` both sides share; this file is
-//! what runs on them. It parses no more of a line than the reader needs (the id, the method,
-//! an error): a reply's `result` goes to its caller as the line it came in, and
-//! `mcp_protocol.rs` or `mcp.rs` reads it. It knows no MCP method but answering `ping`.
+//! `mcp_wire.rs` (its parent) owns the process, the thread and the `Wire` both sides share, and
+//! routes each line; this file is the I/O under them, and imports nothing of the parent. Of a
+//! line it reads no more than the router needs (the id, the method, an error): a reply's
+//! `result` goes to its caller as the line it came in, and `mcp_protocol.rs` or `mcp.rs` reads
+//! it. It knows no MCP method.
 
-use crate::extras::mcp_wire::{STOPPED, Wire, lock};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsRawFd;
 use std::process::{ChildStderr, ChildStdin, ChildStdout};
@@ -18,15 +18,19 @@ use std::time::{Duration, Instant};
 
 /// The longest stdout line kept; longer ones are not JSON we can use and are dropped.
 const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
-/// How long the reader waits to write its answer to a server's `ping`.
-pub const ANSWER_WRITE: Duration = Duration::from_secs(5);
 /// How often a waiting caller looks at its cancel flag.
 pub const CANCEL_POLL: Duration = Duration::from_millis(50);
 
-/// The reader thread: stdout lines go to `handle_line`; stderr is read (so a chatty server never
-/// blocks on a full pipe) and only its tail kept. `poll(2)` rather than blocking reads, so that
-/// `stop` ends the thread even when a stray process keeps the pipes open.
-pub fn read_loop(wire: &Wire, mut stdout: ChildStdout, mut stderr: ChildStderr) {
+/// The reader thread's loop: each stdout line goes to `on_line`; stderr is read (so a chatty
+/// server never blocks on a full pipe) and only its tail kept. `poll(2)` rather than blocking
+/// reads, so that `stop` ends the loop even when a stray process keeps the pipes open. Returns
+/// why stdout ended, or `None` when `stop` ended it.
+pub fn read_loop(
+    mut stdout: ChildStdout,
+    mut stderr: ChildStderr,
+    stop: &AtomicBool,
+    on_line: &mut dyn FnMut(Vec<u8>),
+) -> Option<String> {
     let (mut line, mut stderr_tail, mut chunk) = (Vec::new(), Vec::new(), [0u8; 8192]);
     let pollfd = |fd| libc::pollfd {
         fd,
@@ -34,9 +38,9 @@ pub fn read_loop(wire: &Wire, mut stdout: ChildStdout, mut stderr: ChildStderr) 
         revents: 0,
     };
     let mut fds = [pollfd(stdout.as_raw_fd()), pollfd(stderr.as_raw_fd())];
-    let reason = loop {
-        if wire.stop.load(Ordering::Relaxed) {
-            break STOPPED.to_string();
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return None;
         }
         // A negative fd (stderr closed) is skipped by poll.
         if unsafe { libc::poll(fds.as_mut_ptr(), 2, 100) } <= 0 {
@@ -51,11 +55,11 @@ pub fn read_loop(wire: &Wire, mut stdout: ChildStdout, mut stderr: ChildStderr) 
         }
         if fds[0].revents != 0 {
             let Ok(n @ 1..) = stdout.read(&mut chunk) else {
-                break exit_reason(&stderr_tail);
+                return Some(exit_reason(&stderr_tail));
             };
             for &byte in &chunk[..n] {
                 match byte {
-                    b'\n' => handle_line(wire, std::mem::take(&mut line)),
+                    b'\n' => on_line(std::mem::take(&mut line)),
                     // A line past the cap is dropped as it comes, never held whole: it restarts
                     // as a NUL byte, which no JSON begins with, so its end is skipped too (its
                     // caller then gets the call's timeout).
@@ -64,8 +68,7 @@ pub fn read_loop(wire: &Wire, mut stdout: ChildStdout, mut stderr: ChildStderr) 
                 }
             }
         }
-    };
-    wire.close(reason);
+    }
 }
 
 fn exit_reason(stderr_tail: &[u8]) -> String {
@@ -79,52 +82,25 @@ fn exit_reason(stderr_tail: &[u8]) -> String {
 /// What the reader looks at in a line; `result` is skipped unparsed (its caller reads it), so
 /// a huge answer is never built as a tree here.
 #[derive(Deserialize)]
-struct Envelope {
-    id: Option<Value>,
-    method: Option<Value>,
-    error: Option<Value>,
+pub struct Envelope {
+    pub id: Option<Value>,
+    pub method: Option<Value>,
+    pub error: Option<Value>,
 }
 
-/// One stdout line: a reply goes to its caller, a request from the server gets an answer;
-/// notifications and non-JSON lines (servers that log to stdout) are skipped.
-fn handle_line(wire: &Wire, line: Vec<u8>) {
-    let Ok(message) = serde_json::from_slice::<Envelope>(&line) else {
-        return;
+/// What a reply line means for its caller: the line itself, or the server's error in words.
+pub fn reply_of(error: Option<Value>, line: Vec<u8>) -> Result<Vec<u8>, String> {
+    let Some(error) = error else {
+        return Ok(line);
     };
-    let Some(id) = message.id else {
-        return;
-    };
-    // We offer no client capabilities, so the only request we serve is `ping`.
-    let answer = match message.method.as_ref().map(|m| m.as_str()) {
-        Some(Some("ping")) => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
-        Some(_) => json!({"jsonrpc": "2.0", "id": id,
-            "error": {"code": -32601, "message": "corecoder offers no such method"}}),
-        None => return deliver_reply(wire, &id, message.error, line),
-    };
-    let _ = wire.send(&answer, Instant::now() + ANSWER_WRITE, &wire.stop);
-}
-
-fn deliver_reply(wire: &Wire, id: &Value, error: Option<Value>, line: Vec<u8>) {
-    let reply = match error {
-        Some(error) => {
-            let text = error
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or("no message");
-            let code = error.get("code").unwrap_or(&Value::Null);
-            Err(format!(
-                "the MCP server answered with an error: {text} (code {code})"
-            ))
-        }
-        None => Ok(line),
-    };
-    let caller = match (lock(&wire.waiting).as_mut(), id.as_u64()) {
-        (Ok(waiting), Some(id)) => waiting.remove(&id),
-        _ => None,
-    };
-    if let Some(caller) = caller {
-        let _ = caller.send(reply);
-    }
+    let text = error
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("no message");
+    let code = error.get("code").unwrap_or(&Value::Null);
+    Err(format!(
+        "the MCP server answered with an error: {text} (code {code})"
+    ))
 }
 
 /// The `result` of a reply line as a tree (`Null` when it has none).
