@@ -327,6 +327,26 @@ mod tests {
         assert_eq!(seen, ["text:Hello", "text:! How can I help?"]);
     }
 
+    /// Impossible counts fail no event: they come through as `u64::MAX`, never wrapped round by
+    /// the sum, for the account to replace (`cost::believable`).
+    #[test]
+    fn impossible_counts_fail_nothing_and_stay_impossible() {
+        let path = format!(
+            "{}/fixtures/sse/anthropic-text.sse",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        let text = text.replacen("\"input_tokens\":25", "\"input_tokens\":-5", 1);
+        let text = text.replacen("\"output_tokens\":15", "\"output_tokens\":1e30", 1);
+        let reply = replay_bytes(text.as_bytes()).0.unwrap();
+        assert_eq!(reply.text, "Hello! How can I help?");
+        let usage = reply.usage.unwrap();
+        assert_eq!(
+            (usage.prompt_tokens, usage.completion_tokens),
+            (u64::MAX, u64::MAX)
+        );
+    }
+
     /// Seven `input_json_delta` pieces are one call, ready when its block stops; tokens read
     /// from the cache count in the prompt, as chat completions counts them.
     #[test]
