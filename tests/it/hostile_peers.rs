@@ -136,22 +136,53 @@ fn ctrl_c_ends_a_call_blocked_on_a_server_that_stops_reading() {
     assert!(took < Duration::from_secs(5), "back after {took:?}");
 }
 
-/// 60,000 tools: the request offers at most the cap, and a notice says how many were dropped.
+/// 60,000 tools (66 MB in 60 pages): the request offers at most the cap, a warning says how
+/// many were dropped, and the process stays small (70 MB requests and 825 MB before). The
+/// child's own peak RSS comes from `wait4`.
 #[test]
 fn a_server_listing_sixty_thousand_tools_is_capped() {
     let sandbox = Sandbox::new("peers_crowded");
     configure_script(&sandbox, "crowd", CROWDED_SERVER, json!({}));
     let server = Server::start(vec![Reply::Sse(sse::text("hello"))]);
-    let out = run(&["-p", "say hello"], &server, &sandbox);
-    assert_eq!(out.code, 0, "{out:?}");
+    let url = server.url();
+    let env = [
+        ("CORECODER_API_KEY", "sk-test"),
+        ("OPENAI_BASE_URL", url.as_str()),
+    ];
+    let mut child = spawn_with(&["-p", "say hello"], &env, &sandbox);
+    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+    let (usage, status, stderr) = thread::scope(|scope| {
+        // Drained while it runs, so a full pipe cannot stall it.
+        let read = |pipe: Option<std::process::ChildStderr>| {
+            let mut text = String::new();
+            pipe.map(|mut pipe| std::io::Read::read_to_string(&mut pipe, &mut text));
+            text
+        };
+        let stderr = scope.spawn(move || read(stderr));
+        scope.spawn(move || stdout.map(|mut out| std::io::copy(&mut out, &mut std::io::sink())));
+        let (pid, mut status) = (child.id() as libc::pid_t, 0);
+        // SAFETY: an all-zero `rusage` is valid; `wait4` reaps our own child and fills it.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        assert_eq!(unsafe { libc::wait4(pid, &mut status, 0, &mut usage) }, pid);
+        (usage, status, stderr.join().unwrap())
+    });
+    // Already reaped by `wait4`; this only tells `Child` so.
+    let _ = child.wait();
+    assert_eq!(status, 0, "{stderr}");
+    let peak_mb = usage.ru_maxrss / 1024;
+    eprintln!("60,000 MCP tools: peak RSS {peak_mb} MB");
+    assert!(peak_mb < 150, "peak RSS {peak_mb} MB");
     let requests = server.requests();
-    assert_eq!(requests.len(), 1, "{out:?}");
+    assert_eq!(requests.len(), 1, "{stderr}");
     let size = requests[0].raw.len();
     assert!(size < 1 << 20, "a request of {size} bytes");
     let offered = requests[0].body["tools"].as_array().map_or(0, Vec::len);
     assert!(offered <= 128, "{offered} tools offered");
-    assert!(out.stderr.contains("MCP server crowd"), "{out:?}");
-    assert!(out.stderr.contains("dropped"), "{out:?}");
+    assert!(
+        stderr.contains("MCP server crowd: 100 tools offered, "),
+        "{stderr}"
+    );
+    assert!(stderr.contains("dropped"), "{stderr}");
 }
 
 /// A 302 to another host (another loopback port here) is not followed: that host is never
@@ -386,5 +417,48 @@ fn concurrent_sessions_keep_every_always_rule_and_history_line() {
         );
         let count = saved["projects"].as_object().map_or(0, |p| p.len());
         assert_eq!(count, SEEDED + expected.len(), "round {round}");
+    }
+}
+
+/// Two REPLs answer "always" for a different MCP tool at the same moment, 10 times (the list
+/// set back to 5,000 other tools each round): both tools are in `permissions.json`.
+#[test]
+fn concurrent_sessions_keep_every_always_tool() {
+    let home = Sandbox::new("peers_tools_home");
+    crate::mcp::configure_fixture(&home, "good");
+    let file = home.home.join(".corecoder/permissions.json");
+    let seeded: Vec<String> = (0..SEEDED)
+        .map(|i| format!("mcp__seeded__tool{i}"))
+        .collect();
+    let tools = ["echo", "pong_seen"];
+    for round in 0..10 {
+        std::fs::write(&file, json!({ "always": seeded }).to_string()).unwrap();
+        let pair = tools.map(|tool| sibling(&home, &format!("peers_tools_{round}{tool}")));
+        let mut repls = Vec::new();
+        for (project, tool) in pair.iter().zip(tools) {
+            let call = format!("mcp__mis__{tool}");
+            let script = vec![
+                Reply::Sse(sse::tool_calls(&[("c1", &call, json!({"text": "hi"}))])),
+                Reply::Sse(sse::text(&format!("called {tool}"))),
+            ];
+            let mut repl = Repl::start(project, &[], script);
+            repl.enter(&format!("call {tool}"));
+            repl.expect("[a] always allow this tool");
+            repls.push(repl);
+        }
+        for repl in &mut repls {
+            repl.pty.send("a\r");
+        }
+        for (repl, tool) in repls.iter_mut().zip(tools) {
+            repl.expect(&format!("called {tool}"));
+            repl.idle();
+        }
+        let saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        let saved = saved["always"].to_string();
+        let lost: Vec<_> = (tools.iter())
+            .filter(|tool| !saved.contains(&format!("\"mcp__mis__{tool}\"")))
+            .collect();
+        assert!(lost.is_empty(), "round {round}: lost {lost:?}");
+        assert!(saved.contains("mcp__seeded__tool4999"), "round {round}");
     }
 }
