@@ -136,6 +136,28 @@ fn ctrl_c_ends_a_call_blocked_on_a_server_that_stops_reading() {
     assert!(took < Duration::from_secs(5), "back after {took:?}");
 }
 
+/// A server that reads the call but answers slowly: the first Ctrl+C ends the wait too.
+#[test]
+fn ctrl_c_ends_the_wait_for_a_slow_answer() {
+    let sandbox = Sandbox::new("peers_slow_ctrl_c");
+    crate::mcp::configure_fixture(&sandbox, "good");
+    let slow = json!({"text": "late", "ms": 30_000});
+    let script = vec![
+        Reply::Sse(sse::tool_calls(&[("call_1", "mcp__mis__slow", slow)])),
+        Reply::Sse(sse::text("after the interrupt")),
+    ];
+    let mut repl = Repl::start(&sandbox, &["--yes"], script);
+    repl.enter("wait for it");
+    repl.expect("mcp__mis__slow");
+    thread::sleep(Duration::from_millis(500));
+    repl.mark = repl.pty.screen().len();
+    let pressed = Instant::now();
+    repl.pty.send("\x03");
+    repl.idle();
+    let took = pressed.elapsed();
+    assert!(took < Duration::from_secs(5), "back after {took:?}");
+}
+
 /// 60,000 tools (66 MB in 60 pages): the request offers at most the cap, a warning says how
 /// many were dropped, and the process stays small (70 MB requests and 825 MB before). The
 /// child's own peak RSS comes from `wait4`.
