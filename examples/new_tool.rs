@@ -35,6 +35,7 @@ fn main() -> Result<(), Error> {
         command: me.display().to_string(),
         args: vec!["--mcp-server".to_string()],
         env: Vec::new(),
+        timeout: None,
     };
     let (servers, warnings) = Servers::start(vec![server]);
     warnings.iter().for_each(|w| eprintln!("warning: {w}"));

@@ -240,9 +240,9 @@ pub fn mcp_lines(scratch: &Scratch, data: &[u8]) {
         command: "cat".to_string(),
         args: vec![file.display().to_string()],
         env: Vec::new(),
+        timeout: None,
     };
     let link = mcp_wire::Link::spawn(&config).expect("start cat");
-    let _ = link
-        .wire
-        .request("initialize", json!({}), Duration::from_secs(5));
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let _ = (link.wire).request("initialize", json!({}), Duration::from_secs(5), &never);
 }

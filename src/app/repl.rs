@@ -20,6 +20,7 @@ use crate::core::agent::Agent;
 use crate::core::consent::{Mode, Plan};
 use crate::core::event::{Error, Event, Finish};
 use crate::extras::sandbox::Sandbox;
+use crate::tools::support::file_lock::FileLock;
 use crate::tools::support::files::{Access, write_atomic};
 use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
@@ -81,16 +82,23 @@ pub fn run(options: RunOptions) -> Result<i32, Error> {
     Ok(0)
 }
 
-/// rustyline's `save_history` truncates the file and then writes it: a crash in between would
-/// lose the whole history. So it writes a scratch file, whose bytes `write_atomic` puts in place.
+/// This session's new lines join the history file as it is now, so the lines of a session that
+/// ended meanwhile stay: under the file's lock, a scratch copy of it gets them (rustyline's
+/// `append_history`, which merges into a file it did not load), and `write_atomic` puts its
+/// bytes in place (a crash mid-write leaves the old history, never half of one).
 fn save_history(editor: &mut DefaultEditor, history: &std::path::Path) {
-    if let Some(dir) = history.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    let scratch = history.with_extension("tmp");
+    let Ok(_lock) = FileLock::take(history) else {
+        return;
+    };
+    let scratch = history.with_extension(format!("{}.tmp", std::process::id()));
     let _ = std::fs::remove_file(&scratch);
-    // Nothing new to save writes nothing; then there is no scratch file to read.
-    if editor.save_history(&scratch).is_ok()
+    let copied = match std::fs::copy(history, &scratch) {
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+        Ok(_) => true,
+    };
+    // With nothing new, the copy goes back as it was.
+    if copied
+        && editor.append_history(&scratch).is_ok()
         && let Ok(bytes) = std::fs::read(&scratch)
     {
         let _ = write_atomic(history, &bytes, Access::UserOnly);

@@ -71,9 +71,10 @@ fn dispatch(name: &str, arguments: &str, ctx: &ToolContext) -> Outcome {
         "grep" => parse(name, args).map(|a| grep::run(a, ctx)),
         "todo_write" => parse(name, args).map(|a| todo_write::run(a, ctx)),
         "agent" => parse(name, args).map(|a| agent::run(a, ctx)),
-        _ if name.starts_with("mcp__") => {
-            Ok(ctx.extras.call_mcp(name, arguments).map(Outcome::text))
-        }
+        _ if name.starts_with("mcp__") => Ok(ctx
+            .extras
+            .call_mcp(name, arguments, &ctx.cancel)
+            .map(Outcome::text)),
         _ => return Outcome::text(format!("Error: unknown tool '{}'", echo(name))),
     };
     match result {

@@ -1,13 +1,13 @@
-//! The HTTP side of the LLM client: the `ureq` agent (built once by `Llm::new`; the system's
-//! roots and proxy from `tools/support/net.rs`), POST, and which connection errors a second try
-//! could fix. Whether to retry is `llm.rs`'s; reading an answer `sse.rs`'s, `Extras::quirks`'
-//! (a 200 that is not a stream) or `tools/support/provider_errors.rs`'s (an error answer).
+//! The HTTP side of the LLM client: the `ureq` agent (built once by `Llm::new`; follows no
+//! redirect; roots and proxy from `tools/support/net.rs`), POST, and which connection errors a
+//! second try could fix. Whether to retry is `llm.rs`'s; reading an answer `sse.rs`'s, the
+//! quirks' (a 200 that is not a stream) or `tools/support/provider_errors.rs`'s (an error answer).
 
 use crate::core::config::Config;
 use crate::tools::support::net;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use ureq::tls::{RootCerts, TlsConfig};
+use ureq::tls::TlsConfig;
 
 /// How long a reply may take, checked as its bytes arrive (so a trickle cannot dodge it).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -33,12 +33,11 @@ pub fn agent(config: &Config) -> ureq::Agent {
     // Loopback never goes through a proxy: the demo and local servers (Ollama, llama.cpp,
     // vLLM) must work even with HTTPS_PROXY set. Elsewhere ureq reads *_PROXY and NO_PROXY.
     let proxy = ureq::Proxy::try_from_env().filter(|_| !net::is_loopback(&config.base_url));
-    let roots = match config.base_url.starts_with("https://") {
-        true => net::system_roots(),
-        false => RootCerts::WebPki,
-    };
+    let roots = net::roots_for(&config.base_url);
+    // No redirect is followed: a 3xx is an answer, and `provider_errors::redirected` says why.
     ureq::Agent::config_builder()
         .http_status_as_error(false)
+        .max_redirects(0)
         .timeout_connect(Some(Duration::from_secs(30)))
         .timeout_recv_response(Some(config.idle_timeout))
         // A stream silent for this long counts as broken, and the request is retried.

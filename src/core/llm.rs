@@ -163,10 +163,10 @@ impl Llm {
         let status = response.status().as_u16();
         if status != 200 {
             // What the server said (its whole body to `--trace`) decides what comes next.
-            let wait = provider_errors::retry_after(response.headers());
+            let (wait, moved) = provider_errors::from_headers(status, response.headers());
             let body = provider_errors::error_body(response.into_body().into_reader());
             extras.account.trace_failure(status, &body);
-            let message = provider_errors::message_in(&body);
+            let message = moved.unwrap_or_else(|| provider_errors::message_in(&body));
             let model = &extras.account.model(&self.config);
             return self.status_failure(status, &message, wait, (&url, model, messages), extras);
         }

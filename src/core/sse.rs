@@ -11,7 +11,7 @@ use crate::core::message::{Reply, Usage};
 use crate::core::wire::{Calls, Chunk, FirstChoice, WireChoice, WireToolCall};
 use crate::tools::support::clocked::{Clocked, Expired};
 use crate::tools::support::json_depth::JsonDepth;
-use crate::tools::support::provider_errors::json_error_message;
+use crate::tools::support::{provider_errors::json_error_message, tokens::reported};
 use std::borrow::Cow;
 use std::io::{BufRead, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -198,9 +198,9 @@ impl Parser {
             let nested = usage.prompt_tokens_details.and_then(|d| d.cached_tokens);
             let flat = usage.cached_tokens.or(usage.prompt_cache_hit_tokens);
             self.reply.usage = Some(Usage {
-                prompt_tokens: usage.prompt_tokens.unwrap_or(0),
-                completion_tokens: usage.completion_tokens.unwrap_or(0),
-                cached_tokens: nested.or(flat).unwrap_or(0),
+                prompt_tokens: reported(usage.prompt_tokens.as_ref()),
+                completion_tokens: reported(usage.completion_tokens.as_ref()),
+                cached_tokens: reported(nested.or(flat).as_ref()),
                 cost: usage.cost.and_then(|cost| cost.as_f64()),
                 cache_write_tokens: 0,
             });

@@ -92,13 +92,13 @@ pub(crate) struct WireFunction<'a> {
 
 #[derive(Deserialize)]
 pub(crate) struct WireUsage {
-    pub(crate) prompt_tokens: Option<u64>,
-    pub(crate) completion_tokens: Option<u64>,
+    pub(crate) prompt_tokens: Option<serde_json::Value>,
+    pub(crate) completion_tokens: Option<serde_json::Value>,
     /// The prompt's cached part: `cached_tokens` here (Moonshot) or in the details (OpenAI,
     /// whose details have this shape), or DeepSeek's `prompt_cache_hit_tokens`.
-    pub(crate) cached_tokens: Option<u64>,
+    pub(crate) cached_tokens: Option<serde_json::Value>,
     pub(crate) prompt_tokens_details: Option<Box<WireUsage>>,
-    pub(crate) prompt_cache_hit_tokens: Option<u64>,
+    pub(crate) prompt_cache_hit_tokens: Option<serde_json::Value>,
     /// OpenRouter's cost in credits (US$); any JSON value, so a string costs only the figure.
     pub(crate) cost: Option<serde_json::Value>,
 }
@@ -253,7 +253,12 @@ mod tests {
             let in_choice = chunk.choices.and_then(|c| c.0).and_then(|c| c.usage);
             let usage = chunk.usage.or(in_choice.map(|u| *u)).expect("a usage");
             let nested = usage.prompt_tokens_details.and_then(|d| d.cached_tokens);
-            (nested, usage.prompt_cache_hit_tokens, usage.cached_tokens)
+            let n = |count: Option<serde_json::Value>| count.and_then(|c| c.as_u64());
+            (
+                n(nested),
+                n(usage.prompt_cache_hit_tokens),
+                n(usage.cached_tokens),
+            )
         };
         let deepseek = r#"{"choices":[{"index":0,"delta":{"content":""},"finish_reason":"stop"}],"usage":{"prompt_tokens":6,"completion_tokens":92,"total_tokens":98,"prompt_tokens_details":{"cached_tokens":4},"completion_tokens_details":{"reasoning_tokens":81},"prompt_cache_hit_tokens":4,"prompt_cache_miss_tokens":2}}"#;
         assert_eq!(usage(deepseek), (Some(4), Some(4), None));

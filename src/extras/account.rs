@@ -11,8 +11,8 @@ use crate::core::consent::Plan;
 use crate::core::event::{Error, Event};
 use crate::core::message::{Message, Reply, Usage};
 use crate::core::prompt;
-use crate::extras::cost::PriceTable;
 use crate::extras::cost::ledger::Ledger;
+use crate::extras::cost::{self, PriceTable};
 use crate::extras::trace::{Tee, Trace};
 use serde_json::{Value, json};
 use std::io::BufRead;
@@ -134,10 +134,16 @@ impl Account {
 
     /// Add this reply's usage to the session totals, estimating when the provider sent none.
     pub fn count(&self, model: &str, reply: &Reply, messages: &[Message]) {
-        let usage = reply.usage.clone().unwrap_or_else(|| {
-            self.estimated.store(true, Ordering::Relaxed);
-            estimate_usage(reply, messages)
-        });
+        let usage = match &reply.usage {
+            Some(usage) => cost::believable(usage, || {
+                self.estimated.store(true, Ordering::Relaxed);
+                estimate_usage(reply, messages)
+            }),
+            None => {
+                self.estimated.store(true, Ordering::Relaxed);
+                estimate_usage(reply, messages)
+            }
+        };
         if let Ok(mut ledger) = self.ledger.lock() {
             ledger.record(&self.prices, model, &usage);
         }

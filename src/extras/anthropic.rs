@@ -17,6 +17,7 @@ pub mod stream;
 use crate::core::config::{Config, ToolChoice};
 use crate::core::event::{Broke, Error};
 use crate::core::message::{Message, Role};
+use crate::tools::support::tokens::lenient;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::borrow::Cow;
@@ -191,9 +192,13 @@ struct WireMessage {
 /// Counts as the API reports them: `message_start` has them all, `message_delta` what changed.
 #[derive(Deserialize, Default, Clone, Copy)]
 struct WireUsage {
+    #[serde(default, deserialize_with = "lenient")]
     input_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "lenient")]
     output_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "lenient")]
     cache_creation_input_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "lenient")]
     cache_read_input_tokens: Option<u64>,
 }
 

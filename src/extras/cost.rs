@@ -14,10 +14,74 @@
 pub mod ledger;
 mod prices;
 
+use crate::core::event::Event;
 use crate::core::message::Usage;
 use crate::tools::support::files;
 use serde::Deserialize;
 use std::path::Path;
+
+/// No request uses more tokens than this (a hundred times the largest window). A count above it,
+/// negative or fractional (`tokens::reported` makes those `u64::MAX`) is not believed.
+pub const MOST_TOKENS: u64 = 100_000_000;
+/// Nor costs more US$ than this (a provider-reported `usage.cost`).
+const MOST_DOLLARS: f64 = 1_000.0;
+
+/// The figures in `usage` no request could have: what the notice names.
+pub fn impossible(usage: &Usage) -> Vec<&'static str> {
+    let counts = [
+        ("prompt_tokens", usage.prompt_tokens),
+        ("completion_tokens", usage.completion_tokens),
+        ("cached_tokens", usage.cached_tokens),
+        ("cache_write_tokens", usage.cache_write_tokens),
+    ];
+    let absurd = counts.into_iter().filter(|(_, count)| *count > MOST_TOKENS);
+    let mut names: Vec<&str> = absurd.map(|(name, _)| name).collect();
+    if usage
+        .cost
+        .is_some_and(|cost| !(0.0..=MOST_DOLLARS).contains(&cost))
+    {
+        names.push("cost");
+    }
+    names
+}
+
+/// `usage` with each impossible figure replaced: a count by `estimate`'s (0 for the cache's),
+/// a cost by none (the table prices the tokens). Counted and priced, never as given.
+pub fn believable(usage: &Usage, estimate: impl FnOnce() -> Usage) -> Usage {
+    if impossible(usage).is_empty() {
+        return usage.clone();
+    }
+    let guess = estimate();
+    let pick = |given: u64, guessed: u64| if given > MOST_TOKENS { guessed } else { given };
+    let prompt_tokens = pick(usage.prompt_tokens, guess.prompt_tokens);
+    Usage {
+        prompt_tokens,
+        completion_tokens: pick(usage.completion_tokens, guess.completion_tokens),
+        cached_tokens: pick(usage.cached_tokens, 0).min(prompt_tokens),
+        cache_write_tokens: pick(usage.cache_write_tokens, 0).min(prompt_tokens),
+        cost: usage
+            .cost
+            .filter(|cost| (0.0..=MOST_DOLLARS).contains(cost)),
+    }
+}
+
+/// The reply's usage if it is believable; else a notice saying which figures were not, and
+/// `None` (so the estimate is not calibrated on them either).
+pub fn believed<'a>(
+    usage: Option<&'a Usage>,
+    on_event: &mut dyn FnMut(Event),
+) -> Option<&'a Usage> {
+    let names = impossible(usage?);
+    if names.is_empty() {
+        return usage;
+    }
+    on_event(Event::Notice(&format!(
+        "the provider reported an impossible token count ({}: negative, fractional or over \
+         {MOST_TOKENS}); corecoder's estimate is counted and priced instead",
+        names.join(", ")
+    )));
+    None
+}
 
 /// US$ per million tokens. `cached_input: None` bills cached tokens at the full input price.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -198,6 +262,37 @@ pub fn dollars_for(table: &PriceTable, model: &str, usage: &Usage) -> Option<f64
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn impossible_figures_are_replaced_and_named() {
+        let given = Usage {
+            prompt_tokens: u64::MAX,
+            completion_tokens: 7,
+            cached_tokens: 200_000_000,
+            cache_write_tokens: 0,
+            cost: Some(-1.0),
+        };
+        assert_eq!(
+            impossible(&given),
+            ["prompt_tokens", "cached_tokens", "cost"]
+        );
+        let estimate = || Usage {
+            prompt_tokens: 1_000,
+            completion_tokens: 99,
+            ..Usage::default()
+        };
+        let believed = believable(&given, estimate);
+        assert_eq!(
+            believed,
+            Usage {
+                prompt_tokens: 1_000,
+                completion_tokens: 7,
+                ..Usage::default()
+            }
+        );
+        let sane = usage(10, 2, 3);
+        assert_eq!(believable(&sane, || unreachable!()), sane);
+    }
 
     pub(super) fn price(input: f64, output: f64, cached_input: Option<f64>) -> Price {
         Price::new(input, output, cached_input)

@@ -8,17 +8,22 @@
 //! the reading of results are in `mcp_protocol.rs`. This file does *not* ask for consent, speak
 //! the HTTP transport, or use resources, prompts or sampling.
 
-use crate::extras::mcp_protocol::{content_text, handshake, tool_name};
+use crate::extras::mcp_protocol::{
+    Listing, content_text, handshake, tool_name, valid_function_name,
+};
 /// How to start one server; defined beside the wire, which needs it and nothing else from here.
 pub use crate::extras::mcp_wire::ServerConfig;
-use crate::extras::mcp_wire::{Link, STOPPED, Wire, lock};
+use crate::extras::mcp_wire::{Link, STOPPED, Wire, lock, result_of};
 use serde_json::{Value, json};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::thread::{self};
 use std::time::Duration;
 
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(15);
 const CALL_TIMEOUT: Duration = Duration::from_secs(60);
+/// The most MCP tools offered in all, beside our own 8: OpenAI's API takes 128 functions.
+const MAX_TOOLS_IN_ALL: usize = 120;
 /// All servers of the session (none by default). Shared with pool workers as `Arc<Servers>`.
 #[derive(Default)]
 pub struct Servers {
@@ -35,9 +40,9 @@ struct Server {
 struct Connection {
     /// `Err` says why the server is not running (it failed to start, or is reconnecting).
     link: Result<Link, String>,
-    /// Only tools whose `mcp__SERVER__TOOL` name the API accepts; `hidden` counts the others.
-    tools: Vec<Value>,
-    hidden: usize,
+    /// Only tools whose `mcp__SERVER__TOOL` name the API accepts, within the caps
+    /// (`mcp_protocol.rs`); what was left out is counted.
+    listing: Listing,
 }
 
 /// What an MCP server says about one of its tools (`annotations.readOnlyHint` in `tools/list`).
@@ -62,12 +67,20 @@ impl Servers {
                 .map(|c| c.unwrap_or_else(|p| std::panic::resume_unwind(p)))
                 .collect()
         });
-        let mut warnings = Vec::new();
-        let mut servers = Vec::new();
-        for (config, connection) in configs.into_iter().zip(connections) {
+        let (mut warnings, mut servers, mut offered) = (Vec::new(), Vec::new(), 0);
+        for (config, mut connection) in configs.into_iter().zip(connections) {
             if let Err(reason) = &connection.link {
                 warnings.push(format!("MCP server {} skipped: {reason}", config.name));
             }
+            connection
+                .listing
+                .cap(MAX_TOOLS_IN_ALL.saturating_sub(offered));
+            offered += connection.listing.tools.len();
+            warnings.extend(
+                connection
+                    .listing
+                    .dropped_note(&config.name, MAX_TOOLS_IN_ALL),
+            );
             servers.push(Server {
                 config,
                 connection: Mutex::new(connection),
@@ -119,8 +132,14 @@ impl Servers {
         }
     }
 
-    /// Call `mcp__SERVER__TOOL` with the model's raw JSON arguments. `Err` is text for the model.
-    pub fn call(&self, qualified_name: &str, arguments: &str) -> Result<String, String> {
+    /// Call `mcp__SERVER__TOOL` with the model's raw JSON arguments, within the server's
+    /// timeout and until Ctrl+C sets `cancel`. `Err` is text for the model.
+    pub fn call(
+        &self,
+        qualified_name: &str,
+        arguments: &str,
+        cancel: &AtomicBool,
+    ) -> Result<String, String> {
         let (server, tool) = self
             .find(qualified_name)
             .ok_or_else(|| format!("no MCP server offers a tool named {qualified_name}"))?;
@@ -135,7 +154,8 @@ impl Servers {
             )
         })?;
         let params = json!({"name": tool, "arguments": arguments});
-        let result = wire.request("tools/call", params, CALL_TIMEOUT)?;
+        let timeout = server.config.timeout.unwrap_or(CALL_TIMEOUT);
+        let result = result_of(&wire.request("tools/call", params, timeout, cancel)?)?;
         let text = content_text(&result);
         match result.get("isError").and_then(Value::as_bool) {
             Some(true) => Err(text),
@@ -151,7 +171,7 @@ impl Servers {
                 Ok(_) => format!(
                     "{}: alive, {} tools",
                     server.config.name,
-                    connection.tools.len()
+                    connection.listing.tools.len()
                 ),
                 Err(reason) => format!("{}: dead ({reason})", server.config.name),
             };
@@ -163,8 +183,8 @@ impl Servers {
                 0 => {}
                 count => line += &format!(", {count} marked read-only"),
             }
-            if connection.hidden > 0 {
-                let hidden = connection.hidden;
+            if connection.listing.hidden > 0 {
+                let hidden = connection.listing.hidden;
                 line += &format!(" ({hidden} more with names the model API refuses)");
             }
             line
@@ -179,9 +199,23 @@ impl Servers {
         // Stop the old process before starting the new one, and without holding the lock.
         let old = server.take_link("reconnecting");
         drop(old);
-        let fresh = Connection::open(&server.config, HANDSHAKE_TIMEOUT);
+        let mut fresh = Connection::open(&server.config, HANDSHAKE_TIMEOUT);
+        let others = |s: &&Server| s.config.name != name;
+        let offered: usize = self
+            .servers
+            .iter()
+            .filter(others)
+            .map(|s| s.offered())
+            .sum();
+        fresh.listing.cap(MAX_TOOLS_IN_ALL.saturating_sub(offered));
+        let note = fresh.listing.dropped_note(name, MAX_TOOLS_IN_ALL);
+        let note = note.map(|n| format!("; {n}"));
         let outcome = match &fresh.link {
-            Ok(_) => Ok(format!("{name}: reconnected, {} tools", fresh.tools.len())),
+            Ok(_) => Ok(format!(
+                "{name}: reconnected, {} tools{}",
+                fresh.listing.tools.len(),
+                note.unwrap_or_default()
+            )),
             Err(reason) => Err(format!("{name}: {reason}")),
         };
         // Whatever a racing reconnect put in is stopped when `replaced` drops, after the lock.
@@ -217,26 +251,25 @@ impl Server {
     fn take_link(&self, why: &str) -> Result<Link, String> {
         std::mem::replace(&mut lock(&self.connection).link, Err(why.to_string()))
     }
+
+    fn offered(&self) -> usize {
+        lock(&self.connection).live_tools().len()
+    }
 }
 
 impl Connection {
     /// Start the process and shake hands. A failure is a connection without a link.
     fn open(config: &ServerConfig, timeout: Duration) -> Connection {
-        let (link, tools) = match Link::spawn(config) {
-            Err(e) => (Err(e), vec![]),
+        let accepted = |tool: &str| valid_function_name(&format!("mcp__{}__{tool}", config.name));
+        let (link, listing) = match Link::spawn(config) {
+            Err(e) => (Err(e), Listing::default()),
             // A failed handshake drops (stops) the link; a crash is already in the error.
-            Ok(link) => match handshake(&link.wire, timeout) {
-                Ok(tools) => (Ok(link), tools),
-                Err(e) => (Err(e), vec![]),
+            Ok(link) => match handshake(&link.wire, timeout, &accepted) {
+                Ok(listing) => (Ok(link), listing),
+                Err(e) => (Err(e), Listing::default()),
             },
         };
-        let accepted = |tool: &Value| valid_function_name(&qualified_name(&config.name, tool));
-        let (tools, refused): (Vec<Value>, Vec<Value>) = tools.into_iter().partition(accepted);
-        Connection {
-            link,
-            tools,
-            hidden: refused.len(),
-        }
+        Connection { link, listing }
     }
 
     fn live_wire(&self) -> Result<Arc<Wire>, String> {
@@ -249,7 +282,7 @@ impl Connection {
 
     fn live_tools(&self) -> &[Value] {
         if self.live_wire().is_ok() {
-            &self.tools
+            &self.listing.tools
         } else {
             &[]
         }
@@ -265,16 +298,15 @@ fn qualified_name(server: &str, tool: &Value) -> String {
     format!("mcp__{server}__{}", tool_name(tool))
 }
 
-/// OpenAI-compatible APIs refuse a whole request over one name outside `[A-Za-z0-9_-]{1,64}`.
-fn valid_function_name(name: &str) -> bool {
-    let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-    name.len() <= 64 && name.chars().all(allowed)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::time::Instant;
+
+    /// A cancel flag nobody sets.
+    fn never() -> AtomicBool {
+        AtomicBool::new(false)
+    }
 
     fn fixture(name: &str, mode: &str) -> ServerConfig {
         let script = concat!(
@@ -286,6 +318,7 @@ mod tests {
             command: "python3".to_string(),
             args: vec![script.to_string(), mode.to_string()],
             env: vec![("PYTHONUNBUFFERED".to_string(), "1".to_string())],
+            timeout: None,
         }
     }
 
@@ -308,14 +341,14 @@ mod tests {
         );
         // Every reply comes after a log line, a notification and a ping request of the server's.
         assert_eq!(
-            servers.call("mcp__fake__echo", r#"{"text": "hi"}"#),
+            servers.call("mcp__fake__echo", r#"{"text": "hi"}"#, &never()),
             Ok("hi".to_string())
         );
         assert_eq!(
-            servers.call("mcp__fake__pong_seen", "{}"),
+            servers.call("mcp__fake__pong_seen", "{}", &never()),
             Ok("True".to_string())
         );
-        let picture = servers.call("mcp__fake__picture", r#"{"text": "look"}"#);
+        let picture = servers.call("mcp__fake__picture", r#"{"text": "look"}"#, &never());
         assert_eq!(picture, Ok("look\n[image/png, 4 bytes]".to_string()));
         assert_eq!(servers.status(), vec!["fake: alive, 6 tools".to_string()]);
     }
@@ -342,7 +375,7 @@ mod tests {
         let (servers, warnings) = start_one("garbage", HANDSHAKE_TIMEOUT);
         assert_eq!(warnings, Vec::<String>::new());
         assert_eq!(
-            servers.call("mcp__fake__echo", r#"{"text": "still here"}"#),
+            servers.call("mcp__fake__echo", r#"{"text": "still here"}"#, &never()),
             Ok("still here".to_string())
         );
     }
@@ -356,7 +389,7 @@ mod tests {
                 let (servers, finished) = (&servers, finished.clone());
                 scope.spawn(move || {
                     let args = json!({"text": text, "ms": ms}).to_string();
-                    let answer = servers.call("mcp__fake__slow", &args);
+                    let answer = servers.call("mcp__fake__slow", &args, &never());
                     assert_eq!(answer, Ok(text.to_string()));
                     let _ = finished.send(text);
                 });
@@ -374,22 +407,22 @@ mod tests {
     fn tool_errors_and_bad_calls_are_errors_for_the_model() {
         let (servers, _) = start_one("good", HANDSHAKE_TIMEOUT);
         assert_eq!(
-            servers.call("mcp__fake__fail", "{}"),
+            servers.call("mcp__fake__fail", "{}", &never()),
             Err("it went wrong".to_string())
         );
         assert!(
             servers
-                .call("mcp__fake__echo", "{oops")
+                .call("mcp__fake__echo", "{oops", &never())
                 .unwrap_err()
                 .contains("invalid JSON")
         );
         assert!(
             servers
-                .call("mcp__other__echo", "{}")
+                .call("mcp__other__echo", "{}", &never())
                 .unwrap_err()
                 .contains("no MCP server")
         );
-        let unknown = servers.call("mcp__fake__nope", "{}").unwrap_err();
+        let unknown = servers.call("mcp__fake__nope", "{}", &never()).unwrap_err();
         assert!(unknown.contains("unknown tool (code -32602)"), "{unknown}");
     }
 
@@ -397,14 +430,16 @@ mod tests {
     fn a_crash_fails_the_call_at_once_and_reconnect_brings_the_server_back() {
         let (servers, _) = start_one("good", HANDSHAKE_TIMEOUT);
         let started = Instant::now();
-        let crash = servers.call("mcp__fake__crash", "{}").unwrap_err();
+        let crash = servers
+            .call("mcp__fake__crash", "{}", &never())
+            .unwrap_err();
         assert!(started.elapsed() < Duration::from_secs(5));
         assert!(crash.contains("Traceback: boom"), "{crash}");
         assert!(servers.status()[0].starts_with("fake: dead (the server exited"));
         assert_eq!(servers.tool_count(), 0);
         assert!(
             servers
-                .call("mcp__fake__echo", "{}")
+                .call("mcp__fake__echo", "{}", &never())
                 .unwrap_err()
                 .contains("/mcp reconnect fake")
         );
@@ -413,7 +448,7 @@ mod tests {
             Ok("fake: reconnected, 6 tools".to_string())
         );
         assert_eq!(
-            servers.call("mcp__fake__echo", r#"{"text": "back"}"#),
+            servers.call("mcp__fake__echo", r#"{"text": "back"}"#, &never()),
             Ok("back".to_string())
         );
         assert!(servers.reconnect("nobody").is_err());

@@ -4,6 +4,7 @@
 //! `setup.rs` calls `load_config` once at start-up and hands the servers to `Servers::start`
 //! (`mcp.rs`). This file only reads and merges the files: it starts no server and knows nothing
 //! of the protocol. Only stdio servers are understood; any other entry is skipped with a warning.
+//! An entry's `timeout` (seconds, 1 to 3600) bounds each call to the server, writes included.
 
 use crate::extras::mcp_wire::ServerConfig;
 use crate::tools::support::files::read_settings_text;
@@ -12,6 +13,10 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::ErrorKind;
 use std::path::PathBuf;
+use std::time::Duration;
+
+/// The longest `timeout` an entry may set: an hour.
+const MAX_TIMEOUT_SECS: f64 = 3600.0;
 
 /// Read `{"mcpServers": {NAME: {command, args, env}}}` from each file; a later file replaces an
 /// earlier one's server of the same name. A missing file is fine; a broken one is a warning.
@@ -43,6 +48,8 @@ struct ConfigEntry {
     args: Vec<String>,
     #[serde(default)]
     env: BTreeMap<String, String>,
+    /// Seconds a call may take; 60 when absent.
+    timeout: Option<f64>,
 }
 
 /// One result per server entry, so one bad entry does not cost the others.
@@ -59,11 +66,15 @@ fn parse_config(text: &str) -> Vec<Result<ServerConfig, String>> {
             .map_err(|e| format!("server {name:?} skipped ({e}; only stdio is supported)"))?;
         let (command, args) = (entry.command, entry.args);
         let env = entry.env.into_iter().collect();
+        let timeout = (entry.timeout)
+            .filter(|secs| secs.is_finite())
+            .map(|secs| Duration::from_secs_f64(secs.clamp(1.0, MAX_TIMEOUT_SECS)));
         Ok(ServerConfig {
             name: name.clone(),
             command,
             args,
             env,
+            timeout,
         })
     };
     servers.iter().map(entry).collect()
@@ -88,7 +99,7 @@ mod tests {
         );
         let project = write(
             "project.json",
-            r#"{"mcpServers": {"b": {"command": "new",
+            r#"{"mcpServers": {"b": {"command": "new", "timeout": 0.01,
             "env": {"K": "V"}}, "web": {"url": "https://example.com/mcp"}}}"#,
         );
         let broken = write("broken.json", "{not json");
@@ -101,6 +112,9 @@ mod tests {
         assert_eq!(names, [("a", "x"), ("b", "new")]);
         assert_eq!(configs[1].args, Vec::<String>::new());
         assert_eq!(configs[1].env, [("K".to_string(), "V".to_string())]);
+        // A timeout is at least a second; none is the default.
+        assert_eq!(configs[1].timeout, Some(std::time::Duration::from_secs(1)));
+        assert_eq!(configs[0].timeout, None);
         assert_eq!(warnings.len(), 2, "{warnings:?}");
         assert!(warnings[0].contains("server \"web\" skipped"));
         assert!(warnings[1].contains("broken.json: not valid JSON"));

@@ -3,15 +3,26 @@
 //!
 //! `mcp.rs` decides which servers run and what their tools are; this file only starts a
 //! process, sends messages, waits for the reply with a given id, and stops the process (close
-//! stdin, wait, then kill its group) when the `Link` is dropped. It knows no MCP method but
-//! answering the server's `ping`. It imports nothing from `mcp.rs`: how to start a server
-//! (`ServerConfig`) is defined here, and `mcp.rs` and `mcp_config.rs` take it from here.
+//! stdin, wait, then kill its group) when the `Link` is dropped; what runs on the pipes (the
+//! reader's loop, the bounded write) is `mcp_wire/pipes.rs`. It knows no MCP method. It imports
+//! nothing from `mcp.rs`: how to start a server (`ServerConfig`) is defined here, and `mcp.rs`
+//! and `mcp_config.rs` take it from here.
+//!
+//! Writes never block the caller past its deadline: stdin is non-blocking, and a write that
+//! finds the pipe full waits for room with `poll(2)`, watching the deadline and Ctrl+C. A
+//! server that does not take a message in time is broken (the rest of the line could never be
+//! told from the next): it is killed and every caller told why, so no thread is left stuck.
 
+mod pipes;
+
+pub use crate::extras::mcp_wire::pipes::result_of;
+use crate::extras::mcp_wire::pipes::{
+    CANCEL_POLL, Envelope, Stall, non_blocking, read_loop, reply_of, write_by,
+};
 use crate::tools::support::process::kill_group;
 use crossbeam_channel::{RecvTimeoutError, Sender};
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
@@ -24,8 +35,6 @@ use std::time::{Duration, Instant};
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 /// Why a server is down after we stopped it ourselves.
 pub const STOPPED: &str = "stopped by corecoder";
-/// The longest stdout line kept; longer ones are not JSON we can use and are dropped.
-const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// How to start one server: an entry of the config files (`mcp_config.rs` reads them).
 #[derive(Debug, Clone)]
@@ -34,6 +43,8 @@ pub struct ServerConfig {
     pub command: String,
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
+    /// How long one call may take, its writes included (`"timeout"` in seconds; `None`: 60 s).
+    pub timeout: Option<Duration>,
 }
 
 /// One running server process: the wire to it, the process and the thread reading it.
@@ -51,9 +62,12 @@ pub struct Wire {
     waiting: Mutex<Result<HashMap<u64, Sender<Reply>>, String>>,
     /// Set by `Link::drop`, so the reader stops even if a stray grandchild keeps stdout open.
     stop: AtomicBool,
+    /// The server's process group, killed when it will not take a message in time.
+    group: i32,
 }
 
-type Reply = Result<Value, String>;
+/// A whole reply line as it came (`mcp_protocol.rs` reads its `result` as it needs), or why not.
+type Reply = Result<Vec<u8>, String>;
 
 impl Link {
     pub fn spawn(config: &ServerConfig) -> Result<Link, String> {
@@ -73,6 +87,9 @@ impl Link {
             .map_err(|e| format!("could not start `{}`: {e}", config.command))?;
         let (stdin, stdout, stderr) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take());
+        if let Some(stdin) = &stdin {
+            non_blocking(stdin.as_raw_fd());
+        }
         let waiting = Mutex::new(Ok(HashMap::new()));
         let (next_id, stop) = (AtomicU64::new(1), AtomicBool::new(false));
         let wire = Arc::new(Wire {
@@ -80,12 +97,11 @@ impl Link {
             next_id,
             waiting,
             stop,
+            group: child.id() as i32,
         });
         let reader_wire = Arc::clone(&wire);
         let reader = match (stdout, stderr) {
-            (Some(out), Some(err)) => {
-                Some(thread::spawn(move || read_loop(&reader_wire, out, err)))
-            }
+            (Some(out), Some(err)) => Some(thread::spawn(move || read_on(&reader_wire, out, err))),
             _ => None,
         };
         Ok(Link {
@@ -117,8 +133,16 @@ impl Drop for Link {
 }
 
 impl Wire {
-    /// Send one request and wait for its reply, which the reader thread routes here by id.
-    pub fn request(&self, method: &str, params: Value, timeout: Duration) -> Reply {
+    /// Send one request and wait for its reply, which the reader thread routes here by id. The
+    /// write and the wait together end by `timeout`, or at once when `cancel` is set.
+    pub fn request(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+        cancel: &AtomicBool,
+    ) -> Reply {
+        let deadline = Instant::now() + timeout;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (reply_to, reply) = crossbeam_channel::bounded(1);
         // Registered under the lock `close` takes, so no caller ever waits on a dead server.
@@ -127,21 +151,29 @@ impl Wire {
             .map_err(|reason| reason.clone())?
             .insert(id, reply_to);
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let outcome = self
-            .send(&message)
-            .and_then(|()| match reply.recv_timeout(timeout) {
-                Ok(answer) => answer,
-                Err(RecvTimeoutError::Timeout) => {
-                    self.cancel(id, method);
-                    let seconds = timeout.as_secs_f32();
-                    Err(format!(
-                        "the MCP server gave no answer to {method} within {seconds} s"
-                    ))
+        let outcome = self.send(&message, deadline, cancel).and_then(|()| {
+            loop {
+                let left = deadline.saturating_duration_since(Instant::now());
+                match reply.recv_timeout(left.min(CANCEL_POLL)) {
+                    Ok(answer) => break answer,
+                    Err(RecvTimeoutError::Timeout) if cancel.load(Ordering::Relaxed) => {
+                        self.cancel(id, method);
+                        break Err("interrupted (Ctrl+C)".to_string());
+                    }
+                    Err(RecvTimeoutError::Timeout) if left.is_zero() => {
+                        self.cancel(id, method);
+                        let seconds = timeout.as_secs_f32();
+                        break Err(format!(
+                            "the MCP server gave no answer to {method} within {seconds} s"
+                        ));
+                    }
+                    Err(RecvTimeoutError::Timeout) => continue,
+                    Err(RecvTimeoutError::Disconnected) => {
+                        break Err(self.closed_reason().unwrap_or_default());
+                    }
                 }
-                Err(RecvTimeoutError::Disconnected) => {
-                    Err(self.closed_reason().unwrap_or_default())
-                }
-            });
+            }
+        });
         if let Ok(waiting) = lock(&self.waiting).as_mut() {
             waiting.remove(&id);
         }
@@ -152,21 +184,45 @@ impl Wire {
     fn cancel(&self, id: u64, method: &str) {
         if method != "initialize" {
             let params = json!({"requestId": id, "reason": "timed out"});
-            let _ = self.send(
-                &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}),
-            );
+            let cancelled =
+                json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params});
+            let _ = self.send(&cancelled, Instant::now() + ANSWER_WRITE, &self.stop);
         }
     }
 
-    /// Write one message as one line. Callers on several pool workers take turns on the lock.
-    pub fn send(&self, message: &Value) -> Result<(), String> {
+    /// Write one message as one line, by `deadline` and unless `cancel` is set. Callers on
+    /// several pool workers take turns on the lock. A message left half-written breaks the
+    /// server: it is killed, and every caller gets the reason.
+    pub fn send(
+        &self,
+        message: &Value,
+        deadline: Instant,
+        cancel: &AtomicBool,
+    ) -> Result<(), String> {
         let mut stdin = lock(&self.stdin);
         let pipe = stdin.as_mut().ok_or("the MCP server's stdin is closed")?;
         // Compact JSON escapes every newline, so the message is exactly one line.
-        let written = pipe
-            .write_all(format!("{message}\n").as_bytes())
-            .and_then(|()| pipe.flush());
-        written.map_err(|e| format!("could not write to the MCP server: {e}"))
+        let line = format!("{message}\n");
+        let (written, stalled) = write_by(pipe, line.as_bytes(), deadline, cancel);
+        let why = match stalled {
+            None => return Ok(()),
+            Some(Stall::Cancelled) if written == 0 => return Err("interrupted (Ctrl+C)".into()),
+            Some(Stall::Cancelled) => "interrupted (Ctrl+C) while writing to it".to_string(),
+            Some(Stall::Deadline) => "the MCP server did not read its input in time (its stdin \
+                 pipe stayed full), so it was stopped"
+                .to_string(),
+            // A closed pipe: the server is gone, and the reader says why once it sees the end.
+            Some(Stall::Failed(e)) => {
+                return Err(format!("could not write to the MCP server: {e}"));
+            }
+        };
+        // Close first, so this reason is the one every caller gets, then kill. The pipe is
+        // taken under the lock `Link::drop` takes too, so the group is killed only while the
+        // process is not yet reaped (its id cannot have been reused).
+        self.close(why.clone());
+        *stdin = None;
+        kill_group(self.group);
+        Err(why)
     }
 
     /// The server is gone: every caller still waiting gets `reason` at once. The first reason stays.
@@ -185,99 +241,46 @@ impl Wire {
     }
 }
 
-/// The reader thread: stdout lines go to `handle_line`; stderr is read (so a chatty server never
-/// blocks on a full pipe) and only its tail kept. `poll(2)` rather than blocking reads, so that
-/// `stop` ends the thread even when a stray process keeps the pipes open.
-fn read_loop(wire: &Wire, mut stdout: ChildStdout, mut stderr: ChildStderr) {
-    let (mut line, mut stderr_tail, mut chunk) = (Vec::new(), Vec::new(), [0u8; 8192]);
-    let pollfd = |fd| libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let mut fds = [pollfd(stdout.as_raw_fd()), pollfd(stderr.as_raw_fd())];
-    let reason = loop {
-        if wire.stop.load(Ordering::Relaxed) {
-            break STOPPED.to_string();
-        }
-        // A negative fd (stderr closed) is skipped by poll.
-        if unsafe { libc::poll(fds.as_mut_ptr(), 2, 100) } <= 0 {
-            continue;
-        }
-        if fds[1].revents != 0 {
-            match stderr.read(&mut chunk) {
-                Ok(n) if n > 0 => stderr_tail.extend_from_slice(&chunk[..n]),
-                _ => fds[1].fd = -1,
-            }
-            stderr_tail.drain(..stderr_tail.len().saturating_sub(2000));
-        }
-        if fds[0].revents != 0 {
-            let Ok(n @ 1..) = stdout.read(&mut chunk) else {
-                break exit_reason(&stderr_tail);
-            };
-            for &byte in &chunk[..n] {
-                match byte {
-                    b'\n' => handle_line(wire, &std::mem::take(&mut line)),
-                    // A line past the cap is dropped as it comes, never held whole: it restarts
-                    // as a NUL byte, which no JSON begins with, so its end is skipped too (its
-                    // caller then gets the call's timeout).
-                    _ if line.len() >= MAX_LINE_BYTES => line = vec![0],
-                    _ => line.push(byte),
-                }
-            }
-        }
-    };
-    wire.close(reason);
-}
+/// How long the reader waits to write its answer to a server's `ping`.
+const ANSWER_WRITE: Duration = Duration::from_secs(5);
 
-fn exit_reason(stderr_tail: &[u8]) -> String {
-    let text = String::from_utf8_lossy(stderr_tail);
-    match text.lines().rev().find(|line| !line.trim().is_empty()) {
-        Some(line) => format!("the server exited; its last error output: {}", line.trim()),
-        None => "the server exited".to_string(),
-    }
+/// The reader thread: each stdout line routed (`handle_line`) until stdout ends or `Link::drop`
+/// stops it; then every caller still waiting is told why.
+fn read_on(wire: &Wire, stdout: ChildStdout, stderr: ChildStderr) {
+    let ended = read_loop(stdout, stderr, &wire.stop, &mut |line| {
+        handle_line(wire, line)
+    });
+    wire.close(ended.unwrap_or_else(|| STOPPED.to_string()));
 }
 
 /// One stdout line: a reply goes to its caller, a request from the server gets an answer;
 /// notifications and non-JSON lines (servers that log to stdout) are skipped.
-fn handle_line(wire: &Wire, line: &[u8]) {
-    let Ok(message) = serde_json::from_slice::<Value>(line) else {
-        return;
-    };
-    let (Some(id), method) = (message.get("id"), message.get("method")) else {
+fn handle_line(wire: &Wire, line: Vec<u8>) {
+    let Ok(Envelope {
+        id: Some(id),
+        method,
+        error,
+    }) = serde_json::from_slice::<Envelope>(&line)
+    else {
         return;
     };
     // We offer no client capabilities, so the only request we serve is `ping`.
-    let answer = match method.map(|m| m.as_str()) {
+    let answer = match method.as_ref().map(|m| m.as_str()) {
         Some(Some("ping")) => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
         Some(_) => json!({"jsonrpc": "2.0", "id": id,
             "error": {"code": -32601, "message": "corecoder offers no such method"}}),
-        None => return deliver_reply(wire, id, &message),
-    };
-    let _ = wire.send(&answer);
-}
-
-fn deliver_reply(wire: &Wire, id: &Value, message: &Value) {
-    let reply = match message.get("error") {
-        Some(error) => {
-            let text = error
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or("no message");
-            let code = error.get("code").unwrap_or(&Value::Null);
-            Err(format!(
-                "the MCP server answered with an error: {text} (code {code})"
-            ))
+        None => {
+            let caller = match (lock(&wire.waiting).as_mut(), id.as_u64()) {
+                (Ok(waiting), Some(id)) => waiting.remove(&id),
+                _ => None,
+            };
+            if let Some(caller) = caller {
+                let _ = caller.send(reply_of(error, line));
+            }
+            return;
         }
-        None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
     };
-    let caller = match (lock(&wire.waiting).as_mut(), id.as_u64()) {
-        (Ok(waiting), Some(id)) => waiting.remove(&id),
-        _ => None,
-    };
-    if let Some(caller) = caller {
-        let _ = caller.send(reply);
-    }
+    let _ = wire.send(&answer, Instant::now() + ANSWER_WRITE, &wire.stop);
 }
 
 /// A poisoned lock only means another thread panicked holding it; the data is still whole.

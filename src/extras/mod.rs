@@ -52,7 +52,7 @@ use serde_json::{Value, json};
 use session::SessionLog;
 use state_notes::situation;
 use std::path::Path;
-use std::sync::{Arc, atomic::AtomicUsize};
+use std::sync::{Arc, atomic::AtomicBool, atomic::AtomicUsize};
 
 /// The one seam between the core and every optional feature: the loop holds one `Extras` and
 /// calls one method per step of a turn, each a no-op when its feature is off; the client is
@@ -254,7 +254,7 @@ impl Extras {
     /// A reply to `history[..sent]` arrived: its usage anchors the estimate, and the caller is
     /// shown the session's totals so far.
     pub fn replied(&mut self, sent: usize, reply: &Reply, on_event: &mut dyn FnMut(Event)) {
-        if let Some(usage) = &reply.usage {
+        if let Some(usage) = cost::believed(reply.usage.as_ref(), on_event) {
             self.calibration.calibrate(sent, usage.prompt_tokens);
         }
         on_event(Event::Replied {
@@ -296,8 +296,8 @@ impl Extras {
     }
 
     /// Run an MCP tool (`mcp__SERVER__TOOL`): what `dispatch` reaches through the tool context.
-    pub fn call_mcp(&self, name: &str, arguments: &str) -> Result<String, String> {
-        self.mcp.call(name, arguments)
+    pub fn call_mcp(&self, name: &str, args: &str, cancel: &AtomicBool) -> Result<String, String> {
+        self.mcp.call(name, args, cancel)
     }
 
     /// Whether read-only calls may start while the reply streams: not when a PreToolUse hook

@@ -5,6 +5,7 @@
 //! the list in memory and decides with it; this file only reads and writes the file, and
 //! decides nothing.
 
+use crate::tools::support::file_lock::FileLock;
 use crate::tools::support::files::{self, Access, write_atomic};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -44,16 +45,17 @@ impl Permissions {
         }
     }
 
-    /// Save the whole list, when there is a file (atomically: temp + rename).
+    /// Save the list, when there is a file (atomically: temp + rename), merged under the file's
+    /// lock with what is there: another session's "always" answers stay (none is ever removed).
     pub fn save(&self, always: &BTreeSet<String>) -> Result<(), String> {
         let Some(file) = &self.file else {
             return Ok(());
         };
-        if let Some(dir) = file.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        }
+        let _lock = FileLock::take(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let (mut merged, _) = self.read();
+        merged.extend(always.iter().cloned());
         let text =
-            serde_json::to_string_pretty(&json!({"always": always})).map_err(|e| e.to_string())?;
+            serde_json::to_string_pretty(&json!({"always": merged})).map_err(|e| e.to_string())?;
         write_atomic(file, format!("{text}\n").as_bytes(), Access::AsBefore)
             .map_err(|e| format!("{}: {e}", file.display()))
     }

@@ -15,6 +15,7 @@
 //! bash (`Project::git`), and the question shows them. They do not make the rest untrusted.
 
 use crate::extras::sha256;
+use crate::tools::support::file_lock::FileLock;
 use crate::tools::support::files::{self, Access, write_atomic};
 use crate::tools::support::shown;
 use serde_json::{Map, Value, json};
@@ -156,14 +157,13 @@ impl Project {
         let digests: Map<String, Value> = (self.files.iter())
             .map(|f| (f.path.to_string_lossy().into_owned(), json!(f.digest)))
             .collect();
-        let mut projects = read_store(store);
+        let (_lock, mut projects) = locked_store(store)?;
         projects.insert(
             self.dir.to_string_lossy().into_owned(),
             Value::Object(digests),
         );
         let text = json!({ "projects": projects }).to_string();
-        write_private(store, text.as_bytes())
-            .map_err(|e| format!("could not save {}: {e}", store.display()))?;
+        write_private(store, text.as_bytes()).map_err(|e| failed(store, e))?;
         self.keep_git_text(store);
         Ok(())
     }
@@ -274,6 +274,21 @@ fn key(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
+/// The store's `projects`, read again under its lock (held while the caller writes it back):
+/// a project another session trusted meanwhile stays. A store that is there but cannot be
+/// read is not overwritten: that would lose them all.
+fn locked_store(store: &Path) -> Result<(FileLock, Map<String, Value>), String> {
+    let lock = FileLock::take(store).map_err(|e| failed(store, e))?;
+    match files::read_settings_text(store) {
+        Err(e) if e.kind() != ErrorKind::NotFound => Err(failed(store, e)),
+        _ => Ok((lock, read_store(store))),
+    }
+}
+
+fn failed(store: &Path, e: std::io::Error) -> String {
+    format!("could not save {}: {e}", store.display())
+}
+
 /// The `projects` object of the store; a missing or broken store trusts nothing.
 fn read_store(store: &Path) -> Map<String, Value> {
     let text = files::read_settings_text(store).unwrap_or_default();
@@ -310,6 +325,25 @@ mod tests {
         (project.files.iter())
             .map(|f| (project.shown(&f.path), f.seen))
             .collect()
+    }
+
+    /// A store that is there but cannot be read (here: past the 1 MiB a settings file may
+    /// hold) is left as it is: writing only this project would lose every other one.
+    #[test]
+    fn a_store_that_cannot_be_read_is_not_overwritten() {
+        let dir = TempDir::new("trust-unreadable");
+        std::fs::create_dir_all(dir.0.join("work/.corecoder")).unwrap();
+        std::fs::write(dir.0.join("work").join(HOOKS_FILE), "{}").unwrap();
+        let store = dir.0.join("home/.corecoder/trusted.json");
+        std::fs::create_dir_all(store.parent().unwrap()).unwrap();
+        let big = format!(
+            "{{\"projects\": {{}}, \"pad\": \"{}\"}}",
+            "x".repeat(2 << 20)
+        );
+        std::fs::write(&store, &big).unwrap();
+        let error = look(&dir).remember(&store).unwrap_err();
+        assert!(error.contains("larger than 1 MiB"), "{error}");
+        assert_eq!(std::fs::read_to_string(&store).unwrap(), big);
     }
 
     #[test]

@@ -34,8 +34,9 @@ use std::process::Child;
 use std::time::Duration;
 
 const DEFAULT_TIMEOUT_SECS: u64 = 120;
-/// A day: any longer and `Instant + timeout` could overflow on a silly value.
-const MAX_TIMEOUT_SECS: u64 = 86_400;
+/// Ten minutes, as Claude Code's bash: a longer wait would hold the turn (and a pool worker)
+/// past what anyone watches; a longer job belongs in the background with its output in a file.
+const MAX_TIMEOUT_SECS: u64 = 600;
 const MAX_OUTPUT_CHARS: usize = 15_000;
 /// Per stream we keep the first and the last this many bytes (`process::Keep`).
 const KEEP_BYTES: usize = 1 << 20;
@@ -54,7 +55,8 @@ pub fn schema() -> Value {
         succeeds; nothing else does (no environment variables). Output over 15000 characters \
         is cut in the middle. Catastrophic commands (rm -rf ~, mkfs, curl | sh, ...) are refused; \
         destructive ones (git reset --hard, git push --force, ...) need the user's approval.";
-    let timeout = "Seconds before the command and everything it started are killed (default 120).";
+    let timeout = "Seconds before the command and everything it started are killed (default \
+        120, at most 600; a larger value is capped).";
     json!({"type": "function", "function": {"name": "bash", "description": description,
         "parameters": {"type": "object", "required": ["command"], "properties": {
             "command": {"type": "string", "description": "The command line to run."},
@@ -77,10 +79,8 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
         let cwd = ctx.cwd.display();
         return Err(format!("the working directory {cwd} does not exist"));
     }
-    let timeout_secs = args
-        .timeout
-        .unwrap_or(DEFAULT_TIMEOUT_SECS)
-        .clamp(1, MAX_TIMEOUT_SECS);
+    let asked = args.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS);
+    let timeout_secs = asked.clamp(1, MAX_TIMEOUT_SECS);
     let timeout = Duration::from_secs(timeout_secs);
     let limits = Limits {
         timeout,
@@ -108,6 +108,11 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
     };
     let mut text = render(&finished, timeout_secs);
     text.push_str(&planted.unwrap_or_default());
+    if asked > MAX_TIMEOUT_SECS {
+        text.push_str(&format!(
+            "\n[the timeout of {asked} s asked for was capped at {MAX_TIMEOUT_SECS} s]"
+        ));
+    }
     Ok(Outcome { text, effect })
 }
 
@@ -380,7 +385,7 @@ mod tests {
         let huge = r#"{"command": "true", "timeout": 18446744073709551615}"#;
         assert_eq!(
             crate::core::dispatch::run("bash", huge, &ctx(&temp.0)).text,
-            "(no output)"
+            "(no output)\n[the timeout of 18446744073709551615 s asked for was capped at 600 s]"
         );
         assert_eq!(schema()["function"]["parameters"]["required"][0], "command");
     }

@@ -31,6 +31,7 @@ mod figures;
 mod fuse;
 mod hooks;
 mod hostile;
+mod hostile_peers;
 mod http;
 mod interrupts;
 mod long;

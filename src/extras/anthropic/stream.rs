@@ -250,7 +250,11 @@ impl Parser {
             .for_each(|(old, new)| *old = new.or(*old));
         let count = |tokens: Option<u64>| tokens.unwrap_or(0);
         let read = count(usage.cache_read_input_tokens);
-        let prompt = count(usage.input_tokens) + count(usage.cache_creation_input_tokens) + read;
+        // Saturating: an impossible count (`u64::MAX`) stays impossible, never wraps to a sane one.
+        let written = count(usage.cache_creation_input_tokens);
+        let prompt = count(usage.input_tokens)
+            .saturating_add(written)
+            .saturating_add(read);
         let completion_tokens = count(usage.output_tokens);
         self.reply.usage = Some(Usage {
             prompt_tokens: prompt,
@@ -321,6 +325,26 @@ mod tests {
         assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
         assert_eq!(reply.usage, usage(25, 15, 0, 0));
         assert_eq!(seen, ["text:Hello", "text:! How can I help?"]);
+    }
+
+    /// Impossible counts fail no event: they come through as `u64::MAX`, never wrapped round by
+    /// the sum, for the account to replace (`cost::believable`).
+    #[test]
+    fn impossible_counts_fail_nothing_and_stay_impossible() {
+        let path = format!(
+            "{}/fixtures/sse/anthropic-text.sse",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        let text = text.replacen("\"input_tokens\":25", "\"input_tokens\":-5", 1);
+        let text = text.replacen("\"output_tokens\":15", "\"output_tokens\":1e30", 1);
+        let reply = replay_bytes(text.as_bytes()).0.unwrap();
+        assert_eq!(reply.text, "Hello! How can I help?");
+        let usage = reply.usage.unwrap();
+        assert_eq!(
+            (usage.prompt_tokens, usage.completion_tokens),
+            (u64::MAX, u64::MAX)
+        );
     }
 
     /// Seven `input_json_delta` pieces are one call, ready when its block stops; tokens read

@@ -12,6 +12,7 @@
 //! `/permissions rm` removes a rule from the file it came from. Nothing here decides.
 
 use crate::extras::consent_rules::rules::{self, Bases, List, Rule};
+use crate::tools::support::file_lock::FileLock;
 use crate::tools::support::files::{self, Access, write_atomic};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
@@ -140,7 +141,9 @@ fn key(project: &Path) -> String {
 
 impl Saved {
     /// Add `found` to this project's allow list, in the file and in `list` (from now on).
+    /// The file is read again under its lock, so what another session saved meanwhile stays.
     pub fn add(&self, found: &[String], list: &mut Vec<Rule>) -> Result<(), String> {
+        let _lock = lock(&self.file)?;
         let mut root = read_json(&self.file)?.unwrap_or_else(|| json!({}));
         let project = slot(slot(&mut root, "projects")?, &key(&self.project))?;
         let entry = slot(slot(project, "permissions")?, "allow")?;
@@ -160,6 +163,7 @@ impl Saved {
 
 /// Remove `rule` from the file it came from (the first entry written as it is).
 pub fn remove(rule: &Rule, saved: Option<&Saved>) -> Result<(), String> {
+    let _lock = lock(&rule.source)?;
     let mut root = read_json(&rule.source)?.ok_or("the file is gone")?;
     let permissions = match saved.filter(|saved| saved.file == rule.source) {
         Some(saved) => slot(
@@ -176,6 +180,14 @@ pub fn remove(rule: &Rule, saved: Option<&Saved>) -> Result<(), String> {
         .ok_or("the rule is no longer in the file")?;
     entries.remove(at);
     write(&rule.source, &root)
+}
+
+/// The lock of a file under `~/.corecoder` that sessions share; none for a settings file
+/// elsewhere (a project's), which would otherwise gain a `.lock` beside it.
+fn lock(file: &Path) -> Result<Option<FileLock>, String> {
+    let shared = file.parent().is_some_and(|dir| dir.ends_with(".corecoder"));
+    let taken = shared.then(|| FileLock::take(file)).transpose();
+    taken.map_err(|e| format!("{}: {e}", file.display()))
 }
 
 fn write(file: &Path, root: &Value) -> Result<(), String> {

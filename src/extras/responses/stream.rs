@@ -13,6 +13,7 @@ use crate::core::event::{Broke, Error, Event};
 use crate::core::message::{Reply, Usage};
 use crate::core::sse::{Flow, MAX_LINE, keep};
 use crate::extras::responses::{calls::Calls, is_reasoning};
+use crate::tools::support::tokens::reported;
 use serde::Deserialize;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -203,7 +204,7 @@ impl Parser {
     fn ended(&mut self, response: &Value) {
         self.ended = true;
         let usage = &response["usage"];
-        let count = |counted: &Value| counted.as_u64().unwrap_or(0);
+        let count = |counted: &Value| reported(Some(counted));
         self.reply.usage = usage.is_object().then(|| Usage {
             prompt_tokens: count(&usage["input_tokens"]),
             completion_tokens: count(&usage["output_tokens"]),

@@ -6,7 +6,7 @@
 //! is kept beside the record (`~/.corecoder/trusted-git/`), so the question shows what
 //! changed as a diff. It does not run git.
 
-use super::{GIT_DIR, Project, ProjectFile, key, read_store, write_private};
+use super::{GIT_DIR, Project, ProjectFile, failed, key, locked_store, write_private};
 use crate::extras::git_files::{self, GitTrust};
 use crate::extras::sha256;
 use crate::tools::support::{diff, files};
@@ -72,7 +72,7 @@ impl Project {
         if self.files.iter().any(|f| f.path == git) {
             return Ok(());
         }
-        let mut projects = read_store(store);
+        let (_lock, mut projects) = locked_store(store)?;
         let record = projects.entry(key(&self.dir)).or_insert_with(|| json!({}));
         let Some(record) = record.as_object_mut() else {
             return Ok(());
@@ -81,8 +81,7 @@ impl Project {
         record.insert(key(&git), json!(now.digest));
         let text = json!({ "projects": projects }).to_string();
         let _ = write_private(&kept_text(store, &self.dir), now.text.as_bytes());
-        write_private(store, text.as_bytes())
-            .map_err(|e| format!("could not save {}: {e}", store.display()))
+        write_private(store, text.as_bytes()).map_err(|e| failed(store, e))
     }
 
     /// The line for a run in which git is off for bash; none when it is not.

@@ -13,6 +13,7 @@ mod danger_places;
 mod danger_rules;
 pub mod danger_words;
 pub mod diff;
+pub mod file_lock;
 pub mod files;
 pub mod glob_regex;
 pub mod json_depth;

@@ -40,6 +40,15 @@ pub fn system_roots() -> RootCerts {
     }
 }
 
+/// The roots to check `base_url`'s certificate with: the system's for HTTPS (none is needed
+/// for plain HTTP, so the system's bundle is not even read).
+pub fn roots_for(base_url: &str) -> RootCerts {
+    match base_url.starts_with("https://") {
+        true => system_roots(),
+        false => RootCerts::WebPki,
+    }
+}
+
 pub fn is_loopback(url: &str) -> bool {
     let host = host(url);
     let ip = host.parse::<std::net::IpAddr>();

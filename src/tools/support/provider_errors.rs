@@ -1,11 +1,35 @@
 //! What a provider's error answer says: its `Retry-After`, its body (bounded), the message in
-//! it, and what to check after a 401, 403 or 404. The LLM client (`core/llm.rs`) reads a non-200 answer with these, and the SSE parser
+//! it, where a redirect pointed, and what to check after a 401, 403 or 404. The LLM client (`core/llm.rs`) reads a non-200 answer with these, and the SSE parser
 //! an error inside the stream; nothing here decides whether to retry or opens a connection.
 
 use crate::tools::support::net;
 use serde_json::Value;
 use std::io::Read;
 use std::time::Duration;
+
+/// What an error answer's headers say: how long to wait (`retry_after`) and, for a redirect,
+/// where it pointed (`redirected`).
+pub fn from_headers(
+    status: u16,
+    headers: &ureq::http::HeaderMap,
+) -> (Option<Duration>, Option<String>) {
+    (retry_after(headers), redirected(status, headers))
+}
+
+/// A 3xx answer's message: corecoder follows no redirect (the agent is built with none), so the
+/// key and the conversation never go to a host the user did not name, and a request body sent as
+/// a stream could not be sent again anyway. The status and the `Location` are named.
+pub fn redirected(status: u16, headers: &ureq::http::HeaderMap) -> Option<String> {
+    if !(300..400).contains(&status) {
+        return None;
+    }
+    let location = headers.get("location").and_then(|l| l.to_str().ok());
+    let location = crate::tools::support::text::printable(location.unwrap_or("(no Location)"));
+    Some(format!(
+        "the provider redirected ({status}) to Location: {location}, and corecoder follows no \
+         redirect; if you trust that address, make it the base URL"
+    ))
+}
 
 /// `Retry-After` in seconds, if it is a number that means something (`nan`, `inf` or a date
 /// are ignored: the usual backoff applies). Capped at 30 s.
@@ -70,5 +94,19 @@ mod tests {
         assert_eq!(message_in(r#"{"error":"overloaded"}"#), "overloaded");
         assert_eq!(message_in("Bad Gateway"), "Bad Gateway");
         assert_eq!(message_in(""), "(empty response body)");
+    }
+
+    #[test]
+    fn a_redirect_names_its_status_and_location() {
+        let mut headers = ureq::http::HeaderMap::new();
+        headers.insert("location", "http://evil.example/v1".parse().unwrap());
+        let said = redirected(302, &headers).unwrap();
+        assert!(
+            said.starts_with("the provider redirected (302) to Location: http://evil.example/v1,"),
+            "{said}"
+        );
+        assert_eq!(redirected(404, &headers), None);
+        let bare = redirected(308, &ureq::http::HeaderMap::new()).unwrap();
+        assert!(bare.contains("(308) to Location: (no Location)"), "{bare}");
     }
 }

@@ -4,6 +4,8 @@
 //! it on the provider's own count).
 
 use crate::tools::support::text::{ascii_punctuation, is_cjk};
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
 
 /// Characters per token, measured roughly on common BPE tokenizers.
 const CJK_CHARS_PER_TOKEN: f64 = 1.5;
@@ -11,6 +13,23 @@ const CODE_CHARS_PER_TOKEN: f64 = 2.8;
 const PROSE_CHARS_PER_TOKEN: f64 = 3.4;
 /// A line with at least this share (percent) of ASCII punctuation counts as code.
 const CODE_SYMBOL_PERCENT: usize = 8;
+/// A count a provider reported, read as any JSON value so that a strange one cannot fail the
+/// reply it came in: absent or `null` is 0, a whole number is itself, anything else (negative,
+/// fractional, past `u64`, a string) is `u64::MAX`, a count no request has, which the account
+/// replaces by the estimate and says so (`extras/cost.rs`, `impossible`).
+pub fn reported(count: Option<&Value>) -> u64 {
+    match count {
+        None | Some(Value::Null) => 0,
+        Some(value) => value.as_u64().unwrap_or(u64::MAX),
+    }
+}
+
+/// `reported` for a `serde` field: `#[serde(default, deserialize_with = "lenient")]`.
+pub fn lenient<'de, D: Deserializer<'de>>(counted: D) -> Result<Option<u64>, D::Error> {
+    let value = Option::<Value>::deserialize(counted)?;
+    Ok(value.as_ref().map(|value| reported(Some(value))))
+}
+
 /// Tokens for `text`, line by line: CJK characters apart, the rest as code or prose.
 pub fn estimate_text(text: &str) -> usize {
     let mut tokens = 0.0;
@@ -44,6 +63,17 @@ pub fn estimate_text(text: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reported_count_is_a_whole_number_or_impossible() {
+        let read = |text: &str| reported(Some(&serde_json::from_str(text).unwrap()));
+        assert_eq!(read("12"), 12);
+        assert_eq!(read("null"), 0);
+        assert_eq!(reported(None), 0);
+        for absurd in ["-5", "1e30", "1.5", "\"7\"", "18446744073709551615"] {
+            assert_eq!(read(absurd), u64::MAX, "{absurd}");
+        }
+    }
 
     fn within(actual: usize, expected: usize, percent: usize) -> bool {
         actual * 100 >= expected * (100 - percent) && actual * 100 <= expected * (100 + percent)
