@@ -15,15 +15,16 @@
 //! bash (`Project::git`), and the question shows them. They do not make the rest untrusted.
 
 use crate::extras::sha256;
-use crate::tools::support::file_lock::FileLock;
-use crate::tools::support::files::{self, Access, write_atomic};
+use crate::tools::support::files;
 use crate::tools::support::shown;
 use serde_json::{Map, Value, json};
 use std::io::ErrorKind;
-use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 mod git;
+mod store;
+
+use store::{failed, locked_store, read_store, write_private};
 
 /// Project files that make corecoder start commands, relative to the working directory. A
 /// project settings file added later that can run code belongs in `RUNS_COMMANDS` too.
@@ -267,48 +268,6 @@ impl ProjectFile {
             text,
         }
     }
-}
-
-/// How the record names a path.
-fn key(path: &Path) -> String {
-    path.to_string_lossy().into_owned()
-}
-
-/// The store's `projects`, read again under its lock (held while the caller writes it back):
-/// a project another session trusted meanwhile stays. A store that is there but cannot be
-/// read is not overwritten: that would lose them all.
-fn locked_store(store: &Path) -> Result<(FileLock, Map<String, Value>), String> {
-    let lock = FileLock::take(store).map_err(|e| failed(store, e))?;
-    match files::read_settings_text(store) {
-        Err(e) if e.kind() != ErrorKind::NotFound => Err(failed(store, e)),
-        _ => Ok((lock, read_store(store))),
-    }
-}
-
-fn failed(store: &Path, e: std::io::Error) -> String {
-    format!("could not save {}: {e}", store.display())
-}
-
-/// The `projects` object of the store; a missing or broken store trusts nothing.
-fn read_store(store: &Path) -> Map<String, Value> {
-    let text = files::read_settings_text(store).unwrap_or_default();
-    let value: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-    match value.get("projects") {
-        Some(Value::Object(projects)) => projects.clone(),
-        _ => Map::new(),
-    }
-}
-
-/// Write `bytes` to `path` readable by the user only (its directory too), atomically, so a
-/// crash leaves the old store or the new one.
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)?;
-    }
-    write_atomic(path, bytes, Access::UserOnly)
 }
 
 #[cfg(test)]

@@ -6,7 +6,8 @@
 //! is kept beside the record (`~/.corecoder/trusted-git/`), so the question shows what
 //! changed as a diff. It does not run git.
 
-use super::{GIT_DIR, Project, ProjectFile, failed, key, locked_store, write_private};
+use super::store::{failed, key, locked_store, write_private};
+use super::{GIT_DIR, Project, ProjectFile};
 use crate::extras::git_files::{self, GitTrust};
 use crate::extras::sha256;
 use crate::tools::support::{diff, files};
