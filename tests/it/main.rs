@@ -30,6 +30,7 @@ mod figures;
 mod fuse;
 mod hooks;
 mod hostile;
+mod hostile_terminal;
 mod http;
 mod interrupts;
 mod long;
