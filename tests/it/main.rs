@@ -31,6 +31,7 @@ mod fuse;
 mod hooks;
 mod hostile;
 mod hostile_terminal;
+mod hostile_wire;
 mod http;
 mod interrupts;
 mod long;

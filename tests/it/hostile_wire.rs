@@ -1,0 +1,141 @@
+//! A provider whose replies are well-formed but hostile in size or shape: many new tool calls
+//! each with a 60 KB name and id (once not counted against the 64 MiB reply cap), one call
+//! with such a name, 80,000 small calls in one reply (once 30 s of quadratic work), and a
+//! sub-agent that calls `agent`, a tool it is not offered (once about 1,090 levels deep,
+//! until the stack overflowed). Each run must end with a clear message or a refusal the model
+//! reads, in bounded memory and time (generous margins; the figures are printed).
+
+use crate::run::{Output, Sandbox, finish, spawn_with};
+use crate::server::{Reply, Server};
+use crate::sse;
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+/// Run `-p go --yes` against `server`; also the run's peak memory in KiB (`VmHWM`).
+fn run_measured(name: &str, server: &Server) -> (Output, u64) {
+    let sandbox = Sandbox::new(&format!("hostile_wire_{name}"));
+    sandbox.write("a.txt", "alpha\n");
+    let url = server.url();
+    let env = [("CORECODER_API_KEY", "sk-test"), ("OPENAI_BASE_URL", &url)];
+    let child = spawn_with(&["-p", "go", "--yes"], &env, &sandbox);
+    let status = format!("/proc/{}/status", child.id());
+    std::thread::scope(|scope| {
+        let peak = scope.spawn(move || {
+            let mut peak = 0;
+            while let Ok(text) = std::fs::read_to_string(&status) {
+                let field = text.lines().find_map(|l| l.strip_prefix("VmHWM:"));
+                let kib = field.and_then(|f| f.trim().trim_end_matches("kB").trim().parse().ok());
+                peak = peak.max(kib.unwrap_or(0));
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            peak
+        });
+        let output = finish(child);
+        let peak = peak.join().expect("the sampler");
+        assert!(!output.stderr.contains("panicked"), "{output:?}");
+        (output, peak)
+    })
+}
+
+/// 640 new calls, each with a 60 KB name and a 60 KB id and no arguments: 75 MB of reply in
+/// which the arguments are empty. Every byte counts: the cap stops it, at once, unretried.
+#[test]
+fn many_calls_with_huge_names_and_ids_meet_the_reply_cap() {
+    let big = "n".repeat(60_000);
+    let mut body = sse::role();
+    for n in 0..640 {
+        body += &sse::call_start(n, &format!("id{n}{big}"), &format!("t{n}{big}"));
+    }
+    body += &(sse::finish("tool_calls") + &sse::done());
+    let server = Server::start(vec![Reply::Sse(body), Reply::Sse(sse::text("went on"))]);
+    let started = Instant::now();
+    let (out, peak) = run_measured("huge_names", &server);
+    let took = started.elapsed();
+    eprintln!(
+        "640 calls of 120 KB names and ids: {took:?}, peak {} MiB",
+        peak >> 10
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("the whole of the reply is too large"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(server.requests().len(), 1, "not retried, not run");
+    assert!(peak < 600 << 10, "peak {} MiB", peak >> 10);
+}
+
+/// One call whose name is 60 KB (or whose id is): no tool is named so, and no provider sends
+/// such a thing. The reply is refused with a message saying why, not run, not retried.
+#[test]
+fn a_call_with_a_huge_name_or_id_is_refused() {
+    let big = "x".repeat(60_000);
+    let args = json!({"file_path": "a.txt"});
+    let name = format!("read_file{big}");
+    let id = format!("c{big}");
+    for (id, name) in [("c1", name.as_str()), (id.as_str(), "read_file")] {
+        let reply = sse::tool_calls(&[(id, name, args.clone())]);
+        let server = Server::start(vec![Reply::Sse(reply), Reply::Sse(sse::text("went on"))]);
+        let (out, _) = run_measured("huge_name", &server);
+        assert_eq!(out.code, 1, "{}", &out.stderr[..out.stderr.len().min(2000)]);
+        assert!(
+            out.stderr
+                .contains("bytes long; a name or id is at most 256"),
+            "{}",
+            &out.stderr[..out.stderr.len().min(2000)]
+        );
+        assert_eq!(server.requests().len(), 1, "not retried, not run");
+    }
+}
+
+/// 80,000 small calls in one reply: put together in linear time (over 60 s before, in a debug
+/// build; 30 s in release), and refused
+/// whole with a clear message, for no reply of a real model holds that many.
+#[test]
+fn eighty_thousand_calls_in_one_reply_are_refused_quickly() {
+    let args = r#"{"file_path":"a.txt"}"#;
+    let mut body = sse::role();
+    for n in 0..80_000 {
+        body += &sse::call_start(n, &format!("c{n}"), "read_file");
+        body += &sse::call_args(n, args);
+    }
+    body += &(sse::finish("tool_calls") + &sse::done());
+    let server = Server::start(vec![Reply::Sse(body), Reply::Sse(sse::text("went on"))]);
+    let started = Instant::now();
+    let (out, peak) = run_measured("many_calls", &server);
+    let took = started.elapsed();
+    eprintln!("80,000 calls: {took:?}, peak {} MiB", peak >> 10);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("the reply holds 80000 tool calls"),
+        "{}",
+        out.stderr
+    );
+    assert!(took < Duration::from_secs(20), "{took:?}");
+}
+
+/// The calls a real model may send in one reply still all run (the cap is far above them).
+#[test]
+fn a_reply_with_many_calls_below_the_cap_runs_them_all() {
+    // Each reads another line, so the loop guard (five equal calls) has nothing to stop.
+    let ids: Vec<String> = (0..200).map(|n| format!("c{n}")).collect();
+    let calls: Vec<(&str, &str, serde_json::Value)> = (ids.iter().enumerate())
+        .map(|(n, id)| {
+            (
+                id.as_str(),
+                "read_file",
+                json!({"file_path": "a.txt", "limit": n + 1}),
+            )
+        })
+        .collect();
+    let script = vec![
+        Reply::Sse(sse::tool_calls(&calls)),
+        Reply::Sse(sse::text("read them")),
+    ];
+    let server = Server::start(script);
+    let (out, _) = run_measured("two_hundred_calls", &server);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let results = server.requests()[1].tool_results();
+    assert_eq!(results.len(), 200);
+    assert!(results.iter().all(|(_, text)| text.contains("alpha")));
+}
