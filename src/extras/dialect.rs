@@ -147,3 +147,39 @@ fn bearer(config: &Config) -> Vec<(&'static str, String)> {
     let key = (config.api_key.iter()).map(|key| ("Authorization", format!("Bearer {key}")));
     key.collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::message::ToolCall;
+
+    fn reply(calls: usize, name: &str, id: &str) -> Reply {
+        let call = ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: "{}".into(),
+        };
+        Reply {
+            tool_calls: vec![call; calls],
+            ..Reply::default()
+        }
+    }
+
+    #[test]
+    fn replies_no_model_sends_are_refused_saying_why() {
+        assert!(well_formed(reply(MAX_CALLS, "bash", "c1")).is_ok());
+        assert!(well_formed(reply(1, &"n".repeat(MAX_NAME), "c1")).is_ok());
+        let said = |reply| {
+            well_formed(reply)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        let many = said(reply(MAX_CALLS + 1, "bash", "c1"));
+        assert!(many.contains("the reply holds 1001 tool calls"), "{many}");
+        let name = said(reply(1, &"n".repeat(MAX_NAME + 1), "c1"));
+        assert!(name.contains("name or id is 257 bytes long"), "{name}");
+        let id = said(reply(1, "bash", &"i".repeat(60_000)));
+        assert!(id.contains("name or id is 60000 bytes long"), "{id}");
+    }
+}

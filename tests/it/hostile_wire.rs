@@ -139,3 +139,64 @@ fn a_reply_with_many_calls_below_the_cap_runs_them_all() {
     assert_eq!(results.len(), 200);
     assert!(results.iter().all(|(_, text)| text.contains("alpha")));
 }
+
+/// The names of the tools a request offered.
+fn offered(request: &crate::server::Recorded) -> Vec<String> {
+    let tools = request.body["tools"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let name = |tool: &serde_json::Value| tool["function"]["name"].as_str().map(str::to_string);
+    tools.iter().filter_map(name).collect()
+}
+
+/// A sub-agent is not offered `agent`; a model that calls it anyway, again and again, is told
+/// it is not available, and nothing nests: the main agent's sub-agents are the only level.
+/// (Before, each call ran a sub-agent inside the sub-agent: about 1,090 levels deep the
+/// stack overflowed.)
+#[test]
+fn a_sub_agent_that_calls_agent_is_refused_and_nothing_nests() {
+    let call = |n: usize| {
+        let task = json!({"task": format!("level {n}")});
+        Reply::Sse(sse::tool_calls(&[(&format!("a{n}"), "agent", task)]))
+    };
+    let mut script: Vec<Reply> = (0..6).map(call).collect();
+    script.push(Reply::Sse(sse::text("sub done")));
+    script.push(Reply::Sse(sse::text("main done")));
+    let server = Server::start(script);
+    let (out, _) = run_measured("nested_agents", &server);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "main done\n", "{out:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 8, "{}", out.stderr);
+    let subs: Vec<_> = (requests.iter())
+        .filter(|r| !offered(r).contains(&"agent".to_string()))
+        .collect();
+    assert_eq!(subs.len(), 6, "one sub-agent, six rounds");
+    for request in &subs[1..] {
+        let (_, result) = request.tool_results().pop().expect("a result");
+        assert!(
+            result.contains("tool 'agent' is not available here"),
+            "{result}"
+        );
+    }
+    // The main agent got its one sub-agent's answer.
+    assert!(requests[7].last_tool_result().contains("sub done"));
+}
+
+/// Every tool, not only `agent`: a name the request did not offer is refused, not run.
+#[test]
+fn a_tool_that_was_not_offered_is_refused() {
+    let script = vec![
+        Reply::Sse(sse::tool_calls(&[("c1", "launch_rockets", json!({}))])),
+        Reply::Sse(sse::text("ok")),
+    ];
+    let server = Server::start(script);
+    let (out, _) = run_measured("not_offered", &server);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let result = server.requests()[1].last_tool_result();
+    assert!(
+        result.contains("tool 'launch_rockets' is not available here"),
+        "{result}"
+    );
+}
