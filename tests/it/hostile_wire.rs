@@ -200,3 +200,40 @@ fn a_tool_that_was_not_offered_is_refused() {
         "{result}"
     );
 }
+
+/// The same 80,000 calls in the Responses dialect, each found by its item id: a lookup, not a
+/// scan (once quadratic there too), and the same refusal.
+#[test]
+fn eighty_thousand_calls_in_one_responses_reply_are_refused_quickly() {
+    let event = |kind: &str, mut fields: serde_json::Value| {
+        fields["type"] = json!(kind);
+        format!("event: {kind}\ndata: {fields}\n\n")
+    };
+    let mut body = String::new();
+    for n in 0..80_000 {
+        let item = json!({"type": "function_call", "id": format!("fc_{n}"),
+                          "call_id": format!("c{n}"), "name": "read_file", "arguments": ""});
+        body += &event("response.output_item.added", json!({"item": item}));
+        let delta = json!({"item_id": format!("fc_{n}"), "delta": "{\"file_path\":\"a.txt\"}"});
+        body += &event("response.function_call_arguments.delta", delta);
+    }
+    let usage = json!({"input_tokens": 50, "output_tokens": 5});
+    let done = json!({"response": {"status": "completed", "usage": usage}});
+    body += &event("response.completed", done);
+    let server = Server::start(vec![Reply::Sse(body), Reply::Sse(sse::text("went on"))]);
+    let sandbox = Sandbox::new("hostile_wire_many_responses_calls");
+    let url = server.url();
+    let env = [("CORECODER_API_KEY", "sk-test"), ("OPENAI_BASE_URL", &url)];
+    let started = Instant::now();
+    let args = ["--provider", "responses", "-p", "go", "--yes"];
+    let out = finish(spawn_with(&args, &env, &sandbox));
+    let took = started.elapsed();
+    eprintln!("80,000 Responses calls: {took:?}");
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("the reply holds 80000 tool calls"),
+        "{}",
+        out.stderr
+    );
+    assert!(took < Duration::from_secs(20), "{took:?}");
+}
