@@ -1,6 +1,7 @@
 //! A provider whose replies are well-formed but hostile in size or shape: many new tool calls
-//! each with a 60 KB name and id (once not counted against the 64 MiB reply cap), one call
-//! with such a name, 80,000 small calls in one reply (once 30 s of quadratic work), and a
+//! each with a 60 KB name and id (once not counted against the 64 MiB reply cap; chat
+//! completions and Anthropic), one call with such a name, 80,000 small calls in one reply
+//! (once 30 s of quadratic work; chat completions and Responses), a tool not offered, and a
 //! sub-agent that calls `agent`, a tool it is not offered (once about 1,090 levels deep,
 //! until the stack overflowed). Each run must end with a clear message or a refusal the model
 //! reads, in bounded memory and time (generous margins; the figures are printed).
@@ -236,4 +237,38 @@ fn eighty_thousand_calls_in_one_responses_reply_are_refused_quickly() {
         out.stderr
     );
     assert!(took < Duration::from_secs(20), "{took:?}");
+}
+
+/// The same flood of 60 KB names and ids in Anthropic's dialect, whose parser counted 64 bytes
+/// per new block: every byte of the stream counts there too.
+#[test]
+fn many_anthropic_calls_with_huge_names_and_ids_meet_the_reply_cap() {
+    let big = "n".repeat(60_000);
+    let event = |kind: &str, data: serde_json::Value| format!("event: {kind}\ndata: {data}\n\n");
+    let start = json!({"type": "message_start", "message": {"id": "m", "type": "message",
+        "role": "assistant", "content": [], "usage": {"input_tokens": 10, "output_tokens": 1}}});
+    let mut body = event("message_start", start);
+    for n in 0..640 {
+        let block = json!({"type": "tool_use", "id": format!("id{n}{big}"),
+                           "name": format!("t{n}{big}"), "input": {}});
+        let data = json!({"type": "content_block_start", "index": n, "content_block": block});
+        body += &event("content_block_start", data);
+    }
+    body += &event("message_stop", json!({"type": "message_stop"}));
+    let server = Server::start(vec![Reply::Sse(body)]);
+    let sandbox = Sandbox::new("hostile_wire_anthropic_names");
+    let base = server.url().trim_end_matches("/v1").to_string();
+    let env = [
+        ("ANTHROPIC_API_KEY", "sk-test"),
+        ("ANTHROPIC_BASE_URL", base.as_str()),
+        ("CORECODER_PROVIDER", "anthropic"),
+    ];
+    let out = finish(spawn_with(&["-p", "go", "--yes"], &env, &sandbox));
+    assert_eq!(out.code, 1, "{}", &out.stderr[..out.stderr.len().min(3000)]);
+    assert!(
+        out.stderr.contains("the whole of the reply is too large"),
+        "{}",
+        &out.stderr[..out.stderr.len().min(3000)]
+    );
+    assert_eq!(server.requests().len(), 1, "not retried");
 }
