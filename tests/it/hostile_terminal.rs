@@ -2,10 +2,11 @@
 //! that is not the answer: the reasoning, an error body, a tool name in the cut-off notice, the
 //! last answer of a resumed session, and the answer itself with `NO_COLOR` on a terminal. A
 //! window title (OSC 0), a clipboard write (OSC 52), a cleared screen (CSI 2J) and the bell
-//! must reach neither the terminal (a pty, colour allowed and not) nor a piped stderr: each
-//! escape shows as `?`. stdout in a pipe stays the model's bytes (it is data for a program).
+//! must reach neither the terminal (a pty, colour allowed and not; `-p` and the REPL) nor a
+//! piped stderr: each escape shows as `?`. stdout in a pipe stays the model's bytes (it is data
+//! for a program).
 
-use crate::driver::WAIT;
+use crate::driver::{Repl, WAIT};
 use crate::pty::Pty;
 use crate::run::{Output, Sandbox, run, run_with};
 use crate::server::{Reply, Server};
@@ -152,4 +153,48 @@ fn with_no_color_the_answers_escapes_never_reach_the_terminal() {
     assert_held(&raw, "answer with NO_COLOR");
     let out = piped("no_color", &["-p", "go"], vec![answer()]);
     assert_eq!(out.stdout, format!("ans {HOSTILE}\n"), "{out:?}");
+}
+
+/// The interactive session prints the same things the same way: reasoning, a tool's name, an
+/// error body (after the turn), each with its escapes as `?`; the session goes on.
+#[test]
+fn in_the_repl_nothing_a_provider_sends_reaches_the_terminal_raw() {
+    let sandbox = Sandbox::new("hostile_terminal_repl");
+    let reasoning = sse::role() + &sse::reasoning(HOSTILE) + &sse::content("thought\n");
+    let reasoning = reasoning + &sse::finish("stop") + &sse::done();
+    let name = format!("x{HOSTILE}");
+    let script = vec![
+        Reply::Sse(reasoning),
+        Reply::Sse(sse::tool_calls(&[("c1", &name, serde_json::json!({}))])),
+        Reply::Sse(sse::text("called")),
+        Reply::error(400, &format!("bad {HOSTILE}")),
+    ];
+    for no_color in ["", "1"] {
+        let server = Server::start(script_copy(&script));
+        let mut repl = Repl::start_with_env(&sandbox, &[], server, &[("NO_COLOR", no_color)]);
+        repl.turn("think", "thought");
+        repl.turn("call", "called");
+        repl.turn("fail", "bad t?]0;pwned?");
+        let raw = String::from_utf8_lossy(&repl.pty.raw()).into_owned();
+        assert!(raw.contains("t?]0;pwned? c?]52;c;aGk=?"), "{raw:?}");
+        assert_held(&raw, "the REPL");
+    }
+}
+
+/// The script again (a `Reply` is not `Clone`): every reply here is a stream or an error.
+fn script_copy(script: &[Reply]) -> Vec<Reply> {
+    let copy = |reply: &Reply| match reply {
+        Reply::Sse(body) => Reply::Sse(body.clone()),
+        Reply::Status {
+            code,
+            headers,
+            body,
+        } => Reply::Status {
+            code: *code,
+            headers: headers.clone(),
+            body: body.clone(),
+        },
+        _ => unreachable!("only streams and errors here"),
+    };
+    script.iter().map(copy).collect()
 }
