@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A line longer than this is not a provider's: the attempt fails rather than fill memory.
 pub const MAX_LINE: usize = 16 << 20;
-/// What one reply may hold in all (text, reasoning, every call's arguments).
+/// The most bytes one reply's stream may send in all, every byte counted (`read_lines`).
 pub const MAX_REPLY: usize = 64 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -111,8 +111,9 @@ pub(crate) struct Calls {
     /// Calls in order of first appearance, each with the index the provider gave it and how
     /// deep in JSON its arguments are; once closed, the call is judged and final.
     calls: Vec<(u64, ToolCall, JsonDepth)>,
-    /// The last call opened with each index; the index after the highest.
+    /// The last call opened with each index, or given each id; the index after the highest.
     by_index: HashMap<u64, usize>,
+    by_id: HashMap<String, usize>,
     next_index: u64,
 }
 
@@ -122,6 +123,9 @@ impl Calls {
     pub(crate) fn merge(&mut self, fragment: WireToolCall, on_delta: &mut dyn FnMut(Event)) {
         let id = fragment.id.filter(|id| !id.is_empty());
         let slot = self.slot_for(fragment.index, id.as_deref());
+        if let Some(id) = &id {
+            self.by_id.insert(id.clone(), slot);
+        }
         let (_, call, depth) = &mut self.calls[slot];
         // id and name are assigned, never appended: llama.cpp repeats them in every fragment.
         if let Some(id) = id {
@@ -146,8 +150,8 @@ impl Calls {
     fn slot_for(&mut self, index: Option<u64>, id: Option<&str>) -> usize {
         let open = match index {
             Some(index) => self.by_index.get(&index).copied(),
-            None => id
-                .and_then(|id| self.calls.iter().rposition(|(_, call, _)| call.id == id))
+            None => (id.and_then(|id| self.by_id.get(id)).copied())
+                .filter(|&slot| Some(self.calls[slot].1.id.as_str()) == id)
                 .or(self.calls.len().checked_sub(1)),
         };
         if let Some(slot) = open {

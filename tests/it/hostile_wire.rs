@@ -95,24 +95,41 @@ fn a_call_with_a_huge_name_or_id_is_refused() {
 #[test]
 fn eighty_thousand_calls_in_one_reply_are_refused_quickly() {
     let args = r#"{"file_path":"a.txt"}"#;
-    let mut body = sse::role();
-    for n in 0..80_000 {
-        body += &sse::call_start(n, &format!("c{n}"), "read_file");
-        body += &sse::call_args(n, args);
+    // Numbered by index, and (as some servers do) by id alone: each is looked up, not scanned.
+    let by_index = |n: usize| sse::call_start(n, &format!("c{n}"), "read_file");
+    let by_id = |n: usize| {
+        let call = json!({"id": format!("c{n}"), "function": {"name": "read_file"}});
+        sse::chunk(json!({"tool_calls": [call]}))
+    };
+    let by_index_args = |n: usize| sse::call_args(n, args);
+    let by_id_args = |n: usize| {
+        let call = json!({"id": format!("c{n}"), "function": {"arguments": args}});
+        sse::chunk(json!({"tool_calls": [call]}))
+    };
+    type Piece<'a> = &'a dyn Fn(usize) -> String;
+    let shapes: [(&str, Piece, Piece); 2] = [
+        ("index", &by_index, &by_index_args),
+        ("id", &by_id, &by_id_args),
+    ];
+    for (shape, start, more) in shapes {
+        let mut body = sse::role();
+        for n in 0..80_000 {
+            body += &(start(n) + &more(n));
+        }
+        body += &(sse::finish("tool_calls") + &sse::done());
+        let server = Server::start(vec![Reply::Sse(body), Reply::Sse(sse::text("went on"))]);
+        let started = Instant::now();
+        let (out, peak) = run_measured("many_calls", &server);
+        let took = started.elapsed();
+        eprintln!("80,000 calls by {shape}: {took:?}, peak {} MiB", peak >> 10);
+        assert_eq!(out.code, 1, "{}", out.stderr);
+        assert!(
+            out.stderr.contains("the reply holds 80000 tool calls"),
+            "{}",
+            out.stderr
+        );
+        assert!(took < Duration::from_secs(20), "by {shape}: {took:?}");
     }
-    body += &(sse::finish("tool_calls") + &sse::done());
-    let server = Server::start(vec![Reply::Sse(body), Reply::Sse(sse::text("went on"))]);
-    let started = Instant::now();
-    let (out, peak) = run_measured("many_calls", &server);
-    let took = started.elapsed();
-    eprintln!("80,000 calls: {took:?}, peak {} MiB", peak >> 10);
-    assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(
-        out.stderr.contains("the reply holds 80000 tool calls"),
-        "{}",
-        out.stderr
-    );
-    assert!(took < Duration::from_secs(20), "{took:?}");
 }
 
 /// The calls a real model may send in one reply still all run (the cap is far above them).
