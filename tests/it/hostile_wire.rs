@@ -94,16 +94,18 @@ fn a_call_with_a_huge_name_or_id_is_refused() {
 /// whole with a clear message, for no reply of a real model holds that many.
 #[test]
 fn eighty_thousand_calls_in_one_reply_are_refused_quickly() {
-    let args = r#"{"file_path":"a.txt"}"#;
+    // Each reads another line (a call whose arguments are whole may start while the reply
+    // streams: read-only calls are not held back by the loop guard for being alike).
+    let args = |n: usize| json!({"file_path": "a.txt", "limit": n + 1}).to_string();
     // Numbered by index, and (as some servers do) by id alone: each is looked up, not scanned.
     let by_index = |n: usize| sse::call_start(n, &format!("c{n}"), "read_file");
     let by_id = |n: usize| {
         let call = json!({"id": format!("c{n}"), "function": {"name": "read_file"}});
         sse::chunk(json!({"tool_calls": [call]}))
     };
-    let by_index_args = |n: usize| sse::call_args(n, args);
+    let by_index_args = |n: usize| sse::call_args(n, &args(n));
     let by_id_args = |n: usize| {
-        let call = json!({"id": format!("c{n}"), "function": {"arguments": args}});
+        let call = json!({"id": format!("c{n}"), "function": {"arguments": args(n)}});
         sse::chunk(json!({"tool_calls": [call]}))
     };
     type Piece<'a> = &'a dyn Fn(usize) -> String;
@@ -129,6 +131,8 @@ fn eighty_thousand_calls_in_one_reply_are_refused_quickly() {
             out.stderr
         );
         assert!(took < Duration::from_secs(20), "by {shape}: {took:?}");
+        // Early start stops at the cap too (80,000 reads started early peaked at 143 MiB).
+        assert!(peak < 100 << 10, "by {shape}: peak {} MiB", peak >> 10);
     }
 }
 
