@@ -11,7 +11,7 @@ use corecoder::app::flags::{Invocation, RunOptions};
 use corecoder::app::help::HELP;
 use corecoder::app::terminal::{Display, Show};
 use corecoder::app::{demo, one_shot, process, repl, replay, resolve};
-use corecoder::tools::support::net;
+use corecoder::tools::support::{net, text};
 use std::io::Write;
 
 fn main() {
@@ -82,7 +82,8 @@ fn run(options: RunOptions) -> Result<i32, Error> {
     }
 }
 
-/// A line on stderr that cannot fail: a closed stderr is no reason to panic.
+/// A line on stderr that cannot fail: a closed stderr is no reason to panic. An error may
+/// quote a provider or a file: its escapes are shown as `?` (`printable`), not obeyed.
 fn say(text: &str) {
-    let _ = writeln!(std::io::stderr(), "{text}");
+    let _ = writeln!(std::io::stderr(), "{}", text::printable(text));
 }

@@ -3,8 +3,8 @@
 //! `text (url)`, tables aligned by display width (a CJK character takes two columns).
 //!
 //! `terminal.rs`'s `Display` feeds it each text delta when stdout is a terminal and colour is
-//! allowed (a pipe, `NO_COLOR` and `--output-format json` get the model's bytes untouched), and
-//! prints what `Markdown::feed` returns; `Markdown::finish` draws what is held when the reply
+//! allowed (a pipe and `--output-format json` get the model's bytes untouched, `NO_COLOR` on a
+//! terminal its text with control characters as `?`), and prints what `Markdown::feed` returns; `Markdown::finish` draws what is held when the reply
 //! ends or anything else is printed. A line is drawn when its newline arrives; the unfinished
 //! tail is held, not printed raw and redrawn: a line that wrapped cannot be erased without the
 //! terminal's width, and `**bo` + `ld**` would flash raw first. (Codex holds lines too.) A

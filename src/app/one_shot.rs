@@ -42,7 +42,7 @@ pub fn run(options: RunOptions, prompt: &str) -> Result<i32, Error> {
     if let Err(Error::Interrupted) = finish {
         display.interrupted();
     }
-    display.note(&display.paint(DIM, &agent.extras.account.cost_summary()));
+    display.note_in(DIM, &agent.extras.account.cost_summary());
     Ok(display.finish(&finish?))
 }
 

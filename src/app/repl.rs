@@ -61,7 +61,7 @@ pub fn run(options: RunOptions) -> Result<i32, Error> {
             Input::Nothing => continue,
             Input::Cleared => {
                 // The typed text stays on screen above the new prompt: say it was not sent.
-                display.note(&display.paint(DIM, "(cleared, not sent)"));
+                display.note_in(DIM, "(cleared, not sent)");
                 continue;
             }
             Input::Command(name, arg) => {
@@ -78,7 +78,7 @@ pub fn run(options: RunOptions) -> Result<i32, Error> {
     }
     save_history(&mut editor, &history);
     // What the session spent, as `-p` says it at its end.
-    display.note(&display.paint(DIM, &agent.extras.account.cost_summary()));
+    display.note_in(DIM, &agent.extras.account.cost_summary());
     Ok(0)
 }
 
@@ -114,10 +114,10 @@ fn banner(display: &Display, agent: &Agent, mode: Mode, sandbox: Sandbox) {
         Mode::AllowAll => "allow all (--yes)",
         _ => "ask before changes",
     };
-    display.note(&display.paint(
+    display.note_in(
         BOLD,
         &format!("corecoder {version} · model {} · {provider}", config.model),
-    ));
+    );
     let mut details = format!("{} · {mode} · sandbox {sandbox}", config.base_url);
     if agent.extras.hooks.count() > 0 {
         details.push_str(&format!(" · {} hooks", agent.extras.hooks.count()));
@@ -126,10 +126,10 @@ fn banner(display: &Display, agent: &Agent, mode: Mode, sandbox: Sandbox) {
         details.push_str(&format!(" · {} MCP tools", agent.extras.mcp.tool_count()));
     }
     details.push_str(" · /help for commands");
-    display.note(&display.paint(DIM, &details));
+    display.note_in(DIM, &details);
     // What workspace-write cannot stop is said where the user looks: here.
     if sandbox == Sandbox::WorkspaceWrite {
-        display.note(&display.paint(DIM, sandbox.describe()));
+        display.note_in(DIM, sandbox.describe());
     }
 }
 

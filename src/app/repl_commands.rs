@@ -167,13 +167,13 @@ fn list_permissions(agent: &Agent, display: &Display) {
     for (n, rule) in order.iter().map(|&at| &rules.list[at]).enumerate() {
         let line = format!("{:>3}. {:<5} {}", n + 1, rule.list.key(), rule.text);
         let source = rule.source.display().to_string();
-        display.note(&format!("{line}  {}", display.paint(DIM, &source)));
+        display.note_parts(&[("", &line), (DIM, &format!("  {source}"))]);
     }
     let file = rules.permissions.file.as_ref();
     let file = file.map_or("this session".to_string(), |f| f.display().to_string());
     for (n, tool) in always.iter().enumerate() {
         let line = format!("{:>3}. allow {tool} (\"always\")", order.len() + n + 1);
-        display.note(&format!("{line}  {}", display.paint(DIM, &file)));
+        display.note_parts(&[("", &line), (DIM, &format!("  {file}"))]);
     }
     display.note("Remove one with /permissions rm N.");
 }
@@ -219,7 +219,7 @@ fn sessions(display: &Display) {
         let cwd = summary.cwd.map(|cwd| cwd.display().to_string());
         let cwd = cwd.unwrap_or_default();
         display.note(&format!("{:<24} {when}  {cwd}", summary.id));
-        display.note(&display.paint(DIM, &format!("    {}", summary.preview)));
+        display.note_in(DIM, &format!("    {}", summary.preview));
     }
     display.note("Resume one with corecoder -r ID.");
 }

@@ -104,7 +104,7 @@ fn show_short(display: &Display, name: &str, preview: &str) -> Viewed {
     match view.part() {
         None => Viewed::All,
         Some(part) => {
-            display.note(&display.paint(DIM, &format!("  … {part}: [v] view all")));
+            display.note_in(DIM, &format!("  … {part}: [v] view all"));
             Viewed::Part(part)
         }
     }
@@ -113,17 +113,17 @@ fn show_short(display: &Display, name: &str, preview: &str) -> Viewed {
 /// All of `preview`, long lines wrapped at `width`, between two rules saying where it is.
 fn show_all(display: &Display, name: &str, preview: &str, width: usize) {
     let lines = shown::full(preview, width.saturating_sub(2));
-    display.note(&display.paint(DIM, "  ── all of it (a long line goes on after ↪) ──"));
+    display.note_in(DIM, "  ── all of it (a long line goes on after ↪) ──");
     for line in &lines {
         show_line(display, name, line);
     }
-    display.note(&display.paint(DIM, "  ── end ──"));
+    display.note_in(DIM, "  ── end ──");
 }
 
 fn show_line(display: &Display, name: &str, line: &str) {
     let tone = result_preview::tone(name, line);
     let color = [GREEN, RED, DIM][tone as usize];
-    display.note(&format!("  {}", display.paint(color, line)));
+    display.note_parts(&[("", "  "), (color, line)]);
 }
 
 /// The terminal's width, for wrapping; `FALLBACK_WIDTH` when it is not a terminal.

@@ -6,6 +6,7 @@
 
 use crate::core::event::Error;
 use crate::core::event::Finish;
+use crate::tools::support::text::printable;
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
@@ -53,9 +54,10 @@ impl Spinner {
         })
     }
 
+    /// Wait for `label` (a tool's name: the model's, so made printable).
     pub fn start(&self, label: &str) {
         if let Ok(mut state) = self.state.lock() {
-            state.waiting = Some((label.to_string(), Instant::now()));
+            state.waiting = Some((printable(label), Instant::now()));
         }
     }
 

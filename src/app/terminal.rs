@@ -4,7 +4,11 @@
 //!
 //! The binary hands every agent `Event` to `Display::show`. Answer text goes to stdout, the
 //! rest to stderr. Colour only on a terminal and never with `NO_COLOR`. It makes no decision
-//! about the conversation; it only prints.
+//! about the conversation; it only prints. What a provider, tool or file sent reaches stderr,
+//! and stdout on a terminal, only through `text::printable` (in `paint`, or the answer's own
+//! renderer): only this file's styles are escapes. stdout in a pipe is the model's bytes.
+//! Over 300 lines (about 320) on purpose: every byte that reaches the terminal passes here,
+//! so the sanitising is read and audited in one file.
 
 use crate::app::markdown::{CYAN, DIM, GREEN, Markdown, RED, RESET, YELLOW};
 use crate::app::result_preview;
@@ -151,7 +155,7 @@ impl Display {
                 if self.results_since_call.replace(0) > 0 {
                     self.calls.borrow_mut().clear();
                 }
-                let call = printable(&format!("{name}({summary})"));
+                let call = format!("{name}({summary})");
                 self.calls.borrow_mut().push_back(call.clone());
                 self.close_line_unless(Open::Nothing);
                 self.line(&self.paint(CYAN, &format!("> {call}")));
@@ -194,7 +198,7 @@ impl Display {
             return self.preview(name, text);
         }
         if kind != ResultKind::Ran {
-            let first = printable(&cut_at_word(text.lines().next().unwrap_or(""), 160));
+            let first = cut_at_word(text.lines().next().unwrap_or(""), 160);
             let line = format!("{}{first}", name_it("  ↳ "));
             self.line(&self.paint(YELLOW, &line));
         }
@@ -217,7 +221,7 @@ impl Display {
             }
             Finish::RoundCap => {
                 self.close_line_unless(Open::Nothing);
-                self.line(ROUND_CAP_MESSAGE);
+                self.line(&self.paint("", ROUND_CAP_MESSAGE));
                 3
             }
         };
@@ -238,9 +242,20 @@ impl Display {
 
     /// A line on stderr for the user (errors, command output), after any open line.
     pub fn note(&self, text: &str) {
+        self.note_parts(&[("", text)]);
+    }
+
+    /// A note in one style (`markdown::DIM`, ...).
+    pub fn note_in(&self, style: &str, text: &str) {
+        self.note_parts(&[(style, text)]);
+    }
+
+    /// A note of pieces, each in its style ("" for none), every piece made printable.
+    pub fn note_parts(&self, parts: &[(&str, &str)]) {
         self.spinner.stop();
         self.close_line_unless(Open::Nothing);
-        self.line(text);
+        let line: String = parts.iter().map(|(s, text)| self.paint(s, text)).collect();
+        self.line(&line);
     }
 
     /// One line on stderr.
@@ -248,10 +263,13 @@ impl Display {
         self.write(Stream::Err, &format!("{text}\n"));
     }
 
-    pub fn paint(&self, color: &str, text: &str) -> String {
-        match self.color {
+    /// `text` made printable (whoever sent it), in `color` where colour is on: the one way
+    /// text reaches stderr, so the only escapes there are these styles.
+    fn paint(&self, color: &str, text: &str) -> String {
+        let text = printable(text);
+        match self.color && !color.is_empty() {
             true => format!("{color}{text}{RESET}"),
-            false => text.to_string(),
+            false => text,
         }
     }
 
@@ -260,7 +278,8 @@ impl Display {
         let shown = match (&self.markdown, self.answer) {
             (_, AnswerShown::AtTheEnd) => return self.partial.borrow_mut().push_str(text),
             (Some(markdown), _) => markdown.borrow_mut().feed(text),
-            (None, _) => text.to_string(),
+            // NO_COLOR on a terminal: not drawn, but still a terminal.
+            (None, _) => printable(text),
         };
         if !shown.is_empty() {
             self.spinner.stop();

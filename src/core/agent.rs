@@ -127,7 +127,7 @@ impl Agent {
             let assistant = Message::from_reply(&reply);
             let calls = assistant.tool_calls.clone();
             self.push(assistant);
-            let rulings = match batch::rule(&mut self.extras, &calls, cut_off, on_event) {
+            let rulings = match batch::rule(&mut self.extras, &tools, &calls, cut_off, on_event) {
                 Ok(rulings) => rulings,
                 Err(why) => {
                     // Still answer every call, so the history stays valid for a later turn.

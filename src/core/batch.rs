@@ -12,6 +12,7 @@ use crate::core::event::{Event, ResultKind};
 use crate::core::message::{Outcome, ToolCall};
 use crate::extras::Extras;
 use crate::tools::{ToolContext, preview};
+use serde_json::Value;
 
 const ONCE: &str = "allow, and ask again next time";
 /// What each call of a reply reads when the loop guard stops the run on it.
@@ -26,17 +27,20 @@ pub enum Ruling {
     Refused(Outcome),
 }
 
-/// What the loop guard says of each call before anyone else looks: a repeat, or a call whose
-/// arguments the output limit cut (`extras/gate.rs`), is refused; `Err` stops the run.
+/// What the loop guard says of each call before anyone else looks: a repeat, a call whose
+/// arguments the output limit cut, or one to a tool not in `tools` (`extras/gate.rs`), is
+/// refused; `Err` stops the run.
 pub fn rule(
     extras: &mut Extras,
+    tools: &[Value],
     calls: &[ToolCall],
     cut_off: bool,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Vec<Ruling>, String> {
     let mut rulings = Vec::with_capacity(calls.len());
     for call in calls {
-        let cut = extras.gate.cut_off(call, cut_off, on_event);
+        let cut = (extras.gate.cut_off(call, cut_off, on_event))
+            .or_else(|| extras.gate.not_offered(call, tools));
         rulings.push(match (cut, extras.repeated(call)?) {
             (Some(refused), _) | (None, Some(refused)) => Ruling::Refused(refused),
             (None, None) => Ruling::Open,

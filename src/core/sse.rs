@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A line longer than this is not a provider's: the attempt fails rather than fill memory.
 pub const MAX_LINE: usize = 16 << 20;
-/// What one reply may hold in all (text, reasoning, every call's arguments).
+/// The most bytes one reply's stream may send in all, every byte counted (`read_lines`).
 pub const MAX_REPLY: usize = 64 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,7 +50,7 @@ pub fn read_lines(
     feed: &mut dyn FnMut(&str) -> Result<Flow, Error>,
 ) -> Result<(), Error> {
     let mut reader = Clocked::new(reader, limits.idle, limits.deadline);
-    let mut buf = Vec::new();
+    let (mut buf, mut kept) = (Vec::new(), 0);
     loop {
         buf.clear();
         let mut line = (&mut reader).take(MAX_LINE as u64);
@@ -64,6 +64,8 @@ pub fn read_lines(
         if read == 0 {
             return Ok(());
         }
+        // Every byte counts (names, ids, JSON, comments): memory follows what arrived.
+        keep(&mut kept, read)?;
         if read == MAX_LINE && !buf.ends_with(b"\n") {
             return Err(Error::Stream(Broke::TooLarge("a line")));
         }
@@ -99,8 +101,6 @@ pub struct Parser {
     calls: Calls,
     /// How deep in JSON `data` is, so an event without a blank line is seen to end.
     data_depth: JsonDepth,
-    /// Bytes kept in the reply so far, against `MAX_REPLY`.
-    kept: usize,
 }
 
 impl Parser {
@@ -219,12 +219,10 @@ impl Parser {
         if let Some(delta) = choice.delta {
             let reasoning = delta.reasoning_content.or(delta.reasoning);
             if let Some(piece) = reasoning.filter(|s| !s.is_empty()) {
-                keep(&mut self.kept, piece.len())?;
                 self.reply.reasoning.push_str(&piece);
                 on_delta(Event::Reasoning(&piece));
             }
             if let Some(piece) = delta.content.filter(|s| !s.is_empty()) {
-                keep(&mut self.kept, piece.len())?;
                 self.reply.text.push_str(&piece);
                 on_delta(Event::Text(&piece));
             }
@@ -232,16 +230,17 @@ impl Parser {
             // where `tool_calls` is present, it is the one to read.
             let legacy = delta.function_call.filter(|_| delta.tool_calls.is_none());
             for fragment in delta.tool_calls.into_iter().flatten() {
-                let added = self.calls.merge(fragment);
-                keep(&mut self.kept, added)?;
+                self.calls.merge(fragment, on_delta);
             }
-            self.calls.announce_ready(on_delta);
             if let Some(function) = legacy {
-                let added = self.calls.merge(WireToolCall {
-                    function: Some(*function),
-                    ..WireToolCall::default()
-                });
-                keep(&mut self.kept, added)?;
+                let function = Some(*function);
+                (self.calls).merge(
+                    WireToolCall {
+                        function,
+                        ..WireToolCall::default()
+                    },
+                    on_delta,
+                );
             }
         }
         if let Some(reason) = choice.finish_reason {

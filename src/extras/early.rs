@@ -13,6 +13,7 @@ use crate::core::consent::{LoopGuard, Repeat};
 use crate::core::event::Event;
 use crate::core::message::{Outcome, ToolCall};
 use crate::extras::consent_rules::{self, Rules};
+use crate::extras::dialect::MAX_CALLS;
 use crate::extras::mcp::{ServerHint, Servers};
 use crate::extras::reads;
 use crate::extras::sandbox::ShellSafety;
@@ -99,10 +100,12 @@ impl Early {
         if self.started[..self.from_lost_streams].iter().any(ran) {
             return;
         }
+        // Past the most calls a reply may hold, it will be refused whole: start no more.
+        let too_many = self.started.len() >= MAX_CALLS;
         let repeat = self.guard_ahead.judge(call) != Repeat::Fine;
         // A read outside the roots waits for the batch, which asks about it or refuses it.
         let outside = reads::outside(&self.shell, &call.name, &call.arguments, &self.cwd);
-        if repeat || outside.is_some() || !may_start_early(&call.name, hint, consent) {
+        if too_many || repeat || outside.is_some() || !may_start_early(&call.name, hint, consent) {
             return;
         }
         if let Some(result) = start(call) {

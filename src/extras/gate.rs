@@ -1,6 +1,7 @@
 //! The gate in front of consent: what a call's *arguments* decide before the mode and the
 //! "always" list are asked (`core/consent.rs` judges the tool by its name only). Arguments the
-//! output limit cut are refused (`cut_off`, asked by `batch::rule`); then the danger table
+//! output limit cut, and a tool the request did not offer, are refused (`cut_off`,
+//! `not_offered`, asked by `batch::rule`); then the danger table
 //! (`tools/support/danger.rs`): a catastrophic bash command is refused in every mode; a
 //! destructive one is asked about every time, and under `--yes` runs only when the user opted
 //! in to it by name. The batch asks it through `Extras::verdict_for_call`, on the loop's
@@ -10,6 +11,7 @@ use crate::core::consent::{Consent, Mode, Verdict};
 use crate::core::event::Event;
 use crate::core::message::{Outcome, ToolCall};
 use crate::tools::support::danger::{self, Danger};
+use crate::tools::support::text::echo;
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -43,6 +45,18 @@ impl Gate {
             call.name
         )));
         Some(Outcome::text(format!("[not run: {CUT_CALL}. {SMALLER}]")))
+    }
+
+    /// A call to a tool this request did not offer (`agent` from a sub-agent, which would
+    /// nest without end, or a name the model made up) is not run: `Some` is what it reads.
+    pub fn not_offered(&self, call: &ToolCall, tools: &[Value]) -> Option<Outcome> {
+        let offered = |tool: &Value| tool["function"]["name"] == call.name.as_str();
+        let name = echo(&call.name);
+        (!tools.iter().any(offered)).then(|| {
+            Outcome::text(format!(
+                "Error: tool '{name}' is not available here; call only the tools offered"
+            ))
+        })
     }
 
     /// Let `--yes` run the destructive commands named (see `danger::destructive_names`).
@@ -96,6 +110,31 @@ impl Gate {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_tool_not_offered_is_refused_and_one_offered_is_not() {
+        let tools = [json!({"type": "function", "function": {"name": "read_file"}})];
+        let call = |name: &str| ToolCall {
+            name: name.into(),
+            ..ToolCall::default()
+        };
+        let gate = Gate::default();
+        assert!(gate.not_offered(&call("read_file"), &tools).is_none());
+        let refused = gate.not_offered(&call("agent"), &tools).expect("refused");
+        assert!(
+            refused
+                .text
+                .starts_with("Error: tool 'agent' is not available here")
+        );
+        let long = gate
+            .not_offered(&call(&"x".repeat(5000)), &tools)
+            .expect("refused");
+        assert!(
+            long.text.len() < 400,
+            "the name is echoed cut: {}",
+            long.text
+        );
+    }
 
     fn name(verdict: Verdict) -> &'static str {
         match verdict {

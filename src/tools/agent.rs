@@ -3,8 +3,9 @@
 //! One `task` runs one sub-agent; `tasks: [{name, task}]` (1 to 8) runs a team, at most four
 //! at a time on scoped threads, reports in input order under their names. Each worker is the
 //! same `Agent` loop with a fresh history and todo list, sharing the parent's connection, usage
-//! totals, consent rules and Ctrl+C flag. Workers get every tool except `agent` (so no
-//! recursion), run their calls inline, stop after 20 rounds, and cannot ask the user anything.
+//! totals, consent rules and Ctrl+C flag. Workers get every tool except `agent`, and a call to
+//! it anyway is refused like any tool not offered (`batch::rule`): nesting is one level deep.
+//! They run their calls inline, stop after 20 rounds, and cannot ask the user anything.
 
 use crate::core::agent::Agent;
 use crate::core::consent::{Consent, Mode};

@@ -261,7 +261,8 @@ fn invalid_json_arguments_become_an_error_result_and_the_run_goes_on() {
     );
 }
 
-/// `--yes`, so that the unknown (hence possibly "mutating") tool is not refused first.
+/// A tool the request did not offer is refused before anything else (`--yes` or not), and the
+/// model is told so.
 #[test]
 fn unknown_tool_becomes_an_error_result() {
     let script = vec![
@@ -273,7 +274,9 @@ fn unknown_tool_becomes_an_error_result() {
     let results = requests[1].tool_results();
     assert_eq!(results[0].0, "call_x");
     assert!(
-        results[0].1.starts_with("Error: unknown tool 'frobnicate'"),
+        results[0]
+            .1
+            .starts_with("Error: tool 'frobnicate' is not available here"),
         "{results:?}"
     );
 }

@@ -32,6 +32,8 @@ mod fuse;
 mod hooks;
 mod hostile;
 mod hostile_peers;
+mod hostile_terminal;
+mod hostile_wire;
 mod http;
 mod interrupts;
 mod long;

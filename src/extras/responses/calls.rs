@@ -10,16 +10,21 @@ use crate::core::event::Event;
 use crate::core::message::ToolCall;
 use serde::de::IgnoredAny;
 use serde_json::Value;
+use std::collections::HashMap;
 
+/// Each event finds its call by a lookup, not a scan of the calls so far: 80,000 calls in one
+/// reply would cost billions of comparisons.
 #[derive(Default)]
 pub struct Calls {
     calls: Vec<Call>,
+    /// The first call with each item id, and with each output index.
+    by_item: HashMap<String, usize>,
+    by_output: HashMap<u64, usize>,
 }
 
 /// A `function_call` item while it streams.
+/// (Its item id and output index are the keys that find it.)
 struct Call {
-    item_id: String,
-    output_index: Option<u64>,
     call: ToolCall,
     /// Announced with `Event::CallReady`: it may be running, so nothing changes it any more.
     ready: bool,
@@ -40,13 +45,12 @@ impl Calls {
         let at = found.unwrap_or_else(|| {
             // Usually at `output_item.added`; a server may send only the finished item.
             let (call, ready) = (ToolCall::default(), false);
-            let item_id = item_id.clone();
-            self.calls.push(Call {
-                item_id,
-                output_index,
-                call,
-                ready,
-            });
+            let at = self.calls.len();
+            self.by_item.entry(item_id.clone()).or_insert(at);
+            if let Some(index) = output_index {
+                self.by_output.entry(index).or_insert(at);
+            }
+            self.calls.push(Call { call, ready });
             self.calls.len() - 1
         });
         let Call { call, ready, .. } = &mut self.calls[at];
@@ -110,13 +114,8 @@ impl Calls {
     /// Which call an event names: by item id, else by output index.
     fn call_at(&self, item_id: Option<&str>, output_index: Option<u64>) -> Option<usize> {
         let by_id = item_id.filter(|id| !id.is_empty());
-        let by_id = by_id.and_then(|id| self.calls.iter().position(|c| c.item_id == id));
-        let by_index = |index| {
-            self.calls
-                .iter()
-                .position(|c| c.output_index == Some(index))
-        };
-        by_id.or_else(|| output_index.and_then(by_index))
+        let by_id = by_id.and_then(|id| self.by_item.get(id).copied());
+        by_id.or_else(|| output_index.and_then(|index| self.by_output.get(&index).copied()))
     }
 
     /// A call's arguments are final (the event's whole text wins over the deltas): announce
