@@ -28,6 +28,7 @@ mod extend;
 mod faults;
 mod figures;
 mod fuse;
+mod heredoc;
 mod hooks;
 mod hostile;
 mod http;

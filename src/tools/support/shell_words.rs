@@ -6,13 +6,16 @@
 //! can follow them. Both need words, not raw text, so `echo "rm -rf /"` is an echo.
 //!
 //! This is *not* a shell parser. It knows quotes, backslashes, comments, the operators
-//! `; && || | & newline`, redirections, `( … )`, `$( … )`, `<( … )`, backticks,
-//! here-documents and function definitions, which is enough to tell commands apart. It does not expand
-//! variables, globs, aliases or `~`, and keywords (`if`, `for`, `{`) are plain words.
+//! `; && || | & newline`, redirections, `( … )`, `$( … )`, `$(( … ))`, `<( … )`, backticks,
+//! here-documents (`heredoc.rs`: an unquoted body's substitutions are commands, as the shell
+//! runs them) and function definitions, which is enough to tell commands apart. It does not
+//! expand variables, globs, aliases or `~`, and keywords (`if`, `for`, `{`) are plain words.
 //!
 //! One pass over the text, so the time is linear in its length (the danger gate relies on it:
 //! a model may send a command of any size). Over 300 lines: the splitter is one state
 //! machine, easier to follow in one file than spread over two.
+
+mod heredoc;
 
 use std::ops::Range;
 
@@ -39,6 +42,21 @@ pub struct Redirect {
     pub target: String,
     /// A here-document's text (`<<EOF` … `EOF`); empty for every other redirection.
     pub body: String,
+    /// How the shell reads that text; `Expanded` for every other redirection.
+    pub reading: Body,
+}
+
+/// How the shell reads a here-document's body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Body {
+    /// `<<EOF`: `$VAR`, `$( … )` and backticks in it are expanded, so the commands of its
+    /// substitutions run; `split` gives them, one level deeper, after the command it feeds.
+    Expanded,
+    /// `<<'EOF'`, `<<"EOF"`, `<<\EOF`: data, nothing in it runs.
+    Literal,
+    /// An unquoted body inside a substitution of a body, more than `MAX_BODY_NESTING` deep:
+    /// not read (each level is read again), so what it runs is not known.
+    Unread,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +70,16 @@ pub struct SimpleCommand {
     /// Where, in what `split` returns, the commands inside this one's `$( … )`, backticks and
     /// `<( … )` are (at every depth below; they come just before it). Empty when it has none.
     pub inner: Range<usize>,
+    pub kind: Kind,
+}
+
+/// Whether a command's first word is surely a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Command,
+    /// Inside `$(( … ))` or `(( … ))`: arithmetic, whose words are values (`$(( $n + 1 ))`),
+    /// unless the shell finds no arithmetic there and runs it as subshells (`((echo hi) )`).
+    MaybeArithmetic,
 }
 
 /// Split a command line into its simple commands. A subshell's commands come out before the
@@ -100,6 +128,8 @@ enum Opener {
     Paren,
     Dollar,
     Backtick,
+    /// `$(( … ))` or `(( … ))`: arithmetic, whose words are no command (`$(( $n + 1 ))`).
+    Arithmetic,
 }
 
 /// The command being read at one nesting level. Keeping the quote state per level is what
@@ -113,8 +143,10 @@ struct Frame {
     word: String,
     /// A word has started, even if empty so far (`''` is an empty word, not no word).
     in_word: bool,
-    /// A redirection operator waiting for its target word.
-    pending_redirect: Option<String>,
+    /// A redirection operator waiting for its target word, and where in the text it ended.
+    pending_redirect: Option<(String, usize)>,
+    /// Inside arithmetic (`$(( (a) ))` too): words here are values, not commands.
+    arithmetic: bool,
     /// Where in `done` the commands of this command's first substitution start.
     inner_start: Option<usize>,
 }
@@ -124,16 +156,33 @@ struct Splitter {
     chars: Vec<char>,
     pos: usize,
     frames: Vec<Frame>,
-    /// Here-document delimiters whose bodies start after the next newline.
-    heredoc_ends: Vec<String>,
+    /// Here-documents whose bodies start after the next newline (`heredoc.rs`).
+    heredoc_ends: Vec<heredoc::Pending>,
     /// The first command in `done` that ended on the current line (here-documents attach there).
     line_start: usize,
+    /// Where reading stops: the end of the text, or of the here-document body being read.
+    limit: usize,
+    /// How many here-document bodies deep the reading is.
+    bodies_deep: usize,
     done: Vec<SimpleCommand>,
 }
 
 impl Splitter {
     fn run(&mut self) {
-        while let Some(c) = self.next() {
+        self.limit = self.chars.len();
+        self.read(0);
+        while !self.frames.is_empty() {
+            self.end_command(Separator::End);
+            self.frames.pop();
+        }
+    }
+
+    /// Read until the limit, or until the frames above `floor` are closed.
+    fn read(&mut self, floor: usize) {
+        while self.frames.len() > floor
+            && self.pos < self.limit
+            && let Some(c) = self.next()
+        {
             if self.frame().in_double_quotes {
                 self.in_double_quotes(c);
                 continue;
@@ -145,6 +194,9 @@ impl Splitter {
                     self.read_heredoc_bodies();
                 }
                 ';' => self.end_command(Separator::Semicolon),
+                '(' if self.at_command_start() && self.eat('(') => {
+                    self.push_frame(Opener::Arithmetic);
+                }
                 '&' if self.eat('&') => self.end_command(Separator::And),
                 '&' if self.peek() == Some('>') => self.redirect('&'),
                 '&' => self.end_command(Separator::Background),
@@ -163,7 +215,7 @@ impl Splitter {
                 ')' => self.close(),
                 '`' if self.frame().opener == Opener::Backtick => self.close(),
                 '`' => self.open(Opener::Backtick),
-                '$' if self.eat('(') => self.open(Opener::Dollar),
+                '$' if self.eat('(') => self.open_dollar(),
                 '$' if self.peek() == Some('\'') => {} // `$'…'` is read as `'…'`
                 '\'' => {
                     self.frame_mut().in_word = true;
@@ -189,10 +241,6 @@ impl Splitter {
                 _ => self.push(c),
             }
         }
-        while !self.frames.is_empty() {
-            self.end_command(Separator::End);
-            self.frames.pop();
-        }
     }
 
     fn in_double_quotes(&mut self, c: char) {
@@ -206,7 +254,7 @@ impl Splitter {
                 Some('\n') => self.pos += 1,
                 _ => self.push('\\'),
             },
-            '$' if self.eat('(') => self.open(Opener::Dollar),
+            '$' if self.eat('(') => self.open_dollar(),
             '`' => self.open(Opener::Backtick),
             _ => self.push(c),
         }
@@ -239,7 +287,16 @@ impl Splitter {
             op.push(n);
             self.pos += 1;
         }
-        self.frame_mut().pending_redirect = Some(op);
+        let at = self.pos;
+        self.frame_mut().pending_redirect = Some((op, at));
+    }
+
+    /// After `$(`: a command substitution, or arithmetic when another `(` follows.
+    fn open_dollar(&mut self) {
+        match self.eat('(') {
+            true => self.open(Opener::Arithmetic),
+            false => self.open(Opener::Dollar),
+        }
     }
 
     fn open(&mut self, opener: Opener) {
@@ -249,8 +306,18 @@ impl Splitter {
             let at = self.done.len();
             self.frame_mut().inner_start.get_or_insert(at);
         }
+        self.push_frame(opener);
+    }
+
+    fn push_frame(&mut self, opener: Opener) {
+        let arithmetic = match opener {
+            Opener::Arithmetic => true,
+            Opener::Paren => self.frame().arithmetic,
+            _ => false,
+        };
         self.frames.push(Frame {
             opener,
+            arithmetic,
             ..Frame::default()
         });
     }
@@ -260,8 +327,17 @@ impl Splitter {
         if self.frames.len() == 1 {
             return self.end_command(Separator::Semicolon);
         }
+        if self.frame().opener == Opener::Arithmetic {
+            self.eat(')');
+        }
         self.end_command(Separator::End);
         self.frames.pop();
+    }
+
+    /// No word of a command has started yet: `((` here is arithmetic, not two subshells.
+    fn at_command_start(&self) -> bool {
+        let frame = self.frame();
+        !frame.in_word && frame.words.is_empty() && frame.pending_redirect.is_none()
     }
 
     fn end_word(&mut self) {
@@ -272,14 +348,16 @@ impl Splitter {
         frame.in_word = false;
         let word = std::mem::take(&mut frame.word);
         match frame.pending_redirect.take() {
-            Some(op) => {
+            Some((op, at)) => {
                 if matches!(op.as_str(), "<<" | "<<-") {
-                    self.heredoc_ends.push(word.clone());
+                    self.heredoc_ends
+                        .push(heredoc::pending(&self.chars, at, &op));
                 }
                 let redirect = Redirect {
                     op,
                     target: word,
                     body: String::new(),
+                    reading: Body::Expanded,
                 };
                 self.frame_mut().redirects.push(redirect);
             }
@@ -295,6 +373,10 @@ impl Splitter {
         let inner = frame.inner_start.take().unwrap_or(end)..end;
         let words = std::mem::take(&mut frame.words);
         let redirects = std::mem::take(&mut frame.redirects);
+        let kind = match frame.arithmetic {
+            true => Kind::MaybeArithmetic,
+            false => Kind::Command,
+        };
         // An empty command is kept only when later commands depend on its operator:
         // in `(cd a) || cd b` the `||` must still be seen.
         let carries_operator =
@@ -308,6 +390,7 @@ impl Splitter {
             depth,
             ends_with,
             inner,
+            kind,
         });
     }
 
@@ -331,38 +414,6 @@ impl Splitter {
         let name = self.frame_mut().words.pop().unwrap_or_default();
         self.frame_mut().words = vec!["function".to_string(), name];
         self.end_command(Separator::Semicolon);
-    }
-
-    /// Here-document bodies are data, not commands: read the lines up to each delimiter and
-    /// give them, in order, to the here-documents of the commands that ended on this line.
-    fn read_heredoc_bodies(&mut self) {
-        let line_start = std::mem::replace(&mut self.line_start, self.done.len());
-        let mut slots = Vec::new();
-        for (i, command) in self.done[line_start..].iter().enumerate() {
-            let heredocs = command.redirects.iter().enumerate();
-            let here = heredocs.filter(|(_, r)| matches!(r.op.as_str(), "<<" | "<<-"));
-            slots.extend(here.map(|(j, _)| (line_start + i, j)));
-        }
-        for (at, end) in std::mem::take(&mut self.heredoc_ends).iter().enumerate() {
-            let body = self.read_heredoc_body(end);
-            if let Some(&(i, j)) = slots.get(at) {
-                self.done[i].redirects[j].body = body;
-            }
-        }
-    }
-
-    fn read_heredoc_body(&mut self, end: &str) -> String {
-        let mut body = String::new();
-        while self.pos < self.chars.len() {
-            let start = self.pos;
-            while self.next().is_some_and(|c| c != '\n') {}
-            let line: String = self.chars[start..self.pos].iter().collect();
-            if line.trim() == end {
-                break;
-            }
-            body.push_str(&line);
-        }
-        body
     }
 
     fn frame(&self) -> &Frame {
