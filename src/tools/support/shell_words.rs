@@ -15,7 +15,11 @@
 //! a model may send a command of any size). Over 300 lines: the splitter is one state
 //! machine, easier to follow in one file than spread over two.
 
+mod cd;
 mod heredoc;
+mod nesting;
+
+pub use cd::cd_targets;
 
 use std::ops::Range;
 
@@ -94,30 +98,6 @@ pub fn split(line: &str) -> Vec<SimpleCommand> {
     };
     splitter.run();
     splitter.done
-}
-
-/// The directories the shell itself would `cd` into, in order. A bare `cd` gives `~`.
-///
-/// Only top-level commands count: not inside `( … )` or `$( … )`, and not on either side of a
-/// pipe or before `&`, because those run in a subshell. A `cd` right after `||` is ignored:
-/// it runs only when the command before it failed, which we cannot know.
-pub fn cd_targets(line: &str) -> Vec<String> {
-    let mut targets = Vec::new();
-    let mut previous = Separator::Newline;
-    for command in split(line).into_iter().filter(|c| c.depth == 0) {
-        let after_fork = matches!(previous, Separator::Or | Separator::Pipe);
-        let forked = matches!(command.ends_with, Separator::Pipe | Separator::Background);
-        previous = command.ends_with;
-        if after_fork || forked || command.words.first().map(String::as_str) != Some("cd") {
-            continue;
-        }
-        // Skip options such as `-P` and `--`; a lone `-` is a target (the previous directory).
-        let target = command.words[1..]
-            .iter()
-            .find(|word| !word.starts_with('-') || *word == "-");
-        targets.push(target.cloned().unwrap_or_else(|| "~".to_string()));
-    }
-    targets
 }
 
 /// What opened a nesting level; `)` closes a paren or `$(`, a backtick closes a backtick.
@@ -289,55 +269,6 @@ impl Splitter {
         }
         let at = self.pos;
         self.frame_mut().pending_redirect = Some((op, at));
-    }
-
-    /// After `$(`: a command substitution, or arithmetic when another `(` follows.
-    fn open_dollar(&mut self) {
-        match self.eat('(') {
-            true => self.open(Opener::Arithmetic),
-            false => self.open(Opener::Dollar),
-        }
-    }
-
-    fn open(&mut self, opener: Opener) {
-        // A substitution is part of the word around it (`"$(pwd)"/x`), as `SUBSTITUTED`.
-        if opener != Opener::Paren {
-            self.push(SUBSTITUTED);
-            let at = self.done.len();
-            self.frame_mut().inner_start.get_or_insert(at);
-        }
-        self.push_frame(opener);
-    }
-
-    fn push_frame(&mut self, opener: Opener) {
-        let arithmetic = match opener {
-            Opener::Arithmetic => true,
-            Opener::Paren => self.frame().arithmetic,
-            _ => false,
-        };
-        self.frames.push(Frame {
-            opener,
-            arithmetic,
-            ..Frame::default()
-        });
-    }
-
-    fn close(&mut self) {
-        // A stray `)` ends a `case` pattern (`a) rm …;;`): the branch's command stands alone.
-        if self.frames.len() == 1 {
-            return self.end_command(Separator::Semicolon);
-        }
-        if self.frame().opener == Opener::Arithmetic {
-            self.eat(')');
-        }
-        self.end_command(Separator::End);
-        self.frames.pop();
-    }
-
-    /// No word of a command has started yet: `((` here is arithmetic, not two subshells.
-    fn at_command_start(&self) -> bool {
-        let frame = self.frame();
-        !frame.in_word && frame.words.is_empty() && frame.pending_redirect.is_none()
     }
 
     fn end_word(&mut self) {
@@ -600,37 +531,5 @@ mod tests {
             words("echo a \\\n b"),
             vec![(w(&["echo", "a", "b"]), 0, End)]
         );
-    }
-
-    #[test]
-    fn cd_targets_table() {
-        let cases: &[(&str, &[&str])] = &[
-            ("cd a && cd b", &["a", "b"]),
-            ("cd a; ls\ncd b", &["a", "b"]),
-            ("(cd a)", &[]),
-            ("(cd a) && ls", &[]),
-            ("echo $(cd a)", &[]),
-            ("echo \"cd a\"", &[]),
-            ("cd 'my dir'", &["my dir"]),
-            ("cd \"my dir\" && make", &["my dir"]),
-            ("cd a || true", &["a"]),
-            ("false || cd a", &[]),
-            ("(true) || cd a", &[]),
-            ("cd a | cat", &[]),
-            ("ls | cd a", &[]),
-            ("cd a &", &[]),
-            ("sleep 1 & cd a", &["a"]),
-            ("cd", &["~"]),
-            ("cd ~/x", &["~/x"]),
-            ("cd -", &["-"]),
-            ("cd -P -- /tmp", &["/tmp"]),
-            ("cd a 2>/dev/null", &["a"]),
-            ("mkdir x && cd x", &["x"]),
-            ("grep cd file # cd a", &[]),
-            ("echo cd a", &[]),
-        ];
-        for (line, expected) in cases {
-            assert_eq!(cd_targets(line), w(expected), "for {line:?}");
-        }
     }
 }
