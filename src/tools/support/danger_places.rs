@@ -170,6 +170,14 @@ fn brace_group(word: &str) -> Option<(usize, usize)> {
 /// Where one expanded word points.
 fn place_of(word: &str, scope: &Scope) -> Place {
     // What a substitution prints (`"$(mktemp -d)"`) cannot be known: not a place we refuse.
+    // But everything in it (`"$(pwd)"/*`) is everything in some directory, as `*` is.
+    if let Some(glob) = word
+        .strip_prefix(SUBSTITUTED)
+        .and_then(|w| w.strip_prefix('/'))
+        && is_glob_of_everything(glob)
+    {
+        return Place::Everything;
+    }
     if word.starts_with('-') || word.contains(SUBSTITUTED) {
         return Place::Other;
     }
@@ -269,7 +277,7 @@ fn classify(base: Base, parts: &[&str]) -> Place {
 
 /// `*`, `.*`, `**`, `[a-z]*`, `?*`: a name pattern with no fixed letter, so it matches nearly
 /// everything (`*.o` has one, and is fine).
-fn is_glob_of_everything(part: &str) -> bool {
+pub fn is_glob_of_everything(part: &str) -> bool {
     let mut letters = String::new();
     let mut in_class = false;
     for c in part.chars() {

@@ -61,9 +61,9 @@ const WRAPPERS: &[(&str, &[&str], usize)] = &[
 ];
 
 /// Shell keywords that may stand before a command: `if rm …`, `do rm …`, `! rm …`, `{ rm …`.
+/// (`time` is a wrapper: its `-p` is an option, not the program.)
 const KEYWORDS: &[&str] = &[
-    "!", "{", "}", "if", "then", "elif", "else", "fi", "do", "done", "while", "until", "time",
-    "coproc",
+    "!", "{", "}", "if", "then", "elif", "else", "fi", "do", "done", "while", "until", "coproc",
 ];
 
 /// The program `words` run and its arguments. A function definition, a `for`/`case` head

@@ -11,6 +11,7 @@ pub mod danger;
 mod danger_match;
 mod danger_places;
 mod danger_rules;
+mod danger_unread;
 pub mod danger_words;
 pub mod diff;
 pub mod files;
