@@ -4,10 +4,11 @@
 //!
 //! The batch asks `Extras::verdict_for_call` (which calls `verdict`) for every call, early
 //! start `names_tool` before it starts one; `grep` and `glob` ask `hides` about each file
-//! they would return. A bash line is read into its simple commands (`shell_words`): a deny or
-//! ask rule matching any of them counts (also past `sudo`, `env`, `xargs`, and inside
-//! `bash -c`, `sh <<EOF`, `eval`, `watch`, `find -exec`), and an allow needs every one
-//! allowed, none writing a file by redirection. The rules themselves are `rules.rs`, the
+//! they would return. A bash line is read into its simple commands (`shell_words`, which
+//! gives the commands inside `$( … )`, backticks, here-strings and unquoted here-document
+//! bodies too): a deny or ask rule matching any of them counts (also past `sudo`, `env`,
+//! `xargs`, and inside `bash -c`, `sh <<EOF`, `eval`, `watch`, `find -exec`), and an allow
+//! needs every one allowed, none writing a file by redirection, no body left unread. The rules themselves are `rules.rs`, the
 //! files `settings.rs`.
 
 pub mod always;
@@ -22,7 +23,7 @@ use crate::tools::support::danger_words::{
     dash_c_script, find_exec_commands, invocation, watch_script,
 };
 use crate::tools::support::files::resolve;
-use crate::tools::support::shell_words::{SimpleCommand, split};
+use crate::tools::support::shell_words::{Body, SimpleCommand, split};
 use rules::{List, Rule, normalize};
 use serde_json::Value;
 use std::path::Path;
@@ -192,11 +193,13 @@ fn read_forms(line: &str, depth: usize, forms: &mut Vec<Vec<String>>) {
 }
 
 /// Output redirected to a file is a write no command rule allows (`echo x > ~/.bashrc` is not
-/// `echo`); `2>&1` and `> /dev/null` are not writes.
+/// `echo`); `2>&1` and `> /dev/null` are not writes. A here-document too deep to read may run
+/// anything: no rule allows it either.
 fn writes_no_file(command: &SimpleCommand) -> bool {
     command.redirects.iter().all(|r| {
         let duplicate = r.op.ends_with('&') && r.target.chars().all(|c| c.is_ascii_digit());
-        !r.op.contains('>') || duplicate || r.target == "/dev/null" || r.target == "-"
+        let write = r.op.contains('>') && !duplicate && r.target != "/dev/null" && r.target != "-";
+        !write && r.reading != Body::Unread
     })
 }
 
@@ -338,10 +341,38 @@ mod tests {
             "sh <<EOF\nrm x\nEOF",
             "watch rm x",
             "command rm x",
+            "cat <<EOF\n$(rm x)\nEOF",
+            "cat <<-EOF\n\t`rm x`\n\tEOF",
+            "cat <<'A' <<B\nA\n${X:-$(rm x)}\nB",
+            "xargs rm <<< x",
+            "time -p rm x",
         ] {
             let yes = Consent::new(Mode::AllowAll);
             assert_eq!(judged(&set, &yes, &bash(attack)), "refuse", "{attack}");
         }
+    }
+
+    #[test]
+    fn an_allow_does_not_cover_what_a_here_document_runs() {
+        let set = rules(&[(List::Allow, "Bash(git status:*)")]);
+        let ask = Consent::new(Mode::Ask);
+        for line in [
+            "git status <<EOF\n$(touch x)\nEOF",
+            "git status <<EOF\n`touch x`\nEOF",
+            "git status <<< \"$(touch x)\"",
+            "git status <<A <<B\nA\n$(touch x)\nB",
+        ] {
+            assert_eq!(judged(&set, &ask, &bash(line)), "ask", "{line}");
+        }
+        // Quoted, the body is data; unquoted with only a variable, nothing in it runs.
+        assert_eq!(
+            judged(&set, &ask, &bash("git status <<'EOF'\n$(touch x)\nEOF")),
+            "run"
+        );
+        assert_eq!(
+            judged(&set, &ask, &bash("git status <<EOF\n$HOME\nEOF")),
+            "run"
+        );
     }
 
     #[test]

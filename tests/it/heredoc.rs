@@ -9,6 +9,7 @@
 //! gate shows as a missing marker. The fork bomb is only defined, never called, so a failing
 //! gate cannot take the machine down.
 
+use crate::driver::Repl;
 use crate::run::{Output, Sandbox, run};
 use crate::server::{Recorded, Reply, Server};
 use crate::sse;
@@ -211,4 +212,47 @@ fn a_quoted_here_document_is_data() {
     assert_eq!(seen[2], "$(rm -rf ~)", "{seen:?}");
     assert_eq!(seen[3], "rm -rf / and $(rm -rf ~)", "{seen:?}");
     assert!(sandbox.home.join("home.txt").exists() && sandbox.path("work.txt").exists());
+}
+
+/// In the REPL a command too dynamic to read is asked about (the question says why; the gate's
+/// unit test shows it is asked even when bash is allowed "always") and "n" keeps it from
+/// running; with `Bash(git status:*)` allowed,
+/// `git status` whose here-document runs `touch` is asked about, not run unasked.
+#[test]
+fn the_repl_asks_about_what_it_cannot_read_and_what_a_body_runs() {
+    let sandbox = marked("heredoc_repl");
+    settings(&sandbox, json!({ "allow": ["Bash(git status:*)"] }));
+    let bash = |id: &str, command: &str| {
+        Reply::Sse(sse::tool_calls(&[(
+            id,
+            "bash",
+            json!({ "command": command }),
+        )]))
+    };
+    let script = vec![
+        bash("call_1", "touch dynamic.txt; $CMD"),
+        Reply::Sse(sse::text("dynamic done")),
+        bash("call_2", "git status <<EOF\n$(touch body.txt)\nEOF"),
+        Reply::Sse(sse::text("body done")),
+    ];
+    let mut repl = Repl::start(&sandbox, &[], script);
+    repl.enter("dynamic");
+    repl.expect("cannot be read before it runs: its program is $CMD");
+    repl.pty.send("n\r");
+    repl.expect("dynamic done");
+    repl.idle();
+    assert!(
+        !sandbox.path("dynamic.txt").exists(),
+        "{}",
+        repl.pty.screen()
+    );
+    repl.enter("body");
+    repl.expect("Allow bash(git status <<EOF");
+    repl.pty.send("n\r");
+    repl.expect("body done");
+    repl.idle();
+    assert!(!sandbox.path("body.txt").exists(), "{}", repl.pty.screen());
+    let requests = repl.requests(4);
+    assert!(requests[1].last_tool_result().starts_with("Denied"));
+    assert!(requests[3].last_tool_result().starts_with("Denied"));
 }
