@@ -175,6 +175,9 @@ fn read_forms(line: &str, depth: usize, forms: &mut Vec<Vec<String>>) {
         let mut scripts: Vec<String> = match run.name.as_str() {
             _ if shell => dash_c_script(&run.args).cloned().into_iter().collect(),
             "eval" => vec![run.args.join(" ")],
+            "alias" => (run.args.iter())
+                .filter_map(|a| a.split_once('=').map(|(_, v)| v.to_string()))
+                .collect(),
             "watch" => vec![watch_script(&run.args)],
             "find" => find_exec_commands(&run.args),
             _ => Vec::new(),
@@ -346,6 +349,9 @@ mod tests {
             "cat <<'A' <<B\nA\n${X:-$(rm x)}\nB",
             "xargs rm <<< x",
             "time -p rm x",
+            "alias x='rm y'",
+            "$'\\x72m' x",
+            "cat <<EOF\n$(case a in a) rm x;; esac)\nEOF",
         ] {
             let yes = Consent::new(Mode::AllowAll);
             assert_eq!(judged(&set, &yes, &bash(attack)), "refuse", "{attack}");

@@ -77,6 +77,11 @@ const WIPES_HOME: &[&str] = &[
     "rm -rf \"$(pwd)\"/*",
     "find . -name '*' -delete",
     "find . -name '*' -exec rm -rf {} +",
+    // found while building this: each hid `rm -rf ~` from the gate
+    "echo $(( 1 << 2 ))\nrm -rf ~",
+    "cat <<EOF\n$(case x in x) rm -rf ~;; esac)\nEOF",
+    "shopt -s expand_aliases; alias x='rm -rf ~'\nx",
+    "$'\\x72m' -rf ~",
 ];
 
 #[test]

@@ -21,6 +21,7 @@
 //! sandbox: an obfuscated command (`base64 -d | sh`, a script file, a variable set elsewhere)
 //! passes. Consent and `--sandbox` are the real gates.
 
+use super::danger_flow::{Pipeline, Script, output_of, stdin_of};
 use super::danger_match;
 use super::danger_places::{self, Scope};
 use super::danger_rules::{Class, RULES};
@@ -53,7 +54,6 @@ const SHELLS: &[&str] = &[
 ];
 /// Programs that run a script they are given: downloaded code must not reach them either.
 const INTERPRETERS: &[&str] = &["python", "python3", "perl", "ruby", "node", "php", "lua"];
-const DOWNLOADERS: &[&str] = &["curl", "wget", "fetch", "aria2c", "http", "https"];
 
 const DOWNLOAD_AND_RUN: &str = "a downloaded script run by a shell (curl | sh, sh <(curl …))";
 const FORK_BOMB: &str = "a fork bomb (a function that starts copies of itself)";
@@ -104,14 +104,6 @@ impl Found {
             Class::Destructive(_) => {}
         }
     }
-}
-
-/// A script one command runs: text we can read, something downloaded, or something whose
-/// text is not known before it runs (why).
-pub enum Script {
-    Text(String),
-    Downloaded,
-    Unreadable(String),
 }
 
 /// Check every command of `text`, then the scripts they run, one level deeper.
@@ -167,16 +159,6 @@ fn read_script(text: &str, depth: usize, found: &mut Found) {
     }
 }
 
-/// One script's commands with what `read_script` worked out about them, by index.
-pub struct Pipeline<'a> {
-    pub commands: &'a [SimpleCommand],
-    pub runs: &'a [Program],
-    /// The command whose output each one reads on its stdin (`a | b`: `b` is fed by `a`).
-    pub feeds: &'a [Option<usize>],
-    /// The commands right inside each one's `$( … )`, backticks and `<( … )`.
-    pub children: &'a [Vec<usize>],
-}
-
 /// A function whose body starts a copy of itself in the background or a pipe: `:(){ :|:& };:`
 /// under any name. The body runs from the definition to the next `}` (or the end); quoted
 /// text is never a definition, so `echo ':(){…'` runs. One pass.
@@ -214,6 +196,11 @@ fn scripts_run_by(at: usize, pipeline: &Pipeline, scope: &Scope) -> Vec<Script> 
         "find" => {
             let commands = danger_words::find_exec_commands(&run.args).into_iter();
             return commands.map(Script::Text).collect();
+        }
+        // `alias x='rm -rf ~'`: what the name will run, read now.
+        "alias" => {
+            let values = run.args.iter().filter_map(|a| a.split_once('='));
+            return values.map(|(_, v)| Script::Text(v.to_string())).collect();
         }
         // `X="rm -rf"; $X /`: a program held in a variable set earlier, with its value in place;
         // one not set here, or what a substitution prints, cannot be read.
@@ -260,56 +247,6 @@ fn scripts_run_by(at: usize, pipeline: &Pipeline, scope: &Scope) -> Vec<Script> 
         scripts.retain(|s| matches!(s, Script::Downloaded));
     }
     scripts
-}
-
-/// What command `at` reads on its stdin, when we can tell: a here-string, a here-document (an
-/// unquoted one's `$HOME` left for `places_of`), or what a command piped into it prints.
-fn stdin_of(at: usize, pipeline: &Pipeline) -> Option<Script> {
-    match redirected_input(&pipeline.commands[at]) {
-        Some(text) => Some(Script::Text(text)),
-        None => pipeline.feeds[at].and_then(|f| output_of(f, pipeline)),
-    }
-}
-
-/// The text of the last here-string or here-document of a command (the one the shell uses).
-fn redirected_input(command: &SimpleCommand) -> Option<String> {
-    (command.redirects.iter().rev()).find_map(|r| match r.op.as_str() {
-        "<<<" => Some(r.target.clone()),
-        "<<" | "<<-" => Some(r.body.clone()),
-        _ => None,
-    })
-}
-
-/// What command `at` prints, when we can tell: an echo's words, a here-document passed on by
-/// `cat`, or a download. `tee` and a bare `cat` pass on what they were fed.
-pub fn output_of(mut at: usize, pipeline: &Pipeline) -> Option<Script> {
-    loop {
-        let (run, command) = (&pipeline.runs[at], &pipeline.commands[at]);
-        if DOWNLOADERS.contains(&run.name.as_str()) {
-            return Some(Script::Downloaded);
-        }
-        match run.name.as_str() {
-            "echo" => {
-                let words = run
-                    .args
-                    .iter()
-                    .skip_while(|a| matches!(a.as_str(), "-n" | "-e" | "-E"));
-                return Some(Script::Text(words.cloned().collect::<Vec<_>>().join(" ")));
-            }
-            // Its format's `\n` and `\t` are the word breaks a shell (or xargs) sees.
-            "printf" => {
-                let text = run.args.join(" ").replace("\\n", "\n").replace("\\t", "\t");
-                return Some(Script::Text(text));
-            }
-            "tee" => {}
-            "cat" if run.args.iter().all(|a| a.starts_with('-')) => {}
-            _ => return None,
-        }
-        if let Some(text) = redirected_input(command) {
-            return Some(Script::Text(text));
-        }
-        at = pipeline.feeds[at]?;
-    }
 }
 
 #[cfg(test)]
@@ -612,6 +549,14 @@ mod tests {
         "rm -rf `pwd`/*",
         "f(){ $FUNCNAME|$FUNCNAME& };f",
         "f(){ ${FUNCNAME[0]} | ${FUNCNAME}& }",
+        "echo $(( 1 << 2 ))\nrm -rf ~",
+        "(( x <<= 1 ))\nrm -rf ~",
+        "cat <<EOF\n$(case x in x) rm -rf ~;; esac)\nEOF",
+        "cat <<EOF\n$(if true; then case x in x) rm -rf ~;; esac; fi)\nEOF",
+        "X=rm; Y=-rf; $(($X $Y ~) )",
+        "shopt -s expand_aliases; alias x='rm -rf ~'\nx",
+        "$'\\x72m' -rf ~",
+        "$'\\162\\155' -rf /",
         "$(echo rm) -rf ~",
         "eval \"$(echo rm -rf ~)\"",
     ];

@@ -10,7 +10,7 @@
 //! never reads (SECURITY.md says so): not unreadable. Inside arithmetic (`$(( $n + 1 ))`) a
 //! first word is a value, not a program.
 
-use super::danger::{Pipeline, Script, output_of};
+use super::danger_flow::{Pipeline, Script, output_of};
 use super::danger_places::{Scope, expand_variables};
 use super::shell_words::{Kind, SUBSTITUTED};
 
@@ -33,9 +33,12 @@ pub fn is_funcname(name: &str) -> bool {
 /// words), what an `echo` in its substitution prints, a download, or unreadable.
 pub fn program_from_expansion(at: usize, pipeline: &Pipeline, scope: &Scope) -> Vec<Script> {
     let (run, command) = (&pipeline.runs[at], &pipeline.commands[at]);
-    if command.kind == Kind::MaybeArithmetic {
-        return Vec::new();
-    }
+    // In arithmetic an unknown first word is a value; one set earlier may still be a program
+    // (`$(($X ~) )` runs `$X` when it is no arithmetic).
+    let unreadable = |why: String| match command.kind {
+        Kind::Command => vec![Script::Unreadable(why)],
+        Kind::MaybeArithmetic => Vec::new(),
+    };
     let args = (run.args.iter())
         .flat_map(|arg| expand_variables(arg, scope))
         .map(|arg| format!("'{}'", arg.replace('\'', "'\\''")));
@@ -56,10 +59,10 @@ pub fn program_from_expansion(at: usize, pipeline: &Pipeline, scope: &Scope) -> 
             [Some(Script::Text(program))] if whole => {
                 vec![Script::Text(format!("{program} {args}"))]
             }
-            _ => vec![Script::Unreadable(format!(
+            _ => unreadable(format!(
                 "its program is what a substitution prints ({}), which is not known before it runs",
                 shown(name)
-            ))],
+            )),
         };
     }
     let values = expand_variables(name, scope).into_iter();
@@ -67,8 +70,9 @@ pub fn program_from_expansion(at: usize, pipeline: &Pipeline, scope: &Scope) -> 
         .map(|value| Script::Text(format!("{value} {args}")))
         .collect();
     if known.is_empty() {
-        let why = format!("its program is {name}, a variable not set in the command");
-        return vec![Script::Unreadable(why)];
+        return unreadable(format!(
+            "its program is {name}, a variable not set in the command"
+        ));
     }
     known
 }

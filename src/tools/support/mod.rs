@@ -8,6 +8,7 @@ pub mod bounded;
 pub mod cancel;
 pub mod clocked;
 pub mod danger;
+mod danger_flow;
 mod danger_match;
 mod danger_places;
 mod danger_rules;

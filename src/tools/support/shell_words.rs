@@ -15,6 +15,7 @@
 //! a model may send a command of any size). Over 300 lines: the splitter is one state
 //! machine, easier to follow in one file than spread over two.
 
+mod ansi_c;
 mod cd;
 mod heredoc;
 mod nesting;
@@ -127,6 +128,8 @@ struct Frame {
     pending_redirect: Option<(String, usize)>,
     /// Inside arithmetic (`$(( (a) ))` too): words here are values, not commands.
     arithmetic: bool,
+    /// `case … esac` open at this level: a `)` here ends a pattern, not the level.
+    cases: usize,
     /// Where in `done` the commands of this command's first substitution start.
     inner_start: Option<usize>,
 }
@@ -186,6 +189,8 @@ impl Splitter {
                     self.eat('&');
                     self.end_command(Separator::Pipe);
                 }
+                // `$(( 1 << 2 ))` shifts: no here-document starts there.
+                '>' | '<' if self.frame().arithmetic => self.push(c),
                 '>' | '<' => self.redirect(c),
                 '(' if self.at_function_definition() => self.function_definition(),
                 '(' => {
@@ -196,7 +201,7 @@ impl Splitter {
                 '`' if self.frame().opener == Opener::Backtick => self.close(),
                 '`' => self.open(Opener::Backtick),
                 '$' if self.eat('(') => self.open_dollar(),
-                '$' if self.peek() == Some('\'') => {} // `$'…'` is read as `'…'`
+                '$' if self.eat('\'') => self.ansi_c_quoted(),
                 '\'' => {
                     self.frame_mut().in_word = true;
                     while let Some(q) = self.next().filter(|&q| q != '\'') {
@@ -292,7 +297,18 @@ impl Splitter {
                 };
                 self.frame_mut().redirects.push(redirect);
             }
-            None => frame.words.push(word),
+            None => {
+                let first = frame
+                    .words
+                    .last()
+                    .is_none_or(|w| nesting::KEYWORDS.contains(&&**w));
+                match word.as_str() {
+                    "case" if first => frame.cases += 1,
+                    "esac" if first => frame.cases = frame.cases.saturating_sub(1),
+                    _ => {}
+                }
+                frame.words.push(word);
+            }
         }
     }
 

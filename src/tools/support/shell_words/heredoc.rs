@@ -312,6 +312,31 @@ mod tests {
     }
 
     #[test]
+    fn a_shift_is_no_here_document_and_a_case_pattern_ends_no_substitution() {
+        // Were `<< 2` a here-document, the next line would be its body, unread.
+        assert_eq!(
+            heads("echo $(( 1 << 2 ))\nrm x").last(),
+            Some(&("rm".to_string(), 0))
+        );
+        assert_eq!(
+            heads("(( x <<= 1 ))\nrm x").last(),
+            Some(&("rm".to_string(), 0))
+        );
+        let line = "cat <<EOF\n$(case a in a) rm x;; esac)\nEOF";
+        assert!(
+            heads(line).contains(&("rm".to_string(), 1)),
+            "{:?}",
+            heads(line)
+        );
+        let line = "cat <<EOF\n$(then case a in (a) ls;; b) rm x;; esac)\nEOF";
+        assert!(
+            heads(line).iter().any(|(w, _)| w == "rm"),
+            "{:?}",
+            heads(line)
+        );
+    }
+
+    #[test]
     fn arithmetic_words_are_no_command() {
         let commands = split("echo $(( $n + 1 )); (( $i > 2 )); ((echo hi) )");
         let kinds: Vec<(&str, Kind)> = (commands.iter())

@@ -4,6 +4,11 @@
 
 use super::{Frame, Opener, SUBSTITUTED, Separator, Splitter};
 
+/// Words after which `case` or `esac` still starts a command (`then case x in …`).
+pub const KEYWORDS: &[&str] = &[
+    "!", "{", "if", "then", "elif", "else", "do", "while", "until",
+];
+
 impl Splitter {
     /// After `$(`: a command substitution, or arithmetic when another `(` follows.
     pub(super) fn open_dollar(&mut self) {
@@ -37,8 +42,9 @@ impl Splitter {
     }
 
     pub(super) fn close(&mut self) {
-        // A stray `)` ends a `case` pattern (`a) rm …;;`): the branch's command stands alone.
-        if self.frames.len() == 1 {
+        // A `)` ends a `case` pattern (`a) rm …;;`), or a stray one: the branch's command
+        // stands alone.
+        if self.frames.len() == 1 || self.frame().cases > 0 {
             return self.end_command(Separator::Semicolon);
         }
         if self.frame().opener == Opener::Arithmetic {
