@@ -2,7 +2,7 @@
 //! which words, joined by which operators, and how deep inside subshells.
 //!
 //! The `bash` tool reads a command twice before and after running it: `danger` looks at the
-//! words to refuse wrecking commands, and `cd_targets` finds the top-level `cd`s so the session
+//! words to refuse wrecking commands, and `cd::cd_targets` finds the top-level `cd`s so the session
 //! can follow them. Both need words, not raw text, so `echo "rm -rf /"` is an echo.
 //!
 //! This is *not* a shell parser. It knows quotes, backslashes, comments, the operators
@@ -15,12 +15,10 @@
 //! a model may send a command of any size). Over 300 lines: the splitter is one state
 //! machine, easier to follow in one file than spread over two.
 
-mod ansi_c;
-mod cd;
+pub mod cd;
 mod heredoc;
 mod nesting;
-
-pub use cd::cd_targets;
+mod quotes;
 
 use std::ops::Range;
 
@@ -101,6 +99,19 @@ pub fn split(line: &str) -> Vec<SimpleCommand> {
     splitter.done
 }
 
+/// Words after which `case` or `esac` still starts a command (`then case x in …`).
+const KEYWORDS: &[&str] = &[
+    "!", "{", "if", "then", "elif", "else", "do", "while", "until",
+];
+
+/// A here-document whose body starts after the next newline (`heredoc.rs` reads it).
+struct Pending {
+    end: String,
+    reading: Body,
+    /// `<<-`: leading tabs are stripped from each line, the delimiter's too.
+    strips_tabs: bool,
+}
+
 /// What opened a nesting level; `)` closes a paren or `$(`, a backtick closes a backtick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 enum Opener {
@@ -140,7 +151,7 @@ struct Splitter {
     pos: usize,
     frames: Vec<Frame>,
     /// Here-documents whose bodies start after the next newline (`heredoc.rs`).
-    heredoc_ends: Vec<heredoc::Pending>,
+    heredoc_ends: Vec<Pending>,
     /// The first command in `done` that ended on the current line (here-documents attach there).
     line_start: usize,
     /// Where reading stops: the end of the text, or of the here-document body being read.
@@ -228,23 +239,6 @@ impl Splitter {
         }
     }
 
-    fn in_double_quotes(&mut self, c: char) {
-        match c {
-            '"' => self.frame_mut().in_double_quotes = false,
-            '\\' => match self.peek() {
-                Some(escaped @ ('$' | '`' | '"' | '\\')) => {
-                    self.pos += 1;
-                    self.push(escaped);
-                }
-                Some('\n') => self.pos += 1,
-                _ => self.push('\\'),
-            },
-            '$' if self.eat('(') => self.open_dollar(),
-            '`' => self.open(Opener::Backtick),
-            _ => self.push(c),
-        }
-    }
-
     /// Start reading a redirection whose first character is `first`; its target is the next word.
     fn redirect(&mut self, first: char) {
         // `<( … )` and `>( … )` are process substitutions: a word, like `$( … )`.
@@ -286,8 +280,7 @@ impl Splitter {
         match frame.pending_redirect.take() {
             Some((op, at)) => {
                 if matches!(op.as_str(), "<<" | "<<-") {
-                    self.heredoc_ends
-                        .push(heredoc::pending(&self.chars, at, &op));
+                    self.pend_heredoc(at, &op);
                 }
                 let redirect = Redirect {
                     op,
@@ -298,10 +291,7 @@ impl Splitter {
                 self.frame_mut().redirects.push(redirect);
             }
             None => {
-                let first = frame
-                    .words
-                    .last()
-                    .is_none_or(|w| nesting::KEYWORDS.contains(&&**w));
+                let first = frame.words.last().is_none_or(|w| KEYWORDS.contains(&&**w));
                 match word.as_str() {
                     "case" if first => frame.cases += 1,
                     "esac" if first => frame.cases = frame.cases.saturating_sub(1),

@@ -4,11 +4,11 @@
 //! the body feeds (and after it: the body is read after its line). A quoted delimiter
 //! (`<<'EOF'`, `<<"EOF"`, `<<\EOF`) makes the body data; `<<-` strips leading tabs.
 //!
-//! The splitter (`shell_words.rs`) calls `pending` when a `<<` or `<<-` has its word and
+//! The splitter (`shell_words.rs`) calls `pend_heredoc` when a `<<` or `<<-` has its word and
 //! `read_heredoc_bodies` at each newline. What the body says to a shell that reads it
 //! (`sh <<EOF`) is the danger gate's business, not this file's.
 
-use super::{Body, Opener, Separator, Splitter};
+use super::{Body, Opener, Pending, Separator, Splitter};
 use std::ops::Range;
 
 /// How many bodies deep (`$(cat <<A` inside a body) substitutions are read. Each level reads
@@ -19,18 +19,18 @@ const MAX_BODY_NESTING: usize = 8;
 /// end of the text): its body is `Body::Unread`.
 const MAX_DELIMITER: usize = 256;
 
-/// A here-document whose body starts after the next newline.
-pub struct Pending {
-    end: String,
-    reading: Body,
-    /// `<<-`: leading tabs are stripped from each line, the delimiter's too.
-    strips_tabs: bool,
+impl Splitter {
+    /// A `<<` or `<<-` (`op`, ending at `at`) has its word: its body is read at the newline.
+    pub(super) fn pend_heredoc(&mut self, at: usize, op: &str) {
+        let heredoc = pending(&self.chars, at, op);
+        self.heredoc_ends.push(heredoc);
+    }
 }
 
 /// The here-document whose operator `op` ends at `at` in `chars`. Its delimiter is the word's
 /// text with quotes removed and nothing expanded, as the shell takes it (`<<$(x)` ends at the
 /// line `$(x)`); a quote or backslash anywhere in the word makes the body data.
-pub fn pending(chars: &[char], mut at: usize, op: &str) -> Pending {
+fn pending(chars: &[char], mut at: usize, op: &str) -> Pending {
     while matches!(chars.get(at), Some(' ' | '\t')) {
         at += 1;
     }

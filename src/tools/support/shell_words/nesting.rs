@@ -4,11 +4,6 @@
 
 use super::{Frame, Opener, SUBSTITUTED, Separator, Splitter};
 
-/// Words after which `case` or `esac` still starts a command (`then case x in …`).
-pub const KEYWORDS: &[&str] = &[
-    "!", "{", "if", "then", "elif", "else", "do", "while", "until",
-];
-
 impl Splitter {
     /// After `$(`: a command substitution, or arithmetic when another `(` follows.
     pub(super) fn open_dollar(&mut self) {

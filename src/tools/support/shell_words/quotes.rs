@@ -1,10 +1,27 @@
-//! `$'…'`, ANSI-C quoting, decoded as bash decodes it: `$'\x72m'` is the word `rm`, and the
-//! danger gate must see `rm`. The splitter (`shell_words.rs`) calls it after `$'`; the word's
-//! characters go where any quoted text goes.
+//! Quoted text the splitter (`shell_words.rs`) hands over: what follows a `"` up to its end
+//! (where `$( … )` and backticks still open a level), and `$'…'`, ANSI-C quoting, decoded as
+//! bash decodes it: `$'\x72m'` is the word `rm`, and the danger gate must see `rm`.
 
-use super::Splitter;
+use super::{Opener, Splitter};
 
 impl Splitter {
+    pub(super) fn in_double_quotes(&mut self, c: char) {
+        match c {
+            '"' => self.frame_mut().in_double_quotes = false,
+            '\\' => match self.peek() {
+                Some(escaped @ ('$' | '`' | '"' | '\\')) => {
+                    self.pos += 1;
+                    self.push(escaped);
+                }
+                Some('\n') => self.pos += 1,
+                _ => self.push('\\'),
+            },
+            '$' if self.eat('(') => self.open_dollar(),
+            '`' => self.open(Opener::Backtick),
+            _ => self.push(c),
+        }
+    }
+
     /// Read up to the closing `'`, decoding `\n`, `\t`, `\\`, `\'`, `\xHH`, `\NNN` (octal),
     /// `\uHHHH`, `\UHHHHHHHH`, `\cX` and the other C escapes.
     pub(super) fn ansi_c_quoted(&mut self) {
