@@ -350,6 +350,7 @@ mod tests {
             "xargs rm <<< x",
             "time -p rm x",
             "alias x='rm y'",
+            "{rm,x}",
             "$'\\x72m' x",
             "cat <<EOF\n$(case a in a) rm x;; esac)\nEOF",
         ] {

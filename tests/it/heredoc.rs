@@ -82,6 +82,9 @@ const WIPES_HOME: &[&str] = &[
     "cat <<EOF\n$(case x in x) rm -rf ~;; esac)\nEOF",
     "shopt -s expand_aliases; alias x='rm -rf ~'\nx",
     "$'\\x72m' -rf ~",
+    "{rm,-rf,~}",
+    "cat <<$'E'\nx\nE\nrm -rf ~\n$E",
+    "IFS=_; x=rm_-rf_~; $x",
 ];
 
 #[test]

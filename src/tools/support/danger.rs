@@ -141,6 +141,9 @@ fn read_script(text: &str, depth: usize, found: &mut Found) {
         if command.redirects.iter().any(|r| r.reading == Body::Unread) {
             found.unread(danger_unread::TOO_DEEP_BODY.to_string());
         }
+        if let Some(why) = danger_unread::split_by_ifs(&scope, &command.words) {
+            found.unread(why);
+        }
         // Also inside subshells: `(cd / && rm -rf usr)` is read as the shell would run it.
         danger_words::follow(&mut scope, &command.words, &run);
         let redirects = &command.redirects;
@@ -557,6 +560,10 @@ mod tests {
         "shopt -s expand_aliases; alias x='rm -rf ~'\nx",
         "$'\\x72m' -rf ~",
         "$'\\162\\155' -rf /",
+        "{rm,-rf,~}",
+        "rm {-rf,~}",
+        "cat <<$'E'\nx\nE\nrm -rf ~\n$E",
+        "cat <<E\\\n\nx\nE\nrm -rf ~",
         "$(echo rm) -rf ~",
         "eval \"$(echo rm -rf ~)\"",
     ];
@@ -574,6 +581,9 @@ mod tests {
         "eval \"$(some_tool init)\"",
         "cat <<EOF\n$($MAKE_IT)\nEOF",
         "X=$1; $X",
+        "IFS=_; x=rm_-rf_~; $x",
+        "IFS=_; x=-rf_~; rm $x",
+        "cat <<$'\\x45'\nx\nE\nrm -rf ~",
     ];
 
     const DESTRUCTIVE: &[(&str, &str)] = &[

@@ -143,7 +143,7 @@ pub fn expand_variables(arg: &str, scope: &Scope) -> Vec<String> {
 
 /// `{/,}` → `/` and ``; `/{bin,etc}` → `/bin`, `/etc`. At most 16 words come out; past that
 /// the word is kept as it is (a command that needs more is not a slip).
-fn expand_braces(word: &str) -> Vec<String> {
+pub fn expand_braces(word: &str) -> Vec<String> {
     let mut done = Vec::new();
     let mut todo = vec![word.to_string()];
     while let Some(word) = todo.pop() {
@@ -155,7 +155,13 @@ fn expand_braces(word: &str) -> Vec<String> {
         if done.len() + todo.len() + inside.matches(',').count() >= 16 {
             return vec![word];
         }
-        todo.extend(inside.split(',').map(|alt| format!("{head}{alt}{tail}")));
+        // Pushed last first, so the words come out in the order written (`{rm,-rf}` is `rm -rf`).
+        todo.extend(
+            inside
+                .split(',')
+                .rev()
+                .map(|alt| format!("{head}{alt}{tail}")),
+        );
     }
     done
 }

@@ -18,6 +18,16 @@ use super::shell_words::{Kind, SUBSTITUTED};
 pub const TOO_DEEP_BODY: &str =
     "a here-document inside the substitutions of here-documents more than 8 deep";
 
+/// Once the command sets `IFS`, a word with an expansion splits where the text does not show
+/// (`IFS=_; x=rm_-rf_~; $x`): such a word is not read.
+pub fn split_by_ifs(scope: &Scope, words: &[String]) -> Option<String> {
+    let expands = words.iter().any(|w| w.contains(['$', SUBSTITUTED]));
+    (expands && scope.variables.contains_key("IFS")).then(|| {
+        "IFS is set in the command, so its expansions split where the text does not show"
+            .to_string()
+    })
+}
+
 /// A program name the text does not spell out: a variable, or what a substitution prints.
 pub fn is_expansion(name: &str) -> bool {
     name.contains(['$', SUBSTITUTED])

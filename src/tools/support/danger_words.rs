@@ -8,7 +8,7 @@
 //! command, to remember what the next one's paths mean (a `cd /`, `D=/`). It does not judge
 //! anything, and each step is linear in the number of words.
 
-use super::danger_places::{Scope, expand_variables};
+use super::danger_places::{Scope, expand_braces, expand_variables};
 use super::shell_words::{Separator, SimpleCommand};
 
 /// A program and its arguments, with every wrapper and keyword before it removed.
@@ -67,11 +67,17 @@ const KEYWORDS: &[&str] = &[
 ];
 
 /// The program `words` run and its arguments. A function definition, a `for`/`case` head
-/// and a line of assignments run nothing (an empty name).
+/// and a line of assignments run nothing (an empty name). Braces are expanded first, as the
+/// shell does: `{rm,-rf,~}` is `rm -rf ~`.
 pub fn invocation(words: &[String]) -> Program {
+    let braced = |w: &String| match w.contains('{') && !w.contains("${") {
+        true => expand_braces(w),
+        false => vec![w.clone()],
+    };
+    let expanded: Vec<String> = words.iter().flat_map(braced).collect();
     let mut words = Words {
         front: Vec::new(),
-        rest: words.iter(),
+        rest: expanded.iter(),
     };
     let mut via_xargs = false;
     loop {

@@ -34,26 +34,35 @@ fn pending(chars: &[char], mut at: usize, op: &str) -> Pending {
     while matches!(chars.get(at), Some(' ' | '\t')) {
         at += 1;
     }
-    let (start, mut end, mut reading, mut nested) = (at, String::new(), Body::Expanded, 0usize);
+    let (start, mut end, mut nested) = (at, String::new(), 0usize);
+    // Quoted: the body is data. Unsure: a spelling whose quote removal is not done here
+    // (escapes inside `"…"` or `$'…'`): a wrong delimiter would misplace the body's end.
+    let (mut quoted, mut unsure, mut ansi) = (false, false, false);
     while let Some(&c) = chars.get(at) {
         at += 1;
         if at - start > MAX_DELIMITER {
-            reading = Body::Unread;
+            unsure = true;
             break;
         }
         match c {
+            // `$'E'` and `$"E"` are the delimiter `E`.
+            '$' if matches!(chars.get(at), Some('\'' | '"')) => ansi = chars[at] == '\'',
             '\'' | '"' => {
-                reading = Body::Literal;
+                quoted = true;
                 while let Some(&q) = chars.get(at).filter(|_| at - start <= MAX_DELIMITER) {
                     at += 1;
                     if q == c {
                         break;
                     }
+                    unsure |= q == '\\' && (c == '"' || ansi);
                     end.push(q);
                 }
+                ansi = false;
             }
+            // A backslash-newline is no character at all; any other backslash quotes.
+            '\\' if chars.get(at) == Some(&'\n') => at += 1,
             '\\' => {
-                reading = Body::Literal;
+                quoted = true;
                 end.extend(chars.get(at));
                 at += 1;
             }
@@ -69,6 +78,11 @@ fn pending(chars: &[char], mut at: usize, op: &str) -> Pending {
             c => end.push(c),
         }
     }
+    let reading = match (unsure, quoted) {
+        (true, _) => Body::Unread,
+        (false, true) => Body::Literal,
+        (false, false) => Body::Expanded,
+    };
     Pending {
         end,
         reading,
@@ -266,6 +280,27 @@ mod tests {
         );
         // Not in a quoted body: there the `E` ends it, and `x` is a command.
         assert_eq!(heads("cat <<'E'\na\\\nE\nx"), h(&[("cat", 0), ("x", 0)]));
+    }
+
+    #[test]
+    fn the_delimiter_is_unquoted_as_bash_does() {
+        // bash ends each of these bodies at the line `E`, then runs `rm x`.
+        for spelling in ["$'E'", "$\"E\"", "E\\\n", "'E'\\\n"] {
+            let line = format!("cat <<{spelling}\nbody\nE\nrm x\n$E");
+            assert!(
+                heads(&line).contains(&("rm".to_string(), 0)),
+                "{spelling:?}"
+            );
+        }
+        // Escapes inside quotes are not undone here: the body is marked unread, not misread.
+        for spelling in ["$'\\x45'", "\"E\\\"\""] {
+            let line = format!("cat <<{spelling}\nbody\nE\nrm x");
+            assert_eq!(
+                split(&line)[0].redirects[0].reading,
+                Body::Unread,
+                "{spelling:?}"
+            );
+        }
     }
 
     #[test]
