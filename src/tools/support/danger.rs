@@ -21,7 +21,7 @@
 //! sandbox: an obfuscated command (`base64 -d | sh`, a script file, a variable set elsewhere)
 //! passes. Consent and `--sandbox` are the real gates.
 
-use super::danger_flow::{Pipeline, Script, output_of, stdin_of};
+use super::danger_flow::{self, Pipeline, Script, output_of, stdin_of};
 use super::danger_match;
 use super::danger_places::{self, Scope};
 use super::danger_rules::{Class, RULES};
@@ -138,6 +138,7 @@ fn read_script(text: &str, depth: usize, found: &mut Found) {
         {
             run.args.extend(input.split_whitespace().map(String::from));
         }
+        danger_flow::with_printed(at, &pipeline, &mut run.args);
         if command.redirects.iter().any(|r| r.reading == Body::Unread) {
             found.unread(danger_unread::TOO_DEEP_BODY.to_string());
         }
@@ -561,6 +562,10 @@ mod tests {
         "$'\\x72m' -rf ~",
         "$'\\162\\155' -rf /",
         "{rm,-rf,~}",
+        "rm -rf \"$(pwd)\"",
+        "cd / && rm -rf \"$(pwd)\"",
+        "$(which rm) -rf ~",
+        "`which rm` -rf ~",
         "rm {-rf,~}",
         "cat <<$'E'\nx\nE\nrm -rf ~\n$E",
         "cat <<E\\\n\nx\nE\nrm -rf ~",
@@ -577,11 +582,13 @@ mod tests {
         "eval $RUN",
         "bash -c \"$SCRIPT\"",
         "$(get_cmd) -rf ~",
-        "`which rm` -rf ~",
+        "`which_cmd rm` -rf ~",
         "eval \"$(some_tool init)\"",
         "cat <<EOF\n$($MAKE_IT)\nEOF",
         "X=$1; $X",
         "IFS=_; x=rm_-rf_~; $x",
+        "x=\"$(cat <<'E'\nrm -rf ~\nE\n)\"; eval \"$x\"",
+        "x=$(get); $x -rf ~",
         "IFS=_; x=-rf_~; rm $x",
         "cat <<$'\\x45'\nx\nE\nrm -rf ~",
     ];
@@ -764,6 +771,12 @@ mod tests {
         "find . -name '*.log' -delete",
         "xargs rm -f <<< 'a.o b.o'",
         "rm -rf \"$(pwd)/build\"",
+        "$(which python3) -c 'print(1)'",
+        "cd \"$(pwd)/sub\" && ls",
+        "git status <<EOF\nhi\nEOF",
+        "cat <<EOF > config.toml\nname = \"$USER\"\nEOF",
+        "echo $((2**10)); test $(( 1 < 2 )) -eq 1",
+        "cat <<EOF\nvalue: $(( 1 << 3 ))\nEOF",
     ];
 
     /// Dangerous, and not caught: the limits SECURITY.md states, kept so a change is noticed.

@@ -6,7 +6,7 @@
 //! or `xargs` is fed; `danger_unread.rs` asks what a substitution prints. Nothing here judges.
 
 use super::danger_words::Program;
-use super::shell_words::SimpleCommand;
+use super::shell_words::{SUBSTITUTED, SimpleCommand};
 
 const DOWNLOADERS: &[&str] = &["curl", "wget", "fetch", "aria2c", "http", "https"];
 
@@ -34,6 +34,19 @@ pub fn stdin_of(at: usize, pipeline: &Pipeline) -> Option<Script> {
     match redirected_input(&pipeline.commands[at]) {
         Some(text) => Some(Script::Text(text)),
         None => pipeline.feeds[at].and_then(|f| output_of(f, pipeline)),
+    }
+}
+
+/// `args` of command `at` with its one substitution's output in place, when it has one and
+/// that output is known: `rm -rf "$(pwd)"` is `rm -rf .`.
+pub fn with_printed(at: usize, pipeline: &Pipeline, args: &mut [String]) {
+    let substituted = |a: &String| a.matches(SUBSTITUTED).count();
+    if let [child] = pipeline.children[at].as_slice()
+        && args.iter().map(substituted).sum::<usize>() == 1
+        && let Some(Script::Text(printed)) = output_of(*child, pipeline)
+        && let Some(arg) = args.iter_mut().find(|a| a.contains(SUBSTITUTED))
+    {
+        *arg = arg.replace(SUBSTITUTED, printed.trim());
     }
 }
 
@@ -66,6 +79,13 @@ pub fn output_of(mut at: usize, pipeline: &Pipeline) -> Option<Script> {
             "printf" => {
                 let text = run.args.join(" ").replace("\\n", "\n").replace("\\t", "\t");
                 return Some(Script::Text(text));
+            }
+            // Where it is (`"$(pwd)"` is `.`, which the scope resolves after a `cd`), and
+            // where a program is (`$(which rm)` is `rm`).
+            "pwd" => return Some(Script::Text(".".to_string())),
+            "which" => {
+                let program = run.args.iter().find(|a| !a.starts_with('-'));
+                return program.map(|p| Script::Text(p.clone()));
             }
             "tee" => {}
             "cat" if run.args.iter().all(|a| a.starts_with('-')) => {}

@@ -166,11 +166,11 @@ pub fn expand_braces(word: &str) -> Vec<String> {
     done
 }
 
-/// The first `{…,…}` without braces inside it.
+/// The first `{…,…}` without braces inside it (`${a,b}` is a variable, not braces).
 fn brace_group(word: &str) -> Option<(usize, usize)> {
     let close = word.find('}')?;
     let open = word[..close].rfind('{')?;
-    word[open..close].contains(',').then_some((open, close))
+    (word[open..close].contains(',') && !word[..open].ends_with('$')).then_some((open, close))
 }
 
 /// Where one expanded word points.

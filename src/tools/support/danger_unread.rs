@@ -99,6 +99,11 @@ pub fn printed_script(
     if !text.contains(SUBSTITUTED) {
         return text;
     }
+    // From a variable that held a substitution's output (`x="$(…)"; eval "$x"`).
+    if pipeline.children[at].is_empty() {
+        let why = "it runs what a substitution printed earlier in the command";
+        scripts.push(Script::Unreadable(why.to_string()));
+    }
     for &child in &pipeline.children[at] {
         let run = &pipeline.runs[child];
         let reads_file = run.name == "cat" && run.args.iter().any(|a| !a.starts_with('-'));
