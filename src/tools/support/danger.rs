@@ -927,13 +927,26 @@ mod tests {
             "kill -9 -1",
             ":",
             "#",
+            "$'\\x",
+            "<<'E'\n",
+            "<<-E\n\t",
+            "<<$'E'",
+            "\nE\n",
+            "$((",
+            "((",
+            "case x in ",
+            "esac",
+            "\\\n",
+            "$X ",
+            "{a,b}",
+            "IFS=_;",
         ];
         let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
         let mut next = move || {
             seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
             (seed >> 33) as usize
         };
-        for _ in 0..3_000 {
+        for _ in 0..20_000 {
             let command: String = (0..next() % 24)
                 .map(|_| pieces[next() % pieces.len()])
                 .collect();
