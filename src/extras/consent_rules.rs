@@ -7,7 +7,8 @@
 //! they would return. A bash line is read into its simple commands (`shell_words`, which
 //! gives the commands inside `$( … )`, backticks, here-strings and unquoted here-document
 //! bodies too): a deny or ask rule matching any of them counts (also past `sudo`, `env`,
-//! `xargs`, and inside `bash -c`, `sh <<EOF`, `eval`, `watch`, `find -exec`), and an allow
+//! `xargs`, and inside `bash -c`, `sh <<EOF`, `eval`, `watch`, `find -exec`, and every program
+//! the danger gate reads the line to run, `danger::programs`: `X=rm; $X`), and an allow
 //! needs every one allowed, none writing a file by redirection, no body left unread. The rules themselves are `rules.rs`, the
 //! files `settings.rs`.
 
@@ -19,6 +20,7 @@ use crate::core::consent::{Consent, Mode, Plan, Verdict, needs_consent};
 use crate::core::message::ToolCall;
 use crate::extras::gate::Gate;
 use crate::extras::permissions::Permissions;
+use crate::tools::support::danger;
 use crate::tools::support::danger_words::{
     dash_c_script, find_exec_commands, invocation, watch_script,
 };
@@ -123,7 +125,9 @@ fn judge<'a>(rules: &'a [Rule], tool: &str, arguments: &str, cwd: &Path) -> Foun
     };
     if tool == "bash" {
         let line = args["command"].as_str().unwrap_or("");
-        let mut forms = Vec::new();
+        // What the danger gate reads the line to run (`X=rm; $X`, `{rm,x}`, a body fed to a
+        // shell, …), and each command's own words.
+        let mut forms = danger::programs(line);
         read_forms(line, 0, &mut forms);
         for list in [List::Deny, List::Ask] {
             let hit = |r: &&Rule| r.is_any() || forms.iter().any(|f| r.covers_command(f));
@@ -351,6 +355,10 @@ mod tests {
             "time -p rm x",
             "alias x='rm y'",
             "{rm,x}",
+            "X=rm; $X x",
+            "X=/bin/rm; \"$X\" x",
+            "cat <<EOF | sh\nrm x\nEOF",
+            "echo x | xargs -I{} rm {}",
             "$'\\x72m' x",
             "cat <<EOF\n$(case a in a) rm x;; esac)\nEOF",
         ] {

@@ -188,6 +188,10 @@ fn a_deny_sees_commands_inside_here_documents() {
         "cat <<< \"$(rm work.txt)\"",
         "xargs rm <<< work.txt",
         "cat <<'A' <<B\nrm is data here\nA\n$(rm work.txt)\nB",
+        "time -p rm work.txt",
+        "X=rm; $X work.txt",
+        "{rm,work.txt}",
+        "cat <<EOF | sh\nrm work.txt\nEOF",
     ];
     let server = script(&commands);
     let output = run(&["-p", "go", "--yes"], &server, &sandbox);

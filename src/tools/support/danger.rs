@@ -75,6 +75,19 @@ pub fn check(command: &str) -> Option<Danger> {
     }
 }
 
+/// Every program `command` runs as the gate reads it, with its arguments: past wrappers, with
+/// braces and the variables set in the command in place, inside the scripts it hands to a
+/// shell, `eval` or `xargs`, and in here-documents. What a permission rule's deny must see
+/// (`consent_rules.rs`): one reading for both. Nothing is collected past a catastrophe.
+pub fn programs(command: &str) -> Vec<Vec<String>> {
+    let mut found = Found {
+        programs: Some(Vec::new()),
+        ..Found::default()
+    };
+    read_script(command, 0, &mut found);
+    found.programs.unwrap_or_default()
+}
+
 /// The text the model reads when a catastrophic command is refused.
 pub fn blocked(reason: &str) -> String {
     format!("Blocked: {reason}; not run, in any mode. Do not try another spelling of it.")
@@ -86,6 +99,8 @@ struct Found {
     /// The first thing that could not be read.
     unreadable: Option<String>,
     destructive: Vec<(&'static str, &'static str)>,
+    /// Each program read, with its arguments, when asked for (`programs`).
+    programs: Option<Vec<Vec<String>>>,
 }
 
 impl Found {
@@ -139,6 +154,9 @@ fn read_script(text: &str, depth: usize, found: &mut Found) {
             run.args.extend(input.split_whitespace().map(String::from));
         }
         danger_flow::with_printed(at, &pipeline, &mut run.args);
+        if let Some(programs) = found.programs.as_mut().filter(|_| !run.name.is_empty()) {
+            programs.push([&[run.name.clone()], &run.args[..]].concat());
+        }
         if command.redirects.iter().any(|r| r.reading == Body::Unread) {
             found.unread(danger_unread::TOO_DEEP_BODY.to_string());
         }
