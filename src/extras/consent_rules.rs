@@ -126,9 +126,12 @@ fn judge<'a>(rules: &'a [Rule], tool: &str, arguments: &str, cwd: &Path) -> Foun
     if tool == "bash" {
         let line = args["command"].as_str().unwrap_or("");
         // What the danger gate reads the line to run (`X=rm; $X`, `{rm,x}`, a body fed to a
-        // shell, …), and each command's own words.
-        let mut forms = danger::programs(line);
-        read_forms(line, 0, &mut forms);
+        // shell, …), and each command's own words; read only when a deny or ask may match.
+        let mut forms = Vec::new();
+        if mine.iter().any(|r| r.list != List::Allow) {
+            forms = danger::programs(line);
+            read_forms(line, 0, &mut forms);
+        }
         for list in [List::Deny, List::Ask] {
             let hit = |r: &&Rule| r.is_any() || forms.iter().any(|f| r.covers_command(f));
             if let Some(rule) = in_list(list).find(hit) {
