@@ -15,8 +15,8 @@ use super::danger_places::{Scope, expand_variables};
 use super::shell_words::{Kind, SUBSTITUTED};
 
 /// Why a here-document marked `Body::Unread` cannot be checked.
-pub const TOO_DEEP_BODY: &str =
-    "a here-document inside the substitutions of here-documents more than 8 deep";
+pub const TOO_DEEP_BODY: &str = "a here-document whose end or text cannot be read (nested \
+     more than 8 deep, or a delimiter spelled with escapes)";
 
 /// Once the command sets `IFS`, a word with an expansion splits where the text does not show
 /// (`IFS=_; x=rm_-rf_~; $x`): such a word is not read.

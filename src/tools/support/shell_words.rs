@@ -57,8 +57,8 @@ pub enum Body {
     Expanded,
     /// `<<'EOF'`, `<<"EOF"`, `<<\EOF`: data, nothing in it runs.
     Literal,
-    /// An unquoted body inside a substitution of a body, more than `MAX_BODY_NESTING` deep:
-    /// not read (each level is read again), so what it runs is not known.
+    /// Not read, so what it runs is not known: nested in bodies' substitutions more than 8
+    /// deep, or a delimiter whose quote removal is not done here (`<<$'\x45'`, `"E\"F"`).
     Unread,
 }
 
