@@ -108,7 +108,7 @@ pub fn sse_stream(data: &[u8]) {
 /// The cd tracker: at most one target per top-level `cd`.
 pub fn cd_tracker(data: &[u8]) {
     let line = String::from_utf8_lossy(data);
-    let targets = shell_words::cd_targets(&line);
+    let targets = shell_words::cd::cd_targets(&line);
     let commands = shell_words::split(&line);
     let is_cd = |c: &&SimpleCommand| c.depth == 0 && c.words.first().is_some_and(|w| w == "cd");
     assert!(targets.len() <= commands.iter().filter(is_cd).count());

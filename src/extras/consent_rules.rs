@@ -4,12 +4,15 @@
 //!
 //! The batch asks `Extras::verdict_for_call` (which calls `verdict`) for every call, early
 //! start `names_tool` before it starts one; `grep` and `glob` ask `hides` about each file
-//! they would return. A bash line is read into its simple commands (`shell_words`): a deny or
-//! ask rule matching any of them counts (also past `sudo`, `env`, `xargs`, and inside
-//! `bash -c`, `sh <<EOF`, `eval`, `watch`, `find -exec`), and an allow needs every one
-//! allowed, none writing a file by redirection. A path rule without a wildcard also covers the
-//! same file under another name (a hard link: same device and inode). A read outside the
-//! session's roots is judged by `reads.rs` first. The rules themselves are `rules.rs`, the
+//! they would return. A bash line is read into its simple commands (`shell_words`, which
+//! gives the commands inside `$( … )`, backticks, here-strings and unquoted here-document
+//! bodies too): a deny or ask rule matching any of them counts (also past `sudo`, `env`,
+//! `xargs`, and inside `bash -c`, `sh <<EOF`, `eval`, `watch`, `find -exec`, and every program
+//! the danger gate reads the line to run, `danger::programs`: `X=rm; $X`), and an allow
+//! needs every one allowed, none writing a file by redirection, no body left unread. A path
+//! rule without a wildcard also covers the same file under another name (a hard link: same
+//! device and inode). A read outside the session's roots is judged by `reads.rs` first. The
+//! rules themselves are `rules.rs`, the
 //! files `settings.rs`.
 
 pub mod always;
@@ -22,11 +25,12 @@ use crate::extras::gate::Gate;
 use crate::extras::permissions::Permissions;
 use crate::extras::reads;
 use crate::extras::sandbox::ShellSafety;
+use crate::tools::support::danger;
 use crate::tools::support::danger_words::{
     dash_c_script, find_exec_commands, invocation, watch_script,
 };
 use crate::tools::support::files::resolve;
-use crate::tools::support::shell_words::{SimpleCommand, split};
+use crate::tools::support::shell_words::{Body, SimpleCommand, split};
 use rules::{List, Rule, normalize};
 use serde_json::Value;
 use std::fs::Metadata;
@@ -160,8 +164,13 @@ fn judge<'a>(rules: &'a [Rule], tool: &str, arguments: &str, cwd: &Path) -> Foun
     };
     if tool == "bash" {
         let line = args["command"].as_str().unwrap_or("");
+        // What the danger gate reads the line to run (`X=rm; $X`, `{rm,x}`, a body fed to a
+        // shell, …), and each command's own words; read only when a deny or ask may match.
         let mut forms = Vec::new();
-        read_forms(line, 0, &mut forms);
+        if mine.iter().any(|r| r.list != List::Allow) {
+            forms = danger::programs(line);
+            read_forms(line, 0, &mut forms);
+        }
         for list in [List::Deny, List::Ask] {
             let hit = |r: &&Rule| r.is_any() || forms.iter().any(|f| r.covers_command(f));
             if let Some(rule) = in_list(list).find(hit) {
@@ -215,6 +224,9 @@ fn read_forms(line: &str, depth: usize, forms: &mut Vec<Vec<String>>) {
         let mut scripts: Vec<String> = match run.name.as_str() {
             _ if shell => dash_c_script(&run.args).cloned().into_iter().collect(),
             "eval" => vec![run.args.join(" ")],
+            "alias" => (run.args.iter())
+                .filter_map(|a| a.split_once('=').map(|(_, v)| v.to_string()))
+                .collect(),
             "watch" => vec![watch_script(&run.args)],
             "find" => find_exec_commands(&run.args),
             _ => Vec::new(),
@@ -233,11 +245,13 @@ fn read_forms(line: &str, depth: usize, forms: &mut Vec<Vec<String>>) {
 }
 
 /// Output redirected to a file is a write no command rule allows (`echo x > ~/.bashrc` is not
-/// `echo`); `2>&1` and `> /dev/null` are not writes.
+/// `echo`); `2>&1` and `> /dev/null` are not writes. A here-document too deep to read may run
+/// anything: no rule allows it either.
 fn writes_no_file(command: &SimpleCommand) -> bool {
     command.redirects.iter().all(|r| {
         let duplicate = r.op.ends_with('&') && r.target.chars().all(|c| c.is_ascii_digit());
-        !r.op.contains('>') || duplicate || r.target == "/dev/null" || r.target == "-"
+        let write = r.op.contains('>') && !duplicate && r.target != "/dev/null" && r.target != "-";
+        !write && r.reading != Body::Unread
     })
 }
 
@@ -379,10 +393,46 @@ mod tests {
             "sh <<EOF\nrm x\nEOF",
             "watch rm x",
             "command rm x",
+            "cat <<EOF\n$(rm x)\nEOF",
+            "cat <<-EOF\n\t`rm x`\n\tEOF",
+            "cat <<'A' <<B\nA\n${X:-$(rm x)}\nB",
+            "xargs rm <<< x",
+            "time -p rm x",
+            "alias x='rm y'",
+            "{rm,x}",
+            "X=rm; $X x",
+            "X=/bin/rm; \"$X\" x",
+            "cat <<EOF | sh\nrm x\nEOF",
+            "echo x | xargs -I{} rm {}",
+            "$'\\x72m' x",
+            "cat <<EOF\n$(case a in a) rm x;; esac)\nEOF",
         ] {
             let yes = Consent::new(Mode::AllowAll);
             assert_eq!(judged(&set, &yes, &bash(attack)), "refuse", "{attack}");
         }
+    }
+
+    #[test]
+    fn an_allow_does_not_cover_what_a_here_document_runs() {
+        let set = rules(&[(List::Allow, "Bash(git status:*)")]);
+        let ask = Consent::new(Mode::Ask);
+        for line in [
+            "git status <<EOF\n$(touch x)\nEOF",
+            "git status <<EOF\n`touch x`\nEOF",
+            "git status <<< \"$(touch x)\"",
+            "git status <<A <<B\nA\n$(touch x)\nB",
+        ] {
+            assert_eq!(judged(&set, &ask, &bash(line)), "ask", "{line}");
+        }
+        // Quoted, the body is data; unquoted with only a variable, nothing in it runs.
+        assert_eq!(
+            judged(&set, &ask, &bash("git status <<'EOF'\n$(touch x)\nEOF")),
+            "run"
+        );
+        assert_eq!(
+            judged(&set, &ask, &bash("git status <<EOF\n$HOME\nEOF")),
+            "run"
+        );
     }
 
     #[test]

@@ -4,8 +4,10 @@
 //! `not_offered`, asked by `batch::rule`); then the danger table
 //! (`tools/support/danger.rs`): a catastrophic bash command is refused in every mode; a
 //! destructive one is asked about every time, and under `--yes` runs only when the user opted
-//! in to it by name. The batch asks it through `Extras::verdict_for_call`, on the loop's
-//! thread. It asks no one and saves nothing.
+//! in to it by name. A command the table cannot read before it runs (`danger_unread.rs`: its
+//! program is a variable, `eval` of a substitution's output, …) is asked about every time and
+//! refused where no one can be asked, `--yes` included, with why. The batch asks it through
+//! `Extras::verdict_for_call`, on the loop's thread. It asks no one and saves nothing.
 
 use crate::core::consent::{Consent, Mode, Verdict};
 use crate::core::event::Event;
@@ -79,6 +81,7 @@ impl Gate {
             None => verdict,
             Some(Danger::Catastrophic(reason)) => Verdict::Refuse(danger::blocked(reason)),
             Some(Danger::Destructive(found)) => self.destructive(consent.mode, &found),
+            Some(Danger::Unreadable(why)) => unreadable(consent.mode, &why),
         }
     }
 
@@ -103,6 +106,19 @@ impl Gate {
                 names = missing.join(",")
             )),
         }
+    }
+}
+
+/// No name opts in: what would be allowed is not known.
+fn unreadable(mode: Mode, why: &str) -> Verdict {
+    match mode {
+        Mode::Ask => Verdict::AskEachTime(format!("cannot be read before it runs: {why}")),
+        _ => Verdict::Refuse(format!(
+            "Refused: this command cannot be read before it runs ({why}), so it does not run \
+             without the user's say. Write the command out in full (no program in a variable, \
+             no eval of what another command prints), or say what you would run so the user \
+             can decide."
+        )),
     }
 }
 
@@ -173,5 +189,16 @@ mod tests {
         assert_eq!(call(&sub_gate, &sub, "rm -rf /"), "refuse");
         let read_only = Consent::new(Mode::ReadOnly);
         assert_eq!(call(&gate, &read_only, "git reset --hard"), "refuse");
+        // Too dynamic to read: asked about even when bash is "always", refused under --yes.
+        assert_eq!(call(&gate, &ask, "$CMD ~"), "ask each time");
+        assert_eq!(call(&gate, &yes, "$CMD ~"), "refuse");
+        let Verdict::Refuse(why) = gate.verdict(&yes, "bash", r#"{"command":"eval \"$X\""}"#)
+        else {
+            panic!("eval of an unknown variable ran");
+        };
+        assert!(
+            why.contains("cannot be read before it runs") && why.contains("$X"),
+            "{why}"
+        );
     }
 }

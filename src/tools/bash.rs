@@ -193,7 +193,7 @@ fn render(finished: &Finished, timeout_secs: u64) -> String {
 fn follow_cds(start: &Path, command: &str) -> Effect {
     let mut dir = start.to_path_buf();
     let mut previous: Option<PathBuf> = None;
-    for target in shell_words::cd_targets(command) {
+    for target in shell_words::cd::cd_targets(command) {
         let next = match (target.as_str(), &previous) {
             ("-", Some(before)) => before.clone(),
             ("-", None) => continue,

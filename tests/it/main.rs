@@ -29,6 +29,7 @@ mod extend;
 mod faults;
 mod figures;
 mod fuse;
+mod heredoc;
 mod hooks;
 mod hostile;
 mod hostile_peers;

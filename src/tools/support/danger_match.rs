@@ -6,7 +6,7 @@
 //! (`danger_places.rs`). It only looks at that one command; each check is linear in its words.
 //! It does not know the table: the rules import these kinds, never the other way.
 
-use super::danger_places::{Place, Scope, places_of};
+use super::danger_places::{Place, Scope, is_glob_of_everything, places_of};
 use super::danger_words::Program;
 use super::shell_words::Redirect;
 
@@ -214,7 +214,11 @@ fn find_deletes(args: &[String], scope: &Scope, places: &[Place], narrowed: Narr
         (w[0].starts_with("-exec") || w[0].starts_with("-ok")) && matches!(program, "rm" | "shred")
     };
     let deletes = expression.iter().any(|a| a == "-delete") || expression.windows(2).any(runs_rm);
-    let has_test = expression.iter().any(|a| FIND_TESTS.contains(&a.as_str()));
+    // `-name '*'` matches everything: it narrows nothing.
+    let narrows = |w: &[String]| {
+        FIND_TESTS.contains(&w[0].as_str()) && !w.get(1).is_some_and(|v| is_glob_of_everything(v))
+    };
+    let has_test = (expression.iter().enumerate()).any(|(i, _)| narrows(&expression[i..]));
     let here = [".".to_string()];
     let paths = if paths.is_empty() { &here[..] } else { paths };
     let at_place = paths.iter().any(|p| {

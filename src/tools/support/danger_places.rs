@@ -143,7 +143,7 @@ pub fn expand_variables(arg: &str, scope: &Scope) -> Vec<String> {
 
 /// `{/,}` → `/` and ``; `/{bin,etc}` → `/bin`, `/etc`. At most 16 words come out; past that
 /// the word is kept as it is (a command that needs more is not a slip).
-fn expand_braces(word: &str) -> Vec<String> {
+pub fn expand_braces(word: &str) -> Vec<String> {
     let mut done = Vec::new();
     let mut todo = vec![word.to_string()];
     while let Some(word) = todo.pop() {
@@ -155,21 +155,35 @@ fn expand_braces(word: &str) -> Vec<String> {
         if done.len() + todo.len() + inside.matches(',').count() >= 16 {
             return vec![word];
         }
-        todo.extend(inside.split(',').map(|alt| format!("{head}{alt}{tail}")));
+        // Pushed last first, so the words come out in the order written (`{rm,-rf}` is `rm -rf`).
+        todo.extend(
+            inside
+                .split(',')
+                .rev()
+                .map(|alt| format!("{head}{alt}{tail}")),
+        );
     }
     done
 }
 
-/// The first `{…,…}` without braces inside it.
+/// The first `{…,…}` without braces inside it (`${a,b}` is a variable, not braces).
 fn brace_group(word: &str) -> Option<(usize, usize)> {
     let close = word.find('}')?;
     let open = word[..close].rfind('{')?;
-    word[open..close].contains(',').then_some((open, close))
+    (word[open..close].contains(',') && !word[..open].ends_with('$')).then_some((open, close))
 }
 
 /// Where one expanded word points.
 fn place_of(word: &str, scope: &Scope) -> Place {
     // What a substitution prints (`"$(mktemp -d)"`) cannot be known: not a place we refuse.
+    // But everything in it (`"$(pwd)"/*`) is everything in some directory, as `*` is.
+    if let Some(glob) = word
+        .strip_prefix(SUBSTITUTED)
+        .and_then(|w| w.strip_prefix('/'))
+        && is_glob_of_everything(glob)
+    {
+        return Place::Everything;
+    }
     if word.starts_with('-') || word.contains(SUBSTITUTED) {
         return Place::Other;
     }
@@ -269,7 +283,7 @@ fn classify(base: Base, parts: &[&str]) -> Place {
 
 /// `*`, `.*`, `**`, `[a-z]*`, `?*`: a name pattern with no fixed letter, so it matches nearly
 /// everything (`*.o` has one, and is fine).
-fn is_glob_of_everything(part: &str) -> bool {
+pub fn is_glob_of_everything(part: &str) -> bool {
     let mut letters = String::new();
     let mut in_class = false;
     for c in part.chars() {

@@ -1,6 +1,5 @@
 //! The danger gate's reading of one simple command: which program it really runs, past
-//! `sudo`, `timeout 5`, `xargs`, `env -S`, `{`, `if`, `do`, `!` and `VAR=value`.
-//!
+//! `sudo`, `timeout 5`, `time -p`, `xargs`, `env -S`, `{`, `if`, `do`, `!` and `VAR=value`.
 //! `danger.rs` calls `invocation` for every command `shell_words` found (the rules then look
 //! at the program and its arguments), `pipe_sources` and `substitution_children` to see how
 //! the commands feed each other, the script finders (`dash_c_script`, `watch_script`,
@@ -8,7 +7,7 @@
 //! command, to remember what the next one's paths mean (a `cd /`, `D=/`). It does not judge
 //! anything, and each step is linear in the number of words.
 
-use super::danger_places::{Scope, expand_variables};
+use super::danger_places::{Scope, expand_braces, expand_variables};
 use super::shell_words::{Separator, SimpleCommand};
 
 /// A program and its arguments, with every wrapper and keyword before it removed.
@@ -60,18 +59,19 @@ const WRAPPERS: &[(&str, &[&str], usize)] = &[
     ("strace", &["-o", "-e", "-p"], 0),
 ];
 
-/// Shell keywords that may stand before a command: `if rm …`, `do rm …`, `! rm …`, `{ rm …`.
+/// Shell keywords that may stand before a command: `if rm …`, `do rm …`, `! rm …`, `{ rm …`
+/// (not `time`: a wrapper, whose `-p` is an option).
 const KEYWORDS: &[&str] = &[
-    "!", "{", "}", "if", "then", "elif", "else", "fi", "do", "done", "while", "until", "time",
-    "coproc",
+    "!", "{", "}", "if", "then", "elif", "else", "fi", "do", "done", "while", "until", "coproc",
 ];
 
 /// The program `words` run and its arguments. A function definition, a `for`/`case` head
-/// and a line of assignments run nothing (an empty name).
+/// and a line of assignments run nothing (an empty name). Braces first: `{rm,-rf,~}` is `rm`.
 pub fn invocation(words: &[String]) -> Program {
+    let expanded: Vec<String> = words.iter().flat_map(|w| expand_braces(w)).collect();
     let mut words = Words {
         front: Vec::new(),
-        rest: words.iter(),
+        rest: expanded.iter(),
     };
     let mut via_xargs = false;
     loop {

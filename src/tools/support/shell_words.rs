@@ -2,17 +2,23 @@
 //! which words, joined by which operators, and how deep inside subshells.
 //!
 //! The `bash` tool reads a command twice before and after running it: `danger` looks at the
-//! words to refuse wrecking commands, and `cd_targets` finds the top-level `cd`s so the session
+//! words to refuse wrecking commands, and `cd::cd_targets` finds the top-level `cd`s so the session
 //! can follow them. Both need words, not raw text, so `echo "rm -rf /"` is an echo.
 //!
 //! This is *not* a shell parser. It knows quotes, backslashes, comments, the operators
-//! `; && || | & newline`, redirections, `( … )`, `$( … )`, `<( … )`, backticks,
-//! here-documents and function definitions, which is enough to tell commands apart. It does not expand
-//! variables, globs, aliases or `~`, and keywords (`if`, `for`, `{`) are plain words.
+//! `; && || | & newline`, redirections, `( … )`, `$( … )`, `$(( … ))`, `<( … )`, backticks,
+//! here-documents (`heredoc.rs`: an unquoted body's substitutions are commands, as the shell
+//! runs them) and function definitions, which is enough to tell commands apart. It does not
+//! expand variables, globs, aliases or `~`, and keywords (`if`, `for`, `{`) are plain words.
 //!
 //! One pass over the text, so the time is linear in its length (the danger gate relies on it:
 //! a model may send a command of any size). Over 300 lines: the splitter is one state
 //! machine, easier to follow in one file than spread over two.
+
+pub mod cd;
+mod heredoc;
+mod nesting;
+mod quotes;
 
 use std::ops::Range;
 
@@ -39,6 +45,21 @@ pub struct Redirect {
     pub target: String,
     /// A here-document's text (`<<EOF` … `EOF`); empty for every other redirection.
     pub body: String,
+    /// How the shell reads that text; `Expanded` for every other redirection.
+    pub reading: Body,
+}
+
+/// How the shell reads a here-document's body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Body {
+    /// `<<EOF`: `$VAR`, `$( … )` and backticks in it are expanded, so the commands of its
+    /// substitutions run; `split` gives them, one level deeper, after the command it feeds.
+    Expanded,
+    /// `<<'EOF'`, `<<"EOF"`, `<<\EOF`: data, nothing in it runs.
+    Literal,
+    /// Not read, so what it runs is not known: nested in bodies' substitutions more than 8
+    /// deep, or a delimiter whose quote removal is not done here (`<<$'\x45'`, `"E\"F"`).
+    Unread,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +73,16 @@ pub struct SimpleCommand {
     /// Where, in what `split` returns, the commands inside this one's `$( … )`, backticks and
     /// `<( … )` are (at every depth below; they come just before it). Empty when it has none.
     pub inner: Range<usize>,
+    pub kind: Kind,
+}
+
+/// Whether a command's first word is surely a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Command,
+    /// Inside `$(( … ))` or `(( … ))`: arithmetic, whose words are values (`$(( $n + 1 ))`),
+    /// unless the shell finds no arithmetic there and runs it as subshells (`((echo hi) )`).
+    MaybeArithmetic,
 }
 
 /// Split a command line into its simple commands. A subshell's commands come out before the
@@ -68,28 +99,17 @@ pub fn split(line: &str) -> Vec<SimpleCommand> {
     splitter.done
 }
 
-/// The directories the shell itself would `cd` into, in order. A bare `cd` gives `~`.
-///
-/// Only top-level commands count: not inside `( … )` or `$( … )`, and not on either side of a
-/// pipe or before `&`, because those run in a subshell. A `cd` right after `||` is ignored:
-/// it runs only when the command before it failed, which we cannot know.
-pub fn cd_targets(line: &str) -> Vec<String> {
-    let mut targets = Vec::new();
-    let mut previous = Separator::Newline;
-    for command in split(line).into_iter().filter(|c| c.depth == 0) {
-        let after_fork = matches!(previous, Separator::Or | Separator::Pipe);
-        let forked = matches!(command.ends_with, Separator::Pipe | Separator::Background);
-        previous = command.ends_with;
-        if after_fork || forked || command.words.first().map(String::as_str) != Some("cd") {
-            continue;
-        }
-        // Skip options such as `-P` and `--`; a lone `-` is a target (the previous directory).
-        let target = command.words[1..]
-            .iter()
-            .find(|word| !word.starts_with('-') || *word == "-");
-        targets.push(target.cloned().unwrap_or_else(|| "~".to_string()));
-    }
-    targets
+/// Words after which `case` or `esac` still starts a command (`then case x in …`).
+const KEYWORDS: &[&str] = &[
+    "!", "{", "if", "then", "elif", "else", "do", "while", "until",
+];
+
+/// A here-document whose body starts after the next newline (`heredoc.rs` reads it).
+struct Pending {
+    end: String,
+    reading: Body,
+    /// `<<-`: leading tabs are stripped from each line, the delimiter's too.
+    strips_tabs: bool,
 }
 
 /// What opened a nesting level; `)` closes a paren or `$(`, a backtick closes a backtick.
@@ -100,6 +120,8 @@ enum Opener {
     Paren,
     Dollar,
     Backtick,
+    /// `$(( … ))` or `(( … ))`: arithmetic, whose words are no command (`$(( $n + 1 ))`).
+    Arithmetic,
 }
 
 /// The command being read at one nesting level. Keeping the quote state per level is what
@@ -113,8 +135,12 @@ struct Frame {
     word: String,
     /// A word has started, even if empty so far (`''` is an empty word, not no word).
     in_word: bool,
-    /// A redirection operator waiting for its target word.
-    pending_redirect: Option<String>,
+    /// A redirection operator waiting for its target word, and where in the text it ended.
+    pending_redirect: Option<(String, usize)>,
+    /// Inside arithmetic (`$(( (a) ))` too): words here are values, not commands.
+    arithmetic: bool,
+    /// `case … esac` open at this level: a `)` here ends a pattern, not the level.
+    cases: usize,
     /// Where in `done` the commands of this command's first substitution start.
     inner_start: Option<usize>,
 }
@@ -124,16 +150,33 @@ struct Splitter {
     chars: Vec<char>,
     pos: usize,
     frames: Vec<Frame>,
-    /// Here-document delimiters whose bodies start after the next newline.
-    heredoc_ends: Vec<String>,
+    /// Here-documents whose bodies start after the next newline (`heredoc.rs`).
+    heredoc_ends: Vec<Pending>,
     /// The first command in `done` that ended on the current line (here-documents attach there).
     line_start: usize,
+    /// Where reading stops: the end of the text, or of the here-document body being read.
+    limit: usize,
+    /// How many here-document bodies deep the reading is.
+    bodies_deep: usize,
     done: Vec<SimpleCommand>,
 }
 
 impl Splitter {
     fn run(&mut self) {
-        while let Some(c) = self.next() {
+        self.limit = self.chars.len();
+        self.read(0);
+        while !self.frames.is_empty() {
+            self.end_command(Separator::End);
+            self.frames.pop();
+        }
+    }
+
+    /// Read until the limit, or until the frames above `floor` are closed.
+    fn read(&mut self, floor: usize) {
+        while self.frames.len() > floor
+            && self.pos < self.limit
+            && let Some(c) = self.next()
+        {
             if self.frame().in_double_quotes {
                 self.in_double_quotes(c);
                 continue;
@@ -145,6 +188,9 @@ impl Splitter {
                     self.read_heredoc_bodies();
                 }
                 ';' => self.end_command(Separator::Semicolon),
+                '(' if self.at_command_start() && self.eat('(') => {
+                    self.push_frame(Opener::Arithmetic);
+                }
                 '&' if self.eat('&') => self.end_command(Separator::And),
                 '&' if self.peek() == Some('>') => self.redirect('&'),
                 '&' => self.end_command(Separator::Background),
@@ -154,6 +200,8 @@ impl Splitter {
                     self.eat('&');
                     self.end_command(Separator::Pipe);
                 }
+                // `$(( 1 << 2 ))` shifts: no here-document starts there.
+                '>' | '<' if self.frame().arithmetic => self.push(c),
                 '>' | '<' => self.redirect(c),
                 '(' if self.at_function_definition() => self.function_definition(),
                 '(' => {
@@ -163,8 +211,8 @@ impl Splitter {
                 ')' => self.close(),
                 '`' if self.frame().opener == Opener::Backtick => self.close(),
                 '`' => self.open(Opener::Backtick),
-                '$' if self.eat('(') => self.open(Opener::Dollar),
-                '$' if self.peek() == Some('\'') => {} // `$'…'` is read as `'…'`
+                '$' if self.eat('(') => self.open_dollar(),
+                '$' if self.eat('\'') => self.ansi_c_quoted(),
                 '\'' => {
                     self.frame_mut().in_word = true;
                     while let Some(q) = self.next().filter(|&q| q != '\'') {
@@ -188,27 +236,6 @@ impl Splitter {
                 }
                 _ => self.push(c),
             }
-        }
-        while !self.frames.is_empty() {
-            self.end_command(Separator::End);
-            self.frames.pop();
-        }
-    }
-
-    fn in_double_quotes(&mut self, c: char) {
-        match c {
-            '"' => self.frame_mut().in_double_quotes = false,
-            '\\' => match self.peek() {
-                Some(escaped @ ('$' | '`' | '"' | '\\')) => {
-                    self.pos += 1;
-                    self.push(escaped);
-                }
-                Some('\n') => self.pos += 1,
-                _ => self.push('\\'),
-            },
-            '$' if self.eat('(') => self.open(Opener::Dollar),
-            '`' => self.open(Opener::Backtick),
-            _ => self.push(c),
         }
     }
 
@@ -239,29 +266,8 @@ impl Splitter {
             op.push(n);
             self.pos += 1;
         }
-        self.frame_mut().pending_redirect = Some(op);
-    }
-
-    fn open(&mut self, opener: Opener) {
-        // A substitution is part of the word around it (`"$(pwd)"/x`), as `SUBSTITUTED`.
-        if opener != Opener::Paren {
-            self.push(SUBSTITUTED);
-            let at = self.done.len();
-            self.frame_mut().inner_start.get_or_insert(at);
-        }
-        self.frames.push(Frame {
-            opener,
-            ..Frame::default()
-        });
-    }
-
-    fn close(&mut self) {
-        // A stray `)` ends a `case` pattern (`a) rm …;;`): the branch's command stands alone.
-        if self.frames.len() == 1 {
-            return self.end_command(Separator::Semicolon);
-        }
-        self.end_command(Separator::End);
-        self.frames.pop();
+        let at = self.pos;
+        self.frame_mut().pending_redirect = Some((op, at));
     }
 
     fn end_word(&mut self) {
@@ -272,18 +278,27 @@ impl Splitter {
         frame.in_word = false;
         let word = std::mem::take(&mut frame.word);
         match frame.pending_redirect.take() {
-            Some(op) => {
+            Some((op, at)) => {
                 if matches!(op.as_str(), "<<" | "<<-") {
-                    self.heredoc_ends.push(word.clone());
+                    self.pend_heredoc(at, &op);
                 }
                 let redirect = Redirect {
                     op,
                     target: word,
                     body: String::new(),
+                    reading: Body::Expanded,
                 };
                 self.frame_mut().redirects.push(redirect);
             }
-            None => frame.words.push(word),
+            None => {
+                let first = frame.words.last().is_none_or(|w| KEYWORDS.contains(&&**w));
+                match word.as_str() {
+                    "case" if first => frame.cases += 1,
+                    "esac" if first => frame.cases = frame.cases.saturating_sub(1),
+                    _ => {}
+                }
+                frame.words.push(word);
+            }
         }
     }
 
@@ -295,6 +310,10 @@ impl Splitter {
         let inner = frame.inner_start.take().unwrap_or(end)..end;
         let words = std::mem::take(&mut frame.words);
         let redirects = std::mem::take(&mut frame.redirects);
+        let kind = match frame.arithmetic {
+            true => Kind::MaybeArithmetic,
+            false => Kind::Command,
+        };
         // An empty command is kept only when later commands depend on its operator:
         // in `(cd a) || cd b` the `||` must still be seen.
         let carries_operator =
@@ -308,6 +327,7 @@ impl Splitter {
             depth,
             ends_with,
             inner,
+            kind,
         });
     }
 
@@ -331,38 +351,6 @@ impl Splitter {
         let name = self.frame_mut().words.pop().unwrap_or_default();
         self.frame_mut().words = vec!["function".to_string(), name];
         self.end_command(Separator::Semicolon);
-    }
-
-    /// Here-document bodies are data, not commands: read the lines up to each delimiter and
-    /// give them, in order, to the here-documents of the commands that ended on this line.
-    fn read_heredoc_bodies(&mut self) {
-        let line_start = std::mem::replace(&mut self.line_start, self.done.len());
-        let mut slots = Vec::new();
-        for (i, command) in self.done[line_start..].iter().enumerate() {
-            let heredocs = command.redirects.iter().enumerate();
-            let here = heredocs.filter(|(_, r)| matches!(r.op.as_str(), "<<" | "<<-"));
-            slots.extend(here.map(|(j, _)| (line_start + i, j)));
-        }
-        for (at, end) in std::mem::take(&mut self.heredoc_ends).iter().enumerate() {
-            let body = self.read_heredoc_body(end);
-            if let Some(&(i, j)) = slots.get(at) {
-                self.done[i].redirects[j].body = body;
-            }
-        }
-    }
-
-    fn read_heredoc_body(&mut self, end: &str) -> String {
-        let mut body = String::new();
-        while self.pos < self.chars.len() {
-            let start = self.pos;
-            while self.next().is_some_and(|c| c != '\n') {}
-            let line: String = self.chars[start..self.pos].iter().collect();
-            if line.trim() == end {
-                break;
-            }
-            body.push_str(&line);
-        }
-        body
     }
 
     fn frame(&self) -> &Frame {
@@ -549,37 +537,5 @@ mod tests {
             words("echo a \\\n b"),
             vec![(w(&["echo", "a", "b"]), 0, End)]
         );
-    }
-
-    #[test]
-    fn cd_targets_table() {
-        let cases: &[(&str, &[&str])] = &[
-            ("cd a && cd b", &["a", "b"]),
-            ("cd a; ls\ncd b", &["a", "b"]),
-            ("(cd a)", &[]),
-            ("(cd a) && ls", &[]),
-            ("echo $(cd a)", &[]),
-            ("echo \"cd a\"", &[]),
-            ("cd 'my dir'", &["my dir"]),
-            ("cd \"my dir\" && make", &["my dir"]),
-            ("cd a || true", &["a"]),
-            ("false || cd a", &[]),
-            ("(true) || cd a", &[]),
-            ("cd a | cat", &[]),
-            ("ls | cd a", &[]),
-            ("cd a &", &[]),
-            ("sleep 1 & cd a", &["a"]),
-            ("cd", &["~"]),
-            ("cd ~/x", &["~/x"]),
-            ("cd -", &["-"]),
-            ("cd -P -- /tmp", &["/tmp"]),
-            ("cd a 2>/dev/null", &["a"]),
-            ("mkdir x && cd x", &["x"]),
-            ("grep cd file # cd a", &[]),
-            ("echo cd a", &[]),
-        ];
-        for (line, expected) in cases {
-            assert_eq!(cd_targets(line), w(expected), "for {line:?}");
-        }
     }
 }
