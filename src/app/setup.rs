@@ -225,10 +225,9 @@ pub fn load_extensions(agent: &mut Agent, home: &Path, project: &Project) -> Vec
     warnings
 }
 
-/// `~/.corecoder`. A `HOME` that is unset, empty or relative (cron, `env -i`, a broken
-/// service file) is not used: it would put sessions in `/tmp` for anyone to read, or in the
-/// project. The home directory the system records for the user is used instead, and failing
-/// that a private directory in the temp directory, named after the user id.
+/// `~/.corecoder`. A `HOME` that is unset, empty or relative (cron, `env -i`) is not used:
+/// sessions would land in `/tmp` for anyone to read, or in the project. The password file's
+/// home is used instead, failing that a private directory in the temp directory.
 pub fn corecoder_home() -> PathBuf {
     let from_env = std::env::var_os("HOME").map(PathBuf::from);
     choose_home(from_env, passwd_home)
@@ -253,8 +252,7 @@ fn passwd_home() -> Option<PathBuf> {
     // SAFETY: every pointer is to memory of ours that outlives the call, and the length is
     // the buffer's; on success `found` points at `entry`, whose strings live in `buffer`.
     let code = unsafe {
-        let uid = libc::getuid();
-        let size = buffer.len();
+        let (uid, size) = (libc::getuid(), buffer.len());
         libc::getpwuid_r(uid, &mut entry, buffer.as_mut_ptr(), size, &mut found)
     };
     if code != 0 || found.is_null() || entry.pw_dir.is_null() {

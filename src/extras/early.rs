@@ -176,7 +176,7 @@ mod tests {
     #[test]
     fn a_read_outside_the_roots_waits_for_the_batch() {
         use crate::core::consent::Mode;
-        use crate::extras::reads::Reads;
+        use crate::extras::sandbox::Reads;
         let shell = ShellSafety {
             roots: vec![PathBuf::from("/proj")],
             reads: Reads::BeneathRoots,

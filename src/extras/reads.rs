@@ -11,20 +11,10 @@
 //! that outlived its bash call is followed), nor look at what `bash` reads.
 
 use crate::core::consent::{Consent, Mode, Verdict};
-use crate::extras::sandbox::{ShellSafety, landing_place};
+use crate::extras::sandbox::{Reads, ShellSafety, landing_place};
 use crate::tools::support::files::resolve;
 use serde_json::Value;
 use std::path::{Component, Path, PathBuf};
-
-/// Where `read_file`, `grep` and `glob` run without asking (`reads.rs` judges each call):
-/// anywhere (the library's default, for a program that judges reads itself), or beneath
-/// `roots` only, in every sandbox mode (`for_session`, which the binary calls).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Reads {
-    #[default]
-    Anywhere,
-    BeneathRoots,
-}
 
 /// A read that reaches outside the roots: where it really lands.
 #[derive(Debug, Clone, PartialEq)]

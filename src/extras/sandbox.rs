@@ -32,7 +32,7 @@ mod reach;
 mod seccomp;
 
 use crate::extras::git_files::refuse_planted;
-use crate::extras::reads::Reads;
+use crate::extras::secrets::parse_env_allow;
 pub use reach::kernel_gaps;
 use std::collections::HashMap;
 use std::fmt;
@@ -49,6 +49,15 @@ pub enum Sandbox {
     Off,
     ReadOnly,
     WorkspaceWrite,
+}
+
+/// Where `read_file`, `grep` and `glob` run unasked (`reads.rs`): anywhere (the library's
+/// default), or beneath `roots` only, in every mode (`for_session`, which the binary calls).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reads {
+    #[default]
+    Anywhere,
+    BeneathRoots,
 }
 
 /// The tool-safety settings of a session: the sandbox, its roots, where reads may go unasked,
@@ -276,15 +285,6 @@ pub fn landing_place(path: &Path) -> Result<PathBuf, String> {
         }
     }
     Ok(place)
-}
-
-/// `CORECODER_ENV_ALLOW=NAME1,NAME2`: names, trimmed, empty ones dropped.
-pub fn parse_env_allow(text: &str) -> Vec<String> {
-    text.split(',')
-        .map(str::trim)
-        .filter(|name| !name.is_empty())
-        .map(String::from)
-        .collect()
 }
 
 /// In the forked child before `exec`: drop inherited descriptors, enter the Landlock ruleset,

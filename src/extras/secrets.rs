@@ -35,6 +35,15 @@ use std::ffi::OsString;
 
 /// Does a variable with this name or value look like it holds a secret?
 ///
+/// `CORECODER_ENV_ALLOW=NAME1,NAME2`: names, trimmed, empty ones dropped.
+pub fn parse_env_allow(text: &str) -> Vec<String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+        .map(String::from)
+        .collect()
+}
+
 /// Mostly by name, since a key's value looks like any other random string: conventions put
 /// KEY, TOKEN, SECRET or PASSWORD in the names of the variables that hold them. Values are
 /// judged only where they give themselves away: a URL carrying `user:password@`.

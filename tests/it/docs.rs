@@ -252,6 +252,32 @@ fn every_function_the_walkthrough_cites_exists() {
     }
 }
 
+/// SECURITY.md's promises are its tests: every test (and function) it names is there, in
+/// `src/` or `tests/it/`, so a renamed or deleted test cannot leave a promise unbacked.
+#[test]
+fn every_test_security_md_names_exists() {
+    let mut sources: String = source_files().iter().map(|f| read(f)).collect();
+    for entry in std::fs::read_dir(root().join("tests/it")).expect("tests/it") {
+        let path = entry.expect("an entry").path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            sources.push_str(&std::fs::read_to_string(&path).expect("a test file"));
+        }
+    }
+    let cited = cited_functions(&read("SECURITY.md"));
+    assert!(
+        cited.len() >= 100,
+        "SECURITY.md cites too few tests: {cited:?}"
+    );
+    let missing: Vec<&String> = (cited.iter())
+        .filter(|name| !sources.contains(&format!("fn {name}(")))
+        .filter(|name| !sources.contains(&format!("fn {name}<")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "SECURITY.md names tests or functions that are not there: {missing:?}"
+    );
+}
+
 /// A built example: `cargo test` builds them next to the binary, in `target/debug/examples`.
 fn example(name: &str) -> PathBuf {
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_corecoder"))
