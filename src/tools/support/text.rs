@@ -63,15 +63,30 @@ pub fn html_title(text: &str) -> Option<&str> {
 pub fn printable(text: &str) -> String {
     let text = text.replace("\r\n", "\n");
     let mut shown = String::with_capacity(text.len());
-    for c in text.chars() {
+    let (mut chars, mut before) = (text.chars().peekable(), ' ');
+    while let Some(c) = chars.next() {
         match c {
             '\n' | '\t' => shown.push(c),
             _ if c.is_control() => shown.push('?'),
+            // A joiner between two pictures draws one emoji (👨‍💻) and hides no text.
+            ZERO_WIDTH_JOINER
+                if is_picture(before) && chars.peek().is_some_and(|&n| is_picture(n)) =>
+            {
+                shown.push(c)
+            }
             _ if is_invisible(c) => shown.extend(c.escape_unicode()),
             _ => shown.push(c),
         }
+        before = c;
     }
     shown
+}
+
+const ZERO_WIDTH_JOINER: char = '\u{200d}';
+
+/// A symbol or emoji (from U+2600 on, variation selectors included), not itself invisible.
+fn is_picture(c: char) -> bool {
+    c as u32 >= 0x2600 && !is_invisible(c)
 }
 
 /// Characters drawn as nothing that still change what is drawn or hide what is there: the
@@ -229,6 +244,12 @@ mod tests {
             printable("rm \u{202e}txt\u{2066}a\u{2069}\u{feff}\u{200b}\u{e0041}é"),
             r"rm \u{202e}txt\u{2066}a\u{2069}\u{feff}\u{200b}\u{e0041}é"
         );
+        // An emoji's joiner stays; one beside a letter could hide where a word ends, so not.
+        assert_eq!(
+            printable("👨\u{200d}💻 🏳\u{fe0f}\u{200d}🌈"),
+            "👨\u{200d}💻 🏳\u{fe0f}\u{200d}🌈"
+        );
+        assert_eq!(printable("r\u{200d}m 👨\u{200d}"), r"r\u{200d}m 👨\u{200d}");
     }
 
     #[test]
