@@ -241,10 +241,7 @@ fn every_function_the_walkthrough_cites_exists() {
             cited.len() >= 10,
             "{doc} cites too few functions: {cited:?}"
         );
-        let missing: Vec<&String> = (cited.iter())
-            .filter(|name| !sources.contains(&format!("fn {name}(")))
-            .filter(|name| !sources.contains(&format!("fn {name}<")))
-            .collect();
+        let missing = not_defined(&cited, &sources);
         assert!(
             missing.is_empty(),
             "{doc} cites functions not in src/: {missing:?}"
@@ -268,14 +265,19 @@ fn every_test_security_md_names_exists() {
         cited.len() >= 100,
         "SECURITY.md cites too few tests: {cited:?}"
     );
-    let missing: Vec<&String> = (cited.iter())
-        .filter(|name| !sources.contains(&format!("fn {name}(")))
-        .filter(|name| !sources.contains(&format!("fn {name}<")))
-        .collect();
+    let missing = not_defined(&cited, &sources);
     assert!(
         missing.is_empty(),
         "SECURITY.md names tests or functions that are not there: {missing:?}"
     );
+}
+
+/// The names no `fn name(` or `fn name<` in `sources` defines.
+fn not_defined<'a>(names: &'a [String], sources: &str) -> Vec<&'a String> {
+    (names.iter())
+        .filter(|name| !sources.contains(&format!("fn {name}(")))
+        .filter(|name| !sources.contains(&format!("fn {name}<")))
+        .collect()
 }
 
 /// A built example: `cargo test` builds them next to the binary, in `target/debug/examples`.

@@ -3,7 +3,7 @@
 //! `Retry-After` that is not a number. Each run must end, with a clear message, in bounded
 //! memory (the peak is read from `/proc/PID/status` while the binary runs).
 
-use crate::run::{Output, Sandbox, finish, spawn_with};
+use crate::run::{Output, Sandbox, finish_measured, spawn_with};
 use crate::server::{Reply, Server};
 use crate::sse;
 use serde_json::json;
@@ -20,24 +20,9 @@ fn run_measured(name: &str, extra: &[(&str, &str)], script: Vec<Reply>) -> (Outp
     ];
     env.extend_from_slice(extra);
     let child = spawn_with(&["-p", "go", "--yes"], &env, &sandbox);
-    let status = format!("/proc/{}/status", child.id());
-    std::thread::scope(|scope| {
-        let peak = scope.spawn(move || {
-            let mut peak = 0;
-            // VmHWM only grows; the last reading before the process ends is its peak.
-            while let Ok(text) = std::fs::read_to_string(&status) {
-                let field = text.lines().find_map(|l| l.strip_prefix("VmHWM:"));
-                let kib = field.and_then(|f| f.trim().trim_end_matches("kB").trim().parse().ok());
-                peak = peak.max(kib.unwrap_or(0));
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            peak
-        });
-        let output = finish(child);
-        let peak = peak.join().expect("the sampler");
-        assert!(!output.stderr.contains("panicked"), "{output:?}");
-        (output, peak)
-    })
+    let (output, peak) = finish_measured(child);
+    assert!(!output.stderr.contains("panicked"), "{output:?}");
+    (output, peak)
 }
 
 /// An endless reply of text deltas: stopped at 64 MiB, at once (no retry), memory bounded.

@@ -9,7 +9,7 @@
 //! the tests write into their sandbox.
 
 use crate::driver::{Repl, WAIT};
-use crate::run::{Output, Sandbox, finish, run, spawn_with};
+use crate::run::{Output, Sandbox, finish, finish_measured, run, spawn_with};
 use crate::server::{Reply, Server};
 use crate::sse;
 use serde_json::{Value, json};
@@ -159,9 +159,8 @@ fn ctrl_c_ends_the_wait_for_a_slow_answer() {
 }
 
 /// 60,000 tools (66 MB in 60 pages): the request offers at most the cap, a warning says how
-/// many were dropped, and the process stays small (70 MB requests and 825 MB before). The
-/// peak is the child's own `VmHWM`, read while it runs: `wait4`'s `ru_maxrss` would carry
-/// the test harness's own size, which a child inherits through `fork` and keeps past `exec`.
+/// many were dropped, and the process stays small (70 MB requests and 825 MB before; the
+/// peak is the child's own, `run::finish_measured`).
 #[test]
 fn a_server_listing_sixty_thousand_tools_is_capped() {
     let sandbox = Sandbox::new("peers_crowded");
@@ -172,36 +171,13 @@ fn a_server_listing_sixty_thousand_tools_is_capped() {
         ("CORECODER_API_KEY", "sk-test"),
         ("OPENAI_BASE_URL", url.as_str()),
     ];
-    let mut child = spawn_with(&["-p", "say hello"], &env, &sandbox);
-    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
-    let status_file = format!("/proc/{}/status", child.id());
-    let (peak_kb, status, stderr) = thread::scope(|scope| {
-        // Drained while it runs, so a full pipe cannot stall it.
-        let read = |pipe: Option<std::process::ChildStderr>| {
-            let mut text = String::new();
-            pipe.map(|mut pipe| std::io::Read::read_to_string(&mut pipe, &mut text));
-            text
-        };
-        let stderr = scope.spawn(move || read(stderr));
-        scope.spawn(move || stdout.map(|mut out| std::io::copy(&mut out, &mut std::io::sink())));
-        // The high-water mark only grows; a zombie's status has none, so the last one read is
-        // the peak up to the end of the run.
-        let mut peak_kb = 0;
-        while let Ok(text) = std::fs::read_to_string(&status_file) {
-            let hwm = text.lines().find_map(|line| line.strip_prefix("VmHWM:"));
-            match hwm.and_then(|kb| kb.trim().trim_end_matches("kB").trim().parse().ok()) {
-                Some(kb) => peak_kb = kb,
-                None => break,
-            }
-            thread::sleep(Duration::from_millis(5));
-        }
-        let status = child.wait().expect("wait for corecoder");
-        (peak_kb, status, stderr.join().unwrap())
-    });
-    assert!(status.success(), "{stderr}");
+    let child = spawn_with(&["-p", "say hello"], &env, &sandbox);
+    let (output, peak_kb) = finish_measured(child);
+    let stderr = output.stderr;
+    assert_eq!(output.code, 0, "{stderr}");
     let peak_mb = peak_kb / 1024;
     eprintln!("60,000 MCP tools: peak RSS {peak_mb} MB");
-    assert!(peak_kb > 0, "no VmHWM read from {status_file}");
+    assert!(peak_kb > 0, "no VmHWM was read");
     assert!(peak_mb < 150, "peak RSS {peak_mb} MB");
     let requests = server.requests();
     assert_eq!(requests.len(), 1, "{stderr}");

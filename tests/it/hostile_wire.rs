@@ -6,7 +6,7 @@
 //! until the stack overflowed). Each run must end with a clear message or a refusal the model
 //! reads, in bounded memory and time (generous margins; the figures are printed).
 
-use crate::run::{Output, Sandbox, finish, spawn_with};
+use crate::run::{Output, Sandbox, finish, finish_measured, spawn_with};
 use crate::server::{Reply, Server};
 use crate::sse;
 use serde_json::json;
@@ -19,23 +19,9 @@ fn run_measured(name: &str, server: &Server) -> (Output, u64) {
     let url = server.url();
     let env = [("CORECODER_API_KEY", "sk-test"), ("OPENAI_BASE_URL", &url)];
     let child = spawn_with(&["-p", "go", "--yes"], &env, &sandbox);
-    let status = format!("/proc/{}/status", child.id());
-    std::thread::scope(|scope| {
-        let peak = scope.spawn(move || {
-            let mut peak = 0;
-            while let Ok(text) = std::fs::read_to_string(&status) {
-                let field = text.lines().find_map(|l| l.strip_prefix("VmHWM:"));
-                let kib = field.and_then(|f| f.trim().trim_end_matches("kB").trim().parse().ok());
-                peak = peak.max(kib.unwrap_or(0));
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            peak
-        });
-        let output = finish(child);
-        let peak = peak.join().expect("the sampler");
-        assert!(!output.stderr.contains("panicked"), "{output:?}");
-        (output, peak)
-    })
+    let (output, peak) = finish_measured(child);
+    assert!(!output.stderr.contains("panicked"), "{output:?}");
+    (output, peak)
 }
 
 /// 640 new calls, each with a 60 KB name and a 60 KB id and no arguments: 75 MB of reply in
@@ -130,7 +116,9 @@ fn eighty_thousand_calls_in_one_reply_are_refused_quickly() {
             "{}",
             out.stderr
         );
-        assert!(took < Duration::from_secs(20), "by {shape}: {took:?}");
+        // Linear takes 3-6 s in a debug build, quadratic over 5 minutes: the margin is for a
+        // loaded machine (25 s was seen with ten builds beside it).
+        assert!(took < Duration::from_secs(55), "by {shape}: {took:?}");
         // Early start stops at the cap too (80,000 reads started early peaked at 143 MiB).
         assert!(peak < 100 << 10, "by {shape}: peak {} MiB", peak >> 10);
     }
@@ -257,7 +245,8 @@ fn eighty_thousand_calls_in_one_responses_reply_are_refused_quickly() {
         "{}",
         out.stderr
     );
-    assert!(took < Duration::from_secs(20), "{took:?}");
+    // As above: linear is seconds, quadratic minutes; the margin is for a loaded machine.
+    assert!(took < Duration::from_secs(55), "{took:?}");
 }
 
 /// The same flood of 60 KB names and ids in Anthropic's dialect, whose parser counted 64 bytes

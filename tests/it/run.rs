@@ -191,6 +191,30 @@ pub fn finish(mut child: Child) -> Output {
     })
 }
 
+/// `finish`, and the run's peak memory in KiB: its own `VmHWM`, sampled while it runs. Not
+/// `wait4`'s `ru_maxrss`: a child inherits the test harness's through `fork` and keeps it past
+/// `exec`, so under the whole suite that reads hundreds of MB for a small run.
+pub fn finish_measured(child: Child) -> (Output, u64) {
+    let status = format!("/proc/{}/status", child.id());
+    thread::scope(|scope| {
+        let peak = scope.spawn(move || {
+            let mut peak = 0;
+            // VmHWM only grows; a zombie's status has none, so the last reading is the peak.
+            while let Ok(text) = std::fs::read_to_string(&status) {
+                let field = text.lines().find_map(|l| l.strip_prefix("VmHWM:"));
+                match field.and_then(|f| f.trim().trim_end_matches("kB").trim().parse().ok()) {
+                    Some(kib) => peak = kib,
+                    None => break,
+                }
+                thread::sleep(Duration::from_millis(5));
+            }
+            peak
+        });
+        let output = finish(child);
+        (output, peak.join().expect("the sampler"))
+    })
+}
+
 fn read_all(mut pipe: impl Read) -> String {
     let mut bytes = Vec::new();
     let _ = pipe.read_to_end(&mut bytes);
