@@ -131,7 +131,9 @@ fn every_ignored_test_is_named_in_the_readme() {
     assert!(seen > 0, "no ignored test found: the pattern is stale");
     let words = ["no", "one", "two", "three", "four", "five", "six"];
     let said = Regex::new(r"(?i)\b(\w+)\s+tests?\s+(?:are|is)\s+ignored").expect("a pattern");
-    let said = said.captures(&readme).expect("the README says how many tests are ignored");
+    let said = said
+        .captures(&readme)
+        .expect("the README says how many tests are ignored");
     let said = words.iter().position(|w| said[1].eq_ignore_ascii_case(w));
     assert_eq!(said, Some(seen), "the README's count of ignored tests");
 }

@@ -41,7 +41,11 @@ pub(crate) fn readme_size(readme: &str) -> Size {
         .collect();
     let files = source_files();
     let core: Vec<&String> = (files.iter())
-        .filter(|file| folders.iter().any(|folder| file.starts_with(folder.as_str())))
+        .filter(|file| {
+            folders
+                .iter()
+                .any(|folder| file.starts_with(folder.as_str()))
+        })
         .collect();
     let lines = |list: &[&String]| list.iter().map(|f| non_blank_code_lines(&read(f))).sum();
     let number = |n: usize| found[n].replace(',', "").parse().expect("a number");
@@ -71,7 +75,11 @@ fn the_readme_is_short_and_in_the_order_a_newcomer_reads() {
     let lines = readme.lines().count();
     assert!(lines <= README_LINES, "README.md is {lines} lines");
     let size = Regex::new(README_SIZE).expect("a pattern").find(&readme);
-    let at = |heading: &str| readme.find(heading).unwrap_or_else(|| panic!("no {heading}"));
+    let at = |heading: &str| {
+        readme
+            .find(heading)
+            .unwrap_or_else(|| panic!("no {heading}"))
+    };
     let order = [
         size.expect("the size sentence").start(),
         at("## Set up"),
@@ -175,7 +183,10 @@ fn every_example_is_in_the_readme() {
 fn pages() -> Vec<String> {
     let mut pages = Vec::new();
     for dir in ["", "docs/"] {
-        for entry in std::fs::read_dir(root().join(dir)).expect("a folder").flatten() {
+        for entry in std::fs::read_dir(root().join(dir))
+            .expect("a folder")
+            .flatten()
+        {
             let name = entry.file_name().to_string_lossy().to_string();
             if name.ends_with(".md") {
                 pages.push(format!("{dir}{name}"));
@@ -255,7 +266,10 @@ fn every_relative_link_resolves() {
             }
         }
     }
-    assert!(seen >= 30, "only {seen} relative links: the pattern is stale");
+    assert!(
+        seen >= 30,
+        "only {seen} relative links: the pattern is stale"
+    );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
@@ -263,9 +277,8 @@ fn every_relative_link_resolves() {
 /// `tests/…`, `examples/…`, `bench/…`, `.ci/…`, `fixtures/…`) exists.
 #[test]
 fn every_path_the_readme_and_docs_name_exists() {
-    let path =
-        Regex::new(r"`((?:src|docs|tests|examples|bench|\.ci|fixtures)/[A-Za-z0-9_./-]*)`")
-            .expect("a pattern");
+    let path = Regex::new(r"`((?:src|docs|tests|examples|bench|\.ci|fixtures)/[A-Za-z0-9_./-]*)`")
+        .expect("a pattern");
     let mut problems = Vec::new();
     let pages = (pages().into_iter()).filter(|p| p == "README.md" || p.starts_with("docs/"));
     for page in pages {
@@ -275,5 +288,9 @@ fn every_path_the_readme_and_docs_name_exists() {
             }
         }
     }
-    assert!(problems.is_empty(), "paths that do not exist:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "paths that do not exist:\n{}",
+        problems.join("\n")
+    );
 }
