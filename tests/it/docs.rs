@@ -5,8 +5,8 @@
 //!
 //! Everything here reads files or runs the built binary and examples; no corecoder code is called.
 //! `CORECODER_REGEN_CODEMAP=1 cargo test --test it docs::` rewrites the code map's line counts
-//! (and its list of files), the core's size it states, and the size the README states, instead of
-//! failing on them; the roles stay as written.
+//! (and its list of files: a new folder gets a section of its own), the core's size it states,
+//! and the size the README states, instead of failing on them; the roles stay as written.
 
 use crate::readme::{README_SIZE, readme_size, section};
 use crate::run::{self, Output};
@@ -137,6 +137,7 @@ fn the_code_map_lists_every_source_file_with_its_size() {
             let text = regenerate(&tables, n, &files);
             updated.replace_range(table.range.clone(), &text);
         }
+        updated.push_str(&new_sections(&tables, &files));
         let core = core_files();
         let core_lines = core.iter().map(|f| non_blank_code_lines(&read(f))).sum();
         let said = restate(&updated, CORE_SAID, &[core.len(), core_lines]);
@@ -178,32 +179,75 @@ fn the_code_map_lists_every_source_file_with_its_size() {
     );
 }
 
-/// Table `n` with today's counts: its listed files in their order, then the new files of its
-/// folder (a file of no listed folder goes to the last table).
+/// The folder a file is in: `src/core/agent.rs` → `src/core`.
+fn folder(file: &str) -> &str {
+    file.rsplit_once('/').map_or("", |(dir, _)| dir)
+}
+
+/// The table a file not yet in the map belongs to: the one listing a file of its folder, else
+/// the one listing its nearest enclosing folder below `src/`; `None` for a folder the map has
+/// never seen (a new `src/x/`), which gets a section of its own.
+fn home_table(tables: &[Table], file: &str) -> Option<usize> {
+    let here = folder(file);
+    let same = |t: &Table| t.rows.iter().any(|r| folder(&r.file) == here);
+    if let Some(n) = tables.iter().position(same) {
+        return Some(n);
+    }
+    let enclosing =
+        |r: &Row| folder(&r.file) != "src" && here.starts_with(&format!("{}/", folder(&r.file)));
+    (tables.iter().enumerate())
+        .flat_map(|(n, t)| {
+            t.rows
+                .iter()
+                .filter(|r| enclosing(r))
+                .map(move |r| (folder(&r.file).len(), n))
+        })
+        .max()
+        .map(|(_, n)| n)
+}
+
+/// One code-map row with today's count.
+fn row_text(file: &str, role: &str) -> String {
+    format!("| `{file}` | {} | {role} |\n", code_lines(&read(file)))
+}
+
+/// Table `n` with today's counts: its listed files in their order, then the new files that
+/// belong to it (`home_table`).
 fn regenerate(tables: &[Table], n: usize, files: &[String]) -> String {
-    let folder = |file: &str| file.rsplit_once('/').map_or("", |(dir, _)| dir).to_string();
     let listed = |file: &String| {
         tables
             .iter()
             .any(|t| t.rows.iter().any(|r| &r.file == file))
     };
-    let home = |file: &String| {
-        (tables.iter())
-            .position(|t| t.rows.iter().any(|r| folder(&r.file) == folder(file)))
-            .unwrap_or(tables.len() - 1)
-    };
     let kept = (tables[n].rows.iter())
         .filter(|row| files.contains(&row.file))
-        .map(|row| (row.file.clone(), row.role.clone()));
+        .map(|row| row_text(&row.file, &row.role));
     let added = (files.iter())
-        .filter(|file| !listed(file) && home(file) == n)
-        .map(|file| (file.clone(), NO_ROLE.to_string()));
+        .filter(|file| !listed(file) && home_table(tables, file) == Some(n))
+        .map(|file| row_text(file, NO_ROLE));
     let mut table = TABLE_HEAD.to_string();
-    for (file, role) in kept.chain(added) {
-        let lines = code_lines(&read(&file));
-        table.push_str(&format!("| `{file}` | {lines} | {role} |\n"));
-    }
+    table.extend(kept.chain(added));
     table
+}
+
+/// A section for each folder of `src/` the map has never seen, with its files, to append.
+fn new_sections(tables: &[Table], files: &[String]) -> String {
+    let top = |file: &str| file.split('/').take(2).collect::<Vec<_>>().join("/");
+    let mut homeless: Vec<&String> = (files.iter())
+        .filter(|file| home_table(tables, file).is_none())
+        .collect();
+    homeless.sort_by_key(|file| top(file));
+    let mut text = String::new();
+    for (n, file) in homeless.iter().enumerate() {
+        if n == 0 || top(homeless[n - 1]) != top(file) {
+            text.push_str(&format!(
+                "\n## `{}/`\n\n{NO_ROLE}\n\n{TABLE_HEAD}",
+                top(file)
+            ));
+        }
+        text.push_str(&row_text(file, NO_ROLE));
+    }
+    text
 }
 
 /// Function names the text cites: `` `fn name` `` and `` `Type::name` `` / `` `module::name` ``
