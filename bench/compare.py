@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The README's "How it compares" table, measured: `bench/compare.py [NAME ...]`.
+"""docs/compare.md's "How it compares" table, measured: `bench/compare.py [NAME ...]`.
 
 For each program: start-up is the wall time of `PROGRAM --version` (median of 7 runs after one
 warm-up), memory its peak resident size as `/usr/bin/time -f %M` reports it (median of 7 more

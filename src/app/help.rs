@@ -1,6 +1,6 @@
 //! The `--help` text: every flag, the variables, the files under `~/.corecoder` and the exit
-//! codes. `main.rs` prints it; `tests/it/docs.rs` holds the README's tables to it. Nothing here
-//! parses anything.
+//! codes. `main.rs` prints it; `tests/it/docs.rs` holds docs/reference.md's tables to it, and
+//! `tests/it/readme.rs` the README's settings. Nothing here parses anything.
 
 pub const HELP: &str = "\
 corecoder - a minimal AI coding agent for any OpenAI-compatible model
@@ -62,8 +62,8 @@ CORECODER_TOOL_CHOICE (auto, required or none; not sent when unset; llama-cpp-py
 function calling needs auto). A .env file in the current directory or the nearest parent
 (not $HOME or above) is read without overriding the environment.
 No child of corecoder (bash, hooks, MCP servers) sees secret-looking variables (*KEY*, *TOKEN*,
-*PASSWORD*, *_DSN, DATABASE_URL, URLs with user:password@, ...: README), except those in
-CORECODER_ENV_ALLOW=NAME1,NAME2, nor can it read them or --api-key from corecoder's /proc.
+*PASSWORD*, *_DSN, DATABASE_URL, URLs with user:password@, ...: docs/safety.md), except those
+in CORECODER_ENV_ALLOW=NAME1,NAME2, nor can it read them or --api-key from corecoder's /proc.
 
 Untrusted projects (see --trust-project, /trust; a changed file is untrusted again): their hooks,
 MCP servers and settings files' permission rules do not count (a session asks first), their .env

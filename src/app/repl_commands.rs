@@ -160,7 +160,7 @@ fn list_permissions(agent: &Agent, display: &Display) {
     if order.is_empty() && always.is_empty() {
         return display.note(
             "No permission rules (write them in ~/.corecoder/settings.json, .claude/settings.json, \
-             ...: see the README).",
+             ...: see docs/safety.md).",
         );
     }
     let rules = &agent.extras.rules;

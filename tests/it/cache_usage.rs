@@ -145,7 +145,7 @@ fn the_end_of_a_run_shows_cached_tokens_and_the_hit_rate() {
     ];
     let out = run_p(&sandbox, &["-m", "kimi-k2.5"], replies);
     assert_eq!(out.stdout.trim(), "Cached prefix.", "{out:?}");
-    // $0.002080 for the first request, $0.001936 for the second: the README's example line.
+    // $0.002080 for the first request, $0.001936 for the second: docs/sessions.md's example line.
     let cost = dollars(1_000, 0, 10, PRICES.2) + dollars(3_000, 2_816, 20, PRICES.2);
     assert!((cost - 0.004_016).abs() < 1e-12, "{cost}");
     let line = "tokens: 4,000 prompt (2,816 cached, 70% hit rate) + 30 completion · $0.0040";

@@ -238,9 +238,10 @@ fn the_repl_asks_about_destructive_commands_even_when_bash_is_always_allowed() {
     assert!(!saved.contains("stash"), "{saved}");
 }
 
-/// The names a user can opt in to are the same in the binary, its `--help` and the README.
+/// The names a user can opt in to are the same in the binary, its `--help` and the danger
+/// table of docs/safety.md.
 #[test]
-fn the_destructive_names_agree_in_the_binary_help_and_readme() {
+fn the_destructive_names_agree_in_the_binary_help_and_the_docs() {
     let sandbox = Sandbox::new("danger_names");
     let output = run_with(&["--allow-destructive", "?"], &[], &sandbox);
     let known = output
@@ -252,15 +253,15 @@ fn the_destructive_names_agree_in_the_binary_help_and_readme() {
     known.sort();
     assert!(known.len() >= 8, "{output:?}");
     let help = run_with(&["--help"], &[], &sandbox).stdout;
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-        .expect("README.md");
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/safety.md"))
+        .expect("docs/safety.md");
     let mut rows: Vec<&str> = (readme.lines())
         .filter_map(|line| line.trim().strip_prefix("| `"))
         .filter_map(|row| row.split_once("` | ").map(|(name, _)| name))
         .filter(|name| known.contains(name) || name.starts_with("git-"))
         .collect();
     rows.sort();
-    assert_eq!(rows, known, "the README's table of destructive names");
+    assert_eq!(rows, known, "docs/safety.md's table of destructive names");
     for name in &known {
         assert!(help.contains(name), "--help does not name {name}");
     }

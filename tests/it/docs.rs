@@ -1,10 +1,14 @@
-//! Keeping the teaching material true: file headers, file sizes, the README's code map, the
-//! functions the walkthrough cites, and the examples.
+//! Keeping the teaching material true: file headers, file sizes, the code map
+//! (`docs/code-map.md`), the size the README states, its set-up commands and settings, the
+//! reference tables against `--help` and `/help`, every relative link and path the Markdown
+//! names, the functions the walkthrough cites, and the examples.
 //!
-//! Everything here reads files or runs the built examples; no corecoder code is called.
+//! Everything here reads files or runs the built binary and examples; no corecoder code is called.
 //! `CORECODER_REGEN_CODEMAP=1 cargo test --test it docs::` rewrites the code map's line counts
-//! (and its list of files) in README.md instead of failing on them; the roles stay as written.
+//! (and its list of files: a new folder gets a section of its own), the core's size it states,
+//! and the size the README states, instead of failing on them; the roles stay as written.
 
+use crate::readme::{README_SIZE, readme_size, section};
 use crate::run::{self, Output};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -13,17 +17,20 @@ use std::process::{Command, Stdio};
 const CEILING: usize = 400;
 /// How far a line count in the code map may drift from the file before the test fails.
 const TOLERANCE_PERCENT: usize = 10;
-const CODE_MAP_HEADING: &str = "## Code map";
+/// Every file of `src/` with its size and role, folder by folder; the README links it.
+const CODE_MAP: &str = "docs/code-map.md";
+/// The table reference of the flags and variables, the slash commands and the exit codes.
+const REFERENCE: &str = "docs/reference.md";
 const TABLE_HEAD: &str = "| file | lines | role |\n|---|---|---|\n";
 /// The role a regenerated row gets for a new file; the test fails until a person writes one.
 const NO_ROLE: &str = "(say what it is for)";
 
-fn root() -> &'static Path {
+pub(crate) fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// Every `.rs` file under `src/`, as `src/…` paths, sorted.
-fn source_files() -> Vec<String> {
+pub(crate) fn source_files() -> Vec<String> {
     let mut files = Vec::new();
     let mut dirs = vec![root().join("src")];
     while let Some(dir) = dirs.pop() {
@@ -41,12 +48,12 @@ fn source_files() -> Vec<String> {
     files
 }
 
-fn read(relative: &str) -> String {
+pub(crate) fn read(relative: &str) -> String {
     std::fs::read_to_string(root().join(relative)).expect("readable")
 }
 
 /// Lines above `#[cfg(test)]` directly followed by `mod tests`; the whole file if it has none.
-fn code_lines(text: &str) -> usize {
+pub(crate) fn code_lines(text: &str) -> usize {
     let lines: Vec<&str> = text.lines().collect();
     let tests = (lines.windows(2))
         .position(|pair| pair[0].trim() == "#[cfg(test)]" && pair[1].starts_with("mod tests"));
@@ -81,20 +88,17 @@ struct Row {
     role: String,
 }
 
-/// One table of the code map (one per folder): its rows and its byte range in the README.
+/// One table of the code map (one per folder): its rows and its byte range in the page.
 struct Table {
     rows: Vec<Row>,
     range: std::ops::Range<usize>,
 }
 
-/// The code map's tables: every table between its heading and the next `## ` heading.
+/// The code map's tables: every `| file | lines | role |` table of the page, in order.
 fn code_map(readme: &str) -> Vec<Table> {
-    let section = readme
-        .find(CODE_MAP_HEADING)
-        .expect("README has a code map");
-    let end = (readme[section + 1..].find("\n## ")).map_or(readme.len(), |n| section + 1 + n);
+    let end = readme.len();
     let mut tables = Vec::new();
-    let mut at = section;
+    let mut at = 0;
     while let Some(found) = readme[at..end].find(TABLE_HEAD) {
         let start = at + found;
         let table_len: usize = (readme[start..].split_inclusive('\n'))
@@ -122,8 +126,8 @@ fn code_map(readme: &str) -> Vec<Table> {
 }
 
 #[test]
-fn the_readme_code_map_lists_every_source_file_with_its_size() {
-    let readme = read("README.md");
+fn the_code_map_lists_every_source_file_with_its_size() {
+    let readme = read(CODE_MAP);
     let tables = code_map(&readme);
     let files = source_files();
     if std::env::var_os("CORECODER_REGEN_CODEMAP").is_some() {
@@ -133,7 +137,15 @@ fn the_readme_code_map_lists_every_source_file_with_its_size() {
             let text = regenerate(&tables, n, &files);
             updated.replace_range(table.range.clone(), &text);
         }
-        std::fs::write(root().join("README.md"), updated).expect("README.md is writable");
+        updated.push_str(&new_sections(&tables, &files));
+        let core = core_files();
+        let core_lines = core.iter().map(|f| non_blank_code_lines(&read(f))).sum();
+        let said = restate(&updated, CORE_SAID, &[core.len(), core_lines]);
+        std::fs::write(root().join(CODE_MAP), said).expect("the code map is writable");
+        let readme = read("README.md");
+        let size = readme_size(&readme);
+        let said = restate(&readme, README_SIZE, &size.actual);
+        std::fs::write(root().join("README.md"), said).expect("README.md is writable");
         return;
     }
     let rows: Vec<&Row> = tables.iter().flat_map(|t| &t.rows).collect();
@@ -167,32 +179,75 @@ fn the_readme_code_map_lists_every_source_file_with_its_size() {
     );
 }
 
-/// Table `n` with today's counts: its listed files in their order, then the new files of its
-/// folder (a file of no listed folder goes to the last table).
+/// The folder a file is in: `src/core/agent.rs` → `src/core`.
+fn folder(file: &str) -> &str {
+    file.rsplit_once('/').map_or("", |(dir, _)| dir)
+}
+
+/// The table a file not yet in the map belongs to: the one listing a file of its folder, else
+/// the one listing its nearest enclosing folder below `src/`; `None` for a folder the map has
+/// never seen (a new `src/x/`), which gets a section of its own.
+fn home_table(tables: &[Table], file: &str) -> Option<usize> {
+    let here = folder(file);
+    let same = |t: &Table| t.rows.iter().any(|r| folder(&r.file) == here);
+    if let Some(n) = tables.iter().position(same) {
+        return Some(n);
+    }
+    let enclosing =
+        |r: &Row| folder(&r.file) != "src" && here.starts_with(&format!("{}/", folder(&r.file)));
+    (tables.iter().enumerate())
+        .flat_map(|(n, t)| {
+            t.rows
+                .iter()
+                .filter(|r| enclosing(r))
+                .map(move |r| (folder(&r.file).len(), n))
+        })
+        .max()
+        .map(|(_, n)| n)
+}
+
+/// One code-map row with today's count.
+fn row_text(file: &str, role: &str) -> String {
+    format!("| `{file}` | {} | {role} |\n", code_lines(&read(file)))
+}
+
+/// Table `n` with today's counts: its listed files in their order, then the new files that
+/// belong to it (`home_table`).
 fn regenerate(tables: &[Table], n: usize, files: &[String]) -> String {
-    let folder = |file: &str| file.rsplit_once('/').map_or("", |(dir, _)| dir).to_string();
     let listed = |file: &String| {
         tables
             .iter()
             .any(|t| t.rows.iter().any(|r| &r.file == file))
     };
-    let home = |file: &String| {
-        (tables.iter())
-            .position(|t| t.rows.iter().any(|r| folder(&r.file) == folder(file)))
-            .unwrap_or(tables.len() - 1)
-    };
     let kept = (tables[n].rows.iter())
         .filter(|row| files.contains(&row.file))
-        .map(|row| (row.file.clone(), row.role.clone()));
+        .map(|row| row_text(&row.file, &row.role));
     let added = (files.iter())
-        .filter(|file| !listed(file) && home(file) == n)
-        .map(|file| (file.clone(), NO_ROLE.to_string()));
+        .filter(|file| !listed(file) && home_table(tables, file) == Some(n))
+        .map(|file| row_text(file, NO_ROLE));
     let mut table = TABLE_HEAD.to_string();
-    for (file, role) in kept.chain(added) {
-        let lines = code_lines(&read(&file));
-        table.push_str(&format!("| `{file}` | {lines} | {role} |\n"));
-    }
+    table.extend(kept.chain(added));
     table
+}
+
+/// A section for each folder of `src/` the map has never seen, with its files, to append.
+fn new_sections(tables: &[Table], files: &[String]) -> String {
+    let top = |file: &str| file.split('/').take(2).collect::<Vec<_>>().join("/");
+    let mut homeless: Vec<&String> = (files.iter())
+        .filter(|file| home_table(tables, file).is_none())
+        .collect();
+    homeless.sort_by_key(|file| top(file));
+    let mut text = String::new();
+    for (n, file) in homeless.iter().enumerate() {
+        if n == 0 || top(homeless[n - 1]) != top(file) {
+            text.push_str(&format!(
+                "\n## `{}/`\n\n{NO_ROLE}\n\n{TABLE_HEAD}",
+                top(file)
+            ));
+        }
+        text.push_str(&row_text(file, NO_ROLE));
+    }
+    text
 }
 
 /// Function names the text cites: `` `fn name` `` and `` `Type::name` `` / `` `module::name` ``
@@ -366,12 +421,12 @@ fn example_team_reports_each_worker_under_its_name() {
     assert!(out.contains("## printer\nprinter.rs: 0 TODOs"), "{out}");
 }
 
-/// The rows of the README table that follows `heading`'s first `| … |` header line: each row's
+/// The rows of the Markdown table that follows `heading`'s first `| … |` header line: each row's
 /// cells, until the table ends.
-fn table_after(readme: &str, heading: &str) -> Vec<Vec<String>> {
+pub(crate) fn table_after(readme: &str, heading: &str) -> Vec<Vec<String>> {
     let start = readme
         .find(heading)
-        .unwrap_or_else(|| panic!("{heading} in the README"));
+        .unwrap_or_else(|| panic!("{heading} in the page"));
     (readme[start..].lines())
         .skip_while(|line| !line.starts_with('|'))
         .take_while(|line| line.starts_with('|'))
@@ -385,7 +440,7 @@ fn table_after(readme: &str, heading: &str) -> Vec<Vec<String>> {
 }
 
 /// Every match of `pattern` in `text`, once each, sorted.
-fn names_in(text: &str, pattern: &str) -> Vec<String> {
+pub(crate) fn names_in(text: &str, pattern: &str) -> Vec<String> {
     let regex = regex::Regex::new(pattern).expect("a pattern");
     let mut names: Vec<String> = regex
         .find_iter(text)
@@ -406,7 +461,7 @@ fn the_configuration_table_matches_help() {
         .map(|line| line.split("  ").find(|part| !part.is_empty()).unwrap_or(""))
         .collect::<Vec<_>>()
         .join("\n");
-    let readme = read("README.md");
+    let readme = read(REFERENCE);
     let rows = table_after(&readme, "## Configuration");
     let column = |n: usize| {
         (rows.iter())
@@ -434,7 +489,7 @@ fn the_command_table_matches_slash_help() {
     let repl = read("src/app/repl_commands.rs");
     let start = repl.find("const HELP: &str").expect("the REPL's HELP");
     let help = &repl[start..start + repl[start..].find("\";").expect("its end")];
-    let readme = read("README.md");
+    let readme = read(REFERENCE);
     let rows = table_after(&readme, "| command | what it does |");
     let first: Vec<String> = rows.iter().map(|row| row[1].clone()).collect();
     let command = r"/[a-z]+";
@@ -468,8 +523,7 @@ fn the_ci_script_tells_the_truth_about_what_it_needs() {
 #[test]
 fn set_up_names_the_prerequisites_and_the_install_step() {
     let readme = read("README.md");
-    let set_up =
-        &readme[readme.find("## Set up").expect("Set up")..readme.find("## Usage").expect("Usage")];
+    let set_up = section(&readme, "## Set up");
     let cargo = read("Cargo.toml");
     let version = (cargo.lines())
         .find_map(|l| l.strip_prefix("rust-version = \""))
@@ -732,17 +786,55 @@ fn each_layer_imports_only_what_it_may() {
 }
 
 /// Non-blank lines above a file's unit tests.
-fn non_blank_code_lines(text: &str) -> usize {
+pub(crate) fn non_blank_code_lines(text: &str) -> usize {
     (text.lines().take(code_lines(text)))
         .filter(|line| !line.trim().is_empty())
         .count()
 }
 
+/// The files of `src/core/`.
+fn core_files() -> Vec<String> {
+    (source_files().into_iter())
+        .filter(|f| f.starts_with("src/core/"))
+        .collect()
+}
+
+/// The code map's sentence on the core: how many files, about how many non-blank lines.
+const CORE_SAID: &str = r"read these (\d+) files, about ([\d,]+)\s+lines";
+
+/// `n` with a comma between thousands, as the prose writes it: 19,855.
+pub(crate) fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `text` with the last `numbers.len()` groups of `pattern`'s first match rewritten as
+/// `numbers`, in order: what `CORECODER_REGEN_CODEMAP` writes.
+pub(crate) fn restate(text: &str, pattern: &str, numbers: &[usize]) -> String {
+    let regex = regex::Regex::new(pattern).expect("a pattern");
+    let found = regex
+        .captures(text)
+        .unwrap_or_else(|| panic!("no {pattern:?}"));
+    let first = found.len() - numbers.len();
+    let mut out = text.to_string();
+    // From the last group back, so the earlier ranges stay where they are.
+    for (n, number) in numbers.iter().enumerate().rev() {
+        let range = found.get(first + n).expect("the group").range();
+        out.replace_range(range, &thousands(*number));
+    }
+    out
+}
+
 #[test]
 fn the_core_is_read_in_one_sitting() {
-    let core: Vec<String> = (source_files().into_iter())
-        .filter(|f| f.starts_with("src/core/"))
-        .collect();
+    let core = core_files();
     let lines: usize = core.iter().map(|f| non_blank_code_lines(&read(f))).sum();
     let mut problems = Vec::new();
     if core.len() > CORE_FILES || lines > CORE_LINES {
@@ -764,16 +856,16 @@ fn the_core_is_read_in_one_sitting() {
     if !unlisted.is_empty() {
         problems.push(format!("core/mod.rs does not list {unlisted:?}"));
     }
-    let readme = read("README.md");
-    let said = regex::Regex::new(r"read these (\d+) files, about ([\d,]+)\s+lines")
+    let readme = read(CODE_MAP);
+    let said = regex::Regex::new(CORE_SAID)
         .expect("a pattern")
         .captures(&readme)
-        .expect("the README's code map says how much the core is");
+        .expect("the code map says how much the core is");
     let about: usize = said[2].replace(',', "").parse().expect("a number");
     if said[1] != core.len().to_string() || about.abs_diff(lines) * 100 > lines * TOLERANCE_PERCENT
     {
         problems.push(format!(
-            "the README says {} files, about {about} lines; the core is {} files, {lines} lines",
+            "the code map says {} files, about {about} lines; the core is {} files, {lines} lines",
             &said[1],
             core.len()
         ));
@@ -784,7 +876,7 @@ fn the_core_is_read_in_one_sitting() {
         .collect();
     if mapped != order {
         problems.push(format!(
-            "the README's core table is not in reading order: {mapped:?}"
+            "the code map's core table is not in reading order: {mapped:?}"
         ));
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));

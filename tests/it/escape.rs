@@ -243,7 +243,7 @@ fn read_only_refuses_write_and_edit_file_everywhere() {
 }
 
 /// The documented gap: in workspace-write mode a seccomp filter cannot tell a path inside the
-/// roots from one outside, so `chmod` outside still succeeds. This test keeps the README,
+/// roots from one outside, so `chmod` outside still succeeds. This test keeps docs/safety.md,
 /// the banner and SECURITY.md honest: if it ever fails, the gap is closed and they must change.
 #[test]
 fn workspace_write_does_not_stop_chmod_outside_as_documented() {

@@ -1,6 +1,6 @@
-//! The figures README.md and RELIABILITY.md state that a test can recompute: counts of test
-//! cases, of byte offsets, of fuzz targets, the default kill and interrupt counts, and the
-//! line counts in "How it compares". A figure measured by a run (timings, memory, soak
+//! The figures README.md, docs/compare.md and RELIABILITY.md state that a test can recompute:
+//! counts of test cases, of byte offsets, of fuzz targets, the default kill and interrupt
+//! counts, the ignored tests, and the line counts in "How it compares". A figure measured by a run (timings, memory, soak
 //! tallies) cannot be checked here; `bench/` and the ignored tests produce those.
 
 use regex::Regex;
@@ -71,9 +71,9 @@ fn reliability_counts_match_the_tests() {
     assert_eq!((stated_kills, stated_interrupts), (kills, interrupts));
 }
 
-/// "≈ N above the unit tests (≈ M with them)" in "How it compares", within 10 %.
+/// "≈ N above the unit tests (≈ M with them)" in docs/compare.md's table, within 10 %.
 #[test]
-fn readme_line_counts_match_the_source() {
+fn compare_line_counts_match_the_source() {
     let (mut above, mut total) = (0, 0);
     let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("src")];
     while let Some(dir) = dirs.pop() {
@@ -94,22 +94,22 @@ fn readme_line_counts_match_the_source() {
                 .unwrap_or(lines.len());
         }
     }
-    let readme = read("README.md");
-    let stated_above = stated(&readme, r"≈ ([\d,]+) above the unit tests");
-    let stated_total = stated(&readme, r"above the unit tests \(≈ ([\d,]+) with them\)");
+    let compare = read("docs/compare.md");
+    let stated_above = stated(&compare, r"≈ ([\d,]+) above the unit tests");
+    let stated_total = stated(&compare, r"above the unit tests \(≈ ([\d,]+) with them\)");
     let near = |stated: usize, real: usize| stated.abs_diff(real) * 10 <= real;
     assert!(
         near(stated_above, above),
-        "README says ≈ {stated_above}, src has {above}"
+        "docs/compare.md says ≈ {stated_above}, src has {above}"
     );
     assert!(
         near(stated_total, total),
-        "README says ≈ {stated_total}, src has {total}"
+        "docs/compare.md says ≈ {stated_total}, src has {total}"
     );
 }
 
 /// The README promises `cargo test` runs every test: each ignored one must be named there with
-/// the command that runs it.
+/// the command that runs it, and the README says how many there are.
 #[test]
 fn every_ignored_test_is_named_in_the_readme() {
     let readme = read("README.md");
@@ -129,6 +129,13 @@ fn every_ignored_test_is_named_in_the_readme() {
         }
     }
     assert!(seen > 0, "no ignored test found: the pattern is stale");
+    let words = ["no", "one", "two", "three", "four", "five", "six"];
+    let said = Regex::new(r"(?i)\b(\w+)\s+tests?\s+(?:are|is)\s+ignored").expect("a pattern");
+    let said = said
+        .captures(&readme)
+        .expect("the README says how many tests are ignored");
+    let said = words.iter().position(|w| said[1].eq_ignore_ascii_case(w));
+    assert_eq!(said, Some(seen), "the README's count of ignored tests");
 }
 
 /// A decimal the first match of `pattern` captures in `text`.
@@ -138,11 +145,11 @@ fn decimal(text: &str, pattern: &str) -> f64 {
     number[1].replace(',', "").parse().expect("a number")
 }
 
-/// The README's headline figures are BENCHMARKS.md's last full run, rounded, and name its
-/// commit and profile.
+/// The headline figures (docs/compare.md's "Benchmarks") are BENCHMARKS.md's last full run,
+/// rounded, and name its commit and profile.
 #[test]
-fn readme_headline_figures_are_the_benchmarks() {
-    let readme = read("README.md");
+fn compare_headline_figures_are_the_benchmarks() {
+    let readme = read("docs/compare.md");
     let start = readme.find("## Benchmarks").expect("the section");
     let headline = &readme[start..start + readme[start..].find("\n## ").expect("its end")];
     let bench = read("BENCHMARKS.md");
@@ -153,7 +160,7 @@ fn readme_headline_figures_are_the_benchmarks() {
     let near = |readme: f64, bench: f64, what: &str| {
         assert!(
             (readme - bench).abs() <= bench * 0.05,
-            "{what}: README {readme}, BENCHMARKS {bench}"
+            "{what}: docs/compare.md {readme}, BENCHMARKS {bench}"
         );
     };
     let row = |metric: &str| -> &str {

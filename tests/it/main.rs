@@ -9,7 +9,7 @@
 //! the binary printed, how it exited, what it sent and what it did to the files; `fuse` mounts
 //! the hung file system `bounds` reads from.
 //! Nothing of corecoder's own code is called or mocked here: only the binary is exercised
-//! (and, in `docs` and `figures`, the README, the docs and the built examples).
+//! (and, in `docs`, `readme` and `figures`, the README, the docs and the built examples).
 
 mod anthropic;
 mod bounds;
@@ -45,6 +45,7 @@ mod permissions_rules;
 mod planted;
 mod prompt_cache;
 mod pty;
+mod readme;
 mod reads;
 mod repl;
 mod replay;

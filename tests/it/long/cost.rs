@@ -98,7 +98,7 @@ fn tokens_across_a_switch(sandbox: &Sandbox, from: &str, to: &str, usage: (u64, 
     repl.turn("/tokens", shown);
 }
 
-/// The README's example: real models at their built-in prices, 100 prompt and 20 completion
+/// docs/sessions.md's example: real models at their built-in prices, 100 prompt and 20 completion
 /// tokens each (gpt-4.1: $2/$8, gpt-5.5: $5/$30 per million).
 #[test]
 fn tokens_after_a_switch_price_the_whole_session_per_model() {
