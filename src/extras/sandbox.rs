@@ -189,10 +189,7 @@ impl ShellSafety {
             Sandbox::WorkspaceWrite => (&self.roots[..], seccomp::Metadata::Allowed),
         };
         let filter = seccomp::filter(metadata).unwrap_or_default();
-        let ruleset = landlock::ruleset(writable).map_err(|why| match landlock::present() {
-            true => why,
-            false => UNAVAILABLE.to_string(),
-        })?;
+        let ruleset = landlock::ruleset(writable)?;
         Ok(Some(Confinement { ruleset, filter }))
     }
 
@@ -237,8 +234,8 @@ impl ShellSafety {
         };
         std::thread::scope(|scope| {
             let writer = scope.spawn(|| {
-                let ruleset = confinement.ruleset;
-                landlock::restrict_self(ruleset).map_err(|e| format!("sandbox: {e}"))?;
+                landlock::restrict_self(&confinement.ruleset)
+                    .map_err(|e| format!("sandbox: {e}"))?;
                 write()
             });
             writer
@@ -250,19 +247,13 @@ impl ShellSafety {
 
 impl Confinement {
     /// Make `shell` enter this confinement between `fork` and `exec`. The closure owns a
-    /// duplicate of the ruleset's fd (close-on-exec), taken here, in the parent.
-    pub fn enter_before_exec(&self, shell: &mut Command) {
-        let mut ruleset = Some(self.ruleset.try_clone());
-        let filter = self.filter.clone();
+    /// duplicate of the ruleset's fd (close-on-exec), made here, in the parent.
+    pub fn enter_before_exec(&self, shell: &mut Command) -> io::Result<()> {
+        let (ruleset, filter) = (self.ruleset.try_clone()?, self.filter.clone());
         // SAFETY: the closure makes a few syscalls and allocates nothing, which is what may run
-        // between fork and exec (an `io::Error` from an errno holds no allocation).
-        unsafe {
-            shell.pre_exec(move || match ruleset.take() {
-                Some(Ok(ruleset)) => restrict_self(ruleset, &filter),
-                Some(Err(e)) => Err(e),
-                None => Err(io::Error::from_raw_os_error(libc::EBADF)),
-            })
-        };
+        // between fork and exec.
+        unsafe { shell.pre_exec(move || restrict_self(&ruleset, &filter)) };
+        Ok(())
     }
 }
 
@@ -297,7 +288,7 @@ pub fn landing_place(path: &Path) -> Result<PathBuf, String> {
 
 /// In the forked child before `exec`: drop inherited descriptors, enter the Landlock ruleset,
 /// then the seccomp filter. No allocation: a threaded parent's locks may be held in the child.
-fn restrict_self(ruleset: landlock::Built, filter: &[seccomp::Instruction]) -> io::Result<()> {
+fn restrict_self(ruleset: &landlock::Built, filter: &[seccomp::Instruction]) -> io::Result<()> {
     reach::close_inherited_on_exec()?;
     landlock::restrict_self(ruleset)?;
     if !filter.is_empty() {

@@ -103,9 +103,10 @@ fn allow(ruleset: Built, dir: &Path, access: BitFlags<AccessFs>) -> Result<Built
 
 /// Enter `ruleset` (and `PR_SET_NO_NEW_PRIVS`, which Landlock requires of an unprivileged
 /// process: no exec may gain privileges). Binds the calling thread and what it starts. Runs
-/// between fork and exec, so it allocates nothing: the error is the kernel's `errno`.
-pub fn restrict_self(ruleset: Built) -> io::Result<()> {
-    match ruleset.restrict_self() {
+/// between fork and exec, so it allocates nothing: the crate's `restrict_self` consumes a
+/// ruleset, so it gets a `dup` (one `fcntl`), and an error is the kernel's `errno`.
+pub fn restrict_self(ruleset: &Built) -> io::Result<()> {
+    match ruleset.try_clone()?.restrict_self() {
         Ok(status) if status.ruleset != RulesetStatus::NotEnforced => Ok(()),
         Ok(_) => Err(io::Error::from_raw_os_error(libc::ENOSYS)),
         Err(_) => Err(io::Error::last_os_error()),

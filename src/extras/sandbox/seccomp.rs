@@ -15,10 +15,7 @@
 //! Workspace-write cannot: `touch`, `chmod +x`, `git checkout` need them in the workspace.
 //!
 //! Only x86_64 and aarch64 are described here; elsewhere `filter` returns `None` and the
-//! sandbox has Landlock alone (SECURITY.md says so).
-//!
-//! Written out rather than built with `seccompiler`, which keys rules by exact syscall number:
-//! a deny-list it builds lets x32 calls (bit 30 set) through (DESIGN.md, "seccomp").
+//! sandbox has Landlock alone (SECURITY.md says so). Not `seccompiler`: it cannot refuse x32.
 
 use std::io;
 
