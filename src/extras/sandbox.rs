@@ -37,7 +37,6 @@ pub use reach::kernel_gaps;
 use std::collections::HashMap;
 use std::fmt;
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Component, Path, PathBuf};
 use std::process::Command;
@@ -80,7 +79,7 @@ pub struct ShellSafety {
 
 /// What a shell enters between `fork` and `exec`, built beforehand (building allocates).
 pub struct Confinement {
-    ruleset: OwnedFd,
+    ruleset: landlock::Built,
     filter: Vec<seccomp::Instruction>,
 }
 
@@ -115,9 +114,9 @@ impl Sandbox {
 
     /// At start-up: a sandbox that cannot be enforced must not be pretended.
     pub fn check_supported(self) -> Result<(), String> {
-        match (self, landlock::abi()) {
-            (Sandbox::Off, _) | (_, Some(_)) => Ok(()),
-            (_, None) => Err(UNAVAILABLE.to_string()),
+        match (self, landlock::present()) {
+            (Sandbox::Off, _) | (_, true) => Ok(()),
+            (_, false) => Err(UNAVAILABLE.to_string()),
         }
     }
 }
@@ -190,8 +189,7 @@ impl ShellSafety {
             Sandbox::WorkspaceWrite => (&self.roots[..], seccomp::Metadata::Allowed),
         };
         let filter = seccomp::filter(metadata).unwrap_or_default();
-        let abi = landlock::abi().ok_or(UNAVAILABLE)?;
-        let ruleset = landlock::ruleset(abi, writable)?;
+        let ruleset = landlock::ruleset(writable)?;
         Ok(Some(Confinement { ruleset, filter }))
     }
 
@@ -234,10 +232,10 @@ impl ShellSafety {
         let Some(confinement) = self.confinement()? else {
             return write();
         };
-        let fd = confinement.ruleset.as_raw_fd();
         std::thread::scope(|scope| {
             let writer = scope.spawn(|| {
-                landlock::restrict_self(fd).map_err(|e| format!("sandbox: {e}"))?;
+                landlock::restrict_self(&confinement.ruleset)
+                    .map_err(|e| format!("sandbox: {e}"))?;
                 write()
             });
             writer
@@ -248,13 +246,14 @@ impl ShellSafety {
 }
 
 impl Confinement {
-    /// Make `shell` enter this confinement between `fork` and `exec`. `self` must live past
-    /// the `spawn`: the closure keeps the ruleset's fd number, not the fd.
-    pub fn enter_before_exec(&self, shell: &mut Command) {
-        let (ruleset, filter) = (self.ruleset.as_raw_fd(), self.filter.clone());
+    /// Make `shell` enter this confinement between `fork` and `exec`. The closure owns a
+    /// duplicate of the ruleset's fd (close-on-exec), made here, in the parent.
+    pub fn enter_before_exec(&self, shell: &mut Command) -> io::Result<()> {
+        let (ruleset, filter) = (self.ruleset.try_clone()?, self.filter.clone());
         // SAFETY: the closure makes a few syscalls and allocates nothing, which is what may run
         // between fork and exec.
-        unsafe { shell.pre_exec(move || restrict_self(ruleset, &filter)) };
+        unsafe { shell.pre_exec(move || restrict_self(&ruleset, &filter)) };
+        Ok(())
     }
 }
 
@@ -289,7 +288,7 @@ pub fn landing_place(path: &Path) -> Result<PathBuf, String> {
 
 /// In the forked child before `exec`: drop inherited descriptors, enter the Landlock ruleset,
 /// then the seccomp filter. No allocation: a threaded parent's locks may be held in the child.
-fn restrict_self(ruleset: RawFd, filter: &[seccomp::Instruction]) -> io::Result<()> {
+fn restrict_self(ruleset: &landlock::Built, filter: &[seccomp::Instruction]) -> io::Result<()> {
     reach::close_inherited_on_exec()?;
     landlock::restrict_self(ruleset)?;
     if !filter.is_empty() {
@@ -388,7 +387,7 @@ mod tests {
         assert!(safety.check_write(&root.join("sub/x")).is_ok());
         assert!(safety.check_write(&root.join("out/x")).is_err());
         assert!(safety.check_write(&root.join("../root2/x")).is_err());
-        if landlock::abi().is_some() {
+        if landlock::present() {
             // Past the check (as after a swapped symlink), the kernel still refuses.
             let write_to =
                 |path: PathBuf| move || std::fs::write(&path, "x").map_err(|e| e.to_string());

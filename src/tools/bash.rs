@@ -136,7 +136,7 @@ fn start(command: &str, ctx: &ToolContext) -> Result<Child, String> {
             git_files::switch_off(&mut shell);
         }
         if let Some(confinement) = &confinement {
-            confinement.enter_before_exec(&mut shell);
+            confinement.enter_before_exec(&mut shell)?;
         }
         shell.spawn()
     };

@@ -51,7 +51,7 @@ pub fn calls_in_turn(
     results.into_iter().map(|(_, text)| text).collect()
 }
 
-/// Does this kernel offer Landlock? Asked the way the binary asks: the ABI version call. If
+/// Does this kernel offer Landlock? Asked as the `landlock` crate asks: the ABI version call. If
 /// not, `test` is skipped and says so straight on stderr: libtest captures `eprintln!` of a
 /// passing test, and a skip reported as a plain `ok` must not pass for a sandbox that works.
 /// `CORECODER_REQUIRE_LANDLOCK=1` (for machines that must have it) fails the test instead.

@@ -2,21 +2,29 @@
 //! every mode but `off`, so these stand-ins are never asked to confine anything.
 
 use std::io;
-use std::os::fd::{OwnedFd, RawFd};
 use std::path::PathBuf;
 
-pub fn abi() -> Option<u32> {
+/// Never built: `ruleset` always refuses.
+pub struct Built;
+
+impl Built {
+    pub fn try_clone(&self) -> io::Result<Built> {
+        Ok(Built)
+    }
+}
+
+pub fn present() -> bool {
+    false
+}
+
+pub fn gaps() -> Option<String> {
     None
 }
 
-pub fn gaps(_abi: u32) -> Option<String> {
-    None
-}
-
-pub fn ruleset(_abi: u32, _writable: &[PathBuf]) -> Result<OwnedFd, String> {
+pub fn ruleset(_writable: &[PathBuf]) -> Result<Built, String> {
     Err("Landlock exists only on Linux".to_string())
 }
 
-pub fn restrict_self(_ruleset: RawFd) -> io::Result<()> {
+pub fn restrict_self(_ruleset: &Built) -> io::Result<()> {
     Ok(())
 }

@@ -15,7 +15,7 @@
 //! Workspace-write cannot: `touch`, `chmod +x`, `git checkout` need them in the workspace.
 //!
 //! Only x86_64 and aarch64 are described here; elsewhere `filter` returns `None` and the
-//! sandbox has Landlock alone (SECURITY.md says so).
+//! sandbox has Landlock alone (SECURITY.md says so). Not `seccompiler`: it cannot refuse x32.
 
 use std::io;
 
@@ -425,6 +425,13 @@ mod tests {
                 true,
             ),
             ("TIOCSTI", libc::SYS_ioctl, [0, 0x5412, 0, 0, 0, 0], true),
+            // The kernel takes the command as an `unsigned int`: the upper half is no way round.
+            (
+                "TIOCSTI, upper bits set",
+                libc::SYS_ioctl,
+                [0, 0xffff_ffff_0000_5412, 0, 0, 0, 0],
+                true,
+            ),
             (
                 "TIOCGWINSZ",
                 libc::SYS_ioctl,
@@ -473,6 +480,9 @@ mod tests {
             // Another calling convention, and x32 numbers, are refused whole.
             assert_eq!(verdict(&program, 0x4000_0003, 0, [0; 6]), REFUSE);
             assert_eq!(verdict(&program, ARCH, 0x4000_0000, [0; 6]), REFUSE);
+            let x32_unix_socket = [libc::AF_UNIX as u64, 1, 0, 0, 0, 0];
+            let x32_socket = 0x4000_0000 | libc::SYS_socket;
+            assert_eq!(verdict(&program, ARCH, x32_socket, x32_unix_socket), REFUSE);
         }
     }
 
