@@ -29,6 +29,7 @@ mod extend;
 mod faults;
 mod figures;
 mod fuse;
+mod guards;
 mod heredoc;
 mod hooks;
 mod hostile;
