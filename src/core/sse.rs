@@ -280,7 +280,10 @@ mod tests {
         assert!(matches!(feed(MAX_LINE), Ok(Flow::Continue)));
         for over in [MAX_LINE + 1, MAX_LINE + 2] {
             let refused = feed(over);
-            assert!(matches!(refused, Err(Error::Stream(Broke::TooLarge("an event")))));
+            assert!(matches!(
+                refused,
+                Err(Error::Stream(Broke::TooLarge("an event")))
+            ));
         }
     }
 
