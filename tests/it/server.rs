@@ -4,7 +4,9 @@
 //! n-th reply, and every request is recorded (with its arrival time) for the test to inspect.
 //! The server does not understand requests: it never validates a body or picks a reply by
 //! content, so every assertion about what the client sent lives in the test that reads
-//! `requests()`. One thread accepts; each connection gets its own scoped thread (so a stalled
+//! `requests()`, except one: when dropped, the server fails the test if any request shows a
+//! repaired history (`repair_problem`) that the test did not announce with `expect_repairs`
+//! (it interrupts or crashes the run on purpose). One thread accepts; each connection gets its own scoped thread (so a stalled
 //! reply cannot block the retry after it); every reply ends with closing the connection.
 
 use crate::http;
