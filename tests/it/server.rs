@@ -6,8 +6,10 @@
 //! content, so every assertion about what the client sent lives in the test that reads
 //! `requests()`, except one: when dropped, the server fails the test if any request shows a
 //! repaired history (`repair_problem`) that the test did not announce with `expect_repairs`
-//! (it interrupts or crashes the run on purpose). One thread accepts; each connection gets its own scoped thread (so a stalled
-//! reply cannot block the retry after it); every reply ends with closing the connection.
+//! (it interrupts or crashes the run on purpose). One thread accepts; each connection gets
+//! its own scoped thread (so a stalled reply cannot block the retry after it); every reply
+//! ends with closing the connection. Past 300 lines (about 390): the replies every test
+//! scripts and the history check every test gets belong to the one server they all start.
 
 use crate::http;
 use serde_json::{Value, json};
