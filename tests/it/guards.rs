@@ -143,7 +143,7 @@ fn compacting_run(name: &str, window: &str, script: Vec<Reply>) -> (Output, Vec<
     let sandbox = Sandbox::new(name);
     sandbox.write(
         "big.txt",
-        &"0123456789 filler line for the window\n".repeat(120),
+        &"0123456789 filler line for the window\n".repeat(420),
     );
     let server = Server::answering_summaries(script, "Summary: the files were read.");
     let url = server.url();
@@ -169,25 +169,30 @@ fn unmeasured(id: &str, name: &str, args: Value) -> Reply {
     Reply::Sse(sse::role() + &deltas + &sse::finish("tool_calls") + &sse::done())
 }
 
-/// Four rounds, each reading `big.txt` (15 KB a time, which a snip cuts to a few lines).
+/// The window of the compaction runs, in tokens: eleven rounds of about 4,000 tokens pass
+/// half of it (the snip tier) near the tenth; left uncompacted they reach 70% (the summary
+/// tier) by the end, so where a summary started from tells which tier asked for it.
+const WINDOW: &str = "70000";
+
+/// Eleven rounds, each reading `big.txt` (16 KB a time, which a snip cuts to a few lines).
 fn reads() -> Vec<Reply> {
     let read = |n: usize| {
         let args = json!({"file_path": "big.txt", "offset": 1 + n});
         unmeasured(&format!("r{n}"), "read_file", args)
     };
-    let mut script: Vec<Reply> = (0..10).map(read).collect();
+    let mut script: Vec<Reply> = (0..11).map(read).collect();
     script.push(Reply::Sse(sse::text("done")));
     script
 }
 
-/// Four rounds, each writing 12 KB through the arguments of a call: nothing a snip can cut.
+/// Eleven rounds, each writing 16 KB through the arguments of a call: nothing a snip can cut.
 fn writes() -> Vec<Reply> {
     let write = |n: usize| {
-        let content = format!("line {n} of what the model wrote\n").repeat(140);
+        let content = format!("line {n} of what the model wrote\n").repeat(500);
         let args = json!({"file_path": format!("w{n}.txt"), "content": content});
         unmeasured(&format!("w{n}"), "write_file", args)
     };
-    let mut script: Vec<Reply> = (0..10).map(write).collect();
+    let mut script: Vec<Reply> = (0..11).map(write).collect();
     script.push(Reply::Sse(sse::text("done")));
     script
 }
@@ -196,22 +201,37 @@ fn writes() -> Vec<Reply> {
 /// this run made one.)
 #[test]
 fn a_snip_that_frees_enough_makes_no_summary_request() {
-    let (out, turns, summaries) = compacting_run("guards_snip_enough", "24000", reads());
+    let (out, turns, summaries) = compacting_run("guards_snip_enough", WINDOW, reads());
     assert_eq!(out.code, 0, "{out:?}");
-    assert_eq!(turns.len(), 11, "{out:?}");
+    assert_eq!(turns.len(), 12, "{out:?}");
     assert!(out.stderr.contains("context Snip:"), "{out:?}");
     assert_eq!(summaries, 0, "{out:?}");
 }
 
-/// A snip that frees too little goes on to a summary (with the goal check switched off, the
-/// history stayed past half the window with no summary at all).
+/// The size, in tokens, each compaction at `tier` started from (its notice on stderr).
+fn compacted_from(out: &Output, tier: &str) -> Vec<usize> {
+    let prefix = format!("context {tier}: ");
+    let sizes = (out.stderr.lines()).filter_map(|line| line.strip_prefix(prefix.as_str()));
+    let sizes = sizes.filter_map(|rest| rest.split(' ').next()?.parse().ok());
+    sizes.collect()
+}
+
+/// A snip that frees too little goes on to a summary at once: the one summary request comes
+/// when the history first passes half the window, not at 70% (with the goal check switched
+/// off, the history grew on to the summary tier: 52,786 tokens of 70,000).
 #[test]
 fn a_snip_that_frees_too_little_goes_on_to_a_summary() {
-    let (out, turns, summaries) = compacting_run("guards_snip_short", "24000", writes());
+    let (out, turns, summaries) = compacting_run("guards_snip_short", WINDOW, writes());
     assert_eq!(out.code, 0, "{out:?}");
-    assert_eq!(turns.len(), 11, "{out:?}");
-    assert!(out.stderr.contains("context Summarise:"), "{out:?}");
+    assert_eq!(turns.len(), 12, "{out:?}");
     assert_eq!(summaries, 1, "{out:?}");
+    let window: usize = WINDOW.parse().expect("a number");
+    let from = compacted_from(&out, "Summarise");
+    let at_snip = |&tokens: &usize| tokens >= window / 2 && tokens < window * 7 / 10;
+    assert!(
+        from.len() == 1 && from.iter().all(at_snip),
+        "{from:?}\n{out:?}"
+    );
 }
 
 /// Below half the window nothing is compacted, and nothing is summarised.
@@ -219,7 +239,7 @@ fn a_snip_that_frees_too_little_goes_on_to_a_summary() {
 fn below_the_threshold_nothing_is_compacted() {
     let (out, turns, summaries) = compacting_run("guards_snip_none", "200000", writes());
     assert_eq!(out.code, 0, "{out:?}");
-    assert_eq!(turns.len(), 11, "{out:?}");
+    assert_eq!(turns.len(), 12, "{out:?}");
     assert!(!out.stderr.contains("context "), "{out:?}");
     assert_eq!(summaries, 0, "{out:?}");
 }
