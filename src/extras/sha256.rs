@@ -1,16 +1,18 @@
-//! SHA-256, from the `sha2` crate: the digest `trust.rs` keeps of a trusted project's files.
+//! SHA-256 from `ring`: the digest `trust.rs` keeps of a trusted project's files.
 //!
 //! A fast non-cryptographic hash (like the FNV one checkpoints use to name blobs) would not do:
 //! the repository is hostile, and its author could craft a new `hooks.json` with the digest of
 //! the one the user trusted. SHA-256 makes that infeasible. A hash is a security primitive, so
-//! it comes from the crate its authors maintain (DESIGN.md, "Hand-written or a crate"); this file
-//! only keeps the one form the callers want, lowercase hex.
+//! it comes from a crate its authors maintain; `ring` is the one the TLS stack already links,
+//! so it costs no new crate (`sha2` would add seven: DESIGN.md, "Hand-written or a crate").
+//! This file only keeps the one form the callers want, lowercase hex.
 
-use sha2::{Digest, Sha256};
+use ring::digest::{SHA256, digest};
 
 /// The digest of `bytes` as 64 lowercase hex digits.
 pub fn hex_digest(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
+    digest(&SHA256, bytes)
+        .as_ref()
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
