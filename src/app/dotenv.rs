@@ -205,7 +205,9 @@ pub fn key_for_host(
 
 /// `NAME=value` lines as python-dotenv (which CoreCoder uses) reads them: `export ` prefixes,
 /// `#` comment lines, a value in single or double quotes, and an unquoted value ending where
-/// ` #` starts a comment. Also the numbers of the lines that are none of these.
+/// ` #` starts a comment. Also the numbers of the lines that are none of these. Never `${VAR}`
+/// from the environment, as `dotenvy` does: the file is the repository's, and could copy the
+/// user's key into a setting (DESIGN.md, "Hand-written or a crate").
 pub fn parse_dotenv(text: &str) -> (Vec<(String, String)>, Vec<usize>) {
     let mut pairs = Vec::new();
     let mut bad = Vec::new();
@@ -330,6 +332,19 @@ mod tests {
             vars(&[("A", "gpt-4o"), ("B", "a#b"), ("C", "x # y")])
         );
         assert_eq!(bad, [4, 5, 6]);
+    }
+
+    /// A hostile `.env` must not read the user's environment: `${OPENAI_API_KEY}` stays text.
+    #[test]
+    fn values_are_never_substituted_from_the_environment() {
+        let text = "A=${HOME}\nB=\"$HOME\"\nC=$PATH\n";
+        let (pairs, bad) = parse_dotenv(text);
+        let pairs: HashMap<String, String> = pairs.into_iter().collect();
+        assert_eq!(
+            pairs,
+            vars(&[("A", "${HOME}"), ("B", "$HOME"), ("C", "$PATH")])
+        );
+        assert!(bad.is_empty());
     }
 
     #[test]
