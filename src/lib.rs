@@ -6,11 +6,12 @@
 //! feature, and `app/` the binary's faces; `main.rs` is a thin shell around them.
 
 pub mod app;
+pub mod client;
 pub mod core;
 pub mod extras;
 pub mod tools;
 
+pub use crate::client::llm::Llm;
 pub use crate::core::agent::Agent;
 pub use crate::core::config::Config;
 pub use crate::core::event::Error;
-pub use crate::core::llm::Llm;

@@ -8,10 +8,10 @@
 
 use crate::measure::{median_of, ms, ratio, run_quiet, timed};
 use crate::{Peers, Row};
+use corecoder::client::llm::Llm;
 use corecoder::core::config::Config;
 use corecoder::core::consent::{Consent, Mode};
 use corecoder::core::dispatch;
-use corecoder::core::llm::Llm;
 use corecoder::tools::ToolContext;
 use std::path::Path;
 use std::process::Command;

@@ -10,8 +10,9 @@ use corecoder::core::config::Config;
 use corecoder::core::consent::{Consent, Mode};
 use corecoder::core::dispatch;
 use corecoder::core::event::Event;
-use corecoder::core::llm::Llm;
-use corecoder::core::{message, sse};
+use corecoder::client::llm::Llm;
+use corecoder::client::sse;
+use corecoder::core::message;
 use corecoder::extras::{hooks, mcp, mcp_wire, session};
 use corecoder::tools::ToolContext;
 use corecoder::tools::support::danger;
@@ -82,7 +83,7 @@ pub fn sse_stream(data: &[u8]) {
     let Ok(reply) = sse::read_stream(
         &mut &data[..],
         &cancel,
-        &corecoder::core::http::Limits::NONE,
+        &corecoder::client::http::Limits::NONE,
         &mut on_delta,
     ) else {
         return;

@@ -10,12 +10,12 @@
 //! understands no more of a request than its latest user message, which picks the reply.
 
 use crate::app::scripted_model::{ScriptedModel, start_model};
+use crate::client::llm::Llm;
 use crate::core::agent::Agent;
 use crate::core::consent::{Consent, Mode};
 use crate::core::event::Error;
 use crate::core::event::Event;
 use crate::core::event::Finish;
-use crate::core::llm::Llm;
 use crate::extras::account::Account;
 use crate::extras::trace::Trace;
 use crate::extras::trace::replay::Answer;

@@ -6,10 +6,10 @@
 //! become notes for the user (and that feature is off). A resume that cannot be found does.
 
 use crate::app::flags::{Resume, RunOptions};
+use crate::client::llm::Llm;
 use crate::core::agent::Agent;
 use crate::core::consent::{Consent, Mode};
 use crate::core::event::Error;
-use crate::core::llm::Llm;
 use crate::extras;
 use crate::extras::account::Account;
 use crate::extras::checkpoint::Checkpoints;

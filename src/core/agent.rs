@@ -4,12 +4,12 @@
 //! history, the working directory and the todo list; every optional feature is reached through
 //! `extras` (`extras/mod.rs`). It talks no HTTP and runs no tool itself.
 
+use crate::client::llm::Llm;
 use crate::core::batch::{self, Batch};
 use crate::core::consent::{Answer, Consent};
 use crate::core::context::{self, Report, Tier};
 use crate::core::dispatch::{self, Pool};
 use crate::core::event::{Error, Event, Finish};
-use crate::core::llm::Llm;
 use crate::core::message::{self, Effect, Message, Reply, Role, ToolCall};
 use crate::core::prompt::{self, AgentKind};
 use crate::extras::Extras;
@@ -66,7 +66,7 @@ impl Agent {
         self.run_task(task, on_event, &mut |_, _, _| Answer::Deny)
     }
 
-    /// Run one user task to its end: an answer, the round cap, or an error. `ask(name,
+    /// Run one task to its end: an answer, the round cap, an error, or a hook's refusal. `ask(name,
     /// summary, always)` is called on this thread for each call consent leaves to the user.
     pub fn run_task(
         &mut self,
@@ -75,9 +75,9 @@ impl Agent {
         ask: &mut dyn FnMut(&str, &str, &str) -> Answer,
     ) -> Result<Finish, Error> {
         self.cancel.store(false, Ordering::Relaxed);
-        // A UserPromptSubmit hook may refuse the task before it joins the history.
-        let submitted = self.extras.task_submitted(&self.cwd, task, on_event);
-        submitted.map_err(Error::Refused)?;
+        self.extras
+            .task_submitted(&self.cwd, task, on_event)
+            .map_err(Error::Refused)?;
         let task = self.with_state_note(Message::user(task));
         self.push(task);
         let finish = self.run_loop(on_event, ask);
@@ -99,7 +99,7 @@ impl Agent {
             self.history[0] = self.system_prompt(&tools);
             // 2. Never send a history the provider would reject (a call left unanswered).
             let repairs = message::repair_tool_pairs(&mut self.history);
-            (self.extras).repaired(&self.history, repairs, on_event);
+            self.extras.repaired(&self.history, repairs, on_event);
             self.extras.round_started(on_event);
 
             // 3. Keep the prompt inside the context window: snip, summarise or collapse.
@@ -170,14 +170,16 @@ impl Agent {
     }
 
     fn system_prompt(&mut self, tools: &[Value]) -> Message {
-        let start = (self.extras).situation_at_start(&self.cwd, self.consent.plan, &self.todos);
+        let (cwd, plan, todos) = (&self.cwd, self.consent.plan, &self.todos);
+        let start = self.extras.situation_at_start(cwd, plan, todos);
         Message::system(&prompt::system_prompt(start, tools, self.kind))
     }
 
     /// What changed since the model was last told (`extras/state_notes.rs`), at the end of
     /// `message`, the next to join the history: no byte already sent moves.
     fn with_state_note(&mut self, mut message: Message) -> Message {
-        let note = (self.extras).state_note(&self.cwd, self.consent.plan, &self.todos);
+        let (cwd, plan, todos) = (&self.cwd, self.consent.plan, &self.todos);
+        let note = self.extras.state_note(cwd, plan, todos);
         if let (Some(note), Some(text)) = (note, &mut message.content) {
             text.push_str(&note);
         }
@@ -212,7 +214,7 @@ impl Agent {
         match self.stream_reply(tools, on_event) {
             Err(Error::ContextTooLong(message)) => {
                 let (history, config) = (&self.history, self.llm.config());
-                let tokens = (self.extras).overflowed(&message, history, config, on_event);
+                let tokens = self.extras.overflowed(&message, history, config, on_event);
                 let limit = self.extras.quirks.context_limit(config);
                 match self.compact(context::harder(context::tier_for(tokens, limit)), on_event) {
                     report if report.after < report.before => self.stream_reply(tools, on_event),
@@ -263,7 +265,6 @@ impl Agent {
         }
     }
 
-    // Between turns: what the binary, the REPL and embedding programs call.
     pub fn history(&self) -> &[Message] {
         &self.history
     }
@@ -293,8 +294,7 @@ impl Agent {
 
     /// Continue an earlier conversation (repaired by `session::load`); the next note says where.
     pub fn resume(&mut self, messages: Vec<Message>) {
-        self.history.truncate(1);
-        self.history.extend(messages);
+        self.history.splice(1.., messages);
         self.extras.notes_lost(&self.history);
     }
 }

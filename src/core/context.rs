@@ -5,8 +5,8 @@
 //! "too long" answer, one tier `harder`. `compact` itself is pure (the summary comes through a
 //! closure; when the model fails, `Extras::summary_without_model` makes one).
 
+use crate::client::llm::Llm;
 use crate::core::event::Event;
-use crate::core::llm::Llm;
 use crate::core::message::{Message, Role};
 use crate::core::prompt::{self, SUMMARY_HEADER, estimate_messages};
 use crate::extras::Extras;

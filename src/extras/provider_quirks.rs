@@ -5,7 +5,7 @@
 //! (a whole completion, a JSON error, an HTML page: `Quirks::not_a_stream`, in
 //! `provider_quirks/not_a_stream.rs`, the one method of `Quirks` kept apart).
 //!
-//! The client (`core/llm.rs`) reaches these through `Extras::quirks` at three points of an
+//! The client (`client/llm.rs`) reaches these through `Extras::quirks` at three points of an
 //! attempt: before it sends the body, when a 200's first line is not an event, and when an
 //! answer is not a 200. Nothing here sends a request, decides on a retry or reads a stream.
 
@@ -232,7 +232,7 @@ fn overflow_numbers(message: &str) -> Overflow {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::wire::request_body;
+    use crate::client::wire::request_body;
 
     fn check(adapt: &mut Adaptations, message: &str) -> (bool, Value) {
         let adapted = adapt.adapt_to(message);

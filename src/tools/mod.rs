@@ -16,8 +16,8 @@ pub mod test_support;
 pub mod todo_write;
 pub mod write_file;
 
+use crate::client::llm::Llm;
 use crate::core::consent::Consent;
-use crate::core::llm::Llm;
 use crate::extras::Extras;
 use std::path::PathBuf;
 use std::sync::Arc;

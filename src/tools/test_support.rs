@@ -2,9 +2,9 @@
 //!
 //! Compiled only for tests; nothing in a real turn uses it.
 
+use crate::client::llm::Llm;
 use crate::core::config::Config;
 use crate::core::consent::{Consent, Mode};
-use crate::core::llm::Llm;
 use crate::tools::ToolContext;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -486,10 +486,11 @@ fn set_up_names_the_prerequisites_and_the_install_step() {
 
 // ---- The layers: what each folder may import, the core's budget, the one circle. ----
 
-/// The core: one turn, read in one sitting: at most 14 files and 2,200 non-blank lines (issue
-/// 18). A feature that needs more lines here goes to `extras/`, or pays for them in the core.
-const CORE_FILES: usize = 14;
-const CORE_LINES: usize = 2200;
+/// The core and the client: everything a plain chat-completions agent needs to finish a task
+/// with nothing turned on, read in one sitting: at most 2,800 non-blank lines above the tests
+/// and no file past 300 (issue 29). The border is drawn by what a plain agent needs: a feature
+/// that needs more lines here pays for them here, it does not move needed code out.
+const CORE_LINES: usize = 2800;
 /// Lines a file may have above its tests unless its `//!` header says why it needs more.
 const FILE_LINES: usize = 300;
 
@@ -706,6 +707,12 @@ fn each_layer_imports_only_what_it_may() {
             let support = |f: &str| f.starts_with("src/tools/support/");
             let refused = match from.as_str() {
                 "core" => to == "app" || (to == "extras" && target != "src/extras/mod.rs"),
+                // One streamed request knows nothing of the loop, the batch or the tools.
+                "client" => {
+                    (["app", "tools"].contains(&to.as_str()) && !support(&target))
+                        || (to == "extras" && target != "src/extras/mod.rs")
+                        || ["src/core/agent.rs", "src/core/batch.rs"].contains(&target.as_str())
+                }
                 "extras" => {
                     to == "app"
                         || ["src/core/agent.rs", "src/core/batch.rs"].contains(&target.as_str())
@@ -736,31 +743,60 @@ fn non_blank_code_lines(text: &str) -> usize {
         .count()
 }
 
+/// A receiver wrapped in parentheses, `(self.extras).x(…)`: it keeps `cargo fmt` from breaking
+/// a long call over lines, so it only hides lines from the count.
+fn formatting_games(text: &str) -> Vec<String> {
+    let wrapped =
+        regex::Regex::new(r"(^|[^\w>)\]])\(&?[a-z_]+(\.[a-z_]+)+\)\.[a-z_]+\(").expect("a pattern");
+    (text.lines().take(code_lines(text)))
+        .filter(|line| wrapped.is_match(line))
+        .map(|line| line.trim().to_string())
+        .collect()
+}
+
+/// `core/mod.rs` then `client/mod.rs`: the files of one turn, in the order they are read.
+fn reading_order() -> Vec<String> {
+    let mut order = Vec::new();
+    for folder in ["core", "client"] {
+        let listed = read(&format!("src/{folder}/mod.rs"));
+        let names = (listed.lines())
+            .filter_map(|line| line.strip_prefix("pub mod "))
+            .filter_map(|rest| rest.split(';').next());
+        order.extend(names.map(|name| format!("src/{folder}/{name}.rs")));
+    }
+    order
+}
+
 #[test]
-fn the_core_is_read_in_one_sitting() {
+fn core_and_client_are_read_in_one_sitting() {
     let core: Vec<String> = (source_files().into_iter())
-        .filter(|f| f.starts_with("src/core/"))
+        .filter(|f| f.starts_with("src/core/") || f.starts_with("src/client/"))
         .collect();
     let lines: usize = core.iter().map(|f| non_blank_code_lines(&read(f))).sum();
     let mut problems = Vec::new();
-    if core.len() > CORE_FILES || lines > CORE_LINES {
+    if lines > CORE_LINES {
         problems.push(format!(
-            "src/core/ is {lines} non-blank lines in {} files; the budget is {CORE_LINES} in {CORE_FILES}",
-            core.len()
+            "src/core/ and src/client/ are {lines} non-blank lines; the budget is {CORE_LINES}"
         ));
     }
-    // core/mod.rs lists every file; the README's table follows its order and says how much.
-    let listed = read("src/core/mod.rs");
-    let order: Vec<String> = (listed.lines())
-        .filter_map(|line| line.strip_prefix("pub mod "))
-        .filter_map(|rest| rest.split(';').next())
-        .map(|name| format!("src/core/{name}.rs"))
-        .collect();
+    for file in &core {
+        let text = read(file);
+        if non_blank_code_lines(&text) > FILE_LINES {
+            problems.push(format!("{file} is over {FILE_LINES} non-blank lines"));
+        }
+        for game in formatting_games(&text) {
+            problems.push(format!("{file}: a receiver in parentheses: {game}"));
+        }
+    }
+    // core/mod.rs and client/mod.rs list every file; the README's table follows their order.
+    let order = reading_order();
     let unlisted: Vec<&String> = (core.iter())
         .filter(|f| !f.ends_with("/mod.rs") && !order.contains(f))
         .collect();
     if !unlisted.is_empty() {
-        problems.push(format!("core/mod.rs does not list {unlisted:?}"));
+        problems.push(format!(
+            "core/mod.rs or client/mod.rs does not list {unlisted:?}"
+        ));
     }
     let readme = read("README.md");
     let said = regex::Regex::new(r"read these (\d+) files, about ([\d,]+)\s+lines")
@@ -771,7 +807,7 @@ fn the_core_is_read_in_one_sitting() {
     if said[1] != core.len().to_string() || about.abs_diff(lines) * 100 > lines * TOLERANCE_PERCENT
     {
         problems.push(format!(
-            "the README says {} files, about {about} lines; the core is {} files, {lines} lines",
+            "the README says {} files, about {about} lines; core and client are {} files, {lines} lines",
             &said[1],
             core.len()
         ));
@@ -786,6 +822,16 @@ fn the_core_is_read_in_one_sitting() {
         ));
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The count is honest: a receiver in parentheses is found, a plain one is not.
+#[test]
+fn formatting_games_are_found() {
+    let text = "let a = (self.extras).state_note(x);\nlet b = self.extras.note(x);\nlet c = (a.iter()).map(f);\nlet d = from_str(&call.arguments).ok();\n";
+    assert_eq!(
+        formatting_games(text),
+        ["let a = (self.extras).state_note(x);"]
+    );
 }
 
 /// Past 300 lines a file says why in its header (the words "300 lines"); the core never.
@@ -840,7 +886,7 @@ fn the_invariants_architecture_names_hold() {
                 problems.push(format!("{file} spawns a thread outside a scope: {line}"));
             }
         }
-        if file == "src/core/sse.rs" {
+        if file == "src/client/sse.rs" {
             let opens = ["std::fs", "std::net", "ureq", "Command", "File::"];
             for word in opens
                 .iter()

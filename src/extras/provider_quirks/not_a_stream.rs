@@ -2,9 +2,9 @@
 //! JSON error or an HTML page (an error naming what it is). `Quirks::not_a_stream` reads the
 //! first line of every 200; an event stream goes back to the SSE reader untouched.
 
+use crate::client::sse::Parser;
 use crate::core::event::{Broke, Error, Event};
 use crate::core::message::Reply;
-use crate::core::sse::Parser;
 use crate::extras::provider_quirks::Quirks;
 use crate::extras::trace::Trace;
 use crate::tools::support::{provider_errors, text};

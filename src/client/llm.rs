@@ -5,10 +5,10 @@
 //! `sse.rs`); provider oddities `extras.quirks`'; spending, fallback models and the trace
 //! `extras.account`'s. It does not parse tool arguments, run tools or touch the history.
 
+use crate::client::{http, sse};
 use crate::core::config::Config;
 use crate::core::event::{Broke, Error, Event};
 use crate::core::message::{Message, Reply};
-use crate::core::{http, sse};
 use crate::extras::Extras;
 use crate::tools::support::cancel::{self, Cancelled, sleep_unless_cancelled};
 use crate::tools::support::{net, provider_errors};
@@ -118,7 +118,9 @@ impl Llm {
         let (done, finished) = crossbeam_channel::bounded::<()>(0);
         let next = std::thread::scope(|scope| {
             scope.spawn(|| cancel::shut_down_on_cancel(&http, cancel, &finished));
-            let body = (extras.dialect).body(&self.config, model, messages, tools, &extras.quirks);
+            let body = extras
+                .dialect
+                .body(&self.config, model, messages, tools, &extras.quirks);
             let next = self.attempt(&http, &body, messages, extras, cancel, on_event);
             // Dropping the sender wakes the watcher at once, so it costs no latency.
             drop(done);
@@ -182,7 +184,10 @@ impl Llm {
         // The line already read goes first, as if it had never been taken out.
         let mut body = Cursor::new(start).chain(body);
         let mut reader = extras.account.tee(&mut body);
-        match (extras.dialect).read_stream(&self.config, &mut reader, cancel, &limits, on_event) {
+        match extras
+            .dialect
+            .read_stream(&self.config, &mut reader, cancel, &limits, on_event)
+        {
             Ok(reply) => Next::Replied(reply),
             Err(error) => stream_failure(error, &self.config),
         }
