@@ -11,6 +11,7 @@ use crate::core::context::{self, Report, Tier};
 use crate::core::dispatch::{self, Pool};
 use crate::core::event::{Error, Event, Finish};
 use crate::core::message::{self, Effect, Message, Reply, Role, ToolCall};
+use crate::core::notes::StateNotes;
 use crate::core::prompt::{self, AgentKind};
 use crate::extras::Extras;
 use crate::tools::ToolContext;
@@ -40,6 +41,8 @@ pub struct Agent {
     /// `history[0]` is the system prompt, rebuilt every round.
     history: Vec<Message>,
     todos: Vec<Todo>,
+    /// What the system prompt describes and what the model was told since (`notes.rs`).
+    notes: StateNotes,
     /// Started with the first task; a sub-agent runs its calls inline (it runs on a worker).
     pool: Option<Pool>,
 }
@@ -51,6 +54,7 @@ impl Agent {
             history: vec![Message::system("")],
             cwd,
             todos: Vec::new(),
+            notes: StateNotes::default(),
             consent,
             kind: AgentKind::Main,
             max_rounds: 50,
@@ -96,7 +100,9 @@ impl Agent {
         }
         for round in 1..=self.max_rounds {
             // 1. The system prompt: the session as it started, the same bytes every round.
-            self.history[0] = self.system_prompt(&tools);
+            let (cwd, plan, todos) = (&self.cwd, self.consent.plan, &self.todos);
+            let start = self.notes.at_start(cwd, plan, todos, &mut self.extras);
+            self.history[0] = Message::system(&prompt::system_prompt(start, &tools, self.kind));
             // 2. Never send a history the provider would reject (a call left unanswered).
             let repairs = message::repair_tool_pairs(&mut self.history);
             self.extras.repaired(&self.history, repairs, on_event);
@@ -169,17 +175,11 @@ impl Agent {
         self.history.push(message);
     }
 
-    fn system_prompt(&mut self, tools: &[Value]) -> Message {
-        let (cwd, plan, todos) = (&self.cwd, self.consent.plan, &self.todos);
-        let start = self.extras.situation_at_start(cwd, plan, todos);
-        Message::system(&prompt::system_prompt(start, tools, self.kind))
-    }
-
-    /// What changed since the model was last told (`extras/state_notes.rs`), at the end of
+    /// What changed since the model was last told (`notes.rs`), at the end of
     /// `message`, the next to join the history: no byte already sent moves.
     fn with_state_note(&mut self, mut message: Message) -> Message {
         let (cwd, plan, todos) = (&self.cwd, self.consent.plan, &self.todos);
-        let note = self.extras.state_note(cwd, plan, todos);
+        let note = self.notes.now(cwd, plan, todos, &mut self.extras);
         if let (Some(note), Some(text)) = (note, &mut message.content) {
             text.push_str(&note);
         }
@@ -193,7 +193,7 @@ impl Agent {
             (&mut self.history, &self.llm, &mut self.extras, &self.cancel);
         let report = context::compact_and_tell(history, llm, extras, cancel, tier, on_event);
         if report.after < report.before {
-            self.extras.notes_lost(&self.history);
+            self.notes.forget(&self.history);
             let unsent = |m: &mut Message| matches!(m.role, Role::User | Role::Tool);
             if let Some(last) = self.history.pop_if(unsent) {
                 let last = self.with_state_note(last);
@@ -288,13 +288,13 @@ impl Agent {
     pub fn reset(&mut self) {
         self.history.truncate(1);
         self.todos.clear();
-        self.extras.notes_lost(&self.history);
+        self.notes.forget(&self.history);
         self.extras.rewritten(&self.history);
     }
 
     /// Continue an earlier conversation (repaired by `session::load`); the next note says where.
     pub fn resume(&mut self, messages: Vec<Message>) {
         self.history.splice(1.., messages);
-        self.extras.notes_lost(&self.history);
+        self.notes.forget(&self.history);
     }
 }

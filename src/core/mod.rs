@@ -9,9 +9,13 @@ pub mod event; // what a turn hands back: the one `Event`, its `Finish`, the one
 
 pub mod prompt; // what we tell the model (system prompt, the task lines), its token estimate
 
+pub mod notes; // what changed since the model was last told (a `cd`, the todos), as a note
+
 pub mod message; // the history types and their repair
 
 pub mod context; // compaction: snip, summarise or collapse the history to fit the window
+
+pub mod summary; // compaction's summary: the request to the model, and one made without it
 
 pub mod batch; // one reply's calls: the guard, hooks, consent, checkpoints, the pool, results
 

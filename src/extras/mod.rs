@@ -2,8 +2,7 @@
 //! it on: hooks, MCP servers, the sandbox and secret filter, sessions, checkpoints, cost, the
 //! trace, project instructions, early start of read-only calls, trust, the dialects; and what
 //! makes the agent survive real providers and sessions: the loop guard, the saved "always"
-//! permissions, the estimate calibrated on the provider's counts, the summary made without the
-//! model, the danger gate. The seam: the value the loop holds, one method per step of a turn,
+//! permissions, the estimate calibrated on the provider's counts, the danger gate. The seam: the value the loop holds, one method per step of a turn,
 //! in turn order; it never runs the loop (over 300 lines so that every step is in one file).
 
 pub mod account;
@@ -14,7 +13,6 @@ pub mod consent_rules;
 pub mod cost;
 pub mod dialect;
 pub mod early;
-pub mod fallback_summary;
 pub mod gate;
 pub mod git_files;
 pub mod hooks;
@@ -32,17 +30,13 @@ pub mod sandbox;
 pub mod secrets;
 pub mod session;
 pub mod sha256;
-pub mod state_notes;
-pub mod summary_request;
 pub mod trace;
 pub mod trust;
 
 use crate::core::config::Config;
-use crate::core::consent::{Consent, LoopGuard, Plan, Repeat, Verdict};
+use crate::core::consent::{Consent, LoopGuard, Repeat, Verdict};
 use crate::core::event::Event;
 use crate::core::message::{Message, Outcome, Reply, ToolCall};
-use crate::core::prompt::Situation;
-use crate::tools::support::todos::Todo;
 use checkpoint::Checkpoints;
 use hooks::{HookContext, HookEvent, Hooks};
 use instructions::Instructions;
@@ -50,7 +44,6 @@ use mcp::Servers;
 use sandbox::ShellSafety;
 use serde_json::{Value, json};
 use session::SessionLog;
-use state_notes::situation;
 use std::path::Path;
 use std::sync::{Arc, atomic::AtomicBool, atomic::AtomicUsize};
 
@@ -94,8 +87,6 @@ pub struct Extras {
     log_failure: Option<String>,
     /// History rewrites (compaction, repair, `/clear`): each breaks the provider's prompt cache.
     pub rewrites: u32,
-    /// What the system prompt describes and what the model was told since (per agent).
-    notes: state_notes::StateNotes,
     /// The `checkpoints` height before the running batch, to drop the steps that changed nothing.
     mark: Option<usize>,
 }
@@ -199,37 +190,15 @@ impl Extras {
         on_event(Event::Notice(&repair_notice(changed, "before a request")));
     }
 
-    /// The situation the system prompt describes: the session's first, made once (`state_notes.rs`).
-    pub fn situation_at_start(&mut self, cwd: &Path, plan: Plan, todos: &[Todo]) -> &Situation {
-        let loaded = &mut self.instructions;
-        self.notes
-            .start(|| situation(cwd, plan, todos, instructions::text(loaded, cwd)))
-    }
-
-    /// What changed since the model was last told, as a note to end the next message with.
-    pub fn state_note(&mut self, cwd: &Path, plan: Plan, todos: &[Todo]) -> Option<String> {
-        let instructions = instructions::text(&mut self.instructions, cwd);
-        self.notes.note(situation(cwd, plan, todos, instructions))
-    }
-
-    /// The history was compacted, cleared or resumed: what its notes told may be gone or wrong.
-    pub fn notes_lost(&mut self, history: &[Message]) {
-        self.notes.forget(history);
+    /// The project's instructions as they stand in `cwd`, for the system prompt and the notes
+    /// (`core/notes.rs`); empty when the feature is off.
+    pub fn instructions(&mut self, cwd: &Path) -> String {
+        instructions::text(&mut self.instructions, cwd)
     }
 
     /// Before a request: the prompt's size, anchored on what the provider last measured.
     pub fn prompt_tokens(&self, history: &[Message]) -> usize {
         self.calibration.estimate(history)
-    }
-
-    /// What compaction asks the model when it summarises `old` (`summary_request.rs`).
-    pub fn summary_request(old: &[Message]) -> Vec<Message> {
-        summary_request::summary_prompt(old)
-    }
-
-    /// Compaction's summary by the model failed: one extracted from `old` instead.
-    pub fn summary_without_model(old: &[Message]) -> String {
-        fallback_summary::summary(old)
     }
 
     /// The history was compacted (a snip keeps its length): the anchor no longer holds.
