@@ -2,9 +2,10 @@
 //! (`http.rs`), hands the body to `sse::read_stream` and returns the `Reply`, retrying the *whole*
 //! request when what failed is transient (there is no other retry layer). The body, URL and
 //! stream reader are the dialect's (`extras.dialect`: chat completions is `wire.rs` and
-//! `sse.rs`); provider oddities `extras.quirks`'; spending, fallback models and the trace
+//! `sse.rs`); provider oddities `quirks.rs`'; spending, fallback models and the trace
 //! `extras.account`'s. It does not parse tool arguments, run tools or touch the history.
 
+use crate::client::quirks::Quirks;
 use crate::client::{http, sse};
 use crate::core::config::Config;
 use crate::core::event::{Broke, Error, Event};
@@ -24,6 +25,8 @@ pub struct Llm {
     config: Config,
     /// Replaced after Ctrl+C: shutting an agent down is how a blocked request is woken.
     http: Mutex<ureq::Agent>,
+    /// What this provider's answers taught (`quirks.rs`); shared by the agents of a session.
+    quirks: Quirks,
 }
 
 /// What one attempt leads to: what `stream` does next.
@@ -46,6 +49,7 @@ impl Llm {
         Llm {
             http: Mutex::new(http::agent(&config)),
             config,
+            quirks: Quirks::default(),
         }
     }
 
@@ -58,6 +62,11 @@ impl Llm {
 
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// The window to compact for: the configured one, or less if the provider said so.
+    pub fn context_limit(&self) -> usize {
+        self.quirks.context_limit(&self.config)
     }
 
     /// Send the history and stream the reply, retrying transient failures with backoff (about
@@ -120,7 +129,7 @@ impl Llm {
             scope.spawn(|| cancel::shut_down_on_cancel(&http, cancel, &finished));
             let body = extras
                 .dialect
-                .body(&self.config, model, messages, tools, &extras.quirks);
+                .body(&self.config, model, messages, tools, &self.quirks);
             let next = self.attempt(&http, &body, messages, extras, cancel, on_event);
             // Dropping the sender wakes the watcher at once, so it costs no latency.
             drop(done);
@@ -170,13 +179,18 @@ impl Llm {
             extras.account.trace_failure(status, &body);
             let message = moved.unwrap_or_else(|| provider_errors::message_in(&body));
             let model = &extras.account.model(&self.config);
-            return self.status_failure(status, &message, wait, (&url, model, messages), extras);
+            return self.status_failure(status, &message, wait, (&url, model, messages));
         }
         let (head, body) = response.into_parts();
         let (mut body, mut start) = (BufReader::new(body.into_reader()), vec![]);
         // A 200 that is not an event stream: a whole completion, or a page or error that fails.
-        let (quirks, trace) = (&extras.quirks, extras.account.trace());
-        match quirks.not_a_stream(&head.headers, &mut body, &mut start, trace, on_event) {
+        let trace = |content_type: &str, text: &str| {
+            extras.account.trace_not_a_stream(content_type, text);
+        };
+        match self
+            .quirks
+            .not_a_stream(&head.headers, &mut body, &mut start, &trace, on_event)
+        {
             None => {}
             Some(Ok(reply)) => return Next::Replied(reply),
             Some(Err(error)) => return stream_failure(error, &self.config),
@@ -201,9 +215,8 @@ impl Llm {
         message: &str,
         wait: Option<Duration>,
         (url, model, messages): (&str, &str, &[Message]),
-        extras: &Extras,
     ) -> Next {
-        let quirks = &extras.quirks;
+        let quirks = &self.quirks;
         if quirks.adapt_to(&self.config, status, message, messages) {
             return Next::Adapted;
         }

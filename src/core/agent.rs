@@ -109,7 +109,7 @@ impl Agent {
             self.extras.round_started(on_event);
 
             // 3. Keep the prompt inside the context window: snip, summarise or collapse.
-            let limit = self.extras.quirks.context_limit(self.llm.config());
+            let limit = self.llm.context_limit();
             let tokens = self.extras.prompt_tokens(&self.history);
             if let Some(tier) = context::tier_for(tokens, limit) {
                 self.compact(tier, on_event);
@@ -213,9 +213,9 @@ impl Agent {
     ) -> Result<Reply, Error> {
         match self.stream_reply(tools, on_event) {
             Err(Error::ContextTooLong(message)) => {
-                let (history, config) = (&self.history, self.llm.config());
-                let tokens = self.extras.overflowed(&message, history, config, on_event);
-                let limit = self.extras.quirks.context_limit(config);
+                let (configured, limit) = (self.llm.config().max_context, self.llm.context_limit());
+                let (history, windows) = (&self.history, (configured as usize, limit));
+                let tokens = self.extras.overflowed(&message, history, windows, on_event);
                 match self.compact(context::harder(context::tier_for(tokens, limit)), on_event) {
                     report if report.after < report.before => self.stream_reply(tools, on_event),
                     _ => Err(Error::ContextTooLong(message)),

@@ -67,7 +67,7 @@ pub fn compact_and_tell(
     tier: Tier,
     on_event: &mut dyn FnMut(Event),
 ) -> Report {
-    let window = extras.quirks.context_limit(llm.config());
+    let window = llm.context_limit();
     let goal = (window > 0).then(|| window * GOAL_PERCENT / 100);
     // `stream` without tools, collected, so retries and cost still apply.
     let mut summarise = |prompt: Vec<Message>| {

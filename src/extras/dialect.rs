@@ -9,13 +9,13 @@
 pub mod messages_json;
 
 use crate::client::http::Limits;
+use crate::client::quirks::Quirks;
 use crate::client::{sse, wire};
 use crate::core::config::{Config, Dialect};
 use crate::core::event::{Error, Event};
 use crate::core::message::{Message, Reply};
 use crate::extras::anthropic;
 use crate::extras::dialect::messages_json::MessagesJson;
-use crate::extras::provider_quirks::Quirks;
 use crate::extras::responses;
 use serde_json::Value;
 use std::io::BufRead;

@@ -23,7 +23,6 @@ pub mod mcp_config;
 pub mod mcp_protocol;
 pub mod mcp_wire;
 pub mod permissions;
-pub mod provider_quirks;
 pub mod reads;
 pub mod responses;
 pub mod sandbox;
@@ -33,7 +32,6 @@ pub mod sha256;
 pub mod trace;
 pub mod trust;
 
-use crate::core::config::Config;
 use crate::core::consent::{Consent, LoopGuard, Repeat, Verdict};
 use crate::core::event::Event;
 use crate::core::message::{Message, Outcome, Reply, ToolCall};
@@ -55,8 +53,6 @@ use std::sync::{Arc, atomic::AtomicBool, atomic::AtomicUsize};
 pub struct Extras {
     /// Prices, the ledger, fallbacks and the trace: what the client reports to.
     pub account: account::Account,
-    /// How this provider strays from the protocol: body rewrites, odd answers, "too long".
-    pub quirks: provider_quirks::Quirks,
     /// Requests and streams in a dialect other than chat completions (`Config::dialect`).
     pub dialect: dialect::Dialects,
     /// PreToolUse, PostToolUse, UserPromptSubmit, Stop and SessionStart hooks (none by default).
@@ -98,7 +94,6 @@ impl Clone for Extras {
     fn clone(&self) -> Extras {
         Extras {
             account: self.account.clone(),
-            quirks: self.quirks.clone(),
             hooks: self.hooks.clone(),
             mcp: self.mcp.clone(),
             shell: self.shell.clone(),
@@ -211,12 +206,10 @@ impl Extras {
         &mut self,
         message: &str,
         history: &[Message],
-        config: &Config,
+        windows: (usize, usize),
         on_event: &mut dyn FnMut(Event),
     ) -> usize {
-        let window = self.quirks.context_limit(config);
-        let windows = (config.max_context as usize, window);
-        let said = self.quirks.overflow_numbers(message);
+        let said = crate::client::quirks::overflow_numbers(message);
         calibration::overflowed(&mut self.calibration, said, windows, history, on_event)
     }
 
