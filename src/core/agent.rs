@@ -261,7 +261,7 @@ impl Agent {
             llm: self.llm.clone(),
             consent: self.consent.clone(),
             cancel: self.cancel.clone(),
-            extras: self.extras.clone(),
+            extras: Arc::new(self.extras.for_sub_agent()),
         }
     }
 

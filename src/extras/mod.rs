@@ -87,11 +87,14 @@ pub struct Extras {
     mark: Option<usize>,
 }
 
-/// What a tool call and a sub-agent see: the session-wide features are shared (hooks, MCP,
-/// sandbox, instructions, the account, the reading threads); what belongs to one agent (its
-/// session log, its `/undo` checkpoints, the calls it started early) is left out of the copy.
-impl Clone for Extras {
-    fn clone(&self) -> Extras {
+/// Not `Clone`: a copy that silently dropped the log, the checkpoints, the guard and the
+/// calibration would look whole. What a sub-agent gets is `for_sub_agent`, by name.
+impl Extras {
+    /// What a tool call and a sub-agent see: the session-wide features are shared (hooks, MCP,
+    /// sandbox, instructions, the account, the reading threads, the rules, the danger gate);
+    /// what belongs to one agent starts empty: its session log (none), its `/undo` checkpoints
+    /// (none), the calls it started early, its loop guard, its calibration, its rewrites count.
+    pub fn for_sub_agent(&self) -> Extras {
         Extras {
             account: self.account.clone(),
             hooks: self.hooks.clone(),

@@ -74,7 +74,7 @@ fn one(task: &str, ctx: &ToolContext) -> Result<String, String> {
     let mut sub_agent = Agent::new(ctx.llm.clone(), ctx.cwd.clone(), consent);
     sub_agent.kind = AgentKind::SubAgent;
     sub_agent.max_rounds = MAX_ROUNDS;
-    (sub_agent.extras, sub_agent.cancel) = (ctx.extras.clone(), ctx.cancel.clone());
+    (sub_agent.extras, sub_agent.cancel) = (ctx.extras.for_sub_agent(), ctx.cancel.clone());
     // The sub-agent's stream and tool lines are not shown: only its answer matters here.
     match sub_agent.run(task, &mut |_| {}) {
         Ok(Finish::Answer(text)) => Ok(cut(&text)),

@@ -33,7 +33,7 @@ pub struct ToolContext {
     pub consent: Consent,
     /// Set by Ctrl+C; long-running tools poll it and stop early.
     pub cancel: Arc<AtomicBool>,
-    /// The session-wide extras (a clone shares them): MCP servers, the bash sandbox, the
+    /// The session-wide extras (`Extras::for_sub_agent`): MCP servers, the bash sandbox, the
     /// reading threads' count, and what a sub-agent inherits (hooks, instructions).
-    pub extras: Extras,
+    pub extras: Arc<Extras>,
 }
