@@ -364,6 +364,64 @@ fn example_team_reports_each_worker_under_its_name() {
     assert!(out.contains("## printer\nprinter.rs: 0 TODOs"), "{out}");
 }
 
+/// The plain agent a fork keeps (`examples/minimal.rs`, nothing turned on) reads a file, moves
+/// with `cd` and writes a todo list in one reply; the next request tells the model where it is
+/// and what the list says (the notes are the core's), and the answer is all of stdout.
+#[test]
+fn example_minimal_tells_the_model_the_new_directory_and_the_list() {
+    use crate::server::{Reply, Server};
+    let sandbox = crate::run::Sandbox::new("docs_minimal_example");
+    sandbox.write("notes.txt", "the plan\n");
+    std::fs::create_dir_all(sandbox.path("sub")).expect("a directory");
+    let todos =
+        serde_json::json!({"tasks": [{"content": "write the tests", "status": "in_progress"}]});
+    let calls = [
+        (
+            "call_read",
+            "read_file",
+            serde_json::json!({"file_path": "notes.txt"}),
+        ),
+        ("call_cd", "bash", serde_json::json!({"command": "cd sub"})),
+        ("call_todo", "todo_write", todos),
+    ];
+    let server = Server::start(vec![
+        Reply::Sse(crate::sse::tool_calls(&calls)),
+        Reply::Sse(crate::sse::text("moved and planned")),
+    ]);
+    let child = Command::new(example("minimal"))
+        .args(["-p", "go to sub and plan", "--yes"])
+        .current_dir(&sandbox.dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &sandbox.home)
+        .env("CORECODER_BASE_URL", server.url())
+        .env("CORECODER_API_KEY", "sk-test")
+        .env("CORECODER_MODEL", "test-model")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the example");
+    let output = run::finish(child);
+    assert_eq!(output.code, 0, "{output:?}");
+    assert_eq!(output.stdout, "moved and planned\n", "{output:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "two requests");
+    let results = requests[1].tool_results();
+    assert!(
+        results[0].1.contains("the plan"),
+        "read_file ran: {results:?}"
+    );
+    let last = &results.last().expect("three results").1;
+    let sub = sandbox.dir.join("sub");
+    let moved = format!("[session state]\nWorking directory: {}", sub.display());
+    assert!(last.contains(&moved), "the new directory is told: {last}");
+    assert!(
+        last.contains("Current todo list:") && last.contains("write the tests"),
+        "the list is told: {last}"
+    );
+}
+
 /// The rows of the README table that follows `heading`'s first `| … |` header line: each row's
 /// cells, until the table ends.
 fn table_after(readme: &str, heading: &str) -> Vec<Vec<String>> {
