@@ -265,6 +265,28 @@ mod tests {
     use crate::core::message::ToolCall;
     use std::io::Cursor;
 
+    /// The event bound is exact: 16 MiB of data over two `data:` lines (joined by `\n`) is
+    /// read on, one byte more is refused (`>` as `==` once let a 1 GiB event through).
+    #[test]
+    fn an_event_is_bounded_at_exactly_max_line() {
+        let head = "{\"a\":\"";
+        let feed = |total: usize| {
+            let mut parser = Parser::default();
+            let open = parser.feed_line(&format!("data: {head}"), &mut |_| {});
+            assert!(matches!(open, Ok(Flow::Continue)));
+            let rest = "x".repeat(total - head.len() - 1);
+            parser.feed_line(&format!("data: {rest}"), &mut |_| {})
+        };
+        assert!(matches!(feed(MAX_LINE), Ok(Flow::Continue)));
+        for over in [MAX_LINE + 1, MAX_LINE + 2] {
+            let refused = feed(over);
+            assert!(matches!(
+                refused,
+                Err(Error::Stream(Broke::TooLarge("an event")))
+            ));
+        }
+    }
+
     /// Replay `fixtures/sse/<fixture>` through `read_stream`; also return every delta seen.
     fn replay(fixture: &str) -> (Result<Reply, Error>, Vec<String>) {
         let path = format!("{}/fixtures/sse/{fixture}", env!("CARGO_MANIFEST_DIR"));

@@ -502,4 +502,88 @@ mod tests {
         let summary = history[1].content.clone().unwrap_or_default();
         assert!(summary.contains("Original task: Refactor everything"));
     }
+
+    /// `compact_and_tell` at the snip tier with a window of `window` tokens. The model is
+    /// never reached (a closed port, the run cancelled): a summary it asked for shows as one
+    /// made without the model, a snip alone as none. Also the notices it gave.
+    fn snip_and_tell(history: &mut Vec<Message>, window: usize) -> (Report, Vec<String>) {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+        let base_url = format!("http://{}/v1", port.local_addr().expect("its address"));
+        drop(port);
+        let max_context = u32::try_from(window).expect("a small window");
+        let llm = Llm::new(crate::core::config::Config {
+            base_url,
+            max_context,
+            ..Default::default()
+        });
+        let (mut extras, cancel) = (Extras::default(), AtomicBool::new(true));
+        let mut notices = Vec::new();
+        let mut on_event = |event: Event| {
+            if let Event::Notice(text) = event {
+                notices.push(text.to_string());
+            }
+        };
+        let report = compact_and_tell(
+            history,
+            &llm,
+            &mut extras,
+            &cancel,
+            Tier::Snip,
+            &mut on_event,
+        );
+        (report, notices)
+    }
+
+    /// What a snip alone leaves of `history`, in tokens.
+    fn after_snip(history: &[Message]) -> usize {
+        let no_model = &mut |_: Vec<Message>| -> Result<String, String> { panic!("no summary") };
+        compact(&mut history.to_vec(), Tier::Snip, no_model).after
+    }
+
+    /// Compaction's goal: a snip that leaves the history under 35% of the window ends there
+    /// (firing a summary on every snip passed the suite once); one that leaves more goes on
+    /// to a summary (switching that off passed too).
+    #[test]
+    fn a_snip_goes_on_to_a_summary_only_when_it_frees_too_little() {
+        let tail = [Message::assistant("reading on"), Message::user("go on")];
+        let mut reads = vec![Message::system("sys"), Message::user("the task")];
+        (["a", "b", "c"].iter()).for_each(|p| reads.extend(round(p, 3)));
+        reads.extend(tail.clone());
+        let (before, snipped) = (estimate_messages(&reads), after_snip(&reads));
+        assert!(snipped * 4 < before, "{snipped} of {before}");
+        // The goal (35%) just above what the snip leaves: enough was freed.
+        let (report, notices) = snip_and_tell(&mut reads.clone(), snipped * 100 / 35 + 100);
+        assert_eq!(
+            (report.tier, report.summary),
+            (Tier::Snip, SummarySource::None)
+        );
+        assert_eq!((report.before, report.after), (before, snipped));
+        assert!(notices[0].starts_with("context Snip: "), "{notices:?}");
+        // The goal just below: on to a summary (the model could not be asked).
+        let (report, notices) = snip_and_tell(&mut reads, snipped * 100 / 35 - 100);
+        assert_eq!(report.tier, Tier::Summarise);
+        assert!(
+            matches!(report.summary, SummarySource::Fallback(_)),
+            "{report:?}"
+        );
+        assert!(report.after < snipped, "{report:?}");
+        assert!(notices[0].starts_with("context Summarise: "), "{notices:?}");
+        // Talk alone: a snip frees nothing, so a history at 60% of the window is summarised.
+        let mut talk = vec![Message::system("sys"), Message::user("the task")];
+        for n in 0..6 {
+            talk.push(Message::assistant(&big_output(60)));
+            talk.push(Message::user(&format!("and then {n}?")));
+        }
+        let before = estimate_messages(&talk);
+        assert_eq!(after_snip(&talk), before);
+        assert_eq!(tier_for(before, before * 100 / 60), Some(Tier::Snip));
+        let (report, _) = snip_and_tell(&mut talk, before * 100 / 60);
+        assert_eq!(report.tier, Tier::Summarise);
+        assert!(
+            matches!(report.summary, SummarySource::Fallback(_)),
+            "{report:?}"
+        );
+        // Below half the window the loop does not compact at all.
+        assert_eq!(tier_for(before, before * 100 / 49), None);
+    }
 }

@@ -311,6 +311,8 @@ fn resume(name: &str, sandbox: &Sandbox) -> usize {
         return 0;
     };
     let server = Server::answering_summaries(vec![Reply::Sse(sse::text("resumed"))], "summary");
+    // The kill may cut a round: its calls are answered `[interrupted]` (bounded below).
+    server.expect_repairs();
     let out = run(&["-r", &id, "-p", "go on"], &server, sandbox);
     assert_eq!(
         (out.code, out.stdout.trim()),

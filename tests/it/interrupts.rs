@@ -77,6 +77,7 @@ fn session(name: &str, rng: &mut Rng, count: usize) -> (usize, [usize; 5]) {
     let phases: Vec<Phase> = (0..count).map(|n| PHASES[(start + n) % 5]).collect();
     let script = phases.iter().enumerate().flat_map(|(n, p)| replies(n, *p));
     let server = Server::stalling_summaries(script.collect(), STALL_MS);
+    server.expect_repairs();
     let mut repl = Repl::start_with(&sandbox, &[], server);
     for (n, phase) in phases.iter().enumerate() {
         let delay = Duration::from_millis(rng.below(300) as u64);
@@ -242,6 +243,8 @@ fn resume(name: &str, sandbox: &Sandbox) {
         .to_string_lossy()
         .into_owned();
     let server = Server::answering_summaries(vec![Reply::Sse(sse::text("resumed"))], "summary");
+    // The log holds the calls those Ctrl+Cs answered `[interrupted]`.
+    server.expect_repairs();
     let out = run(&["-r", &id, "-p", "still fine?"], &server, sandbox);
     assert_eq!(
         (out.code, out.stdout.trim()),

@@ -365,6 +365,7 @@ fn interrupt_during_slow_tool_keeps_history_valid() {
     let mut repl = start(&sandbox, script);
     repl.enter("wait a bit");
     repl.consent(&format!("bash({command})"), "y\r");
+    repl.server.expect_repairs();
     assert!(wait_until(|| sleeping(&seconds) > 0), "sleep never started");
     let interrupted_at = Instant::now();
     repl.pty.send("\x03");

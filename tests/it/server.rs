@@ -4,8 +4,12 @@
 //! n-th reply, and every request is recorded (with its arrival time) for the test to inspect.
 //! The server does not understand requests: it never validates a body or picks a reply by
 //! content, so every assertion about what the client sent lives in the test that reads
-//! `requests()`. One thread accepts; each connection gets its own scoped thread (so a stalled
-//! reply cannot block the retry after it); every reply ends with closing the connection.
+//! `requests()`, except one: when dropped, the server fails the test if any request shows a
+//! repaired history (`repair_problem`) that the test did not announce with `expect_repairs`
+//! (it interrupts or crashes the run on purpose). One thread accepts; each connection gets
+//! its own scoped thread (so a stalled reply cannot block the retry after it); every reply
+//! ends with closing the connection. Past 300 lines (about 390): the replies every test
+//! scripts and the history check every test gets belong to the one server they all start.
 
 use crate::http;
 use serde_json::{Value, json};
@@ -152,6 +156,9 @@ struct Shared {
     /// Script and log under one lock, so the n-th recorded request is the one given reply n.
     state: Mutex<State>,
     stopping: AtomicBool,
+    /// The test interrupts or crashes the run on purpose (`expect_repairs`): a repaired
+    /// history is explained, so `Drop` does not check for one.
+    repairs_expected: AtomicBool,
 }
 
 struct State {
@@ -194,6 +201,7 @@ impl Server {
                 summary,
             }),
             stopping: AtomicBool::new(false),
+            repairs_expected: AtomicBool::new(false),
         });
         let for_thread = Arc::clone(&shared);
         let accepter = thread::spawn(move || accept_loop(listener, &for_thread));
@@ -207,6 +215,12 @@ impl Server {
     /// The base URL the client is given; it POSTs to `{url}/chat/completions`.
     pub fn url(&self) -> String {
         format!("http://{}/v1", self.addr)
+    }
+
+    /// This test interrupts (Ctrl+C, a kill, a crash) or resumes a cut-off session: a call
+    /// answered `[interrupted]` by the binary's repair is expected, not a lost result.
+    pub fn expect_repairs(&self) {
+        self.shared.repairs_expected.store(true, Ordering::SeqCst);
     }
 
     pub fn requests(&self) -> Vec<Recorded> {
@@ -233,6 +247,21 @@ impl Drop for Server {
         let _ = TcpStream::connect(self.addr);
         if let Some(accepter) = self.accepter.take() {
             let _ = accepter.join();
+        }
+        // Every test's requests get the history check, unless it is failing already.
+        if thread::panicking() || self.shared.repairs_expected.load(Ordering::SeqCst) {
+            return;
+        }
+        let requests = self.shared.lock().requests.clone();
+        for (number, request) in requests.iter().enumerate() {
+            if let Err(why) = repair_problem(&request.messages()) {
+                panic!(
+                    "request #{}: {why}; no Ctrl+C or crash explains it (a test that \
+                     interrupts on purpose calls `Server::expect_repairs`)\n{:#?}",
+                    number + 1,
+                    request.messages()
+                );
+            }
         }
     }
 }
@@ -335,6 +364,21 @@ pub fn history_problem(messages: &[Value]) -> Result<(), String> {
     }
 }
 
+/// Why `messages` shows a repair, if it does: a history a provider would reject, or a call
+/// answered `[interrupted]`, which the binary's repair (`repair_tool_pairs`) writes for a call
+/// left unanswered: a Ctrl+C or a crash, or the loop losing a round's results.
+pub fn repair_problem(messages: &[Value]) -> Result<(), String> {
+    history_problem(messages)?;
+    let marked = (messages.iter()).find(|m| m["role"] == "tool" && m["content"] == "[interrupted]");
+    match marked {
+        Some(result) => Err(format!(
+            "call {} was answered [interrupted]: the history was repaired",
+            result["tool_call_id"]
+        )),
+        None => Ok(()),
+    }
+}
+
 /// 500 is retried by the client, so say loudly in the body why it happened.
 fn script_exhausted(number: usize) -> Reply {
     let message = format!("test server: script exhausted, request #{number} has no reply");
@@ -420,6 +464,15 @@ mod tests {
         for case in cases {
             assert!(history_problem(&case).is_err(), "{case:?}");
         }
+    }
+
+    #[test]
+    fn a_repaired_history_is_found() {
+        let ask = json!({"role": "assistant", "tool_calls": [{"id": "a"}]});
+        let answer = |text: &str| json!({"role": "tool", "tool_call_id": "a", "content": text});
+        assert_eq!(repair_problem(&[ask.clone(), answer("ran")]), Ok(()));
+        assert!(repair_problem(&[ask.clone(), answer("[interrupted]")]).is_err());
+        assert!(repair_problem(&[ask]).is_err());
     }
 
     #[test]

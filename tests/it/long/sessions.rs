@@ -104,7 +104,10 @@ fn a_call_left_unanswered_is_repaired_on_resume_and_reported() {
 
     let trace = sandbox.path("trace.jsonl").to_string_lossy().to_string();
     let args = ["-r", &id, "-p", "go on", "--trace", &trace];
-    let (out, requests) = check(&sandbox, &args, vec![answer("ok")]);
+    let server = Server::start(vec![answer("ok")]);
+    // The cut session log is the crash that explains the repair.
+    server.expect_repairs();
+    let (out, requests) = (run(&args, &server, &sandbox), server.requests());
     assert_eq!(out.code, 0, "{out:?}");
     assert!(
         out.stderr
