@@ -49,8 +49,10 @@ pub fn run(trace: Option<&Path>, on_event: &mut dyn FnMut(Event)) -> Result<Fini
     agent.max_rounds = rounds;
     if let Some(path) = trace {
         let trace = Trace::create(path, &model.config(), &project).map_err(io_error)?;
-        agent.extras.account = Account::default().with_trace(trace);
-        agent.extras.account.trace_task(TASK, agent.consent.plan);
+        agent
+            .extras
+            .set_account(Account::default().with_trace(trace));
+        agent.extras.account().trace_task(TASK, agent.consent.plan);
     }
     // Ctrl+C stops the demo the way it stops a real task (docs/walkthrough.md steps through it).
     crate::app::process::watch_ctrl_c(agent.cancel.clone())?;

@@ -79,7 +79,7 @@ impl Llm {
         cancel: &AtomicBool,
         on_event: &mut dyn FnMut(Event),
     ) -> Result<Reply, Error> {
-        let account = &extras.account;
+        let account = extras.account();
         account.check_budget(&self.config)?;
         let mut retries = 0;
         loop {
@@ -128,7 +128,7 @@ impl Llm {
         let next = std::thread::scope(|scope| {
             scope.spawn(|| cancel::shut_down_on_cancel(&http, cancel, &finished));
             let body = extras
-                .dialect
+                .dialect()
                 .body(&self.config, model, messages, tools, &self.quirks);
             let next = self.attempt(&http, &body, messages, extras, cancel, on_event);
             // Dropping the sender wakes the watcher at once, so it costs no latency.
@@ -158,8 +158,8 @@ impl Llm {
             idle: self.config.idle_timeout,
             deadline: Some(Instant::now() + self.config.request_timeout),
         };
-        let (url, auth) = extras.dialect.endpoint(&self.config);
-        extras.account.trace_request(&url, sent_body);
+        let (url, auth) = extras.dialect().endpoint(&self.config);
+        extras.account().trace_request(&url, sent_body);
         let response = match http::post(http, &url, &auth, sent_body) {
             Ok(response) => response,
             // Retry what a second try could fix; name the host, which the error does not.
@@ -176,16 +176,16 @@ impl Llm {
             // What the server said (its whole body to `--trace`) decides what comes next.
             let (wait, moved) = provider_errors::from_headers(status, response.headers());
             let body = provider_errors::error_body(response.into_body().into_reader());
-            extras.account.trace_failure(status, &body);
+            extras.account().trace_failure(status, &body);
             let message = moved.unwrap_or_else(|| provider_errors::message_in(&body));
-            let model = &extras.account.model(&self.config);
+            let model = &extras.account().model(&self.config);
             return self.status_failure(status, &message, wait, (&url, model, messages));
         }
         let (head, body) = response.into_parts();
         let (mut body, mut start) = (BufReader::new(body.into_reader()), vec![]);
         // A 200 that is not an event stream: a whole completion, or a page or error that fails.
         let trace = |content_type: &str, text: &str| {
-            extras.account.trace_not_a_stream(content_type, text);
+            extras.account().trace_not_a_stream(content_type, text);
         };
         match self
             .quirks
@@ -197,9 +197,9 @@ impl Llm {
         }
         // The line already read goes first, as if it had never been taken out.
         let mut body = Cursor::new(start).chain(body);
-        let mut reader = extras.account.tee(&mut body);
+        let mut reader = extras.account().tee(&mut body);
         match extras
-            .dialect
+            .dialect()
             .read_stream(&self.config, &mut reader, cancel, &limits, on_event)
         {
             Ok(reply) => Next::Replied(reply),

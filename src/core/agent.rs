@@ -243,12 +243,12 @@ impl Agent {
                 _ => {}
             }
             let start = |call: &ToolCall| pool.map(|pool| pool.start(call, &ctx));
-            early.streamed(&event, &ctx.consent, &ctx.extras.mcp, &start);
+            early.streamed(&event, &ctx.consent, ctx.extras.mcp(), &start);
             on_event(event);
         };
         let (llm, history, extras, cancel) = (&self.llm, &self.history, &self.extras, &self.cancel);
         let streamed = llm.stream(history, tools, extras, cancel, &mut forward);
-        self.extras.early = early;
+        self.extras.reply_done(early);
         if matches!(streamed, Err(Error::Interrupted)) && !partial.is_empty() {
             self.push(Message::assistant(&format!("{partial}\n[interrupted]")));
         }

@@ -39,8 +39,8 @@ pub fn rule(
 ) -> Result<Vec<Ruling>, String> {
     let mut rulings = Vec::with_capacity(calls.len());
     for call in calls {
-        let cut = (extras.gate.cut_off(call, cut_off, on_event))
-            .or_else(|| extras.gate.not_offered(call, tools));
+        let cut = (extras.gate().cut_off(call, cut_off, on_event))
+            .or_else(|| extras.gate().not_offered(call, tools));
         rulings.push(match (cut, extras.repeated(call)?) {
             (Some(refused), _) | (None, Some(refused)) => Ruling::Refused(refused),
             (None, None) => Ruling::Open,

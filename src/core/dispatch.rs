@@ -265,7 +265,7 @@ mod tests {
         let outcome = caught("read_file", || {
             crate::tools::support::bounded::off_thread(
                 &ctx.cancel,
-                &ctx.extras.reads_running,
+                ctx.extras.reads_running(),
                 limit,
                 |_| -> Outcome { panic!("boom {}", 7) },
             )

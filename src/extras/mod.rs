@@ -29,6 +29,7 @@ pub mod responses;
 pub mod sandbox;
 pub mod secrets;
 pub mod session;
+mod set_up;
 pub mod sha256;
 pub mod trace;
 pub mod trust;
@@ -64,37 +65,37 @@ use std::sync::{Arc, atomic::AtomicBool, atomic::AtomicUsize};
 #[derive(Default)]
 pub struct Extras {
     /// Prices, the ledger, fallbacks and the trace: what the client reports to.
-    pub account: account::Account,
+    account: account::Account,
     /// Requests and streams in a dialect other than chat completions (`Config::dialect`).
-    pub dialect: dialect::Dialects,
+    dialect: dialect::Dialects,
     /// PreToolUse, PostToolUse, UserPromptSubmit, Stop and SessionStart hooks (none by default).
-    pub hooks: Arc<Hooks>,
+    hooks: Arc<Hooks>,
     /// MCP servers (none by default); their tools are offered next to ours.
-    pub mcp: Arc<Servers>,
+    mcp: Arc<Servers>,
     /// The bash tool's sandbox and environment filter (no sandbox by default).
-    pub shell: ShellSafety,
+    shell: ShellSafety,
     /// The project's `AGENTS.md` files for the system prompt; `None` leaves them out.
-    pub instructions: Option<Instructions>,
+    instructions: Option<Instructions>,
     /// Reading threads of read_file and grep still running (see `tools/support/bounded.rs`).
-    pub reads_running: Arc<AtomicUsize>,
+    reads_running: Arc<AtomicUsize>,
     /// Read-only calls started while the last reply streamed (the main agent only).
-    pub early: early::Early,
+    early: early::Early,
     /// What a bash command's arguments decide before consent (the danger table).
-    pub gate: gate::Gate,
+    gate: gate::Gate,
     /// Counts identical calls in a row: the third is refused, the fifth ends the run (per agent).
     guard: LoopGuard,
     /// What `/undo` can restore; `None` when nothing is tracked (sub-agents, the library default).
-    pub checkpoints: Option<Checkpoints>,
+    checkpoints: Option<Checkpoints>,
     /// Where the conversation is written as it happens; `None` for sub-agents and by default.
-    pub log: Option<SessionLog>,
+    log: Option<SessionLog>,
     /// The provider's last measured prompt size, anchoring the estimate (per agent).
     calibration: calibration::Calibration,
     /// The permission rules and the saved "always" answers (`consent_rules.rs`).
-    pub rules: Arc<consent_rules::Rules>,
+    rules: Arc<consent_rules::Rules>,
     /// Set when the log could not be written; shown at the start of the next round.
     log_failure: Option<String>,
     /// History rewrites (compaction, repair, `/clear`): each breaks the provider's prompt cache.
-    pub rewrites: u32,
+    rewrites: u32,
     /// The `checkpoints` height before the running batch, to drop the steps that changed nothing.
     mark: Option<usize>,
 }
@@ -245,6 +246,11 @@ impl Extras {
         let (guard, rules, shell) = (&self.guard, &self.rules, &self.shell);
         self.early.reply_starting(guard, rules, (shell, cwd));
         std::mem::take(&mut self.early)
+    }
+
+    /// The reply streamed: the calls it started are held until the batch collects them.
+    pub fn reply_done(&mut self, early: early::Early) {
+        self.early = early;
     }
 
     /// The permission rules, the call's arguments, then consent (`consent_rules.rs`, `gate.rs`,
