@@ -243,7 +243,7 @@ impl Agent {
                 _ => {}
             }
             let start = |call: &ToolCall| pool.map(|pool| pool.start(call, &ctx));
-            early.streamed(&event, &ctx.consent, ctx.extras.mcp(), &start);
+            early.streamed(&event, &ctx.sub_agent.consent, &ctx.mcp, &start);
             on_event(event);
         };
         let (llm, history, extras, cancel) = (&self.llm, &self.history, &self.extras, &self.cancel);
@@ -256,13 +256,8 @@ impl Agent {
     }
 
     fn tool_context(&self) -> ToolContext {
-        ToolContext {
-            cwd: self.cwd.clone(),
-            llm: self.llm.clone(),
-            consent: self.consent.clone(),
-            cancel: self.cancel.clone(),
-            extras: Arc::new(self.extras.for_sub_agent()),
-        }
+        let sub_agent = (&self.llm, &self.consent);
+        self.extras.tool_context(&self.cwd, &self.cancel, sub_agent)
     }
 
     pub fn history(&self) -> &[Message] {

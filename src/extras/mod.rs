@@ -45,7 +45,7 @@ use sandbox::ShellSafety;
 use serde_json::{Value, json};
 use session::SessionLog;
 use std::path::Path;
-use std::sync::{Arc, atomic::AtomicBool, atomic::AtomicUsize};
+use std::sync::{Arc, atomic::AtomicUsize};
 
 /// The one seam between the core and every optional feature: the loop holds one `Extras` and
 /// calls one method per step of a turn, each a no-op when its feature is off; the client is
@@ -276,11 +276,6 @@ impl Extras {
     /// The MCP tools offered next to ours.
     pub fn tool_schemas(&self) -> Vec<Value> {
         self.mcp.schemas()
-    }
-
-    /// Run an MCP tool (`mcp__SERVER__TOOL`): what `dispatch` reaches through the tool context.
-    pub fn call_mcp(&self, name: &str, args: &str, cancel: &AtomicBool) -> Result<String, String> {
-        self.mcp.call(name, args, cancel)
     }
 
     /// Whether read-only calls may start while the reply streams: not when a PreToolUse hook

@@ -1,7 +1,7 @@
 //! `Extras` between turns: what the binary (`app/setup.rs`, the REPL's commands) and embedding
 //! programs set and read. The fields stay private to `extras/`, so the loop reaches a feature
 //! only through a step's method (`extras/mod.rs`) and a tool only through these readers; nothing
-//! here runs during a turn's steps.
+//! here runs during a turn's steps but `tool_context`, what a tool call is handed.
 
 use super::Extras;
 use super::account::Account;
@@ -14,8 +14,12 @@ use super::instructions::Instructions;
 use super::mcp::Servers;
 use super::sandbox::ShellSafety;
 use super::session::SessionLog;
+use crate::client::llm::Llm;
+use crate::core::consent::Consent;
+use crate::tools::{SubAgent, ToolContext};
+use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 
 impl Extras {
     /// Prices, the ledger, fallbacks and the trace: what the client reports to.
@@ -108,6 +112,30 @@ impl Extras {
 
     pub fn set_log(&mut self, log: SessionLog) {
         self.log = Some(log);
+    }
+
+    /// What a tool call sees (`tools/mod.rs`): the shell policy, the read boundary, the reading
+    /// threads, MCP, and what the `agent` tool needs for a sub-agent.
+    pub fn tool_context(
+        &self,
+        cwd: &Path,
+        cancel: &Arc<AtomicBool>,
+        sub: (&Arc<Llm>, &Consent),
+    ) -> ToolContext {
+        let (llm, consent, extras) = (sub.0.clone(), sub.1.clone(), self.for_sub_agent());
+        ToolContext {
+            cwd: cwd.to_path_buf(),
+            cancel: cancel.clone(),
+            shell: self.shell.clone(),
+            rules: self.rules.clone(),
+            reads_running: self.reads_running.clone(),
+            mcp: self.mcp.clone(),
+            sub_agent: Arc::new(SubAgent {
+                llm,
+                consent,
+                extras,
+            }),
+        }
     }
 
     /// History rewrites (compaction, repair, `/clear`): each breaks the provider's prompt cache.
