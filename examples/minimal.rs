@@ -5,8 +5,7 @@
 //!
 //! This is what a fork keeps: `core/`, `client/` and `tools/`, with `Extras::default()`.
 
-use corecoder::core::consent::{Consent, Mode};
-use corecoder::{Agent, Config, Error, Llm, core::event::Finish};
+use corecoder::{Agent, Config, Consent, Error, Finish, Llm, Mode};
 use std::sync::Arc;
 
 /// `CORECODER_NAME`, else `OPENAI_NAME`.
