@@ -38,6 +38,7 @@ use crate::core::consent::{Consent, LoopGuard, Repeat, Verdict};
 use crate::core::event::Event;
 use crate::core::message::{Message, Outcome, Reply, ToolCall};
 use checkpoint::Checkpoints;
+use crossbeam_channel::Receiver;
 use hooks::{HookContext, HookEvent, Hooks};
 use instructions::Instructions;
 use mcp::Servers;
@@ -320,14 +321,13 @@ impl Extras {
         }
     }
 
-    /// The allowed calls run: those started while the reply streamed are collected, the rest
-    /// go to `run_now`; the outcomes come back in call order.
-    pub fn run_allowed(
+    /// The allowed calls are about to run: for each, where its result arrives if early start
+    /// already started the same call while the reply streamed (`early.rs`); `None` runs now.
+    pub fn started_early(
         &mut self,
         allowed: &[&ToolCall],
-        run_now: &mut dyn FnMut(&[&ToolCall]) -> Vec<Outcome>,
-    ) -> Vec<Outcome> {
-        self.early.collect(allowed, run_now)
+    ) -> Vec<Option<Receiver<(usize, Outcome)>>> {
+        allowed.iter().map(|call| self.early.claim(call)).collect()
     }
 
     /// The allowed calls ran: a failed edit changed nothing, so it must not become an /undo step.
