@@ -1,7 +1,8 @@
 //! Keeping the teaching material true: file headers, file sizes, the README's code map, the
 //! functions the walkthrough cites, and the examples.
 //!
-//! Everything here reads files or runs the built examples; no corecoder code is called.
+//! Everything here reads files, runs the built examples or builds a fork of the crate in a copy
+//! (`a_fork_without_extras_builds_the_minimal_example`); no corecoder code is called.
 //! `CORECODER_REGEN_CODEMAP=1 cargo test --test it docs::` rewrites the code map's line counts
 //! (and its list of files) in README.md instead of failing on them; the roles stay as written.
 
@@ -369,8 +370,14 @@ fn example_team_reports_each_worker_under_its_name() {
 /// and what the list says (the notes are the core's), and the answer is all of stdout.
 #[test]
 fn example_minimal_tells_the_model_the_new_directory_and_the_list() {
+    minimal_turn(&example("minimal"), "docs_minimal_example");
+}
+
+/// `minimal -p … --yes` against the scripted loopback server, through one reply that calls
+/// read_file, bash `cd sub` and todo_write; the next request must say where and what.
+fn minimal_turn(binary: &Path, name: &str) {
     use crate::server::{Reply, Server};
-    let sandbox = crate::run::Sandbox::new("docs_minimal_example");
+    let sandbox = crate::run::Sandbox::new(name);
     sandbox.write("notes.txt", "the plan\n");
     std::fs::create_dir_all(sandbox.path("sub")).expect("a directory");
     let todos =
@@ -388,7 +395,7 @@ fn example_minimal_tells_the_model_the_new_directory_and_the_list() {
         Reply::Sse(crate::sse::tool_calls(&calls)),
         Reply::Sse(crate::sse::text("moved and planned")),
     ]);
-    let child = Command::new(example("minimal"))
+    let child = Command::new(binary)
         .args(["-p", "go to sub and plan", "--yes"])
         .current_dir(&sandbox.dir)
         .env_clear()
@@ -420,6 +427,71 @@ fn example_minimal_tells_the_model_the_new_directory_and_the_list() {
         last.contains("Current todo list:") && last.contains("write the tests"),
         "the list is told: {last}"
     );
+}
+
+/// The fork is a fact: in a copy of the crate, every file under `src/extras/` but `null.rs`
+/// and all of `src/app/` deleted, and `#[path = "extras/null.rs"]` put above `pub mod extras;`
+/// in `src/lib.rs` with the `pub mod app;` line dropped, `cargo build --offline --example
+/// minimal` builds; the forked agent then passes the same turn as the whole one. Its own
+/// target directory under the tests' tmp keeps the dependencies built between runs (the first
+/// run builds them all, which takes minutes on a busy machine).
+#[test]
+fn a_fork_without_extras_builds_the_minimal_example() {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let fork = tmp.join("fork");
+    let _ = std::fs::remove_dir_all(&fork);
+    std::fs::create_dir_all(&fork).expect("the fork's directory");
+    let copy = format!(
+        "tar -c --exclude=./target --exclude=./.git --exclude=./fuzz . | tar -x -C '{}'",
+        fork.display()
+    );
+    let copied = Command::new("sh")
+        .args(["-c", &copy])
+        .current_dir(root())
+        .status();
+    assert!(copied.expect("tar").success(), "the copy");
+    for entry in walk(&fork.join("src/extras")) {
+        if entry.file_name().is_some_and(|name| name != "null.rs") {
+            std::fs::remove_file(&entry).expect("delete an extra");
+        }
+    }
+    std::fs::remove_dir_all(fork.join("src/app")).expect("delete app/");
+    let lib = read("src/lib.rs");
+    assert!(
+        lib.contains("\npub mod extras;\n") && lib.contains("\npub mod app;\n"),
+        "{lib}"
+    );
+    let forked = (lib.replace(
+        "\npub mod extras;\n",
+        "\n#[path = \"extras/null.rs\"]\npub mod extras;\n",
+    ))
+    .replace("\npub mod app;\n", "\n");
+    std::fs::write(fork.join("src/lib.rs"), forked).expect("the one change");
+    let target = tmp.join("fork-target");
+    let built = Command::new(env!("CARGO"))
+        .args(["build", "--offline", "--example", "minimal"])
+        .current_dir(&fork)
+        .env("CARGO_TARGET_DIR", &target)
+        .output()
+        .expect("cargo");
+    let stderr = String::from_utf8_lossy(&built.stderr);
+    assert!(built.status.success(), "the fork does not build:\n{stderr}");
+    minimal_turn(
+        &target.join("debug/examples/minimal"),
+        "docs_forked_minimal",
+    );
+}
+
+/// Every file under `dir`, however deep.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("a directory").flatten() {
+        match entry.path() {
+            path if path.is_dir() => files.extend(walk(&path)),
+            path => files.push(path),
+        }
+    }
+    files
 }
 
 /// The rows of the README table that follows `heading`'s first `| … |` header line: each row's
