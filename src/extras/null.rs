@@ -2,18 +2,19 @@
 //! `#[path = "extras/null.rs"]` above `pub mod extras;`, and the `pub mod app;` line dropped;
 //! `docs::a_fork_without_extras_builds_the_minimal_example` performs it). The same methods the
 //! core, the client and the tools call on `Extras`, each doing what a plain agent does with the
-//! feature absent: consent by the tool's name, the loop guard, the estimate, chat completions.
-//! No hooks, MCP, sandbox, log, checkpoints, trace, prices, danger table, early start or other
-//! dialects. Not compiled in the full crate: it is a file a fork points `mod extras` at. Over
+//! feature absent: consent by the tool's name after the danger table, the loop guard, the
+//! estimate, chat completions. No hooks, MCP, sandbox, log, checkpoints, trace, prices, early
+//! start or other dialects, and no opting in to a destructive command by name. Not compiled in the full crate: it is a file a fork points `mod extras` at. Over
 //! 300 lines (rustfmt puts each no-op on three) so that the whole seam a fork keeps is one file.
 
 use crate::client::quirks::Quirks;
 use crate::client::{http::Limits, sse, wire};
 use crate::core::config::Config;
-use crate::core::consent::{Consent, LoopGuard, Repeat, Verdict};
+use crate::core::consent::{Consent, LoopGuard, Mode, Repeat, Verdict};
 use crate::core::event::{Error, Event};
 use crate::core::message::{Message, Outcome, Reply, ToolCall};
 use crate::core::prompt::estimate_messages;
+use crate::tools::support::danger::{self, Danger};
 use crate::tools::{SubAgent, ToolContext};
 use crossbeam_channel::Receiver;
 use serde_json::Value;
@@ -72,8 +73,28 @@ impl Extras {
         early::Early
     }
     pub fn reply_done(&mut self, _: early::Early) {}
+    /// Consent by the tool's name, but for bash the danger table first (`tools/support/danger.rs`):
+    /// catastrophic is refused; destructive or unreadable is asked about, or refused where no
+    /// one can be asked (a fork has no `--allow-destructive`).
     pub fn verdict_for_call(&self, consent: &Consent, call: &ToolCall, _: &Path) -> Verdict {
-        consent.verdict(&call.name)
+        let verdict = consent.verdict(&call.name);
+        let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+        let command = args.get("command").and_then(Value::as_str);
+        let found = command
+            .filter(|_| call.name == "bash")
+            .and_then(danger::check);
+        match (found, consent.mode) {
+            (None, _) => verdict,
+            _ if matches!(verdict, Verdict::Refuse(_)) => verdict,
+            (Some(Danger::Catastrophic(reason)), _) => Verdict::Refuse(danger::blocked(reason)),
+            (Some(_), Mode::Ask) => Verdict::AskEachTime("destructive, or unreadable".to_string()),
+            (Some(_), _) => Verdict::Refuse(
+                "Refused: this command is destructive, or cannot be read before it runs; \
+                 it does not run without the user's say. Do it another way, or say what you \
+                 would run so the user can decide."
+                    .to_string(),
+            ),
+        }
     }
     pub fn always_offer(&self, call: &ToolCall) -> String {
         format!("always allow {}", call.name)

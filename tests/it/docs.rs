@@ -365,16 +365,18 @@ fn example_team_reports_each_worker_under_its_name() {
     assert!(out.contains("## printer\nprinter.rs: 0 TODOs"), "{out}");
 }
 
-/// The plain agent a fork keeps (`examples/minimal.rs`, nothing turned on) reads a file, moves
-/// with `cd` and writes a todo list in one reply; the next request tells the model where it is
-/// and what the list says (the notes are the core's), and the answer is all of stdout.
+/// The plain agent a fork keeps (`examples/minimal.rs`, nothing turned on) reads a file, is
+/// refused a `git clean -fdx` under `--yes`, moves with `cd` and writes a todo list in one reply; the
+/// next request tells the model where it is and what the list says (the notes are the core's),
+/// and the answer is all of stdout.
 #[test]
 fn example_minimal_tells_the_model_the_new_directory_and_the_list() {
     minimal_turn(&example("minimal"), "docs_minimal_example");
 }
 
 /// `minimal -p … --yes` against the scripted loopback server, through one reply that calls
-/// read_file, bash `cd sub` and todo_write; the next request must say where and what.
+/// read_file, bash `git clean -fdx` (refused: destructive) and `cd sub`, and todo_write; the
+/// next request must say where and what.
 fn minimal_turn(binary: &Path, name: &str) {
     use crate::server::{Reply, Server};
     let sandbox = crate::run::Sandbox::new(name);
@@ -387,6 +389,11 @@ fn minimal_turn(binary: &Path, name: &str) {
             "call_read",
             "read_file",
             serde_json::json!({"file_path": "notes.txt"}),
+        ),
+        (
+            "call_clean",
+            "bash",
+            serde_json::json!({"command": "git clean -fdx"}),
         ),
         ("call_cd", "bash", serde_json::json!({"command": "cd sub"})),
         ("call_todo", "todo_write", todos),
@@ -419,7 +426,9 @@ fn minimal_turn(binary: &Path, name: &str) {
         results[0].1.contains("the plan"),
         "read_file ran: {results:?}"
     );
-    let last = &results.last().expect("three results").1;
+    // `--yes` runs bash, but not a destructive command no one opted in to by name.
+    assert!(results[1].1.starts_with("Refused"), "{results:?}");
+    let last = &results.last().expect("four results").1;
     let sub = sandbox.dir.join("sub");
     let moved = format!("[session state]\nWorking directory: {}", sub.display());
     assert!(last.contains(&moved), "the new directory is told: {last}");
@@ -434,7 +443,8 @@ fn minimal_turn(binary: &Path, name: &str) {
 /// in `src/lib.rs` with the `pub mod app;` line dropped, `cargo build --offline --example
 /// minimal` builds; the forked agent then passes the same turn as the whole one. Its own
 /// target directory under the tests' tmp keeps the dependencies built between runs (the first
-/// run builds them all, which takes minutes on a busy machine).
+/// run builds them all, which takes minutes on a busy machine). The copy's files are dated now
+/// (`tar -m`): a copied date, cut to the second, could be older than the last build's.
 #[test]
 fn a_fork_without_extras_builds_the_minimal_example() {
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
@@ -442,7 +452,7 @@ fn a_fork_without_extras_builds_the_minimal_example() {
     let _ = std::fs::remove_dir_all(&fork);
     std::fs::create_dir_all(&fork).expect("the fork's directory");
     let copy = format!(
-        "tar -c --exclude=./target --exclude=./.git --exclude=./fuzz . | tar -x -C '{}'",
+        "tar -c --exclude=./target --exclude=./.git --exclude=./fuzz . | tar -x -m -C '{}'",
         fork.display()
     );
     let copied = Command::new("sh")
