@@ -6,12 +6,12 @@
 //! are raw bytes: text targets decode them lossily, so invalid UTF-8 still reaches the parser
 //! the way `sse::read_stream` would pass it. Nothing here talks to a network or a model.
 
+use corecoder::client::llm::Llm;
+use corecoder::client::sse;
 use corecoder::core::config::Config;
 use corecoder::core::consent::{Consent, Mode};
 use corecoder::core::dispatch;
 use corecoder::core::event::Event;
-use corecoder::client::llm::Llm;
-use corecoder::client::sse;
 use corecoder::core::message;
 use corecoder::extras::{hooks, mcp, mcp_wire, session};
 use corecoder::tools::ToolContext;
@@ -190,13 +190,9 @@ fn tool_context(dir: &Path) -> ToolContext {
         base_url: "http://127.0.0.1:9/v1".to_string(),
         ..Config::default()
     };
-    ToolContext {
-        cwd: dir.to_path_buf(),
-        llm: Arc::new(Llm::new(config)),
-        consent: Consent::new(Mode::AllowAll),
-        cancel: Arc::new(AtomicBool::new(false)),
-        extras: Default::default(),
-    }
+    let (llm, cancel) = (Arc::new(Llm::new(config)), Arc::new(AtomicBool::new(false)));
+    let consent = Consent::new(Mode::AllowAll);
+    corecoder::Extras::default().tool_context(dir, &cancel, (&llm, &consent))
 }
 
 /// Session ids: a path that is accepted sits directly in the sessions directory.
