@@ -1,9 +1,9 @@
 //! The LLM client: the loop calls `Llm::stream` once per round; it POSTs the history
 //! (`http.rs`), hands the body to `sse::read_stream` and returns the `Reply`, retrying the *whole*
 //! request when what failed is transient (there is no other retry layer). The body, URL and
-//! stream reader are the dialect's (`extras.dialect`: chat completions is `wire.rs` and
+//! stream reader are the dialect's (`Extras::dialect`: chat completions is `wire.rs` and
 //! `sse.rs`); provider oddities `quirks.rs`'; spending, fallback models and the trace
-//! `extras.account`'s. It does not parse tool arguments, run tools or touch the history.
+//! `Extras::account`'s. It does not parse tool arguments, run tools or touch the history.
 
 use crate::client::quirks::Quirks;
 use crate::client::{http, sse};
