@@ -1,8 +1,8 @@
-//! Every optional feature: hooks, MCP servers, the sandbox and secret filter, sessions,
-//! checkpoints, the trace, project instructions, trust, the other dialects, each off (a no-op)
-//! unless the binary or an embedding program turns it on; and, on by default (`Extras` says
-//! exactly), the loop guard, the danger gate, early start of read-only calls, the built-in
-//! prices and the estimate calibrated on the provider's counts. The seam: the value the loop
+//! Every optional feature: hooks, MCP servers, the sandbox, sessions, checkpoints, the trace,
+//! project instructions, trust, the other dialects, each off (a no-op) unless the binary or an
+//! embedding program turns it on; and, on by default (`Extras` says exactly), the loop guard,
+//! the danger gate, the secret filter, early start of read-only calls, the built-in prices and
+//! the estimate calibrated on the provider's counts. The seam: the value the loop
 //! holds, one method per step of a turn, in turn order; it never runs the loop (over 300 lines
 //! so that every step is in one file).
 
@@ -53,16 +53,17 @@ use std::sync::{Arc, atomic::AtomicUsize};
 /// handed the same value to report what it sent, spent and read. Set up between turns through
 /// the public `Agent::extras`.
 ///
-/// `Extras::default()` has off: hooks, MCP, the sandbox and the secret filter, `AGENTS.md`,
-/// the session log, `/undo`'s checkpoints, the trace, fallback models, saved "always" answers
-/// and permission rules, and other dialects than chat completions. It has on: the loop guard,
-/// the danger table (a destructive bash command is refused even under "allow all" unless
-/// allowed by name), early start of read-only calls while a reply streams, the built-in price
-/// table (spending is counted), and the estimate calibrated on the provider's counts. The
-/// binary (`app/setup.rs`) turns on besides: prices from `~/.corecoder/pricing.json`, the
-/// trace (`--trace`), the permission rules and saved answers, `--allow-destructive`, the
-/// sandbox and secret filter (`--sandbox`), `AGENTS.md`, hooks, MCP servers, the session log
-/// and checkpoints.
+/// `Extras::default()` has off: hooks, MCP, the sandbox, `AGENTS.md`, the session log, `/undo`'s
+/// checkpoints, the trace, fallback models, saved "always" answers and permission rules, and
+/// other dialects than chat completions. It has on: the loop guard, the danger table (a
+/// destructive bash command is refused even under "allow all" unless allowed by name), the
+/// secret filter (bash does not see variables that look like secrets), early start of
+/// read-only calls while a reply streams, the built-in price table (spending is counted), and
+/// the estimate calibrated on the provider's counts. The binary (`app/setup.rs`) turns on
+/// besides: prices from `~/.corecoder/pricing.json`, the trace (`--trace`), the permission
+/// rules and saved answers, `--allow-destructive`, the sandbox (`--sandbox`) and the variables
+/// let through (`CORECODER_ENV_ALLOW`), `AGENTS.md`, hooks, MCP servers, the session log and
+/// checkpoints.
 #[derive(Default)]
 pub struct Extras {
     /// Prices, the ledger, fallbacks and the trace: what the client reports to.
