@@ -29,6 +29,6 @@ fn main() -> Result<(), corecoder::Error> {
         _ => {}
     })?;
     println!("{finish:?}");
-    println!("{}", agent.extras.account.cost_summary());
+    println!("{}", agent.extras.account().cost_summary());
     Ok(())
 }

@@ -54,7 +54,7 @@ fn main() -> Result<(), Error> {
         cwd,
         Consent::new(Mode::AllowAll),
     );
-    agent.extras.mcp = Arc::new(servers);
+    agent.extras.set_mcp(servers);
     let finish = agent.run("How many words?", &mut |event| match event {
         Event::ToolCall { name, summary } => println!("> {name}({summary})"),
         Event::ToolResult { text, .. } => println!("  {text}"),

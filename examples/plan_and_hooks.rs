@@ -65,7 +65,7 @@ fn run_both_turns(project: &Path) -> Result<(), Error> {
     warnings.iter().for_each(|w| eprintln!("warning: {w}"));
     let llm = Arc::new(Llm::new(model.config()));
     let mut agent = Agent::new(llm, project.to_path_buf(), Consent::new(Mode::AllowAll));
-    agent.extras.hooks = Arc::new(hooks);
+    agent.extras.set_hooks(hooks);
 
     println!("== turn 1, plan mode on");
     agent.consent.plan = Plan::On;

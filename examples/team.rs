@@ -43,7 +43,7 @@ fn main() -> Result<(), Error> {
     );
     let _ = std::fs::remove_dir_all(&project);
     println!("{:?}", finish?);
-    println!("{}", agent.extras.account.cost_summary());
+    println!("{}", agent.extras.account().cost_summary());
     Ok(())
 }
 

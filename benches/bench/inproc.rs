@@ -6,11 +6,11 @@
 
 use crate::measure::{median_of, ms, thread_cpu_timed};
 use crate::{Row, sse_body};
+use corecoder::client::sse;
 use corecoder::core::config::{Config, Dialect};
 use corecoder::core::context::{self, Tier};
 use corecoder::core::message::{Message, ToolCall};
 use corecoder::core::prompt;
-use corecoder::core::sse;
 use corecoder::extras::dialect::Dialects;
 use serde_json::json;
 use std::io::Cursor;
@@ -33,7 +33,7 @@ pub fn sse_throughput() -> Row {
             let reply = sse::read_stream(
                 &mut Cursor::new(&stream[..]),
                 &cancel,
-                &corecoder::core::http::Limits::NONE,
+                &corecoder::client::http::Limits::NONE,
                 &mut |_| {
                     deltas += 1;
                 },
@@ -78,7 +78,7 @@ pub fn dialect_sse_throughput(dialect: Dialect, name: &str, stream: Vec<u8>) -> 
                 &config,
                 &mut Cursor::new(&stream[..]),
                 &cancel,
-                &corecoder::core::http::Limits::NONE,
+                &corecoder::client::http::Limits::NONE,
                 &mut |_| {},
             );
             let calls = reply.map(|r| r.tool_calls.len()).unwrap_or(0);

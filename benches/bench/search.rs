@@ -8,10 +8,11 @@
 
 use crate::measure::{median_of, ms, ratio, run_quiet, timed};
 use crate::{Peers, Row};
+use corecoder::client::llm::Llm;
 use corecoder::core::config::Config;
 use corecoder::core::consent::{Consent, Mode};
 use corecoder::core::dispatch;
-use corecoder::core::llm::Llm;
+use corecoder::extras::Extras;
 use corecoder::tools::ToolContext;
 use std::path::Path;
 use std::process::Command;
@@ -104,13 +105,9 @@ fn context(root: &Path) -> ToolContext {
         base_url: "http://127.0.0.1:9/v1".to_string(),
         ..Config::default()
     };
-    ToolContext {
-        cwd: root.to_path_buf(),
-        llm: Arc::new(Llm::new(config)),
-        consent: Consent::new(Mode::AllowAll),
-        cancel: Arc::new(AtomicBool::new(false)),
-        extras: Default::default(),
-    }
+    let (llm, cancel) = (Arc::new(Llm::new(config)), Arc::new(AtomicBool::new(false)));
+    let consent = Consent::new(Mode::AllowAll);
+    Extras::default().tool_context(root, &cancel, (&llm, &consent))
 }
 
 /// How many hits or files a grep or glob result lists: its lines, plus the "... and N more"

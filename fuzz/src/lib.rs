@@ -6,12 +6,13 @@
 //! are raw bytes: text targets decode them lossily, so invalid UTF-8 still reaches the parser
 //! the way `sse::read_stream` would pass it. Nothing here talks to a network or a model.
 
+use corecoder::client::llm::Llm;
+use corecoder::client::sse;
 use corecoder::core::config::Config;
 use corecoder::core::consent::{Consent, Mode};
 use corecoder::core::dispatch;
 use corecoder::core::event::Event;
-use corecoder::core::llm::Llm;
-use corecoder::core::{message, sse};
+use corecoder::core::message;
 use corecoder::extras::{hooks, mcp, mcp_wire, session};
 use corecoder::tools::ToolContext;
 use corecoder::tools::support::danger;
@@ -82,7 +83,7 @@ pub fn sse_stream(data: &[u8]) {
     let Ok(reply) = sse::read_stream(
         &mut &data[..],
         &cancel,
-        &corecoder::core::http::Limits::NONE,
+        &corecoder::client::http::Limits::NONE,
         &mut on_delta,
     ) else {
         return;
@@ -189,13 +190,9 @@ fn tool_context(dir: &Path) -> ToolContext {
         base_url: "http://127.0.0.1:9/v1".to_string(),
         ..Config::default()
     };
-    ToolContext {
-        cwd: dir.to_path_buf(),
-        llm: Arc::new(Llm::new(config)),
-        consent: Consent::new(Mode::AllowAll),
-        cancel: Arc::new(AtomicBool::new(false)),
-        extras: Default::default(),
-    }
+    let (llm, cancel) = (Arc::new(Llm::new(config)), Arc::new(AtomicBool::new(false)));
+    let consent = Consent::new(Mode::AllowAll);
+    corecoder::Extras::default().tool_context(dir, &cancel, (&llm, &consent))
 }
 
 /// Session ids: a path that is accepted sits directly in the sessions directory.

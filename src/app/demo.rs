@@ -10,12 +10,12 @@
 //! understands no more of a request than its latest user message, which picks the reply.
 
 use crate::app::scripted_model::{ScriptedModel, start_model};
+use crate::client::llm::Llm;
 use crate::core::agent::Agent;
 use crate::core::consent::{Consent, Mode};
 use crate::core::event::Error;
 use crate::core::event::Event;
 use crate::core::event::Finish;
-use crate::core::llm::Llm;
 use crate::extras::account::Account;
 use crate::extras::trace::Trace;
 use crate::extras::trace::replay::Answer;
@@ -49,8 +49,10 @@ pub fn run(trace: Option<&Path>, on_event: &mut dyn FnMut(Event)) -> Result<Fini
     agent.max_rounds = rounds;
     if let Some(path) = trace {
         let trace = Trace::create(path, &model.config(), &project).map_err(io_error)?;
-        agent.extras.account = Account::default().with_trace(trace);
-        agent.extras.account.trace_task(TASK, agent.consent.plan);
+        agent
+            .extras
+            .set_account(Account::default().with_trace(trace));
+        agent.extras.account().trace_task(TASK, agent.consent.plan);
     }
     // Ctrl+C stops the demo the way it stops a real task (docs/walkthrough.md steps through it).
     crate::app::process::watch_ctrl_c(agent.cancel.clone())?;

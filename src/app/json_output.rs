@@ -21,12 +21,14 @@ use std::time::Instant;
 /// Run `task` and report in `format`; returns the exit code (the same as in text mode).
 pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
     let started = Instant::now();
-    let session_id = (agent.extras.log.as_ref())
+    let session_id = agent
+        .extras
+        .log()
         .map(|log| log.id().to_string())
         .unwrap_or_default();
     let streaming = format == OutputFormat::StreamJson;
     if streaming {
-        let model = agent.extras.account.model(agent.llm().config());
+        let model = agent.extras.account().model(agent.llm().config());
         let cwd = agent.cwd.display().to_string();
         let init = json!({"type": "system", "subtype": "init", "session_id": session_id,
             "model": model, "cwd": cwd});
@@ -59,8 +61,8 @@ pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
         Err(Error::Interrupted) => ("interrupted", "interrupted".to_string(), 130),
         Err(e) => ("error_api", e.to_string(), process::exit_code(e)),
     };
-    let usage = agent.extras.account.usage();
-    let (cost, cost_unknown_reason) = cost_json(&agent.extras.account);
+    let usage = agent.extras.account().usage();
+    let (cost, cost_unknown_reason) = cost_json(agent.extras.account());
     let _ = print_line(&json!({
         "type": "result",
         "subtype": subtype,
@@ -68,7 +70,7 @@ pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
         "result": text,
         "session_id": session_id,
         "num_rounds": agent.rounds_used,
-        "history_rewrites": agent.extras.rewrites,
+        "history_rewrites": agent.extras.rewrites(),
         "duration_ms": started.elapsed().as_millis() as u64,
         "usage": usage_json(&usage),
         "total_cost_usd": cost,

@@ -28,7 +28,7 @@ pub fn run(options: RunOptions, prompt: &str) -> Result<i32, Error> {
     for note in notes {
         display.note(&note);
     }
-    agent.extras.account.trace_task(&task, agent.consent.plan);
+    agent.extras.account().trace_task(&task, agent.consent.plan);
     if options.output != OutputFormat::Text {
         return Ok(json_output::run(&mut agent, &task, options.output));
     }
@@ -42,7 +42,7 @@ pub fn run(options: RunOptions, prompt: &str) -> Result<i32, Error> {
     if let Err(Error::Interrupted) = finish {
         display.interrupted();
     }
-    display.note_in(DIM, &agent.extras.account.cost_summary());
+    display.note_in(DIM, &agent.extras.account().cost_summary());
     Ok(display.finish(&finish?))
 }
 

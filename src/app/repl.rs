@@ -78,7 +78,7 @@ pub fn run(options: RunOptions) -> Result<i32, Error> {
     }
     save_history(&mut editor, &history);
     // What the session spent, as `-p` says it at its end.
-    display.note_in(DIM, &agent.extras.account.cost_summary());
+    display.note_in(DIM, &agent.extras.account().cost_summary());
     Ok(0)
 }
 
@@ -119,11 +119,11 @@ fn banner(display: &Display, agent: &Agent, mode: Mode, sandbox: Sandbox) {
         &format!("corecoder {version} · model {} · {provider}", config.model),
     );
     let mut details = format!("{} · {mode} · sandbox {sandbox}", config.base_url);
-    if agent.extras.hooks.count() > 0 {
-        details.push_str(&format!(" · {} hooks", agent.extras.hooks.count()));
+    if agent.extras.hooks().count() > 0 {
+        details.push_str(&format!(" · {} hooks", agent.extras.hooks().count()));
     }
-    if agent.extras.mcp.tool_count() > 0 {
-        details.push_str(&format!(" · {} MCP tools", agent.extras.mcp.tool_count()));
+    if agent.extras.mcp().tool_count() > 0 {
+        details.push_str(&format!(" · {} MCP tools", agent.extras.mcp().tool_count()));
     }
     details.push_str(" · /help for commands");
     display.note_in(DIM, &details);
@@ -180,7 +180,7 @@ fn approve_or(agent: &mut Agent, display: &Display, task: String) -> String {
 }
 
 fn turn(agent: &mut Agent, display: &Display, editor: &mut DefaultEditor, task: &str) {
-    agent.extras.account.trace_task(task, agent.consent.plan);
+    agent.extras.account().trace_task(task, agent.consent.plan);
     // The preview of the call about to be asked about: the question shows it, not the display.
     let proposed: RefCell<Option<String>> = RefCell::default();
     let mut on_event = |event: Event| {

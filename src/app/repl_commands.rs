@@ -14,7 +14,6 @@ use crate::core::context::Tier;
 use crate::extras::checkpoint::Checkpoints;
 use crate::extras::consent_rules::settings;
 use crate::extras::session;
-use std::sync::Arc;
 
 const HELP: &str = "\
 Type a task and press Enter. End a line with \\ to continue on the next one.
@@ -40,14 +39,14 @@ pub fn run(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
         "/model" if arg.is_empty() => {
             let config = agent.llm().config();
             let provider = crate::app::variables::provider_name(config.dialect);
-            let model = agent.extras.account.model(config);
+            let model = agent.extras.account().model(config);
             display.note(&format!("Model: {model} · {provider}"));
         }
         "/model" => {
             agent.switch_model(arg);
             display.note(&format!("Model: {arg}"));
         }
-        "/tokens" => display.note(&agent.extras.account.cost_summary()),
+        "/tokens" => display.note(&agent.extras.account().cost_summary()),
         "/plan" => {
             let consent = &mut agent.consent;
             consent.plan = match consent.plan {
@@ -64,7 +63,7 @@ pub fn run(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
             agent.reset();
             display.note("Conversation cleared.");
         }
-        "/undo" => match agent.extras.checkpoints.as_mut().map(|c| c.undo()) {
+        "/undo" => match agent.extras.checkpoints_mut().map(|c| c.undo()) {
             Some(Ok(done)) => {
                 display.note(&done);
                 // A file was put back ("Restored …", "Removed …"): the model must know.
@@ -75,7 +74,7 @@ pub fn run(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
             Some(Err(done)) => display.note(&done),
             None => display.note("/undo is off in this session (see the note at start)."),
         },
-        "/diff" => match agent.extras.checkpoints.as_mut() {
+        "/diff" => match agent.extras.checkpoints_mut() {
             Some(checkpoints) => display.note(&checkpoints.diff()),
             None => display.note("/diff is off in this session (see the note at start)."),
         },
@@ -102,7 +101,7 @@ pub fn run(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
 /// `/save NAME`: rename the session (and its checkpoints) so `corecoder -r NAME` finds it.
 fn save(agent: &mut Agent, display: &Display, name: &str) {
     let home = setup::corecoder_home();
-    let Some(log) = agent.extras.log.as_mut() else {
+    let Some(log) = agent.extras.log_mut() else {
         return display.note("This session is not being saved (see the note at start).");
     };
     if name.is_empty() {
@@ -115,7 +114,7 @@ fn save(agent: &mut Agent, display: &Display, name: &str) {
             let to = setup::checkpoint_dir(&home, &new);
             let _ = std::fs::rename(&from, &to);
             let (checkpoints, _) = Checkpoints::open(&to);
-            agent.extras.checkpoints = Some(checkpoints);
+            agent.extras.set_checkpoints(checkpoints);
             display.note(&format!("Saved as {new}: resume with corecoder -r {new}"));
         }
         Err(e) => display.note(&format!("Not saved: {e}")),
@@ -124,7 +123,7 @@ fn save(agent: &mut Agent, display: &Display, name: &str) {
 
 /// `/mcp` lists the servers; `/mcp reconnect NAME` restarts one.
 fn mcp(agent: &Agent, display: &Display, arg: &str) {
-    let servers = &agent.extras.mcp;
+    let servers = agent.extras.mcp();
     match arg.split_once(' ') {
         Some(("reconnect", name)) => match servers.reconnect(name.trim()) {
             Ok(done) | Err(done) => display.note(&done),
@@ -149,7 +148,7 @@ fn permissions(agent: &mut Agent, display: &Display, arg: &str) {
 /// The numbering `/permissions` shows: the rules' places in the list, deny first, then the
 /// tools allowed "always".
 fn numbered(agent: &Agent) -> (Vec<usize>, Vec<String>) {
-    let list = &agent.extras.rules.list;
+    let list = &agent.extras.rules().list;
     let mut order: Vec<usize> = (0..list.len()).collect();
     order.sort_by_key(|&at| list[at].list);
     (order, agent.consent.always.iter().cloned().collect())
@@ -163,7 +162,7 @@ fn list_permissions(agent: &Agent, display: &Display) {
              ...: see docs/safety.md).",
         );
     }
-    let rules = &agent.extras.rules;
+    let rules = agent.extras.rules();
     for (n, rule) in order.iter().map(|&at| &rules.list[at]).enumerate() {
         let line = format!("{:>3}. {:<5} {}", n + 1, rule.list.key(), rule.text);
         let source = rule.source.display().to_string();
@@ -189,7 +188,7 @@ fn remove_permission(agent: &mut Agent, display: &Display, n: &str) {
     };
     let removed = match order.get(n - 1) {
         Some(&at) => {
-            let rules = Arc::make_mut(&mut agent.extras.rules);
+            let rules = agent.extras.rules_mut();
             let rule = rules.list.remove(at);
             let saved = settings::remove(&rule, rules.saved.as_ref());
             saved.map(|()| format!("{} {}", rule.list.key(), rule.text))
@@ -197,7 +196,7 @@ fn remove_permission(agent: &mut Agent, display: &Display, n: &str) {
         None => {
             let tool = &always[n - 1 - order.len()];
             agent.consent.always.remove(tool);
-            let saved = (agent.extras.rules.permissions).save(&agent.consent.always);
+            let saved = (agent.extras.rules().permissions).save(&agent.consent.always);
             saved.map(|()| format!("always {tool}"))
         }
     };

@@ -106,13 +106,13 @@ pub fn trust_now(agent: &mut Agent, display: &Display) {
         display.note(&format!("{e}: trusted for this session only."));
     }
     // The git files were shown (or unchanged): bash's git may run from them again.
-    agent.extras.shell.git = GitTrust::Trusted;
+    agent.extras.shell_mut().git = GitTrust::Trusted;
     for warning in setup::load_extensions(agent, &home, &project) {
         display.note(&warning);
     }
     display.note(&format!(
         "Trusted: {} hooks, {} MCP tools. A .env's settings count from the next start.",
-        agent.extras.hooks.count(),
-        agent.extras.mcp.tool_count()
+        agent.extras.hooks().count(),
+        agent.extras.mcp().tool_count()
     ));
 }

@@ -87,7 +87,7 @@ fn run_tasks(options: &RunOptions, recording: &Recording, display: &Display) -> 
     for Task { text, plan } in &tasks {
         // Plan mode as the user had it for this task (`/plan`, then `approve`).
         agent.consent.plan = *plan;
-        agent.extras.account.trace_task(text, *plan);
+        agent.extras.account().trace_task(text, *plan);
         let finish =
             (display.spinner).around(&mut || agent.run(text, &mut |event| display.show(event)));
         code = display.finish(&finish?);

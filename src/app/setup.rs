@@ -6,10 +6,10 @@
 //! become notes for the user (and that feature is off). A resume that cannot be found does.
 
 use crate::app::flags::{Resume, RunOptions};
+use crate::client::llm::Llm;
 use crate::core::agent::Agent;
 use crate::core::consent::{Consent, Mode};
 use crate::core::event::Error;
-use crate::core::llm::Llm;
 use crate::extras;
 use crate::extras::account::Account;
 use crate::extras::checkpoint::Checkpoints;
@@ -120,13 +120,13 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
         account = account.with_trace(trace);
     }
     let mut agent = Agent::new(Arc::new(llm), cwd.clone(), consent);
-    agent.extras.account = account;
+    agent.extras.set_account(account);
     let rules = consent_rules::Rules {
         permissions,
         ..consent_rules::Rules::default()
     };
-    agent.extras.rules = Arc::new(rules);
-    (agent.extras.gate).allow_destructive(&options.allow_destructive);
+    *agent.extras.rules_mut() = rules;
+    (agent.extras.gate_mut()).allow_destructive(&options.allow_destructive);
     agent.max_rounds = options.max_rounds;
     // The writable roots are fixed here, from the launch directory, for the whole session.
     let mut shell = options.shell.for_session(&cwd).map_err(Error::Usage)?;
@@ -137,8 +137,8 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
         notes.extend(options.project.watch_git(&store).err());
     }
     notes.extend(options.project.git_line());
-    agent.extras.shell = shell;
-    agent.extras.instructions = Some(Instructions::new(&home));
+    *agent.extras.shell_mut() = shell;
+    agent.extras.set_instructions(Instructions::new(&home));
     notes.extend(options.project.notes.iter().cloned());
     notes.extend(options.project.skipped_line());
     notes.extend(load_extensions(&mut agent, &home, &options.project));
@@ -154,8 +154,8 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
         Ok(log) => {
             let (checkpoints, warning) = Checkpoints::open(&checkpoint_dir(&home, log.id()));
             notes.extend(warning);
-            agent.extras.checkpoints = Some(checkpoints);
-            agent.extras.log = Some(log);
+            agent.extras.set_checkpoints(checkpoints);
+            agent.extras.set_log(log);
         }
         Err(e) => notes.push(format!(
             "this session will not be saved, and /undo is off: {e}"
@@ -214,14 +214,14 @@ pub fn load_extensions(agent: &mut Agent, home: &Path, project: &Project) -> Vec
     hook_files.extend(settings.hook_files);
     let (hooks, mut warnings) = Hooks::load(&hook_files);
     warnings.extend(settings.warnings);
-    agent.extras.hooks = Arc::new(hooks);
-    let rules = Arc::make_mut(&mut agent.extras.rules);
+    agent.extras.set_hooks(hooks);
+    let rules = agent.extras.rules_mut();
     (rules.list, rules.saved) = (settings.rules, settings.saved);
     let (configs, more) = mcp_config::load_config(&mcp_files);
     warnings.extend(more);
     let (servers, more) = Servers::start(configs);
     warnings.extend(more);
-    agent.extras.mcp = Arc::new(servers);
+    agent.extras.set_mcp(servers);
     warnings
 }
 

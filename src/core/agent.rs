@@ -4,13 +4,14 @@
 //! history, the working directory and the todo list; every optional feature is reached through
 //! `extras` (`extras/mod.rs`). It talks no HTTP and runs no tool itself.
 
+use crate::client::llm::Llm;
 use crate::core::batch::{self, Batch};
 use crate::core::consent::{Answer, Consent};
 use crate::core::context::{self, Report, Tier};
 use crate::core::dispatch::{self, Pool};
 use crate::core::event::{Error, Event, Finish};
-use crate::core::llm::Llm;
 use crate::core::message::{self, Effect, Message, Reply, Role, ToolCall};
+use crate::core::notes::StateNotes;
 use crate::core::prompt::{self, AgentKind};
 use crate::extras::Extras;
 use crate::tools::ToolContext;
@@ -40,6 +41,8 @@ pub struct Agent {
     /// `history[0]` is the system prompt, rebuilt every round.
     history: Vec<Message>,
     todos: Vec<Todo>,
+    /// What the system prompt describes and what the model was told since (`notes.rs`).
+    notes: StateNotes,
     /// Started with the first task; a sub-agent runs its calls inline (it runs on a worker).
     pool: Option<Pool>,
 }
@@ -51,6 +54,7 @@ impl Agent {
             history: vec![Message::system("")],
             cwd,
             todos: Vec::new(),
+            notes: StateNotes::default(),
             consent,
             kind: AgentKind::Main,
             max_rounds: 50,
@@ -66,7 +70,7 @@ impl Agent {
         self.run_task(task, on_event, &mut |_, _, _| Answer::Deny)
     }
 
-    /// Run one user task to its end: an answer, the round cap, or an error. `ask(name,
+    /// Run one task to its end: an answer, the round cap, an error, or a hook's refusal. `ask(name,
     /// summary, always)` is called on this thread for each call consent leaves to the user.
     pub fn run_task(
         &mut self,
@@ -75,9 +79,9 @@ impl Agent {
         ask: &mut dyn FnMut(&str, &str, &str) -> Answer,
     ) -> Result<Finish, Error> {
         self.cancel.store(false, Ordering::Relaxed);
-        // A UserPromptSubmit hook may refuse the task before it joins the history.
-        let submitted = self.extras.task_submitted(&self.cwd, task, on_event);
-        submitted.map_err(Error::Refused)?;
+        self.extras
+            .task_submitted(&self.cwd, task, on_event)
+            .map_err(Error::Refused)?;
         let task = self.with_state_note(Message::user(task));
         self.push(task);
         let finish = self.run_loop(on_event, ask);
@@ -96,14 +100,16 @@ impl Agent {
         }
         for round in 1..=self.max_rounds {
             // 1. The system prompt: the session as it started, the same bytes every round.
-            self.history[0] = self.system_prompt(&tools);
+            let (cwd, plan, todos) = (&self.cwd, self.consent.plan, &self.todos);
+            let start = self.notes.at_start(cwd, plan, todos, &mut self.extras);
+            self.history[0] = Message::system(&prompt::system_prompt(start, &tools, self.kind));
             // 2. Never send a history the provider would reject (a call left unanswered).
             let repairs = message::repair_tool_pairs(&mut self.history);
-            (self.extras).repaired(&self.history, repairs, on_event);
+            self.extras.repaired(&self.history, repairs, on_event);
             self.extras.round_started(on_event);
 
             // 3. Keep the prompt inside the context window: snip, summarise or collapse.
-            let limit = self.extras.quirks.context_limit(self.llm.config());
+            let limit = self.llm.context_limit();
             let tokens = self.extras.prompt_tokens(&self.history);
             if let Some(tier) = context::tier_for(tokens, limit) {
                 self.compact(tier, on_event);
@@ -169,15 +175,11 @@ impl Agent {
         self.history.push(message);
     }
 
-    fn system_prompt(&mut self, tools: &[Value]) -> Message {
-        let start = (self.extras).situation_at_start(&self.cwd, self.consent.plan, &self.todos);
-        Message::system(&prompt::system_prompt(start, tools, self.kind))
-    }
-
-    /// What changed since the model was last told (`extras/state_notes.rs`), at the end of
+    /// What changed since the model was last told (`notes.rs`), at the end of
     /// `message`, the next to join the history: no byte already sent moves.
     fn with_state_note(&mut self, mut message: Message) -> Message {
-        let note = (self.extras).state_note(&self.cwd, self.consent.plan, &self.todos);
+        let (cwd, plan, todos) = (&self.cwd, self.consent.plan, &self.todos);
+        let note = self.notes.now(cwd, plan, todos, &mut self.extras);
         if let (Some(note), Some(text)) = (note, &mut message.content) {
             text.push_str(&note);
         }
@@ -191,7 +193,7 @@ impl Agent {
             (&mut self.history, &self.llm, &mut self.extras, &self.cancel);
         let report = context::compact_and_tell(history, llm, extras, cancel, tier, on_event);
         if report.after < report.before {
-            self.extras.notes_lost(&self.history);
+            self.notes.forget(&self.history);
             let unsent = |m: &mut Message| matches!(m.role, Role::User | Role::Tool);
             if let Some(last) = self.history.pop_if(unsent) {
                 let last = self.with_state_note(last);
@@ -211,9 +213,9 @@ impl Agent {
     ) -> Result<Reply, Error> {
         match self.stream_reply(tools, on_event) {
             Err(Error::ContextTooLong(message)) => {
-                let (history, config) = (&self.history, self.llm.config());
-                let tokens = (self.extras).overflowed(&message, history, config, on_event);
-                let limit = self.extras.quirks.context_limit(config);
+                let (configured, limit) = (self.llm.config().max_context, self.llm.context_limit());
+                let (history, windows) = (&self.history, (configured as usize, limit));
+                let tokens = self.extras.overflowed(&message, history, windows, on_event);
                 match self.compact(context::harder(context::tier_for(tokens, limit)), on_event) {
                     report if report.after < report.before => self.stream_reply(tools, on_event),
                     _ => Err(Error::ContextTooLong(message)),
@@ -241,12 +243,12 @@ impl Agent {
                 _ => {}
             }
             let start = |call: &ToolCall| pool.map(|pool| pool.start(call, &ctx));
-            early.streamed(&event, &ctx.consent, &ctx.extras.mcp, &start);
+            early.streamed(&event, &ctx.sub_agent.consent, &ctx.mcp, &start);
             on_event(event);
         };
         let (llm, history, extras, cancel) = (&self.llm, &self.history, &self.extras, &self.cancel);
         let streamed = llm.stream(history, tools, extras, cancel, &mut forward);
-        self.extras.early = early;
+        self.extras.reply_done(early);
         if matches!(streamed, Err(Error::Interrupted)) && !partial.is_empty() {
             self.push(Message::assistant(&format!("{partial}\n[interrupted]")));
         }
@@ -254,16 +256,10 @@ impl Agent {
     }
 
     fn tool_context(&self) -> ToolContext {
-        ToolContext {
-            cwd: self.cwd.clone(),
-            llm: self.llm.clone(),
-            consent: self.consent.clone(),
-            cancel: self.cancel.clone(),
-            extras: self.extras.clone(),
-        }
+        let sub_agent = (&self.llm, &self.consent);
+        self.extras.tool_context(&self.cwd, &self.cancel, sub_agent)
     }
 
-    // Between turns: what the binary, the REPL and embedding programs call.
     pub fn history(&self) -> &[Message] {
         &self.history
     }
@@ -287,14 +283,13 @@ impl Agent {
     pub fn reset(&mut self) {
         self.history.truncate(1);
         self.todos.clear();
-        self.extras.notes_lost(&self.history);
+        self.notes.forget(&self.history);
         self.extras.rewritten(&self.history);
     }
 
     /// Continue an earlier conversation (repaired by `session::load`); the next note says where.
     pub fn resume(&mut self, messages: Vec<Message>) {
-        self.history.truncate(1);
-        self.history.extend(messages);
-        self.extras.notes_lost(&self.history);
+        self.history.splice(1.., messages);
+        self.notes.forget(&self.history);
     }
 }

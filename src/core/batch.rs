@@ -39,8 +39,8 @@ pub fn rule(
 ) -> Result<Vec<Ruling>, String> {
     let mut rulings = Vec::with_capacity(calls.len());
     for call in calls {
-        let cut = (extras.gate.cut_off(call, cut_off, on_event))
-            .or_else(|| extras.gate.not_offered(call, tools));
+        let cut = (extras.gate().cut_off(call, cut_off, on_event))
+            .or_else(|| extras.gate().not_offered(call, tools));
         rulings.push(match (cut, extras.repeated(call)?) {
             (Some(refused), _) | (None, Some(refused)) => Ruling::Refused(refused),
             (None, None) => Ruling::Open,
@@ -109,18 +109,30 @@ impl Batch<'_> {
         outcomes
     }
 
-    /// Outcomes of the allowed calls, in their order: those started while the reply streamed
-    /// are collected by the extras, the rest run now (on the pool when there are several).
+    /// Outcomes of the allowed calls, in their order. The batch runs them (on the pool when
+    /// there are several), but for a call early start already ran while the reply streamed:
+    /// its result is collected instead, after the rest have started.
     fn run_allowed(&mut self, allowed: &[&ToolCall]) -> Vec<Outcome> {
-        let (pool, ctx) = (self.pool, &self.ctx);
-        let mut run_now = |rest: &[&ToolCall]| match (pool, rest.len()) {
-            (Some(pool), 2..) => pool.run_batch(rest, ctx),
-            _ => (rest
-                .iter()
-                .map(|c| dispatch::run(&c.name, &c.arguments, ctx)))
-            .collect(),
-        };
-        self.extras.run_allowed(allowed, &mut run_now)
+        let started = self.extras.started_early(allowed);
+        let rest: Vec<&ToolCall> = (allowed.iter().zip(&started))
+            .filter_map(|(call, started)| started.is_none().then_some(*call))
+            .collect();
+        let mut ran_now = match (self.pool, rest.len()) {
+            (Some(pool), 2..) => pool.run_batch(&rest, &self.ctx),
+            _ => (rest.iter())
+                .map(|c| dispatch::run(&c.name, &c.arguments, &self.ctx))
+                .collect(),
+        }
+        .into_iter();
+        let lost = || Outcome::text("Error: the tool call did not return a result");
+        (started.into_iter())
+            .map(|started| match started {
+                Some(result) => result
+                    .recv()
+                    .map_or_else(|_| lost(), |(_, outcome)| outcome),
+                None => ran_now.next().unwrap_or_else(lost),
+            })
+            .collect()
     }
 
     /// `Open` when the call may run; otherwise the result the model reads instead.

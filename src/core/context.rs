@@ -3,12 +3,13 @@
 //! tier comes back it calls `compact_and_tell`: three tiers, cheapest first: snip big tool
 //! results, summarise old turns (a model call), collapse all but the last few messages; after a
 //! "too long" answer, one tier `harder`. `compact` itself is pure (the summary comes through a
-//! closure; when the model fails, `Extras::summary_without_model` makes one).
+//! closure; when the model fails, `summary::without_model` makes one).
 
+use crate::client::llm::Llm;
 use crate::core::event::Event;
-use crate::core::llm::Llm;
 use crate::core::message::{Message, Role};
 use crate::core::prompt::{self, SUMMARY_HEADER, estimate_messages};
+use crate::core::summary;
 use crate::extras::Extras;
 use crate::tools::support::snip::snip;
 use crate::tools::support::text::truncate_middle;
@@ -66,7 +67,7 @@ pub fn compact_and_tell(
     tier: Tier,
     on_event: &mut dyn FnMut(Event),
 ) -> Report {
-    let window = extras.quirks.context_limit(llm.config());
+    let window = llm.context_limit();
     let goal = (window > 0).then(|| window * GOAL_PERCENT / 100);
     // `stream` without tools, collected, so retries and cost still apply.
     let mut summarise = |prompt: Vec<Message>| {
@@ -107,12 +108,12 @@ pub struct Report {
 pub enum SummarySource {
     None,
     Model,
-    /// Why the model call failed; the summary was extracted by `extras/fallback_summary.rs`.
+    /// Why the model call failed; the summary was extracted by `summary::without_model`.
     Fallback(String),
 }
 
 /// Compact `history` at `tier` (and every cheaper tier). `summarise` gets the request
-/// `Extras::summary_request` made and returns a non-streamed model call's text, or why not.
+/// `summary::request` made and returns a non-streamed model call's text, or why not.
 pub fn compact(
     history: &mut Vec<Message>,
     tier: Tier,
@@ -171,10 +172,10 @@ fn summarise_before(
 ) -> SummarySource {
     let old = &history[1..split];
     let fallback = |why| {
-        let text = Extras::summary_without_model(old);
+        let text = summary::without_model(old);
         (text, SummarySource::Fallback(why))
     };
-    let (text, source) = match summarise(Extras::summary_request(old)) {
+    let (text, source) = match summarise(summary::request(old)) {
         Ok(text) if !text.trim().is_empty() => (text, SummarySource::Model),
         Ok(_) => fallback("the model returned an empty summary".to_string()),
         Err(why) => fallback(why),
@@ -190,8 +191,8 @@ fn summarise_before(
 mod tests {
     use super::*;
     use crate::core::message::{ToolCall, repair_tool_pairs};
+    use crate::core::summary::RENDER_TOTAL_CHARS;
     use crate::extras::calibration::Calibration;
-    use crate::extras::summary_request::RENDER_TOTAL_CHARS;
     use crate::tools::support::snip::{SNIP_MARK, SNIP_MIN_CHARS};
 
     fn calls(ids: &[&str]) -> Message {

@@ -72,8 +72,8 @@ fn dispatch(name: &str, arguments: &str, ctx: &ToolContext) -> Outcome {
         "todo_write" => parse(name, args).map(|a| todo_write::run(a, ctx)),
         "agent" => parse(name, args).map(|a| agent::run(a, ctx)),
         _ if name.starts_with("mcp__") => Ok(ctx
-            .extras
-            .call_mcp(name, arguments, &ctx.cancel)
+            .mcp
+            .call(name, arguments, &ctx.cancel)
             .map(Outcome::text)),
         _ => return Outcome::text(format!("Error: unknown tool '{}'", echo(name))),
     };
@@ -265,7 +265,7 @@ mod tests {
         let outcome = caught("read_file", || {
             crate::tools::support::bounded::off_thread(
                 &ctx.cancel,
-                &ctx.extras.reads_running,
+                &ctx.reads_running,
                 limit,
                 |_| -> Outcome { panic!("boom {}", 7) },
             )

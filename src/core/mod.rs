@@ -1,6 +1,7 @@
 //! The core: one turn of the agent, top to bottom, in reading order (a blank line between
-//! entries keeps `cargo fmt` from sorting them). Everything optional is in `extras/`, reached
-//! through its one seam `extras::Extras`; the tools are in `tools/`, the binary in `app/`.
+//! entries keeps `cargo fmt` from sorting them). One streamed request is `client/`; everything
+//! optional is in `extras/`, reached through its one seam `extras::Extras`; the tools are in
+//! `tools/`, the binary in `app/`.
 
 pub mod agent; // the loop, all of `impl Agent`: prompt → stream → run tools → append → repeat
 
@@ -8,17 +9,13 @@ pub mod event; // what a turn hands back: the one `Event`, its `Finish`, the one
 
 pub mod prompt; // what we tell the model (system prompt, the task lines), its token estimate
 
+pub mod notes; // what changed since the model was last told (a `cd`, the todos), as a note
+
 pub mod message; // the history types and their repair
 
 pub mod context; // compaction: snip, summarise or collapse the history to fit the window
 
-pub mod llm; // the LLM client: one streamed request, with retries
-
-pub mod http; // HTTP for the client
-
-pub mod sse; // the SSE parser: lines in, text and reassembled tool calls out
-
-pub mod wire; // the wire shapes: the request body, a chunk's fields, calls from their fragments
+pub mod summary; // compaction's summary: the request to the model, and one made without it
 
 pub mod batch; // one reply's calls: the guard, hooks, consent, checkpoints, the pool, results
 

@@ -1,7 +1,7 @@
 //! What we tell the model, and how big it is: the system prompt, rebuilt every round from the
 //! session as it started (where the model is, its tools, the rules); the task lines a summary
 //! (`context.rs`) always carries; and the token estimate. It sends nothing. (What the summary
-//! request says is `extras/summary_request.rs`'.)
+//! request says is `summary.rs`'.)
 //! No tokenizer: a rough estimate is all compaction needs (`extras/calibration.rs` anchors it).
 
 use crate::core::consent::Plan;
@@ -41,7 +41,7 @@ pub enum AgentKind {
 
 /// The session as it stands: the system prompt describes it as it was at the start, and stays
 /// byte for byte the same all session; what changes later is told in a note at the end of the
-/// newest message (`extras/state_notes.rs`), so a provider's prompt cache serves the rest.
+/// newest message (`notes.rs`), so a provider's prompt cache serves the rest.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Situation {
     pub cwd: PathBuf,

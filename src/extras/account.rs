@@ -64,6 +64,14 @@ impl Account {
         self.trace.as_deref()
     }
 
+    /// `--trace`: a 200 that was not an event stream, whole (`client/not_a_stream.rs`).
+    pub fn trace_not_a_stream(&self, content_type: &str, body: &str) {
+        if let Some(trace) = &self.trace {
+            let fields = json!({"content_type": content_type, "body": body});
+            trace.record("not_a_stream", fields);
+        }
+    }
+
     /// `--trace`: the request about to be sent, whole.
     pub fn trace_request(&self, url: &str, body: &[Arc<str>]) {
         if let Some(trace) = &self.trace {

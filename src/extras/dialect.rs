@@ -1,21 +1,21 @@
-//! Which API the provider speaks (`Config::dialect`), as the client (`core/llm.rs`) reaches it
+//! Which API the provider speaks (`Config::dialect`), as the client (`client/llm.rs`) reaches it
 //! through `Extras::dialect`: the request body, where it goes with which headers, and the
 //! reader of the stream that comes back. Chat completions, the one a learner reads first, is
-//! the core's own (`core/wire.rs`, `core/sse.rs`); each other dialect is one file beside this
+//! the core's own (`client/wire.rs`, `client/sse.rs`); each other dialect is one file beside this
 //! one (`anthropic.rs`, `responses.rs`), its stream fed by the same bounded line loop
 //! (`sse::read_lines`), and every dialect's reply judged by the same `well_formed`. Nothing
 //! here retries or decides what a failed answer means (`llm.rs` does, for every dialect alike).
 
 pub mod messages_json;
 
+use crate::client::http::Limits;
+use crate::client::quirks::Quirks;
+use crate::client::{sse, wire};
 use crate::core::config::{Config, Dialect};
 use crate::core::event::{Error, Event};
-use crate::core::http::Limits;
 use crate::core::message::{Message, Reply};
-use crate::core::{sse, wire};
 use crate::extras::anthropic;
 use crate::extras::dialect::messages_json::MessagesJson;
-use crate::extras::provider_quirks::Quirks;
 use crate::extras::responses;
 use serde_json::Value;
 use std::io::BufRead;

@@ -2,9 +2,10 @@
 //! is still talking, and the batch collects its result instead of running it again.
 //!
 //! The loop hands each event of the stream to `Early::streamed` (a `CallReady` may start a
-//! call; a retry throws the stream away), and the batch hands its allowed calls to `collect`
-//! (through `Extras::run_allowed`). It decides which calls may start early and keeps their
-//! results' receivers; the loop queues them on the pool (`core/dispatch.rs`). It never settles
+//! call; a retry throws the stream away), and the batch asks `claim` for each allowed call
+//! (through `Extras::started_early`): an observer that hands the batch a result it already has.
+//! It decides which calls may start early and keeps their results' receivers; the loop queues
+//! them on the pool (`core/dispatch.rs`), and the batch runs the rest and collects. It never settles
 //! consent and never runs a call a PreToolUse hook, the loop guard or a deny or ask permission
 //! rule must see first, nor a read outside the session's roots (`reads.rs`).
 
@@ -114,32 +115,9 @@ impl Early {
         }
     }
 
-    /// Outcomes of the batch's allowed calls, in their order: the result of the same call
-    /// started early where there is one; the rest from `run_now`, which gets them in order.
-    pub fn collect(
-        &mut self,
-        allowed: &[&ToolCall],
-        run_now: &mut dyn FnMut(&[&ToolCall]) -> Vec<Outcome>,
-    ) -> Vec<Outcome> {
-        let started: Vec<_> = allowed.iter().map(|c| self.claim(c)).collect();
-        let rest: Vec<&ToolCall> = (allowed.iter().zip(&started))
-            .filter(|(_, started)| started.is_none())
-            .map(|(call, _)| *call)
-            .collect();
-        let mut ran_now = run_now(&rest).into_iter();
-        let lost = || Outcome::text("Error: the tool call did not return a result");
-        (started.into_iter())
-            .map(|started| match started {
-                Some(result) => result
-                    .recv()
-                    .map_or_else(|_| lost(), |(_, outcome)| outcome),
-                None => ran_now.next().unwrap_or_else(lost),
-            })
-            .collect()
-    }
-
-    /// The batch is about to run `call`: the result of the same call started early, if any.
-    fn claim(&mut self, call: &ToolCall) -> Option<Pending> {
+    /// The batch is about to run `call`: where the result of the same call started early will
+    /// arrive, if one was (the batch runs the rest and collects these: `core/batch.rs`).
+    pub fn claim(&mut self, call: &ToolCall) -> Option<Pending> {
         let same = |s: &Started| s.call.name == call.name && s.call.arguments == call.arguments;
         let at = self.started.iter().position(same)?;
         Some(self.started.remove(at).result)

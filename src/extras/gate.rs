@@ -17,7 +17,7 @@ use crate::tools::support::text::echo;
 use serde_json::Value;
 use std::collections::BTreeSet;
 
-/// Session-wide: a sub-agent's copy of `Extras` keeps it.
+/// Session-wide: `Extras::for_sub_agent` shares it.
 #[derive(Debug, Clone, Default)]
 pub struct Gate {
     /// Destructive commands the user opted in to by name, for `--yes`

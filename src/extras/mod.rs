@@ -1,10 +1,10 @@
-//! Every optional feature, each off (a no-op) unless the binary or an embedding program turns
-//! it on: hooks, MCP servers, the sandbox and secret filter, sessions, checkpoints, cost, the
-//! trace, project instructions, early start of read-only calls, trust, the dialects; and what
-//! makes the agent survive real providers and sessions: the loop guard, the saved "always"
-//! permissions, the estimate calibrated on the provider's counts, the summary made without the
-//! model, the danger gate. The seam: the value the loop holds, one method per step of a turn,
-//! in turn order; it never runs the loop (over 300 lines so that every step is in one file).
+//! Every optional feature: hooks, MCP servers, the sandbox, sessions, checkpoints, the trace,
+//! project instructions, trust, the other dialects, each off (a no-op) unless the binary or an
+//! embedding program turns it on; and, on by default (`Extras` says exactly), the loop guard,
+//! the danger gate, the secret filter, early start of read-only calls, the built-in prices and
+//! the estimate calibrated on the provider's counts. The seam: the value the loop
+//! holds, one method per step of a turn, in turn order; it never runs the loop (over 300 lines
+//! so that every step is in one file).
 
 pub mod account;
 pub mod anthropic;
@@ -14,7 +14,6 @@ pub mod consent_rules;
 pub mod cost;
 pub mod dialect;
 pub mod early;
-pub mod fallback_summary;
 pub mod gate;
 pub mod git_files;
 pub mod hooks;
@@ -25,89 +24,94 @@ pub mod mcp_config;
 pub mod mcp_protocol;
 pub mod mcp_wire;
 pub mod permissions;
-pub mod provider_quirks;
 pub mod reads;
 pub mod responses;
 pub mod sandbox;
 pub mod secrets;
 pub mod session;
+mod set_up;
 pub mod sha256;
-pub mod state_notes;
-pub mod summary_request;
 pub mod trace;
 pub mod trust;
 
-use crate::core::config::Config;
-use crate::core::consent::{Consent, LoopGuard, Plan, Repeat, Verdict};
+use crate::core::consent::{Consent, LoopGuard, Repeat, Verdict};
 use crate::core::event::Event;
 use crate::core::message::{Message, Outcome, Reply, ToolCall};
-use crate::core::prompt::Situation;
-use crate::tools::support::todos::Todo;
 use checkpoint::Checkpoints;
+use crossbeam_channel::Receiver;
 use hooks::{HookContext, HookEvent, Hooks};
 use instructions::Instructions;
 use mcp::Servers;
 use sandbox::ShellSafety;
 use serde_json::{Value, json};
 use session::SessionLog;
-use state_notes::situation;
 use std::path::Path;
-use std::sync::{Arc, atomic::AtomicBool, atomic::AtomicUsize};
+use std::sync::{Arc, atomic::AtomicUsize};
 
 /// The one seam between the core and every optional feature: the loop holds one `Extras` and
 /// calls one method per step of a turn, each a no-op when its feature is off; the client is
-/// handed the same value to report what it sent, spent and read. `Extras::default()` is a
-/// plain agent with every feature off. Set up between turns through the public `Agent::extras`.
+/// handed the same value to report what it sent, spent and read. Set up between turns through
+/// the public `Agent::extras`.
+///
+/// `Extras::default()` has off: hooks, MCP, the sandbox, `AGENTS.md`, the session log, `/undo`'s
+/// checkpoints, the trace, fallback models, saved "always" answers and permission rules, and
+/// other dialects than chat completions. It has on: the loop guard, the danger table (a
+/// destructive bash command is refused even under "allow all" unless allowed by name), the
+/// secret filter (bash does not see variables that look like secrets), early start of
+/// read-only calls while a reply streams, the built-in price table (spending is counted), and
+/// the estimate calibrated on the provider's counts. The binary (`app/setup.rs`) turns on
+/// besides: prices from `~/.corecoder/pricing.json`, the trace (`--trace`), the permission
+/// rules and saved answers, `--allow-destructive`, the sandbox (`--sandbox`) and the variables
+/// let through (`CORECODER_ENV_ALLOW`), `AGENTS.md`, hooks, MCP servers, the session log and
+/// checkpoints.
 #[derive(Default)]
 pub struct Extras {
     /// Prices, the ledger, fallbacks and the trace: what the client reports to.
-    pub account: account::Account,
-    /// How this provider strays from the protocol: body rewrites, odd answers, "too long".
-    pub quirks: provider_quirks::Quirks,
+    account: account::Account,
     /// Requests and streams in a dialect other than chat completions (`Config::dialect`).
-    pub dialect: dialect::Dialects,
+    dialect: dialect::Dialects,
     /// PreToolUse, PostToolUse, UserPromptSubmit, Stop and SessionStart hooks (none by default).
-    pub hooks: Arc<Hooks>,
+    hooks: Arc<Hooks>,
     /// MCP servers (none by default); their tools are offered next to ours.
-    pub mcp: Arc<Servers>,
+    mcp: Arc<Servers>,
     /// The bash tool's sandbox and environment filter (no sandbox by default).
-    pub shell: ShellSafety,
+    shell: ShellSafety,
     /// The project's `AGENTS.md` files for the system prompt; `None` leaves them out.
-    pub instructions: Option<Instructions>,
+    instructions: Option<Instructions>,
     /// Reading threads of read_file and grep still running (see `tools/support/bounded.rs`).
-    pub reads_running: Arc<AtomicUsize>,
+    reads_running: Arc<AtomicUsize>,
     /// Read-only calls started while the last reply streamed (the main agent only).
-    pub early: early::Early,
+    early: early::Early,
     /// What a bash command's arguments decide before consent (the danger table).
-    pub gate: gate::Gate,
+    gate: gate::Gate,
     /// Counts identical calls in a row: the third is refused, the fifth ends the run (per agent).
     guard: LoopGuard,
     /// What `/undo` can restore; `None` when nothing is tracked (sub-agents, the library default).
-    pub checkpoints: Option<Checkpoints>,
+    checkpoints: Option<Checkpoints>,
     /// Where the conversation is written as it happens; `None` for sub-agents and by default.
-    pub log: Option<SessionLog>,
+    log: Option<SessionLog>,
     /// The provider's last measured prompt size, anchoring the estimate (per agent).
     calibration: calibration::Calibration,
     /// The permission rules and the saved "always" answers (`consent_rules.rs`).
-    pub rules: Arc<consent_rules::Rules>,
+    rules: Arc<consent_rules::Rules>,
     /// Set when the log could not be written; shown at the start of the next round.
     log_failure: Option<String>,
     /// History rewrites (compaction, repair, `/clear`): each breaks the provider's prompt cache.
-    pub rewrites: u32,
-    /// What the system prompt describes and what the model was told since (per agent).
-    notes: state_notes::StateNotes,
+    rewrites: u32,
     /// The `checkpoints` height before the running batch, to drop the steps that changed nothing.
     mark: Option<usize>,
 }
 
-/// What a tool call and a sub-agent see: the session-wide features are shared (hooks, MCP,
-/// sandbox, instructions, the account, the reading threads); what belongs to one agent (its
-/// session log, its `/undo` checkpoints, the calls it started early) is left out of the copy.
-impl Clone for Extras {
-    fn clone(&self) -> Extras {
+/// Not `Clone`: a copy that silently dropped the log, the checkpoints, the guard and the
+/// calibration would look whole. What a sub-agent gets is `for_sub_agent`, by name.
+impl Extras {
+    /// What a tool call and a sub-agent see: the session-wide features are shared (hooks, MCP,
+    /// sandbox, instructions, the account, the reading threads, the rules, the danger gate);
+    /// what belongs to one agent starts empty: its session log (none), its `/undo` checkpoints
+    /// (none), the calls it started early, its loop guard, its calibration, its rewrites count.
+    pub fn for_sub_agent(&self) -> Extras {
         Extras {
             account: self.account.clone(),
-            quirks: self.quirks.clone(),
             hooks: self.hooks.clone(),
             mcp: self.mcp.clone(),
             shell: self.shell.clone(),
@@ -199,37 +203,15 @@ impl Extras {
         on_event(Event::Notice(&repair_notice(changed, "before a request")));
     }
 
-    /// The situation the system prompt describes: the session's first, made once (`state_notes.rs`).
-    pub fn situation_at_start(&mut self, cwd: &Path, plan: Plan, todos: &[Todo]) -> &Situation {
-        let loaded = &mut self.instructions;
-        self.notes
-            .start(|| situation(cwd, plan, todos, instructions::text(loaded, cwd)))
-    }
-
-    /// What changed since the model was last told, as a note to end the next message with.
-    pub fn state_note(&mut self, cwd: &Path, plan: Plan, todos: &[Todo]) -> Option<String> {
-        let instructions = instructions::text(&mut self.instructions, cwd);
-        self.notes.note(situation(cwd, plan, todos, instructions))
-    }
-
-    /// The history was compacted, cleared or resumed: what its notes told may be gone or wrong.
-    pub fn notes_lost(&mut self, history: &[Message]) {
-        self.notes.forget(history);
+    /// The project's instructions as they stand in `cwd`, for the system prompt and the notes
+    /// (`core/notes.rs`); empty when the feature is off.
+    pub fn instructions(&mut self, cwd: &Path) -> String {
+        instructions::text(&mut self.instructions, cwd)
     }
 
     /// Before a request: the prompt's size, anchored on what the provider last measured.
     pub fn prompt_tokens(&self, history: &[Message]) -> usize {
         self.calibration.estimate(history)
-    }
-
-    /// What compaction asks the model when it summarises `old` (`summary_request.rs`).
-    pub fn summary_request(old: &[Message]) -> Vec<Message> {
-        summary_request::summary_prompt(old)
-    }
-
-    /// Compaction's summary by the model failed: one extracted from `old` instead.
-    pub fn summary_without_model(old: &[Message]) -> String {
-        fallback_summary::summary(old)
     }
 
     /// The history was compacted (a snip keeps its length): the anchor no longer holds.
@@ -242,12 +224,10 @@ impl Extras {
         &mut self,
         message: &str,
         history: &[Message],
-        config: &Config,
+        windows: (usize, usize),
         on_event: &mut dyn FnMut(Event),
     ) -> usize {
-        let window = self.quirks.context_limit(config);
-        let windows = (config.max_context as usize, window);
-        let said = self.quirks.overflow_numbers(message);
+        let said = crate::client::quirks::overflow_numbers(message);
         calibration::overflowed(&mut self.calibration, said, windows, history, on_event)
     }
 
@@ -268,6 +248,11 @@ impl Extras {
         let (guard, rules, shell) = (&self.guard, &self.rules, &self.shell);
         self.early.reply_starting(guard, rules, (shell, cwd));
         std::mem::take(&mut self.early)
+    }
+
+    /// The reply streamed: the calls it started are held until the batch collects them.
+    pub fn reply_done(&mut self, early: early::Early) {
+        self.early = early;
     }
 
     /// The permission rules, the call's arguments, then consent (`consent_rules.rs`, `gate.rs`,
@@ -293,11 +278,6 @@ impl Extras {
     /// The MCP tools offered next to ours.
     pub fn tool_schemas(&self) -> Vec<Value> {
         self.mcp.schemas()
-    }
-
-    /// Run an MCP tool (`mcp__SERVER__TOOL`): what `dispatch` reaches through the tool context.
-    pub fn call_mcp(&self, name: &str, args: &str, cancel: &AtomicBool) -> Result<String, String> {
-        self.mcp.call(name, args, cancel)
     }
 
     /// Whether read-only calls may start while the reply streams: not when a PreToolUse hook
@@ -342,14 +322,13 @@ impl Extras {
         }
     }
 
-    /// The allowed calls run: those started while the reply streamed are collected, the rest
-    /// go to `run_now`; the outcomes come back in call order.
-    pub fn run_allowed(
+    /// The allowed calls are about to run: for each, where its result arrives if early start
+    /// already started the same call while the reply streamed (`early.rs`); `None` runs now.
+    pub fn started_early(
         &mut self,
         allowed: &[&ToolCall],
-        run_now: &mut dyn FnMut(&[&ToolCall]) -> Vec<Outcome>,
-    ) -> Vec<Outcome> {
-        self.early.collect(allowed, run_now)
+    ) -> Vec<Option<Receiver<(usize, Outcome)>>> {
+        allowed.iter().map(|call| self.early.claim(call)).collect()
     }
 
     /// The allowed calls ran: a failed edit changed nothing, so it must not become an /undo step.

@@ -70,11 +70,15 @@ fn one(task: &str, ctx: &ToolContext) -> Result<String, String> {
     }
     // Fresh history, no `agent` tool, calls run inline, the session-wide extras shared (no
     // session log, no checkpoints of its own).
-    let consent = sub_agent_consent(&ctx.consent);
-    let mut sub_agent = Agent::new(ctx.llm.clone(), ctx.cwd.clone(), consent);
+    let from = &ctx.sub_agent;
+    let mut sub_agent = Agent::new(
+        from.llm.clone(),
+        ctx.cwd.clone(),
+        sub_agent_consent(&from.consent),
+    );
     sub_agent.kind = AgentKind::SubAgent;
     sub_agent.max_rounds = MAX_ROUNDS;
-    (sub_agent.extras, sub_agent.cancel) = (ctx.extras.clone(), ctx.cancel.clone());
+    (sub_agent.extras, sub_agent.cancel) = (from.extras.for_sub_agent(), ctx.cancel.clone());
     // The sub-agent's stream and tool lines are not shown: only its answer matters here.
     match sub_agent.run(task, &mut |_| {}) {
         Ok(Finish::Answer(text)) => Ok(cut(&text)),

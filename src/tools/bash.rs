@@ -7,7 +7,7 @@
 //! an `Effect::ChangeDir`, so the next command starts where this one ended.
 //!
 //! The child never sees variables whose names look secret (nor, with `--sandbox`, those naming
-//! sockets), and with `--sandbox` it may write only where `ctx.extras.shell` allows and reach no
+//! sockets), and with `--sandbox` it may write only where `ctx.shell` allows and reach no
 //! process outside (all applied here in `start`, chosen in `sandbox.rs`); the child is run and
 //! read by `process.rs`.
 //!
@@ -71,7 +71,7 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
     if let Some(danger::Danger::Catastrophic(reason)) = danger::check(&args.command) {
         return Ok(Outcome::text(danger::blocked(reason)));
     }
-    let shell_safety = &ctx.extras.shell;
+    let shell_safety = &ctx.shell;
     if shell_safety.git == GitTrust::Untrusted && git_files::mentions_git(&args.command) {
         return Ok(Outcome::text(git_files::refusal()));
     }
@@ -117,22 +117,21 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
 }
 
 /// `bash -c COMMAND` (`sh -c` where there is no bash), started without the variables
-/// `ctx.extras.shell` hides and inside its sandbox, if one is on.
+/// `ctx.shell` hides and inside its sandbox, if one is on.
 fn start(command: &str, ctx: &ToolContext) -> Result<Child, String> {
     // Built here, before the fork; the child only enters it. Closed when this returns.
-    let confinement = ctx.extras.shell.confinement()?;
+    let confinement = ctx.shell.confinement()?;
     let start = |program: &str| {
         let mut shell = process::shell(program, command, &ctx.cwd);
         for (name, value) in std::env::vars_os() {
             if ctx
-                .extras
                 .shell
                 .hides_from_shell(&name.to_string_lossy(), &value.to_string_lossy())
             {
                 shell.env_remove(name);
             }
         }
-        if ctx.extras.shell.git == GitTrust::Untrusted {
+        if ctx.shell.git == GitTrust::Untrusted {
             git_files::switch_off(&mut shell);
         }
         if let Some(confinement) = &confinement {

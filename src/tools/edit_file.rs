@@ -50,7 +50,7 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
         write_atomic(&path, updated.as_bytes(), Access::AsBefore)
             .map_err(|e| format!("cannot write {shown}: {e}"))
     };
-    ctx.extras.shell.write_confined(&write)?;
+    ctx.shell.write_confined(&write)?;
     Ok(Outcome::text(format!(
         "Edited {shown}\n{}",
         diff(&text, &updated, &shown)
@@ -79,7 +79,7 @@ struct Planned {
 
 fn plan(args: &Args, ctx: &ToolContext) -> Result<Planned, String> {
     let path = resolve(&ctx.cwd, &args.file_path);
-    ctx.extras.shell.check_write(&path)?;
+    ctx.shell.check_write(&path)?;
     let shown = path.display().to_string();
     if args.old_string.is_empty() {
         return Err("old_string is empty; to create or overwrite a file use write_file".into());

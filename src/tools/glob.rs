@@ -47,13 +47,10 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
         Some(path) => resolve(&ctx.cwd, path),
         None => ctx.cwd.clone(),
     };
-    let rules = ctx.extras.rules.clone();
-    bounded::off_thread(
-        &ctx.cancel,
-        &ctx.extras.reads_running,
-        WALK_LIMIT,
-        move |_: &_| find(&args, &root, &rules),
-    )
+    let rules = ctx.rules.clone();
+    bounded::off_thread(&ctx.cancel, &ctx.reads_running, WALK_LIMIT, move |_: &_| {
+        find(&args, &root, &rules)
+    })
     .map_err(|why| format!("gave up listing files: {why}"))?
 }
 

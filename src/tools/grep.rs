@@ -71,11 +71,10 @@ pub fn schema() -> Value {
 pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
     let regex = compile(&args.pattern)?;
     let pattern = echo(&args.pattern);
-    let (cwd, rules) = (ctx.cwd.clone(), ctx.extras.rules.clone());
+    let (cwd, rules) = (ctx.cwd.clone(), ctx.rules.clone());
     let job = move |stop: &AtomicBool| search(&args, &cwd, &regex, stop, &rules);
-    let (lines, stopped) =
-        bounded::off_thread(&ctx.cancel, &ctx.extras.reads_running, SEARCH_LIMIT, job)
-            .map_err(|why| format!("gave up searching: {why}"))??;
+    let (lines, stopped) = bounded::off_thread(&ctx.cancel, &ctx.reads_running, SEARCH_LIMIT, job)
+        .map_err(|why| format!("gave up searching: {why}"))??;
     let note = if lines.len() > MAX_MATCHES {
         "(stopped at 200 matches; more exist: narrow the pattern, path or include)".to_string()
     } else if stopped && ctx.cancel.load(Ordering::Relaxed) {

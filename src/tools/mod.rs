@@ -16,24 +16,41 @@ pub mod test_support;
 pub mod todo_write;
 pub mod write_file;
 
+use crate::client::llm::Llm;
 use crate::core::consent::Consent;
-use crate::core::llm::Llm;
 use crate::extras::Extras;
+use crate::extras::consent_rules::Rules;
+use crate::extras::mcp::Servers;
+use crate::extras::sandbox::ShellSafety;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 
-/// Everything a tool may look at while it runs. Cloned into each pool job.
+/// What a tool may look at while it runs, and nothing more: no hooks, no session log, no
+/// account. Built by `Extras::tool_context`; cloned into each pool job.
 #[derive(Clone)]
 pub struct ToolContext {
     /// The session's tracked working directory when this call started.
     pub cwd: PathBuf,
-    /// Only the `agent` tool uses these: a sub-agent shares the connection, usage and consent.
-    pub llm: Arc<Llm>,
-    pub consent: Consent,
     /// Set by Ctrl+C; long-running tools poll it and stop early.
     pub cancel: Arc<AtomicBool>,
-    /// The session-wide extras (a clone shares them): MCP servers, the bash sandbox, the
-    /// reading threads' count, and what a sub-agent inherits (hooks, instructions).
+    /// The shell policy: bash's sandbox and environment filter, where files may be written,
+    /// whether the project's git may run.
+    pub shell: ShellSafety,
+    /// The read boundary glob and grep keep to (the permission rules' denied paths).
+    pub rules: Arc<Rules>,
+    /// Reading threads of read_file and grep still running (`tools/support/bounded.rs`).
+    pub reads_running: Arc<AtomicUsize>,
+    /// Where an `mcp__SERVER__TOOL` call goes (none by default).
+    pub mcp: Arc<Servers>,
+    /// What the `agent` tool needs, and only it.
+    pub sub_agent: Arc<SubAgent>,
+}
+
+/// What a sub-agent starts from: the connection (and so the usage), the consent it narrows,
+/// and the session-wide extras (`Extras::for_sub_agent`).
+pub struct SubAgent {
+    pub llm: Arc<Llm>,
+    pub consent: Consent,
     pub extras: Extras,
 }

@@ -64,7 +64,7 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
         let shown = shown.clone();
         move |_: &_| read(&path, &shown, &args)
     };
-    bounded::off_thread(&ctx.cancel, &ctx.extras.reads_running, READ_LIMIT, job)
+    bounded::off_thread(&ctx.cancel, &ctx.reads_running, READ_LIMIT, job)
         .map_err(|why| format!("gave up reading {shown}: {why}"))?
 }
 

@@ -2,9 +2,10 @@
 //!
 //! Compiled only for tests; nothing in a real turn uses it.
 
+use crate::client::llm::Llm;
 use crate::core::config::Config;
 use crate::core::consent::{Consent, Mode};
-use crate::core::llm::Llm;
+use crate::extras::Extras;
 use crate::tools::ToolContext;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -43,11 +44,7 @@ pub fn test_context(dir: &Path) -> ToolContext {
         base_url: "http://127.0.0.1:9/v1".to_string(),
         ..Config::default()
     };
-    ToolContext {
-        cwd: dir.to_path_buf(),
-        llm: Arc::new(Llm::new(config)),
-        consent: Consent::new(Mode::AllowAll),
-        cancel: Arc::new(AtomicBool::new(false)),
-        extras: Default::default(),
-    }
+    let (llm, cancel) = (Arc::new(Llm::new(config)), Arc::new(AtomicBool::new(false)));
+    let consent = Consent::new(Mode::AllowAll);
+    Extras::default().tool_context(dir, &cancel, (&llm, &consent))
 }

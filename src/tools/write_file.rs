@@ -34,12 +34,12 @@ pub fn schema() -> Value {
 
 pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
     let path = resolve(&ctx.cwd, &args.file_path);
-    ctx.extras.shell.check_write(&path)?;
+    ctx.shell.check_write(&path)?;
     if path.is_dir() {
         return Err(format!("{} is a directory", path.display()));
     }
     // With a sandbox on, the kernel confines the write too (`write_confined`).
-    ctx.extras.shell.write_confined(&|| {
+    ctx.shell.write_confined(&|| {
         if let Some(parent) = path.parent() {
             fs::create_dir_all(parent)
                 .map_err(|e| format!("cannot create directory {}: {e}", parent.display()))?;

@@ -3,7 +3,9 @@
 //! reference tables against `--help` and `/help`, every relative link and path the Markdown
 //! names, the functions the walkthrough cites, and the examples.
 //!
-//! Everything here reads files or runs the built binary and examples; no corecoder code is called.
+//! Everything here reads files, runs the built binary and examples, or builds a fork of the
+//! crate in a copy (`a_fork_without_extras_builds_the_minimal_example`); no corecoder code is
+//! called.
 //! `CORECODER_REGEN_CODEMAP=1 cargo test --test it docs::` rewrites the code map's line counts
 //! (and its list of files: a new folder gets a section of its own), the core's size it states,
 //! and the size the README states, instead of failing on them; the roles stay as written.
@@ -421,6 +423,145 @@ fn example_team_reports_each_worker_under_its_name() {
     assert!(out.contains("## printer\nprinter.rs: 0 TODOs"), "{out}");
 }
 
+/// The plain agent a fork keeps (`examples/minimal.rs`, nothing turned on) reads a file, is
+/// refused a `git clean -fdx` under `--yes`, moves with `cd` and writes a todo list in one reply; the
+/// next request tells the model where it is and what the list says (the notes are the core's),
+/// and the answer is all of stdout.
+#[test]
+fn example_minimal_tells_the_model_the_new_directory_and_the_list() {
+    minimal_turn(&example("minimal"), "docs_minimal_example");
+}
+
+/// `minimal -p … --yes` against the scripted loopback server, through one reply that calls
+/// read_file, bash `git clean -fdx` (refused: destructive) and `cd sub`, and todo_write; the
+/// next request must say where and what.
+fn minimal_turn(binary: &Path, name: &str) {
+    use crate::server::{Reply, Server};
+    let sandbox = crate::run::Sandbox::new(name);
+    sandbox.write("notes.txt", "the plan\n");
+    std::fs::create_dir_all(sandbox.path("sub")).expect("a directory");
+    let todos =
+        serde_json::json!({"tasks": [{"content": "write the tests", "status": "in_progress"}]});
+    let calls = [
+        (
+            "call_read",
+            "read_file",
+            serde_json::json!({"file_path": "notes.txt"}),
+        ),
+        (
+            "call_clean",
+            "bash",
+            serde_json::json!({"command": "git clean -fdx"}),
+        ),
+        ("call_cd", "bash", serde_json::json!({"command": "cd sub"})),
+        ("call_todo", "todo_write", todos),
+    ];
+    let server = Server::start(vec![
+        Reply::Sse(crate::sse::tool_calls(&calls)),
+        Reply::Sse(crate::sse::text("moved and planned")),
+    ]);
+    let child = Command::new(binary)
+        .args(["-p", "go to sub and plan", "--yes"])
+        .current_dir(&sandbox.dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &sandbox.home)
+        .env("CORECODER_BASE_URL", server.url())
+        .env("CORECODER_API_KEY", "sk-test")
+        .env("CORECODER_MODEL", "test-model")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the example");
+    let output = run::finish(child);
+    assert_eq!(output.code, 0, "{output:?}");
+    assert_eq!(output.stdout, "moved and planned\n", "{output:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "two requests");
+    let results = requests[1].tool_results();
+    assert!(
+        results[0].1.contains("the plan"),
+        "read_file ran: {results:?}"
+    );
+    // `--yes` runs bash, but not a destructive command no one opted in to by name.
+    assert!(results[1].1.starts_with("Refused"), "{results:?}");
+    let last = &results.last().expect("four results").1;
+    let sub = sandbox.dir.join("sub");
+    let moved = format!("[session state]\nWorking directory: {}", sub.display());
+    assert!(last.contains(&moved), "the new directory is told: {last}");
+    assert!(
+        last.contains("Current todo list:") && last.contains("write the tests"),
+        "the list is told: {last}"
+    );
+}
+
+/// The fork is a fact: in a copy of the crate, every file under `src/extras/` but `null.rs`
+/// and all of `src/app/` deleted, and `#[path = "extras/null.rs"]` put above `pub mod extras;`
+/// in `src/lib.rs` with the `pub mod app;` line dropped, `cargo build --offline --example
+/// minimal` builds; the forked agent then passes the same turn as the whole one. Its own
+/// target directory under the tests' tmp keeps the dependencies built between runs (the first
+/// run builds them all, which takes minutes on a busy machine). The copy's files are dated now
+/// (`tar -m`): a copied date, cut to the second, could be older than the last build's.
+#[test]
+fn a_fork_without_extras_builds_the_minimal_example() {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let fork = tmp.join("fork");
+    let _ = std::fs::remove_dir_all(&fork);
+    std::fs::create_dir_all(&fork).expect("the fork's directory");
+    let copy = format!(
+        "tar -c --exclude=./target --exclude=./.git --exclude=./fuzz . | tar -x -m -C '{}'",
+        fork.display()
+    );
+    let copied = Command::new("sh")
+        .args(["-c", &copy])
+        .current_dir(root())
+        .status();
+    assert!(copied.expect("tar").success(), "the copy");
+    for entry in walk(&fork.join("src/extras")) {
+        if entry.file_name().is_some_and(|name| name != "null.rs") {
+            std::fs::remove_file(&entry).expect("delete an extra");
+        }
+    }
+    std::fs::remove_dir_all(fork.join("src/app")).expect("delete app/");
+    let lib = read("src/lib.rs");
+    assert!(
+        lib.contains("\npub mod extras;\n") && lib.contains("\npub mod app;\n"),
+        "{lib}"
+    );
+    let forked = (lib.replace(
+        "\npub mod extras;\n",
+        "\n#[path = \"extras/null.rs\"]\npub mod extras;\n",
+    ))
+    .replace("\npub mod app;\n", "\n");
+    std::fs::write(fork.join("src/lib.rs"), forked).expect("the one change");
+    let target = tmp.join("fork-target");
+    let built = Command::new(env!("CARGO"))
+        .args(["build", "--offline", "--example", "minimal"])
+        .current_dir(&fork)
+        .env("CARGO_TARGET_DIR", &target)
+        .output()
+        .expect("cargo");
+    let stderr = String::from_utf8_lossy(&built.stderr);
+    assert!(built.status.success(), "the fork does not build:\n{stderr}");
+    minimal_turn(
+        &target.join("debug/examples/minimal"),
+        "docs_forked_minimal",
+    );
+}
+
+/// Every file under `dir`, however deep.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("a directory").flatten() {
+        match entry.path() {
+            path if path.is_dir() => files.extend(walk(&path)),
+            path => files.push(path),
+        }
+    }
+    files
+}
+
 /// The rows of the Markdown table that follows `heading`'s first `| … |` header line: each row's
 /// cells, until the table ends.
 pub(crate) fn table_after(readme: &str, heading: &str) -> Vec<Vec<String>> {
@@ -542,10 +683,11 @@ fn set_up_names_the_prerequisites_and_the_install_step() {
 
 // ---- The layers: what each folder may import, the core's budget, the one circle. ----
 
-/// The core: one turn, read in one sitting: at most 14 files and 2,200 non-blank lines (issue
-/// 18). A feature that needs more lines here goes to `extras/`, or pays for them in the core.
-const CORE_FILES: usize = 14;
-const CORE_LINES: usize = 2200;
+/// The core and the client: everything a plain chat-completions agent needs to finish a task
+/// with nothing turned on, read in one sitting: at most 2,800 non-blank lines above the tests
+/// and no file past 300 (issue 29). The border is drawn by what a plain agent needs: a feature
+/// that needs more lines here pays for them here, it does not move needed code out.
+const CORE_LINES: usize = 2800;
 /// Lines a file may have above its tests unless its `//!` header says why it needs more.
 const FILE_LINES: usize = 300;
 
@@ -762,6 +904,12 @@ fn each_layer_imports_only_what_it_may() {
             let support = |f: &str| f.starts_with("src/tools/support/");
             let refused = match from.as_str() {
                 "core" => to == "app" || (to == "extras" && target != "src/extras/mod.rs"),
+                // One streamed request knows nothing of the loop, the batch or the tools.
+                "client" => {
+                    (["app", "tools"].contains(&to.as_str()) && !support(&target))
+                        || (to == "extras" && target != "src/extras/mod.rs")
+                        || ["src/core/agent.rs", "src/core/batch.rs"].contains(&target.as_str())
+                }
                 "extras" => {
                     to == "app"
                         || ["src/core/agent.rs", "src/core/batch.rs"].contains(&target.as_str())
@@ -792,10 +940,10 @@ pub(crate) fn non_blank_code_lines(text: &str) -> usize {
         .count()
 }
 
-/// The files of `src/core/`.
+/// The files of `src/core/` and `src/client/`: one turn.
 fn core_files() -> Vec<String> {
     (source_files().into_iter())
-        .filter(|f| f.starts_with("src/core/"))
+        .filter(|f| f.starts_with("src/core/") || f.starts_with("src/client/"))
         .collect()
 }
 
@@ -832,29 +980,58 @@ pub(crate) fn restate(text: &str, pattern: &str, numbers: &[usize]) -> String {
     out
 }
 
+/// A receiver wrapped in parentheses, `(self.extras).x(…)`: it keeps `cargo fmt` from breaking
+/// a long call over lines, so it only hides lines from the count.
+fn formatting_games(text: &str) -> Vec<String> {
+    let wrapped =
+        regex::Regex::new(r"(^|[^\w>)\]])\(&?[a-z_]+(\.[a-z_]+)+\)\.[a-z_]+\(").expect("a pattern");
+    (text.lines().take(code_lines(text)))
+        .filter(|line| wrapped.is_match(line))
+        .map(|line| line.trim().to_string())
+        .collect()
+}
+
+/// `core/mod.rs` then `client/mod.rs`: the files of one turn, in the order they are read.
+fn reading_order() -> Vec<String> {
+    let mut order = Vec::new();
+    for folder in ["core", "client"] {
+        let listed = read(&format!("src/{folder}/mod.rs"));
+        let names = (listed.lines())
+            .filter_map(|line| line.strip_prefix("pub mod "))
+            .filter_map(|rest| rest.split(';').next());
+        order.extend(names.map(|name| format!("src/{folder}/{name}.rs")));
+    }
+    order
+}
+
 #[test]
-fn the_core_is_read_in_one_sitting() {
+fn core_and_client_are_read_in_one_sitting() {
     let core = core_files();
     let lines: usize = core.iter().map(|f| non_blank_code_lines(&read(f))).sum();
     let mut problems = Vec::new();
-    if core.len() > CORE_FILES || lines > CORE_LINES {
+    if lines > CORE_LINES {
         problems.push(format!(
-            "src/core/ is {lines} non-blank lines in {} files; the budget is {CORE_LINES} in {CORE_FILES}",
-            core.len()
+            "src/core/ and src/client/ are {lines} non-blank lines; the budget is {CORE_LINES}"
         ));
     }
-    // core/mod.rs lists every file; the README's table follows its order and says how much.
-    let listed = read("src/core/mod.rs");
-    let order: Vec<String> = (listed.lines())
-        .filter_map(|line| line.strip_prefix("pub mod "))
-        .filter_map(|rest| rest.split(';').next())
-        .map(|name| format!("src/core/{name}.rs"))
-        .collect();
+    for file in &core {
+        let text = read(file);
+        if non_blank_code_lines(&text) > FILE_LINES {
+            problems.push(format!("{file} is over {FILE_LINES} non-blank lines"));
+        }
+        for game in formatting_games(&text) {
+            problems.push(format!("{file}: a receiver in parentheses: {game}"));
+        }
+    }
+    // core/mod.rs and client/mod.rs list every file; the README's table follows their order.
+    let order = reading_order();
     let unlisted: Vec<&String> = (core.iter())
         .filter(|f| !f.ends_with("/mod.rs") && !order.contains(f))
         .collect();
     if !unlisted.is_empty() {
-        problems.push(format!("core/mod.rs does not list {unlisted:?}"));
+        problems.push(format!(
+            "core/mod.rs or client/mod.rs does not list {unlisted:?}"
+        ));
     }
     let readme = read(CODE_MAP);
     let said = regex::Regex::new(CORE_SAID)
@@ -865,7 +1042,7 @@ fn the_core_is_read_in_one_sitting() {
     if said[1] != core.len().to_string() || about.abs_diff(lines) * 100 > lines * TOLERANCE_PERCENT
     {
         problems.push(format!(
-            "the code map says {} files, about {about} lines; the core is {} files, {lines} lines",
+            "the code map says {} files, about {about} lines; core and client are {} files, {lines} lines",
             &said[1],
             core.len()
         ));
@@ -880,6 +1057,16 @@ fn the_core_is_read_in_one_sitting() {
         ));
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The count is honest: a receiver in parentheses is found, a plain one is not.
+#[test]
+fn formatting_games_are_found() {
+    let text = "let a = (self.extras).state_note(x);\nlet b = self.extras.note(x);\nlet c = (a.iter()).map(f);\nlet d = from_str(&call.arguments).ok();\n";
+    assert_eq!(
+        formatting_games(text),
+        ["let a = (self.extras).state_note(x);"]
+    );
 }
 
 /// Past 300 lines a file says why in its header (the words "300 lines"); the core never.
@@ -934,7 +1121,7 @@ fn the_invariants_architecture_names_hold() {
                 problems.push(format!("{file} spawns a thread outside a scope: {line}"));
             }
         }
-        if file == "src/core/sse.rs" {
+        if file == "src/client/sse.rs" {
             let opens = ["std::fs", "std::net", "ureq", "Command", "File::"];
             for word in opens
                 .iter()

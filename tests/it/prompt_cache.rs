@@ -1,6 +1,6 @@
 //! Requests a provider's prompt cache can reuse: each request starts with the bytes of the one
 //! before it, whatever the session changes, and the model is told the change in a note at the
-//! end instead (`extras/state_notes.rs`). Judged on the raw bodies the loopback server read.
+//! end instead (`core/notes.rs`). Judged on the raw bodies the loopback server read.
 
 use crate::driver::Repl;
 use crate::run::{Sandbox, run};

@@ -1,6 +1,6 @@
 //! Recorded provider streams from `fixtures/sse/` replayed through the whole binary.
 //!
-//! `src/core/sse.rs` unit-tests the parser on these files; here the same bytes go over a socket to
+//! `src/client/sse.rs` unit-tests the parser on these files; here the same bytes go over a socket to
 //! the real binary, to show the parse reaches stdout and the history intact. The files are read
 //! at run time (they come from the SSE work); only their text outcomes are asserted here.
 

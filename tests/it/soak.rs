@@ -86,7 +86,7 @@ const ERROR_IN_A_200: &str = "the server answered with an error: overloaded";
 /// The file a reply that lost a piece would write, if the client assembled it around the gap.
 const LOST_FILE: &str = "lost.txt";
 
-/// Attempts per request: the first and `MAX_RETRIES` (4) retries, as in `src/core/llm.rs`.
+/// Attempts per request: the first and `MAX_RETRIES` (4) retries, as in `src/client/llm.rs`.
 const ATTEMPTS: usize = 5;
 
 /// 11 sessions, and the first later one whose faults spend every retry (so both ends are seen).

@@ -1,7 +1,7 @@
 //! Anthropic's Messages API, the stream side: the events of one reply (`message_start`,
 //! `content_block_start` / `_delta` / `_stop`, `message_delta`, `message_stop`, `ping`,
 //! `error`) put together into the same `Reply` the chat-completions parser makes, fed one
-//! line at a time by `core/sse.rs`'s line reader (which bounds lines and time).
+//! line at a time by `client/sse.rs`'s line reader (which bounds lines and time).
 //!
 //! Text and thinking are passed on as they arrive (thinking as `Event::Reasoning`, shown
 //! dimmed); a tool call is announced ready when its block stops, its `input_json_delta` pieces
@@ -11,9 +11,9 @@
 //! a connection or retries.
 
 use super::{WireDelta, WireEvent, WireUsage, finish_reason, provider_error};
+use crate::client::sse::{Flow, MAX_LINE, keep};
 use crate::core::event::{Broke, Error, Event};
 use crate::core::message::{Reply, ToolCall, Usage};
-use crate::core::sse::{Flow, MAX_LINE, keep};
 use crate::tools::support::json_depth::JsonDepth;
 use serde::de::IgnoredAny;
 use serde_json::{Value, json};
@@ -269,8 +269,8 @@ impl Parser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::http::Limits;
-    use crate::core::sse::read_lines;
+    use crate::client::http::Limits;
+    use crate::client::sse::read_lines;
     use std::io::Cursor;
     use std::sync::atomic::AtomicBool;
 

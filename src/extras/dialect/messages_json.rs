@@ -13,7 +13,7 @@ use crate::core::message::{Message, Role};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex, PoisonError};
 
-/// Per agent (a sub-agent's copy of `Extras` starts empty).
+/// Per agent (`Extras::for_sub_agent` starts it empty).
 #[derive(Debug, Default)]
 pub struct MessagesJson {
     /// Shared with the bodies that send them: a round copies no message's text.

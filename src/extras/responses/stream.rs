@@ -1,5 +1,5 @@
 //! OpenAI's Responses API, the stream side: the typed events of one response put together into
-//! the `Reply` the chat-completions parser makes, fed line by line by `core/sse.rs`'s reader.
+//! the `Reply` the chat-completions parser makes, fed line by line by `client/sse.rs`'s reader.
 //!
 //! Text and the reasoning summary (shown dimmed) are passed on as they arrive; the
 //! `function_call` items are put together by `calls.rs`, each announced ready once its
@@ -9,9 +9,9 @@
 //! `length`, when the output limit was why); `response.failed` and `error` fail it. Nothing
 //! here opens a connection or retries.
 
+use crate::client::sse::{Flow, MAX_LINE, keep};
 use crate::core::event::{Broke, Error, Event};
 use crate::core::message::{Reply, Usage};
-use crate::core::sse::{Flow, MAX_LINE, keep};
 use crate::extras::responses::{calls::Calls, is_reasoning};
 use crate::tools::support::tokens::reported;
 use serde::Deserialize;
@@ -245,11 +245,11 @@ fn start_of(data: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::sse::MAX_REPLY;
     use crate::core::message::ToolCall;
-    use crate::core::sse::MAX_REPLY;
     use serde_json::json;
 
-    /// The fixture's lines fed one by one, as `core/sse.rs`'s reader feeds them; also every
+    /// The fixture's lines fed one by one, as `client/sse.rs`'s reader feeds them; also every
     /// event passed on.
     fn replay(fixture: &str) -> (Result<Reply, Error>, Vec<String>) {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/sse");

@@ -1,6 +1,6 @@
 //! The two ways Ctrl+C reaches a request: shutting its `ureq` agent down, which wakes a read
 //! blocked on a silent server, and a sleep (between retries) that gives way. The LLM client
-//! (`core/llm.rs`) uses both; nothing here decides when to retry.
+//! (`client/llm.rs`) uses both; nothing here decides when to retry.
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use std::sync::atomic::{AtomicBool, Ordering};

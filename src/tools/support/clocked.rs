@@ -1,7 +1,7 @@
 //! A body reader with a clock: every refill checks a deadline for the whole read and the time
 //! since data last arrived, so a server trickling a byte at a time, or sending only comments,
 //! still meets them (a read timeout alone stops only a silent one). The SSE reader
-//! (`core/sse.rs`) reads a reply through it; nothing here knows what the bytes mean.
+//! (`client/sse.rs`) reads a reply through it; nothing here knows what the bytes mean.
 
 use std::io::{BufRead, Read};
 use std::time::{Duration, Instant};

@@ -1,5 +1,5 @@
 //! How deep inside a JSON value a growing text is, counted as the text grows: the SSE parser
-//! (`core/sse.rs`) uses it to see an event end without a blank line, and a tool call's
+//! (`client/sse.rs`) uses it to see an event end without a blank line, and a tool call's
 //! arguments become whole. A pure text helper: it parses nothing and imports nothing.
 
 /// How deep inside a JSON value a growing text is, so a close is seen without parsing it all

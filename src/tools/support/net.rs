@@ -1,6 +1,6 @@
 //! What a connection needs that is no part of the chat protocol: the system's trusted roots
 //! (where each system keeps its CA bundle), the host part of a URL, whether it is loopback, and
-//! a request body read from its pieces. The LLM client (`core/http.rs`) builds its agent and
+//! a request body read from its pieces. The LLM client (`client/http.rs`) builds its agent and
 //! sends its requests with these; nothing here opens a socket.
 
 use std::io::Read;

@@ -1,5 +1,5 @@
 //! What a provider's error answer says: its `Retry-After`, its body (bounded), the message in
-//! it, where a redirect pointed, and what to check after a 401, 403 or 404. The LLM client (`core/llm.rs`) reads a non-200 answer with these, and the SSE parser
+//! it, where a redirect pointed, and what to check after a 401, 403 or 404. The LLM client (`client/llm.rs`) reads a non-200 answer with these, and the SSE parser
 //! an error inside the stream; nothing here decides whether to retry or opens a connection.
 
 use crate::tools::support::net;
@@ -59,7 +59,7 @@ pub fn message_in(body: &str) -> String {
 }
 
 /// The one reader of a provider's JSON error, for an error answer and for an error inside the
-/// stream (`core/sse.rs`): `{"error": {"message": …}}`, `{"error": "…"}` or `{"message": …}`.
+/// stream (`client/sse.rs`): `{"error": {"message": …}}`, `{"error": "…"}` or `{"message": …}`.
 pub fn json_error_message(body: &str) -> Option<String> {
     let parsed: Value = serde_json::from_str(body).ok()?;
     let error = parsed.get("error").unwrap_or(&parsed);

@@ -3,13 +3,11 @@
 //! `temperature` or `stream_options` dropped, `content: null` sent as `""`); the wordings of
 //! "your prompt does not fit" and the numbers in them; and a 200 that is not an event stream
 //! (a whole completion, a JSON error, an HTML page: `Quirks::not_a_stream`, in
-//! `provider_quirks/not_a_stream.rs`, the one method of `Quirks` kept apart).
+//! `not_a_stream.rs`, the one method of `Quirks` kept apart).
 //!
-//! The client (`core/llm.rs`) reaches these through `Extras::quirks` at three points of an
-//! attempt: before it sends the body, when a 200's first line is not an event, and when an
+//! A plain agent needs them (newer OpenAI models refuse `max_tokens`), so the client holds them
+//! (`Llm`) and asks at three points of an attempt: before it sends the body, when a 200's first line is not an event, and when an
 //! answer is not a 200. Nothing here sends a request, decides on a retry or reads a stream.
-
-mod not_a_stream;
 
 use crate::core::config::{Config, Dialect};
 use crate::core::message::{Message, Role};
@@ -146,12 +144,6 @@ impl Quirks {
             .unwrap_or(config.max_context as u64);
         usize::try_from(limit).unwrap_or(usize::MAX)
     }
-
-    /// What a "does not fit" message says in numbers (`overflow_numbers`): the compaction
-    /// calibrates its estimate by the prompt's size the provider counted.
-    pub fn overflow_numbers(&self, message: &str) -> Overflow {
-        overflow_numbers(message)
-    }
 }
 
 impl Adaptations {
@@ -203,7 +195,7 @@ pub struct Overflow {
 /// (P in the messages, C in the completion)" or "your messages resulted in P tokens"),
 /// llama.cpp ("request (P tokens) exceeds the available context size (N tokens)") and
 /// Anthropic ("prompt is too long: P tokens > N maximum").
-fn overflow_numbers(message: &str) -> Overflow {
+pub fn overflow_numbers(message: &str) -> Overflow {
     let find = |patterns: &[&str]| {
         patterns.iter().find_map(|pattern| {
             let captures = Regex::new(pattern).ok()?.captures(message)?;
@@ -232,7 +224,7 @@ fn overflow_numbers(message: &str) -> Overflow {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::wire::request_body;
+    use crate::client::wire::request_body;
 
     fn check(adapt: &mut Adaptations, message: &str) -> (bool, Value) {
         let adapted = adapt.adapt_to(message);

@@ -5,10 +5,10 @@
 //! `MAX_REPLY` in bytes, `http::Limits` in time (`tools/support/clocked.rs`); a chunk it
 //! cannot read fails the reply. No network I/O, no retries, no parsing of tool arguments.
 
+use crate::client::http::Limits;
+use crate::client::wire::{Calls, Chunk, FirstChoice, WireChoice, WireToolCall};
 use crate::core::event::{Broke, Error, Event};
-use crate::core::http::Limits;
 use crate::core::message::{Reply, Usage};
-use crate::core::wire::{Calls, Chunk, FirstChoice, WireChoice, WireToolCall};
 use crate::tools::support::clocked::{Clocked, Expired};
 use crate::tools::support::json_depth::JsonDepth;
 use crate::tools::support::{provider_errors::json_error_message, tokens::reported};
@@ -234,7 +234,7 @@ impl Parser {
             }
             if let Some(function) = legacy {
                 let function = Some(*function);
-                (self.calls).merge(
+                self.calls.merge(
                     WireToolCall {
                         function,
                         ..WireToolCall::default()

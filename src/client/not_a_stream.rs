@@ -2,13 +2,12 @@
 //! JSON error or an HTML page (an error naming what it is). `Quirks::not_a_stream` reads the
 //! first line of every 200; an event stream goes back to the SSE reader untouched.
 
+use crate::client::quirks::Quirks;
+use crate::client::sse::Parser;
 use crate::core::event::{Broke, Error, Event};
 use crate::core::message::Reply;
-use crate::core::sse::Parser;
-use crate::extras::provider_quirks::Quirks;
-use crate::extras::trace::Trace;
 use crate::tools::support::{provider_errors, text};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::io::{BufRead, Read};
 use ureq::http::HeaderMap;
 
@@ -28,7 +27,7 @@ impl Quirks {
         headers: &HeaderMap,
         body: &mut dyn BufRead,
         start: &mut Vec<u8>,
-        trace: Option<&Trace>,
+        trace: &dyn Fn(&str, &str),
         on_event: &mut dyn FnMut(Event),
     ) -> Option<Result<Reply, Error>> {
         *start = match first_line(body) {
@@ -43,10 +42,7 @@ impl Quirks {
             return None;
         }
         let text = read_whole(start, body);
-        if let Some(trace) = trace {
-            let fields = json!({"content_type": content_type, "body": text});
-            trace.record("not_a_stream", fields);
-        }
+        trace(content_type, &text);
         let reply = whole_completion(&text, on_event);
         Some(reply.ok_or_else(|| not_a_stream(content_type, &text)))
     }

@@ -6,10 +6,12 @@
 //! end of the message it is about to append: a user's task or a batch's last result. After a
 //! compaction every change since the start is told again, since the notes may be gone with
 //! what was summarised. It decides the text only; the loop adds it (`Agent::with_state_note`).
+//! The notes are the core's: the prompt promises them to every agent, plain or not.
 
 use crate::core::consent::Plan;
 use crate::core::message::{Message, Role};
 use crate::core::prompt::Situation;
+use crate::extras::Extras;
 use crate::tools::support::text::today_utc;
 use crate::tools::support::todos::{self, Todo};
 use std::path::{Path, PathBuf};
@@ -33,7 +35,7 @@ pub fn situation(cwd: &Path, plan: Plan, todos: &[Todo], instructions: String) -
     }
 }
 
-/// Per agent: a sub-agent's copy of `Extras` starts with nothing told.
+/// Per agent (a sub-agent starts with nothing told); `Agent` holds one.
 #[derive(Debug, Clone, Default)]
 pub struct StateNotes {
     /// What the system prompt describes: the first situation asked about.
@@ -45,6 +47,28 @@ pub struct StateNotes {
 }
 
 impl StateNotes {
+    /// The system prompt's situation (`start`), the project's instructions read through `extras`.
+    pub fn at_start(
+        &mut self,
+        cwd: &Path,
+        plan: Plan,
+        todos: &[Todo],
+        extras: &mut Extras,
+    ) -> &Situation {
+        self.start(|| situation(cwd, plan, todos, extras.instructions(cwd)))
+    }
+
+    /// What changed since the model was last told (`note`), as it stands now.
+    pub fn now(
+        &mut self,
+        cwd: &Path,
+        plan: Plan,
+        todos: &[Todo],
+        extras: &mut Extras,
+    ) -> Option<String> {
+        self.note(situation(cwd, plan, todos, extras.instructions(cwd)))
+    }
+
     /// The situation the system prompt describes: the first one asked for (`now` is called
     /// only then), kept for the session.
     pub fn start(&mut self, now: impl FnOnce() -> Situation) -> &Situation {

@@ -1,19 +1,66 @@
-//! The summary made without the model, when the model's summary failed (an error, a timeout,
-//! an empty reply): compaction (`core/context.rs`) reaches it through
-//! `Extras::summary_without_model` and puts it where the model's summary would have gone.
-//!
-//! It keeps what a later round most needs to carry on: the user's messages, the file paths
-//! mentioned and the error lines seen, each deduplicated, newest first within its budget. It
-//! calls nothing and changes nothing.
+//! Compaction's summary (`core/context.rs` calls both): `request` is what compaction asks the
+//! model when it summarises old turns (what to keep and drop, the task lines, then the old
+//! messages as plain text, capped so the request stays small); `without_model` is the summary
+//! extracted when the model's failed (an error, a timeout, an empty reply): the user's messages,
+//! the file paths mentioned and the error lines seen, each deduplicated, newest first within
+//! its budget. It builds text only: the client sends the request, `context.rs` splices it in.
 
 use crate::core::message::{Message, Role};
-use crate::core::prompt::SUMMARY_HEADER;
-use crate::tools::support::text::one_line;
+use crate::core::prompt::{SUMMARY_HEADER, task_lines};
+use crate::tools::support::text::{one_line, truncate_middle};
 use regex::Regex;
+
+/// Caps that keep the summary request small.
+const RENDER_TOOL_CHARS: usize = 2_000;
+const RENDER_OTHER_CHARS: usize = 4_000;
+pub(crate) const RENDER_TOTAL_CHARS: usize = 100_000;
+
+/// The request compaction sends to condense `old`: instructions, the task lines, then the
+/// messages rendered as plain text.
+pub fn request(old: &[Message]) -> Vec<Message> {
+    let instructions = "You condense the earlier part of a coding agent's conversation so the \
+        agent can continue with less context. Keep: the user's task and its current state (what \
+        is done, what remains), file paths read or changed, decisions and their reasons, errors \
+        met and whether they were fixed. Drop command output, code listings and anything that \
+        can be read again from disk. Reply with the summary only, in plain text.";
+    let mut entries: Vec<String> = Vec::new();
+    let mut total = 0;
+    // Newest first, so the cap drops the oldest messages; the task lines keep the task.
+    for message in old.iter().rev() {
+        let entry = render(message);
+        total += entry.len();
+        if total > RENDER_TOTAL_CHARS {
+            let omitted = old.len() - entries.len();
+            entries.push(format!("[... {omitted} earlier messages omitted ...]"));
+            break;
+        }
+        entries.push(entry);
+    }
+    entries.reverse();
+    let (task, conversation) = (task_lines(old), entries.join("\n\n"));
+    let request = format!("{task}\n\nSummarise this conversation:\n\n{conversation}");
+    vec![Message::system(instructions), Message::user(&request)]
+}
+
+fn render(message: &Message) -> String {
+    let (role, cap) = match message.role {
+        Role::System => ("system", RENDER_OTHER_CHARS),
+        Role::User => ("user", RENDER_OTHER_CHARS),
+        Role::Assistant => ("assistant", RENDER_OTHER_CHARS),
+        Role::Tool => ("tool result", RENDER_TOOL_CHARS),
+    };
+    let content = message.content.as_deref().unwrap_or("");
+    let mut text = format!("[{role}] {}", truncate_middle(content, cap));
+    for call in &message.tool_calls {
+        let arguments = truncate_middle(&call.arguments, 300);
+        text.push_str(&format!("\n  called {}({arguments})", call.name));
+    }
+    text
+}
 
 /// A summary made without the model: user messages, file paths and error lines, deduplicated
 /// and capped (about 4,000 chars in all).
-pub fn summary(old: &[Message]) -> String {
+pub fn without_model(old: &[Message]) -> String {
     let error_words = ["error", "Error", "failed", "panicked", "Traceback"];
     let is_error = |line: &&str| error_words.iter().any(|w| line.contains(w));
     // A constant pattern: paths with a `/`, or names with a short extension (`main.rs`).
@@ -84,7 +131,7 @@ mod tests {
                 "thread 'main' panicked at src/main.rs:1",
             ));
         }
-        let text = summary(&old);
+        let text = without_model(&old);
         assert!(text.chars().count() < 4_200, "{}", text.len());
         assert_eq!(text.matches("panicked").count(), 1);
         assert!(text.contains("request 499"));

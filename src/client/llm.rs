@@ -1,14 +1,15 @@
 //! The LLM client: the loop calls `Llm::stream` once per round; it POSTs the history
 //! (`http.rs`), hands the body to `sse::read_stream` and returns the `Reply`, retrying the *whole*
 //! request when what failed is transient (there is no other retry layer). The body, URL and
-//! stream reader are the dialect's (`extras.dialect`: chat completions is `wire.rs` and
-//! `sse.rs`); provider oddities `extras.quirks`'; spending, fallback models and the trace
-//! `extras.account`'s. It does not parse tool arguments, run tools or touch the history.
+//! stream reader are the dialect's (`Extras::dialect`: chat completions is `wire.rs` and
+//! `sse.rs`); provider oddities `quirks.rs`'; spending, fallback models and the trace
+//! `Extras::account`'s. It does not parse tool arguments, run tools or touch the history.
 
+use crate::client::quirks::Quirks;
+use crate::client::{http, sse};
 use crate::core::config::Config;
 use crate::core::event::{Broke, Error, Event};
 use crate::core::message::{Message, Reply};
-use crate::core::{http, sse};
 use crate::extras::Extras;
 use crate::tools::support::cancel::{self, Cancelled, sleep_unless_cancelled};
 use crate::tools::support::{net, provider_errors};
@@ -24,6 +25,8 @@ pub struct Llm {
     config: Config,
     /// Replaced after Ctrl+C: shutting an agent down is how a blocked request is woken.
     http: Mutex<ureq::Agent>,
+    /// What this provider's answers taught (`quirks.rs`); shared by the agents of a session.
+    quirks: Quirks,
 }
 
 /// What one attempt leads to: what `stream` does next.
@@ -46,6 +49,7 @@ impl Llm {
         Llm {
             http: Mutex::new(http::agent(&config)),
             config,
+            quirks: Quirks::default(),
         }
     }
 
@@ -60,6 +64,11 @@ impl Llm {
         &self.config
     }
 
+    /// The window to compact for: the configured one, or less if the provider said so.
+    pub fn context_limit(&self) -> usize {
+        self.quirks.context_limit(&self.config)
+    }
+
     /// Send the history and stream the reply, retrying transient failures with backoff (about
     /// 1, 2, 4, 8 s) and moving to the next fallback model when one keeps failing.
     pub fn stream(
@@ -70,7 +79,7 @@ impl Llm {
         cancel: &AtomicBool,
         on_event: &mut dyn FnMut(Event),
     ) -> Result<Reply, Error> {
-        let account = &extras.account;
+        let account = extras.account();
         account.check_budget(&self.config)?;
         let mut retries = 0;
         loop {
@@ -118,7 +127,9 @@ impl Llm {
         let (done, finished) = crossbeam_channel::bounded::<()>(0);
         let next = std::thread::scope(|scope| {
             scope.spawn(|| cancel::shut_down_on_cancel(&http, cancel, &finished));
-            let body = (extras.dialect).body(&self.config, model, messages, tools, &extras.quirks);
+            let body = extras
+                .dialect()
+                .body(&self.config, model, messages, tools, &self.quirks);
             let next = self.attempt(&http, &body, messages, extras, cancel, on_event);
             // Dropping the sender wakes the watcher at once, so it costs no latency.
             drop(done);
@@ -147,8 +158,8 @@ impl Llm {
             idle: self.config.idle_timeout,
             deadline: Some(Instant::now() + self.config.request_timeout),
         };
-        let (url, auth) = extras.dialect.endpoint(&self.config);
-        extras.account.trace_request(&url, sent_body);
+        let (url, auth) = extras.dialect().endpoint(&self.config);
+        extras.account().trace_request(&url, sent_body);
         let response = match http::post(http, &url, &auth, sent_body) {
             Ok(response) => response,
             // Retry what a second try could fix; name the host, which the error does not.
@@ -165,24 +176,32 @@ impl Llm {
             // What the server said (its whole body to `--trace`) decides what comes next.
             let (wait, moved) = provider_errors::from_headers(status, response.headers());
             let body = provider_errors::error_body(response.into_body().into_reader());
-            extras.account.trace_failure(status, &body);
+            extras.account().trace_failure(status, &body);
             let message = moved.unwrap_or_else(|| provider_errors::message_in(&body));
-            let model = &extras.account.model(&self.config);
-            return self.status_failure(status, &message, wait, (&url, model, messages), extras);
+            let model = &extras.account().model(&self.config);
+            return self.status_failure(status, &message, wait, (&url, model, messages));
         }
         let (head, body) = response.into_parts();
         let (mut body, mut start) = (BufReader::new(body.into_reader()), vec![]);
         // A 200 that is not an event stream: a whole completion, or a page or error that fails.
-        let (quirks, trace) = (&extras.quirks, extras.account.trace());
-        match quirks.not_a_stream(&head.headers, &mut body, &mut start, trace, on_event) {
+        let trace = |content_type: &str, text: &str| {
+            extras.account().trace_not_a_stream(content_type, text);
+        };
+        match self
+            .quirks
+            .not_a_stream(&head.headers, &mut body, &mut start, &trace, on_event)
+        {
             None => {}
             Some(Ok(reply)) => return Next::Replied(reply),
             Some(Err(error)) => return stream_failure(error, &self.config),
         }
         // The line already read goes first, as if it had never been taken out.
         let mut body = Cursor::new(start).chain(body);
-        let mut reader = extras.account.tee(&mut body);
-        match (extras.dialect).read_stream(&self.config, &mut reader, cancel, &limits, on_event) {
+        let mut reader = extras.account().tee(&mut body);
+        match extras
+            .dialect()
+            .read_stream(&self.config, &mut reader, cancel, &limits, on_event)
+        {
             Ok(reply) => Next::Replied(reply),
             Err(error) => stream_failure(error, &self.config),
         }
@@ -196,9 +215,8 @@ impl Llm {
         message: &str,
         wait: Option<Duration>,
         (url, model, messages): (&str, &str, &[Message]),
-        extras: &Extras,
     ) -> Next {
-        let quirks = &extras.quirks;
+        let quirks = &self.quirks;
         if quirks.adapt_to(&self.config, status, message, messages) {
             return Next::Adapted;
         }

@@ -185,7 +185,7 @@ impl Calls {
     }
 }
 
-/// As the protocol has it; a provider that takes it otherwise gets it rewritten (`Extras::quirks`).
+/// As the protocol has it; a provider that takes it otherwise gets it rewritten (`quirks.rs`).
 pub fn request_body(config: &Config, model: &str, messages: &[Message], tools: &[Value]) -> Value {
     let mut body = json!({"model": model, "messages": messages, "stream": true});
     if !tools.is_empty() {

@@ -1,0 +1,360 @@
+//! The null seam: what a fork keeps in place of `extras/` (the fork is one change in `lib.rs`,
+//! `#[path = "extras/null.rs"]` above `pub mod extras;`, and the `pub mod app;` line dropped;
+//! `docs::a_fork_without_extras_builds_the_minimal_example` performs it). The same methods the
+//! core, the client and the tools call on `Extras`, each doing what a plain agent does with the
+//! feature absent: consent by the tool's name after the danger table, the loop guard, the
+//! estimate, chat completions. No hooks, MCP, sandbox, log, checkpoints, trace, prices, early
+//! start or other dialects, and no opting in to a destructive command by name. Not compiled in the full crate: it is a file a fork points `mod extras` at. Over
+//! 300 lines (rustfmt puts each no-op on three) so that the whole seam a fork keeps is one file.
+
+use crate::client::quirks::Quirks;
+use crate::client::{http::Limits, sse, wire};
+use crate::core::config::Config;
+use crate::core::consent::{Consent, LoopGuard, Mode, Repeat, Verdict};
+use crate::core::event::{Error, Event};
+use crate::core::message::{Message, Outcome, Reply, ToolCall};
+use crate::core::prompt::estimate_messages;
+use crate::tools::support::danger::{self, Danger};
+use crate::tools::{SubAgent, ToolContext};
+use crossbeam_channel::Receiver;
+use serde_json::Value;
+use std::io::BufRead;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+/// Where a call started early would send its result; none is ever started here.
+type Pending = Receiver<(usize, Outcome)>;
+
+/// A plain agent's seam: only the loop guard is kept (the core's `LoopGuard`).
+#[derive(Default)]
+pub struct Extras {
+    guard: LoopGuard,
+    account: account::Account,
+    dialect: dialect::Dialects,
+    gate: gate::Gate,
+}
+
+impl Extras {
+    pub fn task_submitted(
+        &self,
+        _: &Path,
+        _: &str,
+        _: &mut dyn FnMut(Event),
+    ) -> Result<(), String> {
+        Ok(())
+    }
+    pub fn added(&mut self, _: &Message) {}
+    pub fn rewritten(&mut self, _: &[Message]) {}
+    pub fn model_switched(&mut self, _: &str) {}
+    pub fn round_started(&mut self, _: &mut dyn FnMut(Event)) {}
+    pub fn repaired(&mut self, _: &[Message], _: usize, _: &mut dyn FnMut(Event)) {}
+    pub fn instructions(&mut self, _: &Path) -> String {
+        String::new()
+    }
+    pub fn prompt_tokens(&self, history: &[Message]) -> usize {
+        estimate_messages(history)
+    }
+    pub fn history_compacted(&mut self) {}
+    pub fn overflowed(
+        &mut self,
+        _: &str,
+        history: &[Message],
+        _: (usize, usize),
+        _: &mut dyn FnMut(Event),
+    ) -> usize {
+        estimate_messages(history)
+    }
+    pub fn replied(&mut self, _: usize, reply: &Reply, on_event: &mut dyn FnMut(Event)) {
+        let usage = reply.usage.clone().unwrap_or_default();
+        on_event(Event::Replied { usage: &usage });
+    }
+    pub fn reply_starting(&mut self, _: &Path) -> early::Early {
+        early::Early
+    }
+    pub fn reply_done(&mut self, _: early::Early) {}
+    /// Consent by the tool's name, but for bash the danger table first (`tools/support/danger.rs`):
+    /// catastrophic is refused; destructive or unreadable is asked about, or refused where no
+    /// one can be asked (a fork has no `--allow-destructive`).
+    pub fn verdict_for_call(&self, consent: &Consent, call: &ToolCall, _: &Path) -> Verdict {
+        let verdict = consent.verdict(&call.name);
+        let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+        let command = args.get("command").and_then(Value::as_str);
+        let found = command
+            .filter(|_| call.name == "bash")
+            .and_then(danger::check);
+        match (found, consent.mode) {
+            (None, _) => verdict,
+            _ if matches!(verdict, Verdict::Refuse(_)) => verdict,
+            (Some(Danger::Catastrophic(reason)), _) => Verdict::Refuse(danger::blocked(reason)),
+            (Some(_), Mode::Ask) => Verdict::AskEachTime("destructive, or unreadable".to_string()),
+            (Some(_), _) => Verdict::Refuse(
+                "Refused: this command is destructive, or cannot be read before it runs; \
+                 it does not run without the user's say. Do it another way, or say what you \
+                 would run so the user can decide."
+                    .to_string(),
+            ),
+        }
+    }
+    pub fn always_offer(&self, call: &ToolCall) -> String {
+        format!("always allow {}", call.name)
+    }
+    pub fn repeated(&mut self, call: &ToolCall) -> Result<Option<Outcome>, String> {
+        match self.guard.judge(call) {
+            Repeat::Fine => Ok(None),
+            Repeat::Refuse(text) => Ok(Some(Outcome::text(text))),
+            Repeat::Stop(why) => Err(why),
+        }
+    }
+    pub fn tool_schemas(&self) -> Vec<Value> {
+        Vec::new()
+    }
+    pub fn may_start_early(&self) -> bool {
+        false
+    }
+    pub fn before_call(&self, _: &ToolCall, _: &Path, _: &mut dyn FnMut(Event)) -> Option<Outcome> {
+        None
+    }
+    pub fn allowed_always(&mut self, to: &mut Consent, call: &ToolCall, _: &mut dyn FnMut(Event)) {
+        to.always.insert(call.name.clone());
+    }
+    pub fn before_calls(&mut self, _: &[&ToolCall], _: &Path, _: &mut dyn FnMut(Event)) {}
+    pub fn started_early(&mut self, allowed: &[&ToolCall]) -> Vec<Option<Pending>> {
+        allowed.iter().map(|_| None).collect()
+    }
+    pub fn calls_ran(&mut self) {}
+    pub fn after_call(
+        &self,
+        _: &ToolCall,
+        ran: Outcome,
+        _: &Path,
+        _: &mut dyn FnMut(Event),
+    ) -> Outcome {
+        ran
+    }
+    pub fn batch_done(&self, _: &[ToolCall], _: &[Outcome]) {}
+    pub fn task_ended(&self, _: &Path, _: &mut dyn FnMut(Event)) {}
+    pub fn for_sub_agent(&self) -> Extras {
+        Extras::default()
+    }
+    pub fn account(&self) -> &account::Account {
+        &self.account
+    }
+    pub fn dialect(&self) -> &dialect::Dialects {
+        &self.dialect
+    }
+    pub fn gate(&self) -> &gate::Gate {
+        &self.gate
+    }
+    pub fn tool_context(
+        &self,
+        cwd: &Path,
+        cancel: &Arc<AtomicBool>,
+        sub: (&Arc<Llm>, &Consent),
+    ) -> ToolContext {
+        let (llm, consent, extras) = (sub.0.clone(), sub.1.clone(), self.for_sub_agent());
+        ToolContext {
+            cwd: cwd.to_path_buf(),
+            cancel: cancel.clone(),
+            shell: Default::default(),
+            rules: Default::default(),
+            reads_running: Default::default(),
+            mcp: Default::default(),
+            sub_agent: Arc::new(SubAgent {
+                llm,
+                consent,
+                extras,
+            }),
+        }
+    }
+}
+
+use crate::client::llm::Llm;
+
+/// No prices, no ledger, no fallback models, no trace.
+pub mod account {
+    use super::*;
+    #[derive(Default)]
+    pub struct Account;
+    impl Account {
+        pub fn check_budget(&self, _: &Config) -> Result<(), Error> {
+            Ok(())
+        }
+        pub fn model(&self, config: &Config) -> String {
+            config.model.clone()
+        }
+        pub fn count(&self, _: &str, _: &Reply, _: &[Message]) {}
+        pub fn fall_back(
+            &self,
+            _: &Config,
+            why: String,
+            _: &mut dyn FnMut(Event),
+        ) -> Result<(), Error> {
+            Err(Error::Api(why))
+        }
+        pub fn trace_request(&self, _: &str, _: &[Arc<str>]) {}
+        pub fn trace_failure(&self, _: u16, _: &str) {}
+        pub fn trace_not_a_stream(&self, _: &str, _: &str) {}
+        pub fn tee<'a>(&'a self, body: &'a mut dyn BufRead) -> &'a mut dyn BufRead {
+            body
+        }
+    }
+}
+
+/// Chat completions only: the client's own body, URL, bearer key and SSE reader.
+pub mod dialect {
+    use super::*;
+    #[derive(Default)]
+    pub struct Dialects;
+    impl Dialects {
+        pub fn body(
+            &self,
+            config: &Config,
+            model: &str,
+            messages: &[Message],
+            tools: &[Value],
+            quirks: &Quirks,
+        ) -> Vec<Arc<str>> {
+            let body = wire::request_body(config, model, messages, tools);
+            vec![Arc::from(quirks.adapted_body(config, body).to_string())]
+        }
+        pub fn endpoint(&self, config: &Config) -> (String, Vec<(&'static str, String)>) {
+            let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
+            let key = config
+                .api_key
+                .iter()
+                .map(|key| ("Authorization", format!("Bearer {key}")));
+            (url, key.collect())
+        }
+        pub fn read_stream(
+            &self,
+            _: &Config,
+            reader: &mut dyn BufRead,
+            cancel: &AtomicBool,
+            limits: &Limits,
+            on_delta: &mut dyn FnMut(Event),
+        ) -> Result<Reply, Error> {
+            sse::read_stream(reader, cancel, limits, on_delta)
+        }
+    }
+}
+
+/// Nothing starts while a reply streams: the batch runs every call.
+pub mod early {
+    use super::*;
+    pub struct Early;
+    impl Early {
+        pub fn streamed(
+            &mut self,
+            _: &Event,
+            _: &Consent,
+            _: &super::mcp::Servers,
+            _: &dyn Fn(&ToolCall) -> Option<Pending>,
+        ) {
+        }
+    }
+}
+
+/// No danger table and no cut-call check (a fork adds `extras/gate.rs` back for them).
+pub mod gate {
+    use super::*;
+    #[derive(Default)]
+    pub struct Gate;
+    impl Gate {
+        pub fn cut_off(&self, _: &ToolCall, _: bool, _: &mut dyn FnMut(Event)) -> Option<Outcome> {
+            None
+        }
+        pub fn not_offered(&self, _: &ToolCall, _: &[Value]) -> Option<Outcome> {
+            None
+        }
+    }
+}
+
+/// No permission rules: nothing is hidden from glob and grep.
+pub mod consent_rules {
+    use std::path::Path;
+    #[derive(Debug, Clone, Default)]
+    pub struct Rules;
+    pub fn hides(_: &Rules, _: &str, _: &Path) -> bool {
+        false
+    }
+}
+
+/// No MCP servers.
+pub mod mcp {
+    use std::sync::atomic::AtomicBool;
+    #[derive(Default)]
+    pub struct Servers;
+    impl Servers {
+        pub fn call(&self, name: &str, _: &str, _: &AtomicBool) -> Result<String, String> {
+            Err(format!("no MCP server serves {name}"))
+        }
+    }
+}
+
+/// No sandbox and no environment filter: bash runs as the user does.
+pub mod sandbox {
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    pub enum Sandbox {
+        #[default]
+        Off,
+        WorkspaceWrite,
+    }
+    #[derive(Debug, Clone, Default)]
+    pub struct ShellSafety {
+        pub sandbox: Sandbox,
+        pub roots: Vec<PathBuf>,
+        pub git: super::git_files::GitTrust,
+    }
+    pub struct Confinement;
+    impl Confinement {
+        pub fn enter_before_exec(&self, _: &mut Command) {}
+    }
+    impl ShellSafety {
+        pub fn confinement(&self) -> Result<Option<Confinement>, String> {
+            Ok(None)
+        }
+        pub fn hides_from_shell(&self, _: &str, _: &str) -> bool {
+            false
+        }
+        pub fn check_write(&self, _: &Path) -> Result<(), String> {
+            Ok(())
+        }
+        pub fn write_confined(
+            &self,
+            write: &(dyn Fn() -> Result<(), String> + Sync),
+        ) -> Result<(), String> {
+            write()
+        }
+    }
+}
+
+/// The project's git is always trusted: nothing watches it.
+pub mod git_files {
+    use std::path::Path;
+    use std::process::Command;
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    pub enum GitTrust {
+        #[default]
+        Trusted,
+        Untrusted,
+    }
+    pub struct Watch;
+    impl Watch {
+        pub fn start(_: &Path) -> Watch {
+            Watch
+        }
+        pub fn changed(&self) -> Option<String> {
+            None
+        }
+    }
+    pub fn mentions_git(_: &str) -> bool {
+        false
+    }
+    pub fn refusal() -> String {
+        String::new()
+    }
+    pub fn switch_off(_: &mut Command) {}
+}
