@@ -4,8 +4,10 @@
 //! core, the client and the tools call on `Extras`, each doing what a plain agent does with the
 //! feature absent: consent by the tool's name after the danger table, the loop guard, the
 //! estimate, chat completions. No hooks, MCP, sandbox, log, checkpoints, trace, prices, early
-//! start or other dialects, and no opting in to a destructive command by name. Not compiled in the full crate: it is a file a fork points `mod extras` at. Over
-//! 300 lines (rustfmt puts each no-op on three) so that the whole seam a fork keeps is one file.
+//! start or other dialects, and no opting in to a destructive command by name; bash still loses
+//! the variables that name a key, token, secret or password. Not compiled in the full crate: it
+//! is a file a fork points `mod extras` at. Over 300 lines (rustfmt puts each no-op on three) so
+//! that the whole seam a fork keeps is one file.
 
 use crate::client::quirks::Quirks;
 use crate::client::{http::Limits, sse, wire};
@@ -292,7 +294,7 @@ pub mod mcp {
     }
 }
 
-/// No sandbox and no environment filter: bash runs as the user does.
+/// No sandbox: bash runs as the user does, less the variables that name a secret.
 pub mod sandbox {
     use std::path::{Path, PathBuf};
     use std::process::Command;
@@ -310,14 +312,19 @@ pub mod sandbox {
     }
     pub struct Confinement;
     impl Confinement {
-        pub fn enter_before_exec(&self, _: &mut Command) {}
+        pub fn enter_before_exec(&self, _: &mut Command) -> std::io::Result<()> {
+            Ok(())
+        }
     }
     impl ShellSafety {
         pub fn confinement(&self) -> Result<Option<Confinement>, String> {
             Ok(None)
         }
-        pub fn hides_from_shell(&self, _: &str, _: &str) -> bool {
-            false
+        /// The key the agent was started with is in its environment: a fork's bash must not
+        /// see it (the full crate's filter is `secrets::looks_secret`, broader).
+        pub fn hides_from_shell(&self, name: &str, _: &str) -> bool {
+            let name = name.to_ascii_uppercase();
+            ["KEY", "TOKEN", "SECRET", "PASSWORD"].iter().any(|w| name.contains(w))
         }
         pub fn check_write(&self, _: &Path) -> Result<(), String> {
             Ok(())

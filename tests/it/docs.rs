@@ -453,6 +453,7 @@ fn minimal_turn(binary: &Path, name: &str) {
             "bash",
             serde_json::json!({"command": "git clean -fdx"}),
         ),
+        ("call_env", "bash", serde_json::json!({"command": "env"})),
         ("call_cd", "bash", serde_json::json!({"command": "cd sub"})),
         ("call_todo", "todo_write", todos),
     ];
@@ -486,7 +487,13 @@ fn minimal_turn(binary: &Path, name: &str) {
     );
     // `--yes` runs bash, but not a destructive command no one opted in to by name.
     assert!(results[1].1.starts_with("Refused"), "{results:?}");
-    let last = &results.last().expect("four results").1;
+    // The key the agent was started with never reaches bash, in a fork either.
+    assert!(results[2].1.contains("PATH="), "env ran: {results:?}");
+    assert!(
+        !results[2].1.contains("sk-test"),
+        "the key reached bash: {results:?}"
+    );
+    let last = &results.last().expect("five results").1;
     let sub = sandbox.dir.join("sub");
     let moved = format!("[session state]\nWorking directory: {}", sub.display());
     assert!(last.contains(&moved), "the new directory is told: {last}");
