@@ -17,7 +17,9 @@ use std::io::Cursor;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-pub const STREAM_BYTES: usize = 100 << 20;
+/// The recorded streams' size: most of what one reply may be (`sse::MAX_REPLY`, 64 MiB, counts
+/// every byte of it), so the rows time the parser, not the refusal of a reply too large.
+pub const STREAM_BYTES: usize = sse::MAX_REPLY * 7 / 8;
 /// The text deltas of every recorded stream: ASCII, a dash, CJK, newlines.
 pub const WORDS: [&str; 11] = [
     "Let ", "me ", "look ", "at ", "the ", "fn ", "main", "() ", "– ", "次に", "\n",
