@@ -124,16 +124,7 @@ fn ctrl_c_ends_a_call_blocked_on_a_server_that_stops_reading() {
     let sandbox = Sandbox::new("peers_deaf_ctrl_c");
     configure_script(&sandbox, "deaf", DEAF_SERVER, json!({}));
     let script = vec![sink_call(), Reply::Sse(sse::text("after the interrupt"))];
-    let mut repl = Repl::start(&sandbox, &["--yes"], script);
-    repl.enter("use the sink");
-    repl.expect("mcp__deaf__sink");
-    thread::sleep(Duration::from_millis(500));
-    repl.mark = repl.pty.screen().len();
-    let pressed = Instant::now();
-    repl.pty.send("\x03");
-    repl.idle();
-    let took = pressed.elapsed();
-    assert!(took < Duration::from_secs(5), "back after {took:?}");
+    interrupt_while(&sandbox, script, "use the sink", "mcp__deaf__sink");
 }
 
 /// A server that reads the call but answers slowly: the first Ctrl+C ends the wait too.
@@ -146,9 +137,15 @@ fn ctrl_c_ends_the_wait_for_a_slow_answer() {
         Reply::Sse(sse::tool_calls(&[("call_1", "mcp__mis__slow", slow)])),
         Reply::Sse(sse::text("after the interrupt")),
     ];
-    let mut repl = Repl::start(&sandbox, &["--yes"], script);
-    repl.enter("wait for it");
-    repl.expect("mcp__mis__slow");
+    interrupt_while(&sandbox, script, "wait for it", "mcp__mis__slow");
+}
+
+/// Start a session that runs `task`, press Ctrl+C once `tool` is on screen: the prompt is
+/// back within 5 s.
+fn interrupt_while(sandbox: &Sandbox, script: Vec<Reply>, task: &str, tool: &str) {
+    let mut repl = Repl::start(sandbox, &["--yes"], script);
+    repl.enter(task);
+    repl.expect(tool);
     thread::sleep(Duration::from_millis(500));
     repl.mark = repl.pty.screen().len();
     let pressed = Instant::now();
