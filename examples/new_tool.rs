@@ -1,13 +1,16 @@
 //! Adding a tool in one file, end to end: a `word_count` tool the model calls and reads.
 //!
-//! Built-in tools are dispatched by the one `match` in `src/tools/mod.rs`, so a program that
+//! Built-in tools are dispatched by the one `match` in `src/core/dispatch.rs`, so a program that
 //! only *uses* the library cannot add an arm there. Two honest ways remain:
 //!
-//! 1. In a fork (a built-in tool), three steps: write `src/tools/word_count.rs` with an `Args`
-//!    struct, `schema()` and `run(args, ctx) -> Result<Outcome, String>` (copy `glob.rs`); in
-//!    `src/tools/mod.rs` add `pub mod word_count;` and `word_count::schema()` to `schemas`; add
-//!    the arm `"word_count" => parse(name, args).map(|a| word_count::run(a, ctx)),` to `run`
-//!    (and the name to `needs_consent` if it changes anything, or to `is_read_only`).
+//! 1. In a fork (a built-in tool), four steps: write `src/tools/word_count.rs` with an `Args`
+//!    struct, `run(args, ctx) -> Result<Outcome, String>` and the line re-exporting its schema
+//!    (copy `glob.rs`); add that schema, `word_count()`, to `src/tools/schemas.rs` and
+//!    `pub mod word_count;` to `src/tools/mod.rs`; in `src/core/dispatch.rs` add
+//!    `word_count::schema()` to `schemas` and the arm
+//!    `"word_count" => parse(name, args).map(|a| word_count::run(a, ctx)),` to `dispatch`; and
+//!    add the name to `consent::needs_consent` if it changes anything (or to
+//!    `early::is_read_only` if it may start while the reply streams).
 //! 2. Without touching the library (this file): serve the tool over MCP. The program starts
 //!    itself a second time with `--mcp-server`, where `serve_mcp` below answers the MCP stdio
 //!    protocol; the agent offers the tool as `mcp__local__word_count`, asks consent for it like

@@ -14,9 +14,11 @@ use crate::core::message::Outcome;
 use crate::core::prompt::AgentKind;
 use crate::tools::ToolContext;
 use serde::Deserialize;
-use serde_json::{Value, json};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// What the model is told about this tool (plain data, with the other tools' schemas).
+pub use crate::tools::schemas::agent as schema;
 
 const MAX_ROUNDS: u32 = 20;
 const MAX_ANSWER_CHARS: usize = 5_000;
@@ -33,22 +35,6 @@ pub struct Args {
 pub struct Worker {
     name: String,
     task: String,
-}
-
-pub fn schema() -> Value {
-    json!({"type": "function", "function": {
-        "name": "agent",
-        "description": "Give self-contained work to sub-agents with a fresh context and the same \
-            tools (except agent). Use `task` for one job, or `tasks` for a team of up to 8 \
-            independent jobs that run in parallel (4 at a time). Each returns its final answer.",
-        "parameters": {"type": "object", "properties": {
-            "task": {"type": "string", "description": "One task, with all the context it needs"},
-            "tasks": {"type": "array", "minItems": 1, "maxItems": MAX_WORKERS,
-                "description": "A team: independent tasks, each with a short name",
-                "items": {"type": "object", "required": ["name", "task"], "properties": {
-                    "name": {"type": "string"}, "task": {"type": "string"}}}}
-        }}
-    }})
 }
 
 pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
@@ -135,4 +121,16 @@ pub fn sub_agent_consent(session: &Consent) -> Consent {
         consent.mode = Mode::ReadOnly;
     }
     consent
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn its_schema_fits_its_args_and_caps_a_team_at_max_workers() {
+        crate::tools::test_support::check_schema_fits::<Args>(&schema());
+        let tasks = &schema()["function"]["parameters"]["properties"]["tasks"];
+        assert_eq!(tasks["maxItems"], MAX_WORKERS);
+    }
 }

@@ -27,11 +27,13 @@ use crate::tools::support::process::{self, Ending, Finished, Keep, Limits};
 use crate::tools::support::text::truncate_middle;
 use crate::tools::support::{danger, shell_words};
 use serde::Deserialize;
-use serde_json::{Value, json};
 use std::io::ErrorKind;
 use std::path::{Component, Path, PathBuf};
 use std::process::Child;
 use std::time::Duration;
+
+/// What the model is told about this tool (plain data, with the other tools' schemas).
+pub use crate::tools::schemas::bash as schema;
 
 const DEFAULT_TIMEOUT_SECS: u64 = 120;
 /// Ten minutes, as Claude Code's bash: a longer wait would hold the turn (and a pool worker)
@@ -46,23 +48,6 @@ pub struct Args {
     command: String,
     #[serde(default)]
     timeout: Option<u64>,
-}
-
-pub fn schema() -> Value {
-    let description = "Run a shell command with bash in the current working directory and \
-        return its stdout, stderr and exit code. stdin is closed, so use non-interactive flags. \
-        A top-level `cd` (as in `cd src && ls`) carries over to later commands when the command \
-        succeeds; nothing else does (no environment variables). Output over 15000 characters \
-        is cut in the middle. Catastrophic commands (rm -rf ~, mkfs, curl | sh, ...) are refused; \
-        destructive ones (git reset --hard, git push --force, ...) need the user's approval.";
-    let timeout = "Seconds before the command and everything it started are killed (default \
-        120, at most 600; a larger value is capped).";
-    json!({"type": "function", "function": {"name": "bash", "description": description,
-        "parameters": {"type": "object", "required": ["command"], "properties": {
-            "command": {"type": "string", "description": "The command line to run."},
-            "timeout": {"type": "integer", "minimum": 1, "description": timeout}
-        }}
-    }})
 }
 
 pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
@@ -425,5 +410,10 @@ mod tests {
             effect(&format!("cd {}", dir.join("sub").display())),
             Effect::ChangeDir(dir.join("sub"))
         );
+    }
+
+    #[test]
+    fn every_property_of_its_schema_is_a_field_of_its_args() {
+        crate::tools::test_support::check_schema_fits::<Args>(&schema());
     }
 }

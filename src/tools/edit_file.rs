@@ -11,8 +11,10 @@ use crate::tools::ToolContext;
 use crate::tools::support::files::{self, Access, resolve, write_atomic};
 use crate::tools::support::text::{first_chars, truncate_middle};
 use serde::Deserialize;
-use serde_json::{Value, json};
 use std::io;
+
+/// What the model is told about this tool (plain data, with the other tools' schemas).
+pub use crate::tools::schemas::edit_file as schema;
 
 /// How much of the file a "not found" error quotes, so the model can re-anchor.
 const QUOTE_CHARS: usize = 500;
@@ -23,20 +25,6 @@ pub struct Args {
     pub file_path: String,
     pub old_string: String,
     pub new_string: String,
-}
-
-pub fn schema() -> Value {
-    json!({"type": "function", "function": {
-        "name": "edit_file",
-        "description": "Replace `old_string` with `new_string` in a file. `old_string` must match \
-            the file exactly (whitespace included) and occur exactly once; include surrounding \
-            lines to make it unique. Read the file first.",
-        "parameters": {"type": "object", "properties": {
-            "file_path": {"type": "string", "description": "Path, absolute or relative to the working directory"},
-            "old_string": {"type": "string", "description": "Exact text to replace"},
-            "new_string": {"type": "string", "description": "Replacement text"}
-        }, "required": ["file_path", "old_string", "new_string"]}
-    }})
 }
 
 pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
@@ -218,5 +206,10 @@ mod tests {
         let text = edit(&dir, &old, "short\n").unwrap();
         assert!(text.contains("characters cut"));
         assert!(text.len() < 5000);
+    }
+
+    #[test]
+    fn every_property_of_its_schema_is_a_field_of_its_args() {
+        crate::tools::test_support::check_schema_fits::<Args>(&schema());
     }
 }

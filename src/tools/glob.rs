@@ -14,9 +14,11 @@ use crate::tools::support::files::resolve;
 use crate::tools::support::text::echo;
 use crate::tools::support::{bounded, glob_regex, walk};
 use serde::Deserialize;
-use serde_json::{Value, json};
 use std::path::Path;
 use std::time::{Duration, SystemTime};
+
+/// What the model is told about this tool (plain data, with the other tools' schemas).
+pub use crate::tools::schemas::glob as schema;
 
 const MAX_SHOWN: usize = 100;
 /// A walk of a big tree takes seconds; one still running after this is on a hung mount.
@@ -27,19 +29,6 @@ pub struct Args {
     pub pattern: String,
     #[serde(default)]
     pub path: Option<String>,
-}
-
-pub fn schema() -> Value {
-    json!({"type": "function", "function": {
-        "name": "glob",
-        "description": "Find files whose path matches a glob, newest first (max 100). \
-            `*` stays within one directory, `**` crosses directories: `**/*.rs`, `src/*.ts`, \
-            `*.{js,json}`. Skips .git, node_modules, target and .gitignored files.",
-        "parameters": {"type": "object", "properties": {
-            "pattern": {"type": "string", "description": "Glob matched against paths relative to `path`"},
-            "path": {"type": "string", "description": "Directory to search (default: working directory)"}
-        }, "required": ["pattern"]}
-    }})
 }
 
 pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
@@ -199,5 +188,10 @@ mod tests {
         );
         let absolute = format!("{}/src/*.rs", dir.0.display());
         assert_eq!(glob(&dir, &absolute, None), "src/a.rs");
+    }
+
+    #[test]
+    fn every_property_of_its_schema_is_a_field_of_its_args() {
+        crate::tools::test_support::check_schema_fits::<Args>(&schema());
     }
 }

@@ -21,13 +21,15 @@ use crate::tools::support::text::{echo, pattern_too_long};
 use crate::tools::support::{bounded, glob_regex, walk};
 use regex::bytes::{Regex, RegexBuilder};
 use serde::Deserialize;
-use serde_json::{Value, json};
 use std::fs::OpenOptions;
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
+
+/// What the model is told about this tool (plain data, with the other tools' schemas).
+pub use crate::tools::schemas::grep as schema;
 
 const MAX_MATCHES: usize = 200;
 /// Files in the first batch (each next one is twice as big): enough to keep the threads busy,
@@ -52,20 +54,6 @@ pub struct Args {
     pub path: Option<String>,
     #[serde(default)]
     pub include: Option<String>,
-}
-
-pub fn schema() -> Value {
-    json!({"type": "function", "function": {
-        "name": "grep",
-        "description": "Search file contents with a regex (Rust syntax). Returns `path:line: text`, \
-            at most 200 matches, sorted by path. Skips binary files, .git, node_modules, target \
-            and .gitignored files.",
-        "parameters": {"type": "object", "properties": {
-            "pattern": {"type": "string", "description": "Regular expression, e.g. `fn\\s+main` or `(?i)todo`"},
-            "path": {"type": "string", "description": "File or directory to search (default: working directory)"},
-            "include": {"type": "string", "description": "Only files matching this glob, e.g. `*.rs` or `src/**/*.{ts,tsx}`"}
-        }, "required": ["pattern"]}
-    }})
 }
 
 pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
@@ -444,5 +432,10 @@ mod tests {
         assert!(err.contains("not a regular file"), "{err}");
         let err = grep(&dir, "needle", Some("huge.txt"), None).unwrap_err();
         assert!(err.contains("bytes; grep reads files up to"), "{err}");
+    }
+
+    #[test]
+    fn every_property_of_its_schema_is_a_field_of_its_args() {
+        crate::tools::test_support::check_schema_fits::<Args>(&schema());
     }
 }

@@ -1,6 +1,7 @@
 //! The built-in tools, one file each: the leaves of a turn, which a reader may skim. The
 //! dispatch `match` that calls them, and the pool that runs one reply's calls in parallel
-//! through it, are `core/dispatch.rs`; what they share is in `support/`.
+//! through it, are `core/dispatch.rs`; what the model is told about each is `schemas.rs`; what
+//! they share is in `support/`.
 //! Here: `ToolContext`, what every tool is handed.
 
 pub mod agent;
@@ -10,6 +11,7 @@ pub mod glob;
 pub mod grep;
 pub mod preview;
 pub mod read_file;
+pub(crate) mod schemas;
 pub mod support;
 #[cfg(test)]
 pub mod test_support;

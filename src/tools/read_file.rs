@@ -14,12 +14,14 @@ use crate::tools::support::bounded;
 use crate::tools::support::files::resolve;
 use crate::tools::support::text::echo;
 use serde::Deserialize;
-use serde_json::{Value, json};
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 use std::time::Duration;
+
+/// What the model is told about this tool (plain data, with the other tools' schemas).
+pub use crate::tools::schemas::read_file as schema;
 
 const DEFAULT_LIMIT: usize = 2000;
 const MAX_LINE_CHARS: usize = 2000;
@@ -42,19 +44,6 @@ pub struct Args {
     pub offset: Option<usize>,
     #[serde(default)]
     pub limit: Option<usize>,
-}
-
-pub fn schema() -> Value {
-    json!({"type": "function", "function": {
-        "name": "read_file",
-        "description": "Read a text file. Lines come back as `N<TAB>text` with 1-based line \
-            numbers. Long files: a note at the end says how to read the next window.",
-        "parameters": {"type": "object", "properties": {
-            "file_path": {"type": "string", "description": "Path, absolute or relative to the working directory"},
-            "offset": {"type": "integer", "description": "First line to show, 1-based (default 1)"},
-            "limit": {"type": "integer", "description": "Maximum lines to show (default 2000)"}
-        }, "required": ["file_path"]}
-    }})
 }
 
 pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
@@ -458,5 +447,10 @@ mod tests {
         std::os::unix::fs::symlink(dir.0.join("gone"), dir.0.join("dangling")).unwrap();
         let err = read(&dir, "dangling", None, None).unwrap_err();
         assert!(err.starts_with("file not found"), "{err}");
+    }
+
+    #[test]
+    fn every_property_of_its_schema_is_a_field_of_its_args() {
+        crate::tools::test_support::check_schema_fits::<Args>(&schema());
     }
 }

@@ -7,6 +7,9 @@ use crate::core::config::Config;
 use crate::core::consent::{Consent, Mode};
 use crate::extras::Extras;
 use crate::tools::ToolContext;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use std::fmt::Debug;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -47,4 +50,29 @@ pub fn test_context(dir: &Path) -> ToolContext {
     let (llm, cancel) = (Arc::new(Llm::new(config)), Arc::new(AtomicBool::new(false)));
     let consent = Consent::new(Mode::AllowAll);
     Extras::default().tool_context(dir, &cancel, (&llm, &consent))
+}
+
+/// Parse a call carrying every property `schema` (`tools/schemas.rs`) lists, each a plain value
+/// of its type, into a tool's `Args`, and check that each landed in a field of that name: a
+/// property renamed on either side fails here.
+pub fn check_schema_fits<Args: DeserializeOwned + Debug>(schema: &Value) {
+    let properties = schema["function"]["parameters"]["properties"]
+        .as_object()
+        .expect("properties");
+    let sample = |property: &Value| match property["type"].as_str() {
+        Some("string") => json!("x"),
+        Some("integer") => json!(1),
+        Some("array") => json!([]),
+        other => panic!("no sample for {other:?}"),
+    };
+    let call: serde_json::Map<String, Value> = (properties.iter())
+        .map(|(name, property)| (name.clone(), sample(property)))
+        .collect();
+    let args: Args = serde_json::from_value(call.into()).expect("every property parses");
+    let shown = format!("{args:?}");
+    for name in properties.keys() {
+        let field = format!("{name}: ");
+        assert!(shown.contains(&field), "{name} is not a field: {shown}");
+        assert!(!shown.contains(&format!("{field}None")), "{name} was dropped: {shown}");
+    }
 }

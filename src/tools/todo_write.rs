@@ -9,25 +9,13 @@ use crate::core::message::{Effect, Outcome};
 use crate::tools::ToolContext;
 use crate::tools::support::todos::{Todo, render};
 use serde::Deserialize;
-use serde_json::{Value, json};
+
+/// What the model is told about this tool (plain data, with the other tools' schemas).
+pub use crate::tools::schemas::todo_write as schema;
 
 #[derive(Debug, Deserialize)]
 pub struct Args {
     pub tasks: Vec<Todo>,
-}
-
-pub fn schema() -> Value {
-    json!({"type": "function", "function": {
-        "name": "todo_write",
-        "description": "Replace your task list for a multi-step job (send the whole list each \
-            time; [] clears it). Keep one task in_progress; mark tasks done as you finish them.",
-        "parameters": {"type": "object", "properties": {
-            "tasks": {"type": "array", "items": {"type": "object", "properties": {
-                "content": {"type": "string", "description": "What to do, in a few words"},
-                "status": {"type": "string", "enum": ["pending", "in_progress", "done"]}
-            }, "required": ["content", "status"]}}
-        }, "required": ["tasks"]}
-    }})
 }
 
 pub fn run(args: Args, _ctx: &ToolContext) -> Result<Outcome, String> {
@@ -51,6 +39,7 @@ pub fn run(args: Args, _ctx: &ToolContext) -> Result<Outcome, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{Value, json};
     use crate::tools::support::todos::Status;
     use crate::tools::test_support::test_context;
     use std::path::Path;
@@ -95,5 +84,10 @@ mod tests {
         );
         assert!(err.unwrap_err().starts_with("task 2 has empty content"));
         assert!(call(json!([{"content": "x", "status": "later"}])).is_err());
+    }
+
+    #[test]
+    fn every_property_of_its_schema_is_a_field_of_its_args() {
+        crate::tools::test_support::check_schema_fits::<Args>(&schema());
     }
 }

@@ -11,25 +11,15 @@ use crate::core::message::Outcome;
 use crate::tools::ToolContext;
 use crate::tools::support::files::{Access, resolve, write_atomic};
 use serde::Deserialize;
-use serde_json::{Value, json};
 use std::fs;
+
+/// What the model is told about this tool (plain data, with the other tools' schemas).
+pub use crate::tools::schemas::write_file as schema;
 
 #[derive(Debug, Deserialize)]
 pub struct Args {
     pub file_path: String,
     pub content: String,
-}
-
-pub fn schema() -> Value {
-    json!({"type": "function", "function": {
-        "name": "write_file",
-        "description": "Create a file or overwrite it entirely with `content`. Creates missing \
-            parent directories. To change part of an existing file, prefer edit_file.",
-        "parameters": {"type": "object", "properties": {
-            "file_path": {"type": "string", "description": "Path, absolute or relative to the working directory"},
-            "content": {"type": "string", "description": "The complete new file content"}
-        }, "required": ["file_path", "content"]}
-    }})
 }
 
 pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
@@ -109,5 +99,10 @@ mod tests {
                 .unwrap_err()
                 .contains("is a directory")
         );
+    }
+
+    #[test]
+    fn every_property_of_its_schema_is_a_field_of_its_args() {
+        crate::tools::test_support::check_schema_fits::<Args>(&schema());
     }
 }
