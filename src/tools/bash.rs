@@ -1,6 +1,6 @@
 //! The `bash` tool: run one shell command in the session's working directory.
 //!
-//! Called by the dispatcher in `tools/mod.rs` (inline or on a pool worker). It asks `danger`
+//! Called by the dispatcher in `core/dispatch.rs` (inline or on a pool worker). It asks `danger`
 //! first, then runs `bash -c COMMAND` in its own process group with stdin closed, reads stdout
 //! and stderr until the shell ends, the timeout passes or Ctrl+C sets `ctx.cancel`, and
 //! returns the output as text. When the command succeeded, the top-level `cd`s in it become
