@@ -73,7 +73,8 @@ class Server(http.server.BaseHTTPRequestHandler):
 # Where the turn runs, one exact name per thread entry (a wildcard would also match functions
 # nested inside, `*Agent::run*` matched `Agent::run_task` and ureq's `Agent::run_via_middleware`,
 # and each nested match toggled collection off again: the old `--turn` lost about 15%). Toggles
-# are per thread, so no name below may run inside another on the same thread: the loop's entry
+# are per thread, so no name below may run inside another on the same thread (a sub-agent's
+# `run_task` on a pool worker would: the scripted turn calls no `agent` tool): the loop's entry
 # (`Agent::run` is a one-line wrapper around it), the pool's worker, the request's Ctrl+C
 # watcher, a bounded read's helper thread.
 TURN = ["corecoder::core::agent::Agent::run_task", "corecoder::core::dispatch::work",

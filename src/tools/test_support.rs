@@ -73,6 +73,9 @@ pub fn check_schema_fits<Args: DeserializeOwned + Debug>(schema: &Value) {
     for name in properties.keys() {
         let field = format!("{name}: ");
         assert!(shown.contains(&field), "{name} is not a field: {shown}");
-        assert!(!shown.contains(&format!("{field}None")), "{name} was dropped: {shown}");
+        assert!(
+            !shown.contains(&format!("{field}None")),
+            "{name} was dropped: {shown}"
+        );
     }
 }

@@ -39,9 +39,9 @@ pub fn run(args: Args, _ctx: &ToolContext) -> Result<Outcome, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::{Value, json};
     use crate::tools::support::todos::Status;
     use crate::tools::test_support::test_context;
+    use serde_json::{Value, json};
     use std::path::Path;
 
     fn call(tasks: Value) -> Result<Outcome, String> {
