@@ -1122,6 +1122,18 @@ const UNSCOPED_THREADS: [(&str, Option<&str>); 4] = [
     ("src/tools/support/bounded.rs", None),
 ];
 
+/// The files that spawn threads inside a `std::thread::scope`, as ARCHITECTURE.md lists them:
+/// the team, the walk, a request's Ctrl+C watcher, the spinner, MCP start-up and shut-down, the
+/// sandboxed write.
+const SCOPED_THREADS: [&str; 6] = [
+    "src/app/spinner.rs",
+    "src/client/llm.rs",
+    "src/extras/mcp.rs",
+    "src/extras/sandbox.rs",
+    "src/tools/agent.rs",
+    "src/tools/support/walk.rs",
+];
+
 /// ARCHITECTURE.md's "what is not there", checked: no async, no `macro_rules!`, no `static`,
 /// threads spawned outside a scope only where it says, and an SSE parser that opens nothing.
 #[test]
@@ -1145,6 +1157,11 @@ fn the_invariants_architecture_names_hold() {
             let unscoped = spawn.is_match(line) && !line.contains("scope.spawn(");
             if unscoped && !UNSCOPED_THREADS.iter().any(|(f, _)| *f == file) {
                 problems.push(format!("{file} spawns a thread outside a scope: {line}"));
+            }
+            if line.contains("scope.spawn(") && !SCOPED_THREADS.contains(&file.as_str()) {
+                problems.push(format!(
+                    "{file}: a scoped thread ARCHITECTURE.md does not list"
+                ));
             }
         }
         if file == "src/client/sse.rs" {
@@ -1170,6 +1187,14 @@ fn the_invariants_architecture_names_hold() {
         if !joined || !architecture.contains(&format!("`{owner}`'s")) {
             problems.push(format!(
                 "{file}: {owner}'s Drop must join its thread, as ARCHITECTURE.md says"
+            ));
+        }
+    }
+    for file in SCOPED_THREADS {
+        let text = read(file);
+        if !(text.lines().take(code_lines(&text))).any(|line| line.contains("scope.spawn(")) {
+            problems.push(format!(
+                "{file} no longer spawns in a scope: update ARCHITECTURE.md"
             ));
         }
     }
@@ -1386,6 +1411,18 @@ fn the_seam_and_the_history_are_as_architecture_says() {
     if !derive.contains("#[derive(Default)]") || everything.contains("impl Default for Extras") {
         problems.push("Extras::default() is not derived field by field".to_string());
     }
+    // "five folders, one seam" (DESIGN.md)
+    let folders: Vec<String> = (std::fs::read_dir(root().join("src"))
+        .expect("src/")
+        .flatten())
+    .filter(|entry| entry.path().is_dir())
+    .map(|entry| entry.file_name().to_string_lossy().to_string())
+    .collect();
+    if folders.len() != 5 {
+        problems.push(format!(
+            "src/ has {folders:?}, not the five folders DESIGN.md names"
+        ));
+    }
     let agent = read("src/core/agent.rs");
     let agent_fields = (agent
         .split_once("pub struct Agent {")
@@ -1440,6 +1477,9 @@ fn the_process_wide_state_is_what_architecture_names() {
                 problems.push(format!("{file} names {word}"));
             }
         }
+    }
+    if !read("benches/bench/main.rs").contains("process::tune_malloc()") {
+        problems.push("the bench does not tune malloc as the binary does".to_string());
     }
     let main = body_of(&read("src/main.rs"), "main");
     let first = (main.lines().skip(1))
@@ -1506,5 +1546,90 @@ fn every_test_command_architecture_and_design_give_runs_a_test() {
         seen >= 10,
         "only {seen} test commands: the pattern is stale"
     );
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// A file's code above its tests, comments left out.
+fn code_of(file: &str) -> String {
+    let text = read(file);
+    (text.lines().take(code_lines(&text)))
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .map(|line| format!("{line}\n"))
+        .collect()
+}
+
+/// The "never"s and "nothing here"s the `//!` headers of `lib.rs`, `core/`, `client/` and the
+/// null seam promise, where a word in the code would break them.
+#[test]
+fn the_headers_nevers_hold() {
+    let nevers: [(&str, &str, &[&str]); 9] = [
+        (
+            "src/core/agent.rs",
+            "talks no HTTP and runs no tool itself",
+            &["ureq", "http::", "dispatch::run("],
+        ),
+        (
+            "src/core/batch.rs",
+            "never touches the history",
+            &["history"],
+        ),
+        (
+            "src/core/config.rs",
+            "reads no variable, file or flag",
+            &["std::env", "env::var", "std::fs", "File::"],
+        ),
+        (
+            "src/core/consent.rs",
+            "is pure logic",
+            &["std::fs", "std::io", "Llm", "Command"],
+        ),
+        (
+            "src/core/prompt.rs",
+            "sends nothing",
+            &["Llm", "ureq", "http::"],
+        ),
+        (
+            "src/core/summary.rs",
+            "builds text only",
+            &["Llm", "ureq", "http::"],
+        ),
+        (
+            "src/core/notes.rs",
+            "decides the text only",
+            &["Llm", "ureq", "history.push"],
+        ),
+        (
+            "src/client/wire.rs",
+            "sends or reads no byte",
+            &["ureq", "std::net", "std::io", "BufRead"],
+        ),
+        (
+            "src/client/mod.rs",
+            "touches no history and runs no tool",
+            &["tools::dispatch", "core::dispatch"],
+        ),
+    ];
+    let mut problems = Vec::new();
+    for (file, promise, words) in nevers {
+        let code = code_of(file);
+        for word in words.iter().filter(|word| code.contains(*word)) {
+            problems.push(format!("{file} {promise}, but names {word}"));
+        }
+    }
+    // The null seam is not compiled in the full crate: a fork points `mod extras` at it.
+    for file in ["src/lib.rs", "src/extras/mod.rs"] {
+        if code_of(file).contains("null") {
+            problems.push(format!("{file} compiles the null seam"));
+        }
+    }
+    // lib.rs: the re-exports are what a plain embedding program needs.
+    let minimal = read("examples/minimal.rs");
+    let paths = regex::Regex::new(r"corecoder::[a-z_]+::").expect("a pattern");
+    if let Some(found) = paths.find(&minimal) {
+        problems.push(format!(
+            "examples/minimal.rs reaches past the re-exports: {}",
+            found.as_str()
+        ));
+    }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
