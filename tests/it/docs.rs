@@ -1353,9 +1353,9 @@ fn the_turn_architecture_draws_is_the_loop() {
             .min();
         match at {
             Some(at) => after += at + 1,
-            None => panic!(
-                "step {n}, {function}, is not called in run_loop after step {n}'s predecessor"
-            ),
+            None => {
+                panic!("step {n}, {function}, is not called in run_loop after the step before it")
+            }
         }
     }
 }
@@ -1410,6 +1410,58 @@ fn the_seam_and_the_history_are_as_architecture_says() {
     }
     if !derive.contains("#[derive(Default)]") || everything.contains("impl Default for Extras") {
         problems.push("Extras::default() is not derived field by field".to_string());
+    }
+    // "the loop calls one method per step (`Extras::task_submitted`, …)": each is called there.
+    let architecture = read("ARCHITECTURE.md");
+    let steps = (architecture
+        .split("the loop calls one method per step")
+        .nth(1))
+    .and_then(|rest| rest.split(").").next())
+    .expect("the seam's steps");
+    let method = regex::Regex::new(r"`Extras::([a-z_]+)`").expect("a pattern");
+    let the_loop = code_of("src/core/agent.rs") + &code_of("src/core/batch.rs");
+    let named: Vec<String> = method
+        .captures_iter(steps)
+        .map(|c| c[1].to_string())
+        .collect();
+    if named.len() < 5 {
+        problems.push(format!("the seam's steps are not found: {named:?}"));
+    }
+    for name in named
+        .iter()
+        .filter(|n| !the_loop.contains(&format!(".{n}(")))
+    {
+        problems.push(format!("the loop does not call Extras::{name}"));
+    }
+    let set_up = code_of("src/extras/set_up.rs");
+    for name in ["set_hooks", "set_mcp"] {
+        if !defines_fn(&set_up, name) {
+            problems.push(format!("extras/set_up.rs has no {name}"));
+        }
+    }
+    // Consent: the PreToolUse hooks come first, and bash asks the danger table again.
+    let batch = code_of("src/core/batch.rs");
+    let (hooks, consent) = (batch.find(".before_call("), batch.find(".settle_consent("));
+    if !hooks.zip(consent).is_some_and(|(h, c)| h < c) {
+        problems.push("the batch does not ask the hooks before consent".to_string());
+    }
+    if !code_of("src/tools/bash.rs").contains("danger::check(") {
+        problems.push("bash::run does not check the danger table again".to_string());
+    }
+    // "One type, `message::ToolCall` (`id`, `name`, `arguments` as raw JSON text)"
+    let call = code_of("src/core/message.rs");
+    let fields = (call.split_once("pub struct ToolCall {").map(|(_, f)| f))
+        .and_then(|f| f.split('}').next())
+        .unwrap_or("")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if fields.replace("pub(crate) ", "").replace("pub ", "")
+        != "id: String, name: String, arguments: String,"
+    {
+        problems.push(format!(
+            "ToolCall is not id, name and raw arguments: {fields}"
+        ));
     }
     // "five folders, one seam" (DESIGN.md)
     let folders: Vec<String> = (std::fs::read_dir(root().join("src"))
