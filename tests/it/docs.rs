@@ -1690,3 +1690,43 @@ fn the_headers_nevers_hold() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// The lines DESIGN.md's "Hand-written or a crate" gives for our own pieces (non-blank, above
+/// the tests) are the files', within the code map's tolerance: the table's files, Landlock's
+/// three and seccomp's.
+#[test]
+fn the_line_counts_design_gives_are_the_files() {
+    let design = read("DESIGN.md");
+    let files = source_files();
+    let mut stated: Vec<(String, usize)> = Vec::new();
+    let row = regex::Regex::new(r"(?m)^\| [^|]*\(`([a-z0-9_/]+\.rs)`\) \| (?:\d+ → )?(\d+)")
+        .expect("a pattern");
+    let after = regex::Regex::new(r"`([a-z_]+\.rs)`\s+\d+ → (\d+)").expect("a pattern");
+    for found in row
+        .captures_iter(&design)
+        .chain(after.captures_iter(&design))
+    {
+        stated.push((found[1].to_string(), found[2].parse().expect("a number")));
+    }
+    let seccomp = regex::Regex::new(r"Lines a reader reads: ours (\d+)").expect("a pattern");
+    if let Some(found) = seccomp.captures(&design) {
+        let lines = found[1].parse().expect("a number");
+        stated.push(("extras/sandbox/seccomp.rs".to_string(), lines));
+    }
+    assert!(stated.len() >= 8, "too few line counts found: {stated:?}");
+    let mut problems = Vec::new();
+    for (name, said) in stated {
+        let found = resolve(&name, &files);
+        let [file] = found.as_slice() else {
+            problems.push(format!("{name} is not one file: {found:?}"));
+            continue;
+        };
+        let lines = non_blank_code_lines(&read(file));
+        if lines.abs_diff(said) * 100 > lines * TOLERANCE_PERCENT {
+            problems.push(format!(
+                "DESIGN.md says {name} is {said} lines; it is {lines}"
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
