@@ -438,7 +438,8 @@ fn example_team_reports_each_worker_under_its_name() {
     assert!(out.contains("## printer\nprinter.rs: 0 TODOs"), "{out}");
 }
 
-/// The plain agent a fork keeps (`examples/minimal.rs`, nothing turned on) reads a file, is
+/// The plain agent a fork keeps (`examples/minimal.rs`, nothing turned on) reads a file (the
+/// third identical read is not run: the loop guard), is
 /// refused a `git clean -fdx` under `--yes`, moves with `cd` and writes a todo list in one reply; the
 /// next request tells the model where it is and what the list says (the notes are the core's),
 /// and the answer is all of stdout.
@@ -448,8 +449,8 @@ fn example_minimal_tells_the_model_the_new_directory_and_the_list() {
 }
 
 /// `minimal -p … --yes` against the scripted loopback server, through one reply that calls
-/// read_file, bash `git clean -fdx` (refused: destructive) and `cd sub`, and todo_write; the
-/// next request must say where and what.
+/// read_file three times alike (the third refused: the loop guard), bash `git clean -fdx`
+/// (refused: destructive) and `cd sub`, and todo_write; the next request must say where and what.
 fn minimal_turn(binary: &Path, name: &str) {
     use crate::server::{Reply, Server};
     let sandbox = crate::run::Sandbox::new(name);
@@ -457,12 +458,11 @@ fn minimal_turn(binary: &Path, name: &str) {
     std::fs::create_dir_all(sandbox.path("sub")).expect("a directory");
     let todos =
         serde_json::json!({"tasks": [{"content": "write the tests", "status": "in_progress"}]});
+    let read = serde_json::json!({"file_path": "notes.txt"});
     let calls = [
-        (
-            "call_read",
-            "read_file",
-            serde_json::json!({"file_path": "notes.txt"}),
-        ),
+        ("call_read", "read_file", read.clone()),
+        ("call_again", "read_file", read.clone()),
+        ("call_third", "read_file", read),
         (
             "call_clean",
             "bash",
@@ -497,18 +497,25 @@ fn minimal_turn(binary: &Path, name: &str) {
     assert_eq!(requests.len(), 2, "two requests");
     let results = requests[1].tool_results();
     assert!(
-        results[0].1.contains("the plan"),
+        results[0].1.contains("the plan") && results[1].1.contains("the plan"),
         "read_file ran: {results:?}"
     );
-    // `--yes` runs bash, but not a destructive command no one opted in to by name.
-    assert!(results[1].1.starts_with("Refused"), "{results:?}");
-    // The key the agent was started with never reaches bash, in a fork either.
-    assert!(results[2].1.contains("PATH="), "env ran: {results:?}");
+    // The loop guard: the third identical call in a row is not run, in a fork too.
     assert!(
-        !results[2].1.contains("sk-test"),
+        results[2]
+            .1
+            .starts_with("Not run: this is the same read_file call"),
+        "{results:?}"
+    );
+    // `--yes` runs bash, but not a destructive command no one opted in to by name.
+    assert!(results[3].1.starts_with("Refused"), "{results:?}");
+    // The key the agent was started with never reaches bash, in a fork either.
+    assert!(results[4].1.contains("PATH="), "env ran: {results:?}");
+    assert!(
+        !results[4].1.contains("sk-test"),
         "the key reached bash: {results:?}"
     );
-    let last = &results.last().expect("five results").1;
+    let last = &results.last().expect("seven results").1;
     let sub = sandbox.dir.join("sub");
     let moved = format!("[session state]\nWorking directory: {}", sub.display());
     assert!(last.contains(&moved), "the new directory is told: {last}");
