@@ -1277,7 +1277,11 @@ fn defined_in(what: &str, files: &[String]) -> Result<(), String> {
             let implemented = regex::Regex::new(&format!(r"impl(<[^>]*>)? (\w+ for )?{owner}\b"))
                 .expect("a pattern");
             let derived = item == "default"
-                && text.contains(&format!("#[derive(Default)]\npub struct {owner} "));
+                && regex::Regex::new(&format!(
+                    r"#\[derive\(Default\)\]\n(pub(\(crate\))? )?struct {owner} "
+                ))
+                .expect("a pattern")
+                .is_match(text);
             derived || (implemented.is_match(text) && defines_fn(text, item))
         }
         (false, true) => [format!("struct {item}"), format!("enum {item}")]
@@ -1371,14 +1375,13 @@ fn the_turn_architecture_draws_is_the_loop() {
 /// `Clone`; `impl Agent` is one file; the history is a private field of `Agent`, and only the
 /// functions the loop lends it to (`message.rs`' repair, `context.rs`' compaction) take it
 /// mutably; no trait and no type parameter on a struct or enum; the `SubAgent` bundle is read by
-/// the `agent` tool alone; `process::exit_code` names every `Error` variant (no `_` arm).
+/// the `agent` tool alone; `process::exit_code` names every `Error` variant (no `_` arm); and
+/// DESIGN.md's pool, started when the user's agent begins its loop, and its five folders.
 #[test]
 fn the_seam_and_the_history_are_as_architecture_says() {
     let mut problems = Vec::new();
     let seam = read("src/extras/mod.rs");
-    let (before, after) = seam
-        .split_once("pub struct Extras {")
-        .expect("struct Extras");
+    let (before, after) = seam.split_once("struct Extras {").expect("struct Extras");
     let fields = after.split("\n}\n").next().expect("its fields");
     if (fields.lines()).any(|line| line.trim_start().starts_with("pub")) {
         problems.push("a field of Extras is public".to_string());
@@ -1457,7 +1460,7 @@ fn the_seam_and_the_history_are_as_architecture_says() {
     }
     // "One type, `message::ToolCall` (`id`, `name`, `arguments` as raw JSON text)"
     let call = code_of("src/core/message.rs");
-    let fields = (call.split_once("pub struct ToolCall {").map(|(_, f)| f))
+    let fields = (call.split_once("struct ToolCall {").map(|(_, f)| f))
         .and_then(|f| f.split('}').next())
         .unwrap_or("")
         .split_whitespace()
@@ -1469,6 +1472,12 @@ fn the_seam_and_the_history_are_as_architecture_says() {
         problems.push(format!(
             "ToolCall is not id, name and raw arguments: {fields}"
         ));
+    }
+    // DESIGN.md: the pool starts when the user's agent begins its first task.
+    let run_loop = body_of(&code_of("src/core/agent.rs"), "run_loop");
+    let starts = run_loop.find("AgentKind::Main") < run_loop.find("get_or_insert_with(Pool::new)");
+    if !starts || run_loop.find("AgentKind::Main").is_none() {
+        problems.push("the pool does not start with the user's agent's loop".to_string());
     }
     // "five folders, one seam" (DESIGN.md)
     let folders: Vec<String> = (std::fs::read_dir(root().join("src"))
@@ -1483,10 +1492,7 @@ fn the_seam_and_the_history_are_as_architecture_says() {
         ));
     }
     let agent = read("src/core/agent.rs");
-    let agent_fields = (agent
-        .split_once("pub struct Agent {")
-        .expect("struct Agent")
-        .1)
+    let agent_fields = (agent.split_once("struct Agent {").expect("struct Agent").1)
         .split("\n}\n")
         .next()
         .expect("its fields")
@@ -1501,7 +1507,7 @@ fn the_seam_and_the_history_are_as_architecture_says() {
         problems.push("Agent lends its history out mutably".to_string());
     }
     let event = read("src/core/event.rs");
-    let variants = (event.split_once("pub enum Error {").expect("enum Error").1)
+    let variants = (event.split_once("enum Error {").expect("enum Error").1)
         .split("\n}\n")
         .next()
         .expect("its variants")
