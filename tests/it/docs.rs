@@ -1387,6 +1387,8 @@ fn the_seam_and_the_history_are_as_architecture_says() {
         problems.push("a field of Extras is public".to_string());
     }
     let derive = before.lines().rev().take(2).collect::<String>();
+    let generic = regex::Regex::new(r"(?m)^\s*(pub(\(crate\))? )?(trait |(struct|enum) \w+<[A-Z])")
+        .expect("a pattern");
     let mut everything = String::new();
     for file in source_files() {
         let text = read(&file);
@@ -1402,9 +1404,6 @@ fn the_seam_and_the_history_are_as_architecture_says() {
         if lent.iter().any(|l| code.contains(l)) && !history_files.contains(&file.as_str()) {
             problems.push(format!("{file} takes a history mutably"));
         }
-        let generic =
-            regex::Regex::new(r"(?m)^\s*(pub(\(crate\))? )?(trait |(struct|enum) \w+<[A-Z])")
-                .expect("a pattern");
         if let Some(found) = generic.find(&code) {
             problems.push(format!("{file}: {}", found.as_str().trim()));
         }
@@ -1452,7 +1451,7 @@ fn the_seam_and_the_history_are_as_architecture_says() {
     // Consent: the PreToolUse hooks come first, and bash asks the danger table again.
     let batch = code_of("src/core/batch.rs");
     let (hooks, consent) = (batch.find(".before_call("), batch.find(".settle_consent("));
-    if !hooks.zip(consent).is_some_and(|(h, c)| h < c) {
+    if hooks.zip(consent).is_none_or(|(h, c)| h >= c) {
         problems.push("the batch does not ask the hooks before consent".to_string());
     }
     if !code_of("src/tools/bash.rs").contains("danger::check(") {
