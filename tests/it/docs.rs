@@ -1,7 +1,10 @@
 //! Keeping the teaching material true: file headers, file sizes, the code map
 //! (`docs/code-map.md`), the size the README states, its set-up commands and settings, the
 //! reference tables against `--help` and `/help`, every relative link and path the Markdown
-//! names, the functions the walkthrough cites, and the examples.
+//! names, the functions the walkthrough cites, and the examples; and what ARCHITECTURE.md,
+//! DESIGN.md and the `//!` headers promise of the code (the files, functions, turn, seam,
+//! threads, line counts and test commands they name; ARCHITECTURE.md's last section lists
+//! which test keeps which promise).
 //!
 //! Everything here reads files, runs the built binary and examples, or builds a fork of the
 //! crate in a copy (`a_fork_without_extras_builds_the_minimal_example`); no corecoder code is
