@@ -399,6 +399,11 @@ fn example_embed_answers_offline() {
             .stdout
             .contains("Answer(\"The package is called corecoder.\")")
     );
+    // `Extras::default()` counts spending (ARCHITECTURE.md: the built-in prices are on).
+    assert!(
+        output.stdout.contains("tokens: ") && output.stdout.contains(" prompt + "),
+        "{output:?}"
+    );
 }
 
 #[test]
@@ -1474,6 +1479,19 @@ fn the_seam_and_the_history_are_as_architecture_says() {
         problems.push(format!(
             "ToolCall is not id, name and raw arguments: {fields}"
         ));
+    }
+    // Early start and the calibrated estimate are never set up: the binary's are the default's,
+    // so the binary's tests of them (`early::`) test `Extras::default()`.
+    for file in ["src/extras/set_up.rs", "src/app/setup.rs"] {
+        let code = code_of(file);
+        for word in ["early", "calibration"]
+            .iter()
+            .filter(|w| code.contains(*w))
+        {
+            problems.push(format!(
+                "{file} sets up {word}: the default is no longer what runs"
+            ));
+        }
     }
     // DESIGN.md: the pool starts when the user's agent begins its first task.
     let run_loop = body_of(&code_of("src/core/agent.rs"), "run_loop");
