@@ -5,7 +5,8 @@
 //! `core/mod.rs` lists it: that is one turn; then `client/`, one streamed request. `tools/`
 //! holds the tools, `extras/` every optional feature behind one seam (`Extras`, set up between
 //! turns through `Agent::extras`), and `app/` the binary's faces; `main.rs` is a thin shell
-//! around them. The re-exports below are the API an embedding program needs.
+//! around them. The re-exports below are all a plain embedding program needs
+//! (`examples/minimal.rs` uses nothing else); an extra's types are reached through its module.
 
 pub mod app;
 pub mod client;

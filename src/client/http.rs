@@ -1,7 +1,8 @@
-//! The HTTP side of the LLM client: the `ureq` agent (built once by `Llm::new`; follows no
-//! redirect; roots and proxy from `tools/support/net.rs`), POST, and which connection errors a
-//! second try could fix. Whether to retry is `llm.rs`'s; reading an answer `sse.rs`'s, the
-//! quirks' (a 200 that is not a stream) or `tools/support/provider_errors.rs`'s (an error answer).
+//! The HTTP side of the LLM client: the `ureq` agent (built by `Llm::new`, and again after a
+//! Ctrl+C shut it down; follows no redirect; roots and proxy from `tools/support/net.rs`), POST,
+//! and which connection errors a second try could fix. Whether to retry is `llm.rs`'s; reading
+//! an answer `sse.rs`'s, the quirks' (a 200 that is not a stream) or
+//! `tools/support/provider_errors.rs`'s (an error answer).
 
 use crate::core::config::Config;
 use crate::tools::support::net;

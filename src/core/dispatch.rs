@@ -3,7 +3,7 @@
 //!
 //! The batch hands a call here (inline, or through the pool) and gets an `Outcome`
 //! (`message.rs`). Tools never touch the history and never return an `Error`: every failure is
-//! text for the model. MCP tools are reached through `Extras`. Consent is settled before;
+//! text for the model. MCP tools are reached through `ctx.mcp`. Consent is settled before;
 //! nothing here asks.
 
 use crate::core::message::{Outcome, ToolCall};
