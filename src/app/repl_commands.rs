@@ -11,9 +11,9 @@ use crate::app::terminal::Display;
 use crate::core::agent::Agent;
 use crate::core::consent::Plan;
 use crate::core::context::Tier;
-use crate::extras::checkpoint::Checkpoints;
 use crate::extras::consent_rules::settings;
 use crate::extras::session;
+use crate::extras::session::listing::Format;
 
 const HELP: &str = "\
 Type a task and press Enter. End a line with \\ to continue on the next one.
@@ -98,25 +98,28 @@ pub fn run(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
     None
 }
 
-/// `/save NAME`: rename the session (and its checkpoints) so `corecoder -r NAME` finds it.
+/// `/save NAME`: name the session so `corecoder -r NAME` finds it; its id keeps working.
 fn save(agent: &mut Agent, display: &Display, name: &str) {
-    let home = setup::corecoder_home();
     let Some(log) = agent.extras.log_mut() else {
         return display.note("This session is not being saved (see the note at start).");
     };
     if name.is_empty() {
-        return display.note(&format!("Session: {} (give a name: /save NAME)", log.id()));
+        let dir = setup::sessions_dir(&setup::corecoder_home());
+        let names = session::names::of(&dir, log.id());
+        let named = match names.is_empty() {
+            true => String::new(),
+            false => format!(" ({})", names.join(", ")),
+        };
+        return display.note(&format!(
+            "Session: {}{named} (give a name: /save NAME)",
+            log.id()
+        ));
     }
-    let old = log.id().to_string();
-    match log.rename(name) {
-        Ok(new) => {
-            let from = setup::checkpoint_dir(&home, &old);
-            let to = setup::checkpoint_dir(&home, &new);
-            let _ = std::fs::rename(&from, &to);
-            let (checkpoints, _) = Checkpoints::open(&to);
-            agent.extras.set_checkpoints(checkpoints);
-            display.note(&format!("Saved as {new}: resume with corecoder -r {new}"));
-        }
+    match log.name(name) {
+        Ok(name) => display.note(&format!(
+            "Saved as {name}: resume with corecoder -r {name} (or by its id, {})",
+            log.id()
+        )),
         Err(e) => display.note(&format!("Not saved: {e}")),
     }
 }
@@ -209,15 +212,21 @@ fn remove_permission(agent: &mut Agent, display: &Display, n: &str) {
 /// `/sessions`: the latest 20, newest first.
 fn sessions(display: &Display) {
     let dir = setup::sessions_dir(&setup::corecoder_home());
-    let list = session::list(&dir, 20);
+    let list = session::listing::list(&dir, 20);
     if list.is_empty() {
         return display.note("No saved sessions yet.");
     }
     for summary in list {
         let when = session::utc_minute(summary.modified);
-        let cwd = summary.cwd.map(|cwd| cwd.display().to_string());
-        let cwd = cwd.unwrap_or_default();
-        display.note(&format!("{:<24} {when}  {cwd}", summary.id));
+        let cwd = match (summary.format, summary.cwd) {
+            (Format::CoreCoder, _) => "(saved by CoreCoder)".to_string(),
+            (Format::Log, cwd) => cwd.map(|cwd| cwd.display().to_string()).unwrap_or_default(),
+        };
+        let mut id = summary.id;
+        if !summary.names.is_empty() {
+            id = format!("{id} ({})", summary.names.join(", "));
+        }
+        display.note(&format!("{id:<24} {when}  {cwd}"));
         display.note_in(DIM, &format!("    {}", summary.preview));
     }
     display.note("Resume one with corecoder -r ID.");

@@ -52,7 +52,11 @@ fn bash_rules(line: &str, arguments: &str) -> Always {
     for command in &commands {
         let kept = prefix(&command.words);
         if kept.is_empty() {
-            let computed = command.words.iter().take(1).any(|w| w.contains(SUBSTITUTED));
+            let computed = command
+                .words
+                .iter()
+                .take(1)
+                .any(|w| w.contains(SUBSTITUTED));
             let why = match computed {
                 true => COMPUTED,
                 false => NO_FIT,
