@@ -12,7 +12,9 @@ use crate::core::agent::Agent;
 use crate::core::consent::Plan;
 use crate::core::context::Tier;
 use crate::extras::consent_rules::settings;
+use crate::extras::checkpoint::Checkpoints;
 use crate::extras::session;
+use crate::tools::support::text::one_line;
 use crate::extras::session::listing::Format;
 
 const HELP: &str = "\
@@ -75,7 +77,7 @@ pub fn run(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
             None => display.note("/undo is off in this session (see the note at start)."),
         },
         "/diff" => match agent.extras.checkpoints_mut() {
-            Some(checkpoints) => display.note(&checkpoints.diff()),
+            Some(checkpoints) => display.note(&diff(checkpoints)),
             None => display.note("/diff is off in this session (see the note at start)."),
         },
         "/save" => save(agent, display, arg),
@@ -122,6 +124,33 @@ fn save(agent: &mut Agent, display: &Display, name: &str) {
         )),
         Err(e) => display.note(&format!("Not saved: {e}")),
     }
+}
+
+/// At most this many of the commands bash ran are named under `/diff`.
+const RAN_SHOWN: usize = 5;
+
+/// `/diff`: the edits and writes, then what bash ran: its changes are not tracked (a command
+/// may touch any file), so they are named with where to see them, never passed over.
+fn diff(checkpoints: &Checkpoints) -> String {
+    let mut out = checkpoints.diff();
+    let ran = checkpoints.untracked();
+    if ran.is_empty() {
+        return out;
+    }
+    out.push_str("\nWhat bash changed is not tracked, so /diff cannot show it; this session ran:");
+    if ran.len() > RAN_SHOWN {
+        out.push_str(&format!("\n  … and {} earlier", ran.len() - RAN_SHOWN));
+    }
+    for command in &ran[ran.len().saturating_sub(RAN_SHOWN)..] {
+        // A sub-agent's marker names its task, not a command line.
+        let line = match command.starts_with("a sub-agent: ") {
+            true => format!("\n  {}", one_line(command, 100)),
+            false => format!("\n  $ {}", one_line(command, 100)),
+        };
+        out.push_str(&line);
+    }
+    out.push_str("\nIn a git repository, `git status` and `git diff` show every change.");
+    out
 }
 
 /// `/mcp` lists the servers; `/mcp reconnect NAME` restarts one.
