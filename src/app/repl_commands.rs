@@ -11,11 +11,11 @@ use crate::app::terminal::Display;
 use crate::core::agent::Agent;
 use crate::core::consent::Plan;
 use crate::core::context::Tier;
-use crate::extras::consent_rules::settings;
 use crate::extras::checkpoint::Checkpoints;
+use crate::extras::consent_rules::settings;
 use crate::extras::session;
-use crate::tools::support::text::one_line;
 use crate::extras::session::listing::Format;
+use crate::tools::support::text::one_line;
 
 const HELP: &str = "\
 Type a task and press Enter. End a line with \\ to continue on the next one.

@@ -340,7 +340,10 @@ fn local_commands_send_nothing() {
     let sandbox = Sandbox::new("repl_local_commands");
     let mut repl = start(&sandbox, vec![answer("should not be asked")]);
     let commands = [
-        ("/diff", "No files changed by write_file or edit_file this session"),
+        (
+            "/diff",
+            "No files changed by write_file or edit_file this session",
+        ),
         ("/undo", "Nothing to undo."),
         ("/save", "give a name: /save NAME"),
         ("/sessions", "Resume one with corecoder -r ID."),

@@ -55,7 +55,10 @@ fn undo_walks_back_edits_creations_and_bash() {
     repl.turn("/undo", "Restored notes.txt (");
     assert_eq!(sandbox.read("notes.txt"), "alpha\nbeta\n");
     repl.turn("/undo", "Nothing to undo.");
-    repl.turn("/diff", "No files changed by write_file or edit_file this session");
+    repl.turn(
+        "/diff",
+        "No files changed by write_file or edit_file this session",
+    );
     assert!(sandbox.path("shell.txt").exists(), "bash effects stay");
 }
 
@@ -68,7 +71,11 @@ fn diff_says_bash_changes_are_not_tracked_and_names_the_command() {
     sandbox.write("calc.py", "x = 1\n");
     sandbox.write("notes.txt", "alpha\n");
     let script = vec![
-        call("call_1", "bash", json!({"command": "echo changed >> calc.py"})),
+        call(
+            "call_1",
+            "bash",
+            json!({"command": "echo changed >> calc.py"}),
+        ),
         answer("appended"),
         edit("call_2", "notes.txt", "alpha", "ALPHA"),
         answer("edited"),
@@ -92,7 +99,10 @@ fn diff_says_bash_changes_are_not_tracked_and_names_the_command() {
     repl.turn("/diff", how);
     let screen = repl.pty.screen();
     let shown = screen.rsplit_once("> /diff").expect("the command").1;
-    assert!(shown.contains("+ALPHA") && shown.contains("$ echo changed"), "{shown}");
+    assert!(
+        shown.contains("+ALPHA") && shown.contains("$ echo changed"),
+        "{shown}"
+    );
 }
 
 #[test]
