@@ -25,9 +25,9 @@ Type a task and press Enter. End a line with \\ to continue on the next one.
   /plan             toggle plan mode (read-only; type `approve` to carry the plan out)
   /reset            forget the conversation
   /undo             put back the last file change made by a tool
-  /diff             files changed this session, with their diffs
+  /diff             files edits and writes changed, with their diffs, and what bash ran
   /save [NAME]      name this session (resume it with corecoder -r NAME)
-  /sessions         the latest 20 sessions
+  /sessions         the latest 20 sessions (CoreCoder's too)
   /compact          summarise the older part of the conversation now
   /mcp [reconnect NAME]   MCP servers: list them, or restart one
   /trust            trust this folder's hooks, MCP servers, settings and .env as they are now
