@@ -52,12 +52,8 @@ fn bash_rules(line: &str, arguments: &str) -> Always {
     for command in &commands {
         let kept = prefix(&command.words);
         if kept.is_empty() {
-            let computed = command
-                .words
-                .iter()
-                .take(1)
-                .any(|w| w.contains(SUBSTITUTED));
-            let why = match computed {
+            let program = command.words.first().map_or("", String::as_str);
+            let why = match program.contains(SUBSTITUTED) {
                 true => COMPUTED,
                 false => NO_FIT,
             };
@@ -70,12 +66,11 @@ fn bash_rules(line: &str, arguments: &str) -> Always {
     }
     // Checked, not assumed: a rule offered must let the line it was offered for run.
     let mut list = Vec::new();
-    let parsed = session_only(&found, &mut list).is_ok();
-    match parsed
-        && matches!(
-            judge(&list, "bash", arguments, Path::new("/")),
-            Found::Allowed
-        ) {
+    let allowed = |list: &[Rule]| {
+        let found = judge(list, "bash", arguments, Path::new("/"));
+        matches!(found, Found::Allowed)
+    };
+    match session_only(&found, &mut list).is_ok() && allowed(&list) {
         true => Always::Rules(found),
         false => Always::Never(NO_FIT.into()),
     }
@@ -237,6 +232,41 @@ mod tests {
             offer(&set, &call("agent", json!({}))),
             "always allow this tool"
         );
+    }
+
+    /// What "always" offers, once saved, runs the line it was offered for without a question;
+    /// what it does not offer says why.
+    #[test]
+    fn what_always_offers_runs_the_line_it_was_offered_for() {
+        use crate::core::consent::{Mode, Verdict};
+        use crate::extras::{gate::Gate, sandbox::ShellSafety};
+        let lines = [
+            "cargo test --lib",
+            "ls -la && cargo fmt; echo done",
+            "grep -r x . | head -5",
+            "cargo test 2>&1 >/dev/null",
+            "cat <<'EOF'\n$(touch x)\nEOF",
+            "echo changed >> calc.py",
+            "$(which python) x.py",
+            "X=1",
+        ];
+        let (gate, shell) = (Gate::default(), ShellSafety::default());
+        for line in lines {
+            let mut set = Rules::default();
+            let mut consent = Consent::new(Mode::Ask);
+            match always(&set, &bash(line)) {
+                Always::Never(why) => assert!(why.starts_with("no rule"), "{line}: {why}"),
+                _ => allowed_always(&mut set, &mut consent, &bash(line), &mut |_| panic!()),
+            }
+            let verdict =
+                super::super::verdict(&set, (&gate, &shell), &consent, &bash(line), Path::new("/"));
+            let offered = !offer(&Rules::default(), &bash(line)).starts_with(NOT_OFFERED);
+            assert_eq!(
+                offered,
+                matches!(verdict, Verdict::Run),
+                "{line}: {verdict:?}"
+            );
+        }
     }
 
     #[test]
