@@ -214,7 +214,7 @@ impl Checkpoints {
     }
 
     /// What bash ran (and each sub-agent's task) this session, oldest first: changes no diff shows.
-    pub fn untracked(&self) -> Vec<&str> {
+    pub(crate) fn untracked(&self) -> Vec<&str> {
         (self.entries.iter())
             .filter_map(|entry| match entry {
                 Entry::Bash { command, .. } => Some(command.as_str()),

@@ -162,7 +162,7 @@ impl SessionLog {
     }
 
     /// `/save NAME`: the session gets a name beside its id (`session/names.rs`); both resume it.
-    pub fn name(&self, name: &str) -> Result<String, String> {
+    pub(crate) fn name(&self, name: &str) -> Result<String, String> {
         names::give(&self.dir, &self.id, name)
     }
 

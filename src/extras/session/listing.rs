@@ -14,7 +14,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Who wrote a session file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     /// Ours, `ID.jsonl`.
     Log,
     /// CoreCoder's (the Python original), `ID.json` (`session/corecoder.rs`).
@@ -26,8 +26,8 @@ pub enum Format {
 pub struct Summary {
     pub id: String,
     /// The names `/save` gave it (`session/names.rs`).
-    pub names: Vec<String>,
-    pub format: Format,
+    pub(crate) names: Vec<String>,
+    pub(crate) format: Format,
     pub modified: SystemTime,
     pub cwd: Option<PathBuf>,
     /// The first user message on one line, at most 60 characters.
