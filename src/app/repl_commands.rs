@@ -14,6 +14,8 @@ use crate::core::context::Tier;
 use crate::extras::checkpoint::Checkpoints;
 use crate::extras::consent_rules::settings;
 use crate::extras::session;
+use crate::extras::session::listing::Format;
+use crate::tools::support::text::one_line;
 
 const HELP: &str = "\
 Type a task and press Enter. End a line with \\ to continue on the next one.
@@ -23,9 +25,9 @@ Type a task and press Enter. End a line with \\ to continue on the next one.
   /plan             toggle plan mode (read-only; type `approve` to carry the plan out)
   /reset            forget the conversation
   /undo             put back the last file change made by a tool
-  /diff             files changed this session, with their diffs
+  /diff             files edits and writes changed, with their diffs, and what bash ran
   /save [NAME]      name this session (resume it with corecoder -r NAME)
-  /sessions         the latest 20 sessions
+  /sessions         the latest 20 sessions (CoreCoder's too)
   /compact          summarise the older part of the conversation now
   /mcp [reconnect NAME]   MCP servers: list them, or restart one
   /trust            trust this folder's hooks, MCP servers, settings and .env as they are now
@@ -75,7 +77,7 @@ pub fn run(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
             None => display.note("/undo is off in this session (see the note at start)."),
         },
         "/diff" => match agent.extras.checkpoints_mut() {
-            Some(checkpoints) => display.note(&checkpoints.diff()),
+            Some(checkpoints) => display.note(&diff(checkpoints)),
             None => display.note("/diff is off in this session (see the note at start)."),
         },
         "/save" => save(agent, display, arg),
@@ -98,27 +100,57 @@ pub fn run(agent: &mut Agent, display: &Display, name: &str, arg: &str) -> Optio
     None
 }
 
-/// `/save NAME`: rename the session (and its checkpoints) so `corecoder -r NAME` finds it.
+/// `/save NAME`: name the session so `corecoder -r NAME` finds it; its id keeps working.
 fn save(agent: &mut Agent, display: &Display, name: &str) {
-    let home = setup::corecoder_home();
     let Some(log) = agent.extras.log_mut() else {
         return display.note("This session is not being saved (see the note at start).");
     };
     if name.is_empty() {
-        return display.note(&format!("Session: {} (give a name: /save NAME)", log.id()));
+        let dir = setup::sessions_dir(&setup::corecoder_home());
+        let names = session::names::of(&dir, log.id());
+        let named = match names.is_empty() {
+            true => String::new(),
+            false => format!(" ({})", names.join(", ")),
+        };
+        return display.note(&format!(
+            "Session: {}{named} (give a name: /save NAME)",
+            log.id()
+        ));
     }
-    let old = log.id().to_string();
-    match log.rename(name) {
-        Ok(new) => {
-            let from = setup::checkpoint_dir(&home, &old);
-            let to = setup::checkpoint_dir(&home, &new);
-            let _ = std::fs::rename(&from, &to);
-            let (checkpoints, _) = Checkpoints::open(&to);
-            agent.extras.set_checkpoints(checkpoints);
-            display.note(&format!("Saved as {new}: resume with corecoder -r {new}"));
-        }
+    match log.name(name) {
+        Ok(name) => display.note(&format!(
+            "Saved as {name}: resume with corecoder -r {name} (or by its id, {})",
+            log.id()
+        )),
         Err(e) => display.note(&format!("Not saved: {e}")),
     }
+}
+
+/// At most this many of the commands bash ran are named under `/diff`.
+const RAN_SHOWN: usize = 5;
+
+/// `/diff`: the edits and writes, then what bash ran: its changes are not tracked (a command
+/// may touch any file), so they are named with where to see them, never passed over.
+fn diff(checkpoints: &Checkpoints) -> String {
+    let mut out = checkpoints.diff();
+    let ran = checkpoints.untracked();
+    if ran.is_empty() {
+        return out;
+    }
+    out.push_str("\nWhat bash changed is not tracked, so /diff cannot show it; this session ran:");
+    if ran.len() > RAN_SHOWN {
+        out.push_str(&format!("\n  … and {} earlier", ran.len() - RAN_SHOWN));
+    }
+    for command in &ran[ran.len().saturating_sub(RAN_SHOWN)..] {
+        // A sub-agent's marker names its task, not a command line.
+        let line = match command.starts_with("a sub-agent: ") {
+            true => format!("\n  {}", one_line(command, 100)),
+            false => format!("\n  $ {}", one_line(command, 100)),
+        };
+        out.push_str(&line);
+    }
+    out.push_str("\nIn a git repository, `git status` and `git diff` show every change.");
+    out
 }
 
 /// `/mcp` lists the servers; `/mcp reconnect NAME` restarts one.
@@ -209,15 +241,21 @@ fn remove_permission(agent: &mut Agent, display: &Display, n: &str) {
 /// `/sessions`: the latest 20, newest first.
 fn sessions(display: &Display) {
     let dir = setup::sessions_dir(&setup::corecoder_home());
-    let list = session::list(&dir, 20);
+    let list = session::listing::list(&dir, 20);
     if list.is_empty() {
         return display.note("No saved sessions yet.");
     }
     for summary in list {
         let when = session::utc_minute(summary.modified);
-        let cwd = summary.cwd.map(|cwd| cwd.display().to_string());
-        let cwd = cwd.unwrap_or_default();
-        display.note(&format!("{:<24} {when}  {cwd}", summary.id));
+        let cwd = match (summary.format, summary.cwd) {
+            (Format::CoreCoder, _) => "(saved by CoreCoder)".to_string(),
+            (Format::Log, cwd) => cwd.map(|cwd| cwd.display().to_string()).unwrap_or_default(),
+        };
+        let mut id = summary.id;
+        if !summary.names.is_empty() {
+            id = format!("{id} ({})", summary.names.join(", "));
+        }
+        display.note(&format!("{id:<24} {when}  {cwd}"));
         display.note_in(DIM, &format!("    {}", summary.preview));
     }
     display.note("Resume one with corecoder -r ID.");

@@ -2,8 +2,10 @@
 //! `tools/preview.rs`) shown short under the call line, the question, and the answer. What a
 //! "y" allows is exactly what was shown: when the short view is not all of it, the question
 //! line says how much it shows and offers `[v] view all`, and a "y" (or "a") is refused until
-//! `v` has printed all of it, wrapped, never cut. The trust question (`repl_trust.rs`) follows
-//! the same rule with the same words.
+//! `v` has printed all of it, wrapped, never cut. Where no rule could allow the call (a bash
+//! line writing a file by redirection), `[a]` is not offered and the question line says why
+//! (`consent_rules/always.rs`). The trust question (`repl_trust.rs`) follows the same rule with
+//! the same words.
 //!
 //! `repl.rs` calls `ask` from the agent's `ask` closure, on the main thread. How text is shown
 //! (escaped, blank runs counted, cut or wrapped) is `tools/support/shown.rs`; which calls are
@@ -13,6 +15,7 @@ use crate::app::markdown::{DIM, GREEN, RED};
 use crate::app::result_preview;
 use crate::app::terminal::Display;
 use crate::core::consent::Answer;
+use crate::extras::consent_rules::always::NOT_OFFERED;
 use crate::tools::support::shown::{self, FALLBACK_WIDTH};
 use crate::tools::support::text::printable;
 use rustyline::DefaultEditor;
@@ -61,7 +64,13 @@ pub fn ask(
             .readline(&question(&call, &viewed))
             .map(|a| a.trim().to_ascii_lowercase());
         let all_shown = viewed == Viewed::All;
+        let never = call.always.strip_prefix(NOT_OFFERED);
         match typed.as_deref() {
+            Ok("a" | "always") if let Some(why) = never => {
+                display.note(&format!(
+                    "(\"always\" is not offered: {why}; [y] allows it once)"
+                ));
+            }
             Ok("y" | "yes" | "a" | "always") if !all_shown => display.note(NOT_ALL_SHOWN),
             Ok("y" | "yes") => break Answer::Once,
             Ok("a" | "always") => break Answer::Always,
@@ -89,8 +98,12 @@ fn question(call: &Call, viewed: &Viewed) -> String {
         Viewed::All => String::new(),
         Viewed::Part(part) => format!("({part} — [v] view all)  "),
     };
-    let question =
-        format!("Allow {name}({summary})? {part}[y] allow once  [a] {always}  [n] deny: ");
+    let question = match always.strip_prefix(NOT_OFFERED) {
+        Some(why) => format!(
+            "Allow {name}({summary})? ({NOT_OFFERED}{why})  {part}[y] allow once  [n] deny: "
+        ),
+        None => format!("Allow {name}({summary})? {part}[y] allow once  [a] {always}  [n] deny: "),
+    };
     // The model chose the summary: a `\r` or an escape in it must not redraw the question.
     printable(&question)
 }
@@ -152,6 +165,14 @@ mod tests {
         assert!(
             part.contains("? (showing 8 of 37 lines — [v] view all)  [y] allow once"),
             "{part}"
+        );
+        let never = Call {
+            always: "no [a]: no rule fits this line",
+            ..call
+        };
+        assert_eq!(
+            question(&never, &Viewed::All),
+            r"Allow bash(a\u{202e}b)? (no [a]: no rule fits this line)  [y] allow once  [n] deny: "
         );
     }
 }

@@ -146,7 +146,7 @@ pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
         agent.resume(history);
     }
     let log = match &resumed {
-        Some(id) => SessionLog::reopen(&sessions, id),
+        Some(id) => SessionLog::reopen(&sessions, id, &header),
         None => SessionLog::create(&sessions, &header)
             .map_err(|e| format!("cannot write in {}: {e}", sessions.display())),
     };

@@ -3,7 +3,8 @@
 //! Before a batch of tool calls runs, the agent loop records every file a `write_file` or
 //! `edit_file` call will touch (and a marker for each bash call); after the batch it forgets the
 //! entries whose file did not change. The REPL's `/undo` pops the newest entry and puts the old
-//! bytes back; `/diff` shows every file changed this session, first recorded bytes vs now.
+//! bytes back; `/diff` shows every file changed this session, first recorded bytes vs now, and
+//! (`untracked`) which bash commands ran, whose changes it cannot show.
 //!
 //! The stack lives on disk so `/undo` survives a restart: `dir/stack.json` is a JSON array of
 //! entries, oldest first, rewritten atomically after every change; each distinct file content is
@@ -212,6 +213,16 @@ impl Checkpoints {
         ))
     }
 
+    /// What bash ran (and each sub-agent's task) this session, oldest first: changes no diff shows.
+    pub(crate) fn untracked(&self) -> Vec<&str> {
+        (self.entries.iter())
+            .filter_map(|entry| match entry {
+                Entry::Bash { command, .. } => Some(command.as_str()),
+                Entry::File { .. } => None,
+            })
+            .collect()
+    }
+
     /// Every file changed this session, first recorded bytes vs now, as unified diffs.
     pub fn diff(&self) -> String {
         let mut firsts: Vec<(&Path, &str)> = Vec::new();
@@ -227,7 +238,7 @@ impl Checkpoints {
             .map(|(path, blob)| self.file_diff(path, blob))
             .collect();
         if out.is_empty() {
-            return "No files changed this session.".to_string();
+            return "No files changed by write_file or edit_file this session.".to_string();
         }
         truncate_middle(&out, MAX_DIFF_CHARS)
     }
@@ -554,7 +565,10 @@ mod tests {
         let dir = TempDir::new("cp-diff");
         let file = dir.write("a.txt", "one\ntwo\nthree\n");
         let (mut checkpoints, _) = Checkpoints::open(&dir.0.join("cp"));
-        assert_eq!(checkpoints.diff(), "No files changed this session.");
+        assert_eq!(
+            checkpoints.diff(),
+            "No files changed by write_file or edit_file this session."
+        );
         change(&mut checkpoints, &file, "one\n2\nthree\n");
         change(&mut checkpoints, &file, "one\n2\nthree\nfour\n");
         change(&mut checkpoints, &dir.0.join("new.txt"), "fresh\n");

@@ -248,10 +248,22 @@ fn read_forms(line: &str, depth: usize, forms: &mut Vec<Vec<String>>) {
 /// `echo`); `2>&1` and `> /dev/null` are not writes. A here-document too deep to read may run
 /// anything: no rule allows it either.
 fn writes_no_file(command: &SimpleCommand) -> bool {
-    command.redirects.iter().all(|r| {
+    unallowable(command).is_none()
+}
+
+/// Why no allow rule can cover `command`, when none can (the "always" question says it).
+pub(crate) fn unallowable(command: &SimpleCommand) -> Option<String> {
+    command.redirects.iter().find_map(|r| {
         let duplicate = r.op.ends_with('&') && r.target.chars().all(|c| c.is_ascii_digit());
         let write = r.op.contains('>') && !duplicate && r.target != "/dev/null" && r.target != "-";
-        !write && r.reading != Body::Unread
+        match (write, r.reading) {
+            (true, _) => Some(format!(
+                "no rule allows a command that writes a file by redirection, {} {}",
+                r.op, r.target
+            )),
+            (_, Body::Unread) => Some("no rule allows a here-document too deep to read".into()),
+            _ => None,
+        }
     })
 }
 

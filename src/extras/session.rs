@@ -10,14 +10,20 @@
 //! {"type":"replace","messages":[…]}            the history was rewritten (compaction, /reset)
 //! ```
 //!
-//! Loading replays the lines in order. This file does not decide *when* to write, compacts
-//! nothing, and never deletes a session.
+//! Loading replays the lines in order. A session may also have names (`/save NAME`,
+//! `session/names.rs`), and a session CoreCoder (the Python original) saved in the same folder
+//! is listed and resumed too (`session/corecoder.rs`). This file does not decide *when* to
+//! write, compacts nothing, and never deletes a session.
 //!
-//! Over 300 lines (about 380) on purpose: the writer and the reader of this one file format
+//! Over 300 lines (about 370) on purpose: the writer and the reader of this one file format
 //! stay together, so a change to the format is made, and reviewed, in one place.
 
+pub(crate) mod corecoder;
+pub(crate) mod listing;
+pub(crate) mod names;
+
 use crate::core::message::{self, Message, Role};
-use crate::tools::support::text::one_line;
+use listing::Format;
 use serde::{Deserialize, Serialize};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
@@ -101,17 +107,35 @@ impl SessionLog {
         Err(io::Error::new(io::ErrorKind::AlreadyExists, taken))
     }
 
-    /// Reopen an existing log for appending (after a resume); no new header is written.
-    pub fn reopen(dir: &Path, id: &str) -> Result<SessionLog, String> {
-        let path = path_for(dir, id)?;
+    /// Reopen an existing log (by id or name) for appending after a resume; no new header is
+    /// written. CoreCoder's session goes on in a log of ours beside it, `header` first.
+    pub fn reopen(dir: &Path, id: &str, header: &Header) -> Result<SessionLog, String> {
+        let id = names::resolve(dir, id)?;
+        let path = path_for(dir, &id)?;
         let failed = |e: io::Error| format!("cannot reopen session {}: {e}", path.display());
+        if !exists_ours(dir, &id) && exists(dir, &id) {
+            return SessionLog::import(dir, &id, header).map_err(failed);
+        }
         let mut file = open_append(&path).map_err(failed)?;
         // A file cut mid-line (a crash) must not glue the next message onto the broken line.
         if !ends_with_newline(&path).map_err(failed)? {
             file.write_all(b"\n").map_err(failed)?;
         }
-        let (dir, id) = (dir.to_path_buf(), sanitize_id(id)?);
+        let dir = dir.to_path_buf();
         Ok(SessionLog { dir, id, file })
+    }
+
+    /// `ID.jsonl` started from CoreCoder's `ID.json`: the header, then its history as one line.
+    fn import(dir: &Path, id: &str, header: &Header) -> io::Result<SessionLog> {
+        let loaded = load(dir, id).map_err(io::Error::other)?;
+        let mut options = OpenOptions::new();
+        options.append(true).create_new(true).mode(0o600);
+        let file = options.open(dir.join(format!("{id}.jsonl")))?;
+        let (dir, id) = (dir.to_path_buf(), id.to_string());
+        let mut log = SessionLog { dir, id, file };
+        log.write_record(&Record::Header(header.clone()))?;
+        log.replace(&loaded.messages)?;
+        Ok(log)
     }
 
     pub fn id(&self) -> &str {
@@ -137,27 +161,9 @@ impl SessionLog {
         self.write_record(&Record::Model { model })
     }
 
-    /// `/save NAME`: rename ID.jsonl to NAME.jsonl and keep appending there. Refuses to overwrite
-    /// another session. Returns the new id.
-    pub fn rename(&mut self, name: &str) -> Result<String, String> {
-        let new_id = sanitize_id(name)?;
-        if new_id == self.id {
-            return Ok(new_id);
-        }
-        let old_path = path_for(&self.dir, &self.id)?;
-        let new_path = path_for(&self.dir, &new_id)?;
-        // Checked, then renamed: a race is possible only with another corecoder saving the same
-        // name in the same instant, which a single user's directory does not see.
-        if fs::symlink_metadata(&new_path).is_ok() {
-            return Err(format!("a session named {new_id} already exists"));
-        }
-        fs::rename(&old_path, &new_path)
-            .map_err(|e| format!("cannot rename session to {new_id}: {e}"))?;
-        // The open handle would follow the rename on Unix; reopening by name is true everywhere.
-        self.file = open_append(&new_path)
-            .map_err(|e| format!("renamed to {new_id} but cannot reopen it: {e}"))?;
-        self.id = new_id.clone();
-        Ok(new_id)
+    /// `/save NAME`: the session gets a name beside its id (`session/names.rs`); both resume it.
+    pub(crate) fn name(&self, name: &str) -> Result<String, String> {
+        names::give(&self.dir, &self.id, name)
     }
 
     fn write_record(&mut self, record: &Record) -> io::Result<()> {
@@ -240,12 +246,23 @@ pub struct Loaded {
     pub repaired: usize,
 }
 
-/// Load a session by id: replay its lines in order, skip the unreadable ones, and repair the
-/// history so it can be sent to a provider again.
+/// Load a session by id or name: replay its lines in order (or read CoreCoder's file), skip
+/// the unreadable ones, and repair the history so it can be sent to a provider again.
 pub fn load(dir: &Path, id: &str) -> Result<Loaded, String> {
-    let path = path_for(dir, id)?;
-    let mut loaded = replay(&path, Until::End)
-        .map_err(|e| format!("cannot read session {}: {e}", path.display()))?;
+    let id = names::resolve(dir, id)?;
+    let format = match exists_ours(dir, &id) || !exists(dir, &id) {
+        true => Format::Log,
+        false => Format::CoreCoder,
+    };
+    let path = match format {
+        Format::Log => path_for(dir, &id)?,
+        Format::CoreCoder => corecoder_path(dir, &id)?,
+    };
+    let read = match format {
+        Format::Log => replay(&path, Until::End).map_err(|e| e.to_string()),
+        Format::CoreCoder => corecoder::read(&path),
+    };
+    let mut loaded = read.map_err(|e| format!("cannot read session {}: {e}", path.display()))?;
     // The agent rebuilds its system prompt every round (history index 0), so a stored one is
     // stale: drop it rather than send two.
     loaded.messages.retain(|m| m.role != Role::System);
@@ -255,13 +272,13 @@ pub fn load(dir: &Path, id: &str) -> Result<Loaded, String> {
 
 /// How far `replay` reads: the whole file to resume, the first lines to list it.
 #[derive(Clone, Copy, PartialEq)]
-enum Until {
+pub(crate) enum Until {
     End,
     FirstUserMessage,
 }
 
 /// Read a session line by line, applying each line to the history as it comes.
-fn replay(path: &Path, until: Until) -> io::Result<Loaded> {
+pub(crate) fn replay(path: &Path, until: Until) -> io::Result<Loaded> {
     let mut reader = BufReader::new(open_own(path, OpenOptions::new().read(true))?);
     let mut loaded = Loaded::default();
     // Bytes, not `String`: a line cut inside a UTF-8 character must be skipped, not fail the read.
@@ -290,68 +307,36 @@ fn replay(path: &Path, until: Until) -> io::Result<Loaded> {
     }
 }
 
-fn first_user_text(messages: &[Message]) -> Option<&str> {
+pub(crate) fn first_user_text(messages: &[Message]) -> Option<&str> {
     let first = messages.iter().find(|m| m.role == Role::User)?;
     first.content.as_deref()
-}
-
-/// One line of `/sessions` output.
-#[derive(Debug, Clone)]
-pub struct Summary {
-    pub id: String,
-    pub modified: SystemTime,
-    pub cwd: Option<PathBuf>,
-    /// The first user message on one line, at most 60 characters.
-    pub preview: String,
-}
-
-/// The latest `limit` sessions, newest first (by modification time). Only those are read.
-pub fn list(dir: &Path, limit: usize) -> Vec<Summary> {
-    by_recency(dir)
-        .into_iter()
-        .take(limit)
-        .map(|(id, modified, path)| {
-            // The header and the first user message are normally the first two lines.
-            let start = replay(&path, Until::FirstUserMessage).unwrap_or_default();
-            // 59 characters and "…" at most: 60 in all.
-            let preview = one_line(first_user_text(&start.messages).unwrap_or(""), 59);
-            let cwd = start.header.map(|h| h.cwd);
-            Summary {
-                id,
-                modified,
-                cwd,
-                preview,
-            }
-        })
-        .collect()
 }
 
 /// The most recent session whose header cwd equals `cwd` (for `corecoder -c`). Paths are
 /// compared as given: the caller passes the same form it writes into headers.
 pub fn latest_in(dir: &Path, cwd: &Path) -> Option<String> {
-    by_recency(dir).into_iter().find_map(|(id, _, path)| {
+    let ours = listing::by_recency(dir)
+        .into_iter()
+        .filter(|s| s.3 == Format::Log);
+    ours.into_iter().find_map(|(id, _, path, _)| {
         let header = replay(&path, Until::FirstUserMessage).ok()?.header?;
         (header.cwd == cwd).then_some(id)
     })
 }
 
-/// Every `*.jsonl` in `dir` with a valid id, newest first. A missing directory is no sessions.
-fn by_recency(dir: &Path) -> Vec<(String, SystemTime, PathBuf)> {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut sessions: Vec<_> = entries
-        .flatten()
-        .filter_map(|entry| {
-            let path = entry.path();
-            let id = path.file_name()?.to_str()?.strip_suffix(".jsonl")?;
-            let id = sanitize_id(id).ok().filter(|clean| clean == id)?;
-            let modified = entry.metadata().and_then(|m| m.modified());
-            Some((id, modified.unwrap_or(UNIX_EPOCH), path))
-        })
-        .collect();
-    sessions.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
-    sessions
+/// Whether a session of ours has this id.
+pub(crate) fn exists_ours(dir: &Path, id: &str) -> bool {
+    path_for(dir, id).is_ok_and(|path| fs::symlink_metadata(path).is_ok())
+}
+
+/// Whether any session has this id: ours, or CoreCoder's.
+fn exists(dir: &Path, id: &str) -> bool {
+    let corecoder = corecoder_path(dir, id).is_ok_and(|p| fs::symlink_metadata(p).is_ok());
+    exists_ours(dir, id) || corecoder
+}
+
+pub(crate) fn corecoder_path(dir: &Path, id: &str) -> Result<PathBuf, String> {
+    Ok(dir.join(format!("{}{}", sanitize_id(id)?, corecoder::SUFFIX)))
 }
 
 /// A session id as a safe file stem: a trailing `.jsonl` dropped, then `[A-Za-z0-9._-]`, 1 to
@@ -488,7 +473,7 @@ mod tests {
         let dir = scratch("garbage");
         let id = new_session(&dir, "/p", &[Message::user("one")]);
         append_raw(&dir, &id, "not json {\n\n{\"type\":\"unknown\"}\n[1,2]\n");
-        let mut log = SessionLog::reopen(&dir, &id).unwrap();
+        let mut log = SessionLog::reopen(&dir, &id, &header("/p")).unwrap();
         log.append(&Message::assistant("two")).unwrap();
         let loaded = load(&dir, &id).unwrap();
         assert_eq!(texts(&loaded.messages), ["one", "two"]);
@@ -534,7 +519,7 @@ mod tests {
     fn list_is_newest_first_with_previews() {
         let dir = scratch("list");
         assert!(
-            list(&dir, 10).is_empty(),
+            listing::list(&dir, 10).is_empty(),
             "a missing directory has no sessions"
         );
         let long = format!("  line one\n\tline two {}", "x".repeat(80));
@@ -546,7 +531,7 @@ mod tests {
         set_age(&dir, &new, 3_000);
         fs::write(dir.join("notes.txt"), "not a session").unwrap();
         fs::write(dir.join("bad name.jsonl"), "{}").unwrap();
-        let all = list(&dir, 10);
+        let all = listing::list(&dir, 10);
         let ids: Vec<_> = all.iter().map(|s| s.id.as_str()).collect();
         assert_eq!(ids, [&new, &middle, &old]);
         assert_eq!(all[0].preview, "");
@@ -555,7 +540,7 @@ mod tests {
         assert!(all[1].preview.ends_with('…'));
         assert_eq!(all[2].preview, "old one");
         assert_eq!(all[2].cwd, Some(PathBuf::from("/a")));
-        assert_eq!(list(&dir, 2).len(), 2);
+        assert_eq!(listing::list(&dir, 2).len(), 2);
     }
 
     #[test]
@@ -573,34 +558,54 @@ mod tests {
     }
 
     #[test]
-    fn rename_moves_the_log_and_refuses_to_overwrite() {
-        let dir = scratch("rename");
-        let mut log = SessionLog::create(&dir, &header("/p")).unwrap();
-        let old_id = log.id().to_string();
-        log.append(&Message::user("before")).unwrap();
-        assert!(log.rename("my work").is_err());
-        assert_eq!(log.rename("mywork").unwrap(), "mywork");
-        assert_eq!(
-            log.rename("mywork.jsonl").unwrap(),
-            "mywork",
-            "same name again is fine"
-        );
-        log.append(&Message::assistant("after")).unwrap();
-        assert!(!path_for(&dir, &old_id).unwrap().exists());
-        assert_eq!(
-            texts(&load(&dir, "mywork").unwrap().messages),
-            ["before", "after"]
-        );
-
-        let mut other = SessionLog::create(&dir, &header("/p")).unwrap();
-        let err = other.rename("mywork").unwrap_err();
-        assert!(err.contains("already exists"), "{err}");
-        assert!(path_for(&dir, other.id()).unwrap().exists());
-
-        let mut again = SessionLog::reopen(&dir, "mywork").unwrap();
+    fn a_name_resumes_the_log_and_its_id_still_does() {
+        let dir = scratch("name");
+        let header = header("/p");
+        let log = SessionLog::create(&dir, &header).unwrap();
+        let id = log.id().to_string();
+        assert!(log.name("my work").is_err());
+        assert_eq!(log.name("mywork.jsonl").unwrap(), "mywork");
+        let mut again = SessionLog::reopen(&dir, "mywork", &header).unwrap();
+        assert_eq!(again.id(), id);
         again.append(&Message::user("resumed")).unwrap();
-        assert_eq!(load(&dir, "mywork").unwrap().messages.len(), 3);
-        assert!(SessionLog::reopen(&dir, "missing").is_err());
+        assert_eq!(texts(&load(&dir, &id).unwrap().messages), ["resumed"]);
+        assert_eq!(texts(&load(&dir, "mywork").unwrap().messages), ["resumed"]);
+        assert!(SessionLog::reopen(&dir, "missing", &header).is_err());
+    }
+
+    /// CoreCoder's `ID.json` is listed, loaded, and goes on in an `ID.jsonl` of ours.
+    #[test]
+    fn a_corecoder_session_is_listed_and_goes_on_in_a_log_beside_it() {
+        let dir = scratch("corecoder");
+        fs::create_dir_all(&dir).unwrap();
+        let saved = r#"{"id": "session_1", "model": "gpt-4o", "saved_at": "2026-12-01 10:15:00",
+            "messages": [{"role": "user", "content": "from python"},
+            {"role": "assistant", "content": "hello"}]}"#;
+        fs::write(dir.join("session_1.json"), saved).unwrap();
+        let listed = listing::list(&dir, 10);
+        assert_eq!(
+            (listed[0].id.as_str(), listed[0].format),
+            ("session_1", Format::CoreCoder)
+        );
+        assert_eq!(listed[0].preview, "from python");
+        assert_eq!(latest_in(&dir, Path::new("/p")), None);
+        assert_eq!(
+            load(&dir, "session_1").unwrap().model.as_deref(),
+            Some("gpt-4o")
+        );
+        let mut log = SessionLog::reopen(&dir, "session_1", &header("/p")).unwrap();
+        log.append(&Message::user("from rust")).unwrap();
+        let loaded = load(&dir, "session_1").unwrap();
+        assert_eq!(
+            texts(&loaded.messages),
+            ["from python", "hello", "from rust"]
+        );
+        assert_eq!(
+            fs::read_to_string(dir.join("session_1.json")).unwrap(),
+            saved
+        );
+        let listed = listing::list(&dir, 10);
+        assert_eq!((listed.len(), listed[0].format), (1, Format::Log));
     }
 
     #[test]
@@ -641,7 +646,7 @@ mod tests {
         std::os::unix::fs::symlink(&target, dir.join("soft.jsonl")).unwrap();
         std::fs::hard_link(&target, dir.join("hard.jsonl")).unwrap();
         for id in ["soft", "hard"] {
-            let err = SessionLog::reopen(&dir, id).unwrap_err();
+            let err = SessionLog::reopen(&dir, id, &header("/p")).unwrap_err();
             assert!(err.contains("link"), "{id}: {err}");
             assert!(load(&dir, id).unwrap_err().contains("link"), "{id}");
         }

@@ -155,6 +155,65 @@ fn consent_always_is_remembered_across_restarts() {
     assert!(sandbox.path("b.txt").exists());
 }
 
+/// What "always" offers allows the very line it was offered for: after `a`, the same line
+/// (two commands) runs without a question.
+#[test]
+fn always_allows_the_line_it_was_offered_for() {
+    let sandbox = Sandbox::new("repl_always_fits");
+    let line = "touch a.txt; echo made";
+    let script = vec![
+        bash("call_1", line),
+        answer("first done"),
+        bash("call_2", line),
+        answer("second done"),
+    ];
+    let mut repl = start(&sandbox, script);
+    repl.enter("make a");
+    repl.expect(&format!(
+        "Allow bash({line})? [y] allow once  \
+         [a] always allow \"touch …\", \"echo …\" in this project  [n] deny: "
+    ));
+    repl.pty.send("a\r");
+    repl.expect("first done");
+    repl.idle();
+    repl.turn("again", "second done");
+    assert_eq!(repl.pty.screen().matches("Allow bash(").count(), 1);
+    assert!(sandbox.path("a.txt").exists());
+}
+
+/// A line no rule could allow (it writes a file by redirection) is not offered `[a]`: the
+/// question line says why, `a` is answered with that reason, and the next time it asks again.
+#[test]
+fn always_is_not_offered_where_no_rule_could_allow_the_line() {
+    let sandbox = Sandbox::new("repl_always_never");
+    sandbox.write("calc.py", "x = 1\n");
+    let line = "echo changed >> calc.py";
+    let script = vec![
+        bash("call_1", line),
+        answer("first done"),
+        bash("call_2", line),
+        answer("second done"),
+    ];
+    let mut repl = start(&sandbox, script);
+    let asked = format!(
+        "Allow bash({line})? (no [a]: no rule allows a command that writes a file by \
+         redirection, >> calc.py)  [y] allow once  [n] deny: "
+    );
+    repl.enter("change calc");
+    repl.expect(&asked);
+    repl.pty.send("a\r");
+    repl.expect("(\"always\" is not offered: no rule allows a command that writes a file");
+    repl.pty.send("y\r");
+    repl.expect("first done");
+    repl.idle();
+    repl.enter("again");
+    repl.expect(&asked);
+    repl.pty.send("n\r");
+    repl.expect("second done");
+    assert_eq!(sandbox.read("calc.py"), "x = 1\nchanged\n");
+    assert!(!sandbox.home.join(".corecoder/project-rules.json").exists());
+}
+
 /// `n`, Ctrl+C and Ctrl+D at the question are all a denial the model is told about.
 #[test]
 fn consent_no_is_a_denial_result() {
@@ -281,7 +340,10 @@ fn local_commands_send_nothing() {
     let sandbox = Sandbox::new("repl_local_commands");
     let mut repl = start(&sandbox, vec![answer("should not be asked")]);
     let commands = [
-        ("/diff", "No files changed this session."),
+        (
+            "/diff",
+            "No files changed by write_file or edit_file this session",
+        ),
         ("/undo", "Nothing to undo."),
         ("/save", "give a name: /save NAME"),
         ("/sessions", "Resume one with corecoder -r ID."),

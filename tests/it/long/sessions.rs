@@ -258,23 +258,31 @@ fn resume_ids_never_reach_outside_the_sessions_directory() {
     assert!(requests.is_empty(), "{} requests were sent", requests.len());
 }
 
+/// `/save NAME` names the session without moving it: its file keeps its id, `/sessions`
+/// lists the name beside it, newest first.
 #[test]
-fn save_renames_the_session_and_sessions_lists_newest_first() {
+fn save_names_the_session_and_sessions_lists_newest_first() {
     let sandbox = Sandbox::new("long_save");
     let (out, _) = check(&sandbox, &["-p", "older task one"], vec![answer("done")]);
     assert_eq!(out.code, 0, "{out:?}");
     let older = only_session_id(&sandbox);
     let mut repl = Repl::start(&sandbox, &[], vec![answer("first answer")]);
     repl.turn("newer task two", "first answer");
-    let saved = "Saved as alpha-work: resume with corecoder -r alpha-work";
-    repl.turn("/save alpha-work", saved);
+    repl.turn(
+        "/save alpha-work",
+        "Saved as alpha-work: resume with corecoder -r alpha-work",
+    );
     let names: Vec<PathBuf> = session_files(&sandbox);
-    let names: Vec<_> = names.iter().filter_map(|p| p.file_name()).collect();
-    assert_eq!(names, [&format!("{older}.jsonl"), "alpha-work.jsonl"]);
+    let names: Vec<String> = (names.iter().filter_map(|p| p.file_name()))
+        .map(|n| n.to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert!(names.contains(&format!("{older}.jsonl")), "{names:?}");
+    assert!(names.contains(&"alpha-work.name".to_string()), "{names:?}");
     repl.turn("/sessions", "Resume one with corecoder -r ID.");
     let screen = repl.pty.screen();
     let listed = screen.rsplit_once("> /sessions").expect("the command").1;
-    let newer_at = listed.find("alpha-work").expect("alpha-work listed");
+    let newer_at = listed.find("(alpha-work)").expect("alpha-work listed");
     let older_at = listed
         .find(&older)
         .unwrap_or_else(|| panic!("{older}: {listed}"));
@@ -284,6 +292,112 @@ fn save_renames_the_session_and_sessions_lists_newest_first() {
         "{listed}"
     );
     assert!(listed[older_at..].contains("older task one"), "{listed}");
+}
+
+/// A name is an alias: the `session_id` a `--output-format json` run printed still resumes
+/// the session after `/save NAME`, and so does the name. A name another session holds, or
+/// another session's id, is refused.
+#[test]
+fn a_saved_name_is_an_alias_and_the_printed_id_still_resumes() {
+    let sandbox = Sandbox::new("long_save_alias");
+    let args = ["-p", "first task", "--output-format", "json"];
+    let (out, _) = check(&sandbox, &args, vec![answer("first answer")]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let printed: Value = serde_json::from_str(out.stdout.trim()).expect("one JSON object");
+    let id = printed["session_id"]
+        .as_str()
+        .expect("session_id")
+        .to_string();
+    let args = ["-p", "other task", "--output-format", "json"];
+    let (out, _) = check(&sandbox, &args, vec![answer("other")]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let printed: Value = serde_json::from_str(out.stdout.trim()).expect("one JSON object");
+    let other_id = printed["session_id"]
+        .as_str()
+        .expect("session_id")
+        .to_string();
+    let mut repl = Repl::start(&sandbox, &["-r", &id], vec![answer("second answer")]);
+    repl.turn("second task", "second answer");
+    repl.turn("/save work", "Saved as work: resume with corecoder -r work");
+    repl.turn("/save work", "Saved as work");
+    repl.turn("/save", &format!("Session: {id} (work)"));
+    repl.quit();
+    let mut other = Repl::start(&sandbox, &["-r", &other_id], vec![]);
+    other.turn(
+        "/save work",
+        "Not saved: a session named work already exists",
+    );
+    other.turn(&format!("/save {id}"), "Not saved: a session named");
+    other.quit();
+    for (resume, reply) in [(id.as_str(), "by id"), ("work", "by name")] {
+        let args = ["-r", resume, "-p", "and now?"];
+        let (out, requests) = check(&sandbox, &args, vec![answer(reply)]);
+        assert_eq!(out.code, 0, "-r {resume}: {out:?}");
+        assert!(
+            out.stderr.contains(&format!("Resumed session {resume}")),
+            "{out:?}"
+        );
+        let body = sent(&requests);
+        assert!(
+            body.contains("first task") && body.contains("second task"),
+            "{body}"
+        );
+        assert!(!body.contains("other task"), "{body}");
+    }
+}
+
+/// A session CoreCoder (the Python original) saved in `~/.corecoder/sessions/` is listed by
+/// `/sessions` and resumed by `-r ID` on its model, its history sent as it was; CoreCoder's
+/// file is left as it is and the session goes on in an `ID.jsonl` of ours.
+#[test]
+fn a_corecoder_session_is_listed_and_resumed() {
+    let sandbox = Sandbox::new("long_from_corecoder");
+    let id = "session_20261201_101500_ab12cd34";
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("fixtures/corecoder/{id}.json"));
+    let saved = std::fs::read_to_string(&fixture).expect("the fixture");
+    std::fs::create_dir_all(sessions_dir(&sandbox)).expect("sessions dir");
+    let planted = sessions_dir(&sandbox).join(format!("{id}.json"));
+    std::fs::write(&planted, &saved).expect("plant");
+    let mut repl = Repl::start(&sandbox, &[], vec![]);
+    repl.turn("/sessions", "Resume one with corecoder -r ID.");
+    let screen = repl.pty.screen();
+    let listed = screen.rsplit_once("> /sessions").expect("the command").1;
+    assert!(
+        listed.contains(id) && listed.contains("(saved by CoreCoder)"),
+        "{listed}"
+    );
+    assert!(
+        listed.contains("why does add() give the wrong answer?"),
+        "{listed}"
+    );
+    repl.quit();
+
+    let (out, requests) = check(
+        &sandbox,
+        &["-r", id, "-p", "and now?"],
+        vec![answer("fixed")],
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr
+            .contains(&format!("Resumed session {id}: 4 messages, model gpt-4o.")),
+        "{out:?}"
+    );
+    assert_eq!(requests[0].body["model"], "gpt-4o");
+    let stored: Value = serde_json::from_str(&saved).expect("JSON");
+    let mut expected = stored["messages"].as_array().expect("messages").clone();
+    expected.push(json!({"role": "user", "content": "and now?"}));
+    assert_eq!(conversation(&requests[0]), expected);
+    assert_eq!(std::fs::read_to_string(&planted).expect("kept"), saved);
+
+    let (out, requests) = check(&sandbox, &["-r", id, "-p", "again"], vec![answer("ok")]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let body = sent(&requests);
+    assert!(
+        body.contains("and now?") && body.contains("fixed"),
+        "{body}"
+    );
 }
 
 /// A `/model` switch survives a resume, the resume shows where the conversation left off,

@@ -55,8 +55,54 @@ fn undo_walks_back_edits_creations_and_bash() {
     repl.turn("/undo", "Restored notes.txt (");
     assert_eq!(sandbox.read("notes.txt"), "alpha\nbeta\n");
     repl.turn("/undo", "Nothing to undo.");
-    repl.turn("/diff", "No files changed this session.");
+    repl.turn(
+        "/diff",
+        "No files changed by write_file or edit_file this session",
+    );
     assert!(sandbox.path("shell.txt").exists(), "bash effects stay");
+}
+
+/// `/diff` right after an approved bash command changed a file does not say "No files
+/// changed": bash's changes are not tracked, and it says so, with the command it ran and how
+/// to see what it did; a file an edit recorded shows bash's later change in its diff.
+#[test]
+fn diff_says_bash_changes_are_not_tracked_and_names_the_command() {
+    let sandbox = Sandbox::new("long_diff_bash");
+    sandbox.write("calc.py", "x = 1\n");
+    sandbox.write("notes.txt", "alpha\n");
+    let script = vec![
+        call(
+            "call_1",
+            "bash",
+            json!({"command": "echo changed >> calc.py"}),
+        ),
+        answer("appended"),
+        edit("call_2", "notes.txt", "alpha", "ALPHA"),
+        answer("edited"),
+    ];
+    let mut repl = Repl::start(&sandbox, &[], script);
+    repl.allowed_turn("change calc", "bash", "appended");
+    assert_eq!(sandbox.read("calc.py"), "x = 1\nchanged\n");
+    let how = "In a git repository, `git status` and `git diff` show every change.";
+    repl.turn("/diff", how);
+    let screen = repl.pty.screen();
+    let shown = screen.rsplit_once("> /diff").expect("the command").1;
+    for line in [
+        "No files changed by write_file or edit_file this session.",
+        "What bash changed is not tracked, so /diff cannot show it; this session ran:",
+        "  $ echo changed >> calc.py",
+    ] {
+        assert!(shown.contains(line), "{line:?} not in:\n{shown}");
+    }
+    assert!(!shown.contains("No files changed this session."), "{shown}");
+    repl.allowed_turn("edit notes", "edit_file", "edited");
+    repl.turn("/diff", how);
+    let screen = repl.pty.screen();
+    let shown = screen.rsplit_once("> /diff").expect("the command").1;
+    assert!(
+        shown.contains("+ALPHA") && shown.contains("$ echo changed"),
+        "{shown}"
+    );
 }
 
 #[test]
