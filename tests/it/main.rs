@@ -15,6 +15,7 @@
 mod anthropic;
 mod bounds;
 mod cache_usage;
+mod careless;
 mod cli;
 mod closed_output;
 mod consent_view;
