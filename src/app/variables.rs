@@ -1,7 +1,9 @@
 //! The `CORECODER_*` variables read into a `Config`: each over its `Config::default()` value.
 //! The binary lays its flags and `.env` over them (`flags.rs`, `resolve.rs`); an embedding
 //! program calls `config_from_env` or builds a `Config` itself. Nothing here opens a file or
-//! reads a flag; every bad value becomes `Error::Usage` naming its variable.
+//! reads a flag; every bad value, or number out of its range, becomes `Error::Usage` naming its
+//! variable. Also the checks a value gets whether a variable or a flag gave it (`dollars`,
+//! `check_base_url`, `destructive_names`).
 
 use crate::core::config::{Config, Dialect, ToolChoice};
 use crate::core::event::Error;
