@@ -14,6 +14,9 @@ use crate::sse;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// A careless run: the variables, the flags, and what stderr must say.
+type Case<'a> = (&'a [(&'a str, &'a str)], &'a [&'a str], &'a str);
+
 /// Each setting out of its range is exit 2 with a message naming the setting and the range,
 /// before any request; the values at the edges of the ranges are accepted.
 #[test]
@@ -25,7 +28,7 @@ fn out_of_range_settings_are_usage_errors_before_any_request() {
         ("CORECODER_API_KEY", "sk-test"),
         ("OPENAI_BASE_URL", url.as_str()),
     ];
-    let cases: [(&[(&str, &str)], &[&str], &str); 7] = [
+    let cases: [Case; 7] = [
         (
             &[("CORECODER_MAX_TOKENS", "0")],
             &[],
