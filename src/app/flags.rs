@@ -5,13 +5,14 @@
 //! that would do nothing useful. Runs once at start-up (again after the trust question); it
 //! only reads and validates, and every bad value becomes `Error::Usage` naming the flag.
 
-use crate::app::variables::{self, config_from, dollars, number};
+use crate::app::variables::{
+    self, check_base_url, config_from, destructive_names, dollars, number,
+};
 use crate::core::config::Config;
 use crate::core::event::Error;
 use crate::extras::sandbox::{Sandbox, ShellSafety};
 use crate::extras::trace::replay::OnDivergence;
 use crate::extras::trust::Project;
-use crate::tools::support::text::comma_list;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fmt;
@@ -129,14 +130,18 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
     let (mut provider, mut url_flag, mut key_flag) = (None, false, false);
     let (mut replay, mut loose) = (None, false);
     let mut parser = lexopt::Parser::from_args(args);
-    while let Some(arg) = parser.next().map_err(usage)? {
+    loop {
+        one_dash_long(&mut parser)?;
+        let Some(arg) = parser.next().map_err(usage)? else {
+            break;
+        };
         match arg {
             Short('h') | Long("help") => return Ok(Invocation::Help),
             Short('v') | Long("version") => return Ok(Invocation::Version),
             Short('p') | Long("prompt") => run.prompt = Some(text_value(&mut parser, "--prompt")?),
             Short('y') | Long("yes") => run.approve_all = true,
             Short('m') | Long("model") => {
-                config.model = text_value(&mut parser, "--model")?;
+                config.model = not_blank(&mut parser, "--model", "model name")?;
                 run.model_from_flag = true;
             }
             Long("base-url") => {
@@ -144,7 +149,7 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
                 url_flag = true;
             }
             Long("api-key") => {
-                config.api_key = Some(text_value(&mut parser, "--api-key")?);
+                config.api_key = Some(not_blank(&mut parser, "--api-key", "key")?);
                 key_flag = true;
             }
             Long("provider") => provider = Some(text_value(&mut parser, "--provider")?),
@@ -212,20 +217,6 @@ pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invoc
     Ok(Invocation::Run(Box::new(run)))
 }
 
-/// A base URL the HTTP client can use: `http://` or `https://` and a host. (Without this a
-/// typo surfaced as "API error: http: invalid format" after a zero-token summary.)
-fn check_base_url(url: &str, from: &str) -> Result<(), Error> {
-    let rest = (url.strip_prefix("https://"))
-        .or_else(|| url.strip_prefix("http://"))
-        .filter(|rest| !rest.is_empty() && !rest.starts_with('/'));
-    match rest {
-        Some(_) => Ok(()),
-        None => Err(Error::Usage(format!(
-            "{from}: '{url}' is not an http:// or https:// URL (e.g. https://api.openai.com/v1)"
-        ))),
-    }
-}
-
 /// `--replay FILE`, stopping at a difference unless `--replay-loose` came too (alone it is a
 /// usage error: it would replay nothing).
 fn replay_of(file: Option<PathBuf>, loose: bool) -> Result<Option<Replay>, Error> {
@@ -256,32 +247,51 @@ fn check_run(run: &RunOptions) -> Result<(), Error> {
         "--output-format works only with -p, and not with --replay"
     } else if replaying && (run.demo || run.resume.is_some()) {
         "--replay starts from the trace: not with --demo, -r or -c"
+    } else if run.demo && (run.prompt.is_some() || run.resume.is_some()) {
+        "--demo runs its own offline task: not with -p, -r or -c"
     } else {
         return Ok(());
     };
     Err(Error::Usage(why.to_string()))
 }
 
-/// The comma-separated list in `env[name]`, each a name `danger::destructive_names` knows.
-fn destructive_names(name: &str, env: &HashMap<String, String>) -> Result<Vec<String>, Error> {
-    let known = crate::tools::support::danger::destructive_names();
-    let names = comma_list(env.get(name).map_or("", String::as_str));
-    match names.iter().find(|n| !known.contains(&n.as_str())) {
-        Some(unknown) => Err(Error::Usage(format!(
-            "{name}: '{unknown}' is not one of {}",
-            known.join(", ")
-        ))),
-        None => Ok(names),
-    }
-}
-
 fn text_value(parser: &mut lexopt::Parser, flag: &str) -> Result<String, Error> {
-    let value = parser
-        .value()
-        .map_err(|_| Error::Usage(format!("{flag} needs a value")))?;
+    let value = (parser.value()).map_err(|_| Error::Usage(format!("{flag} needs a value")))?;
     value
         .into_string()
         .map_err(|_| Error::Usage(format!("{flag}: the value is not valid UTF-8")))
+}
+
+/// The value of `--model` or `--api-key`, which may not be blank (`--model ""` was sent).
+fn not_blank(parser: &mut lexopt::Parser, flag: &str, what: &str) -> Result<String, Error> {
+    let text = text_value(parser, flag)?;
+    match text.trim().is_empty() {
+        true => Err(Error::Usage(format!("{flag}: the {what} is empty"))),
+        false => Ok(text),
+    }
+}
+
+/// The long flags but help and version (`-help` is `-h`), for `-yes`: lexopt reads `-y -e -s`.
+const LONG_FLAGS: &str = "prompt yes model base-url api-key provider max-rounds sandbox add-dir \
+    allow-destructive demo trust-project trace replay replay-loose max-cost output-format resume \
+    continue";
+
+/// The next argument (not a flag's value: those are taken already) is a long flag given one
+/// dash (`-yes`, `-model=x`): a usage error naming its two-dash form.
+fn one_dash_long(parser: &mut lexopt::Parser) -> Result<(), Error> {
+    let raw = parser.try_raw_args();
+    let Some(arg) = raw.as_ref().and_then(|raw| raw.peek()?.to_str()) else {
+        return Ok(());
+    };
+    let one_dash = arg.strip_prefix('-').filter(|rest| !rest.starts_with('-'));
+    let name = one_dash.and_then(|rest| rest.split('=').next());
+    match name.filter(|name| LONG_FLAGS.split_whitespace().any(|flag| flag == *name)) {
+        Some(name) => Err(Error::Usage(format!(
+            "unknown option '{arg}': a long option takes two dashes: --{name} \
+             (see corecoder --help)"
+        ))),
+        None => Ok(()),
+    }
 }
 
 fn usage(e: lexopt::Error) -> Error {
@@ -443,5 +453,25 @@ mod tests {
             err.contains("rm-rf-root") && err.contains("git-push-force"),
             "{err}"
         );
+    }
+
+    /// `LONG_FLAGS` is every long flag `--help` names but `--help` and `--version`.
+    #[test]
+    fn the_one_dash_check_knows_every_long_flag() {
+        let help = crate::app::help::HELP;
+        let named = (help.split(|c: char| c.is_whitespace() || c == ','))
+            .filter_map(|word| word.strip_prefix("--"))
+            .filter(|name| {
+                name.len() > 1 && name.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+            });
+        let mut named: Vec<&str> = named.filter(|n| !["help", "version"].contains(n)).collect();
+        named.sort();
+        named.dedup();
+        let mut known: Vec<&str> = LONG_FLAGS.split_whitespace().collect();
+        known.sort();
+        assert_eq!(named, known);
+        let err = check(&["-yes"], &[]).unwrap_err();
+        assert!(err.starts_with("unknown option '-yes': a long option takes two dashes: --yes"));
+        assert!(matches!(check(&["-help"], &[]), Ok(Invocation::Help)));
     }
 }

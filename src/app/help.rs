@@ -50,17 +50,20 @@ Usage: corecoder [OPTIONS]
       --trust-project   trust this folder's .corecoder/hooks.json, .mcp.json, settings files
                         (.claude/settings*.json, .corecoder/settings.json) and .env as they
                         are now, and remember it (in ~/.corecoder/trusted.json)
-      --demo            run the offline demo (also the default when no API key is set)
+      --demo            run the offline demo (also the default when no API key is set); not
+                        with -p, -r or -c
   -v, --version         print the version
   -h, --help            print this help
 
-Environment: CORECODER_MAX_TOKENS (4096), CORECODER_TEMPERATURE (0), CORECODER_MAX_CONTEXT
-(128000), CORECODER_IDLE_TIMEOUT (seconds without a data event before a retry, 300),
-CORECODER_REQUEST_TIMEOUT (seconds one reply may take in all, 1800),
-CORECODER_FALLBACK_MODELS (m1,m2: models to switch to when the current one keeps failing),
-CORECODER_TOOL_CHOICE (auto, required or none; not sent when unset; llama-cpp-python's
-function calling needs auto). A .env file in the current directory or the nearest parent
-(not $HOME or above) is read without overriding the environment.
+Environment: CORECODER_MAX_TOKENS (4096; at least 1), CORECODER_TEMPERATURE (0; 0 to 2),
+CORECODER_MAX_CONTEXT (128000; at least 4096), CORECODER_IDLE_TIMEOUT (seconds without a data
+event before a retry, 300), CORECODER_REQUEST_TIMEOUT (seconds one reply may take in all,
+1800), CORECODER_FALLBACK_MODELS (m1,m2: models to switch to when the current one keeps
+failing), CORECODER_TOOL_CHOICE (auto, required or none; not sent when unset;
+llama-cpp-python's function calling needs auto). A value out of its range, or an empty
+--model or --api-key, is a usage error. A .env file in the current directory or the nearest
+parent (not $HOME or above) is read without overriding the environment. NO_COLOR: no colour
+and no Markdown drawing; TERM=dumb: neither, and no spinner.
 No child of corecoder (bash, hooks, MCP servers) sees secret-looking variables (*KEY*, *TOKEN*,
 *PASSWORD*, *_DSN, DATABASE_URL, URLs with user:password@, ...: docs/safety.md), except those
 in CORECODER_ENV_ALLOW=NAME1,NAME2, nor can it read them or --api-key from corecoder's /proc.
@@ -71,11 +74,12 @@ chooses no key, server, provider or model, and .env settings that widen what too
 (CORECODER_ENV_ALLOW, ...) are ignored.
 After a sandboxed session, a changed .git/config or .git/hooks turns git off for bash until trusted.
 
-Files in ~/.corecoder (private to you): sessions/ (every run, for -r and -c), checkpoints/
-(for /undo), history (what you typed), permissions.json (\"always\" tools), project-rules.json
-(\"always\" rules per project), trusted.json and trusted-git/ (trusted projects); yours to
-write: pricing.json (prices), hooks.json, mcp.json, settings.json (permission rules, as
-Claude Code's ~/.claude/settings.json, also read; a trusted project's .claude/settings.json too).
+Files in ~/.corecoder (private to you; HOME must be an existing directory, none is made):
+sessions/ (every run, for -r and -c), checkpoints/ (for /undo), history (what you typed),
+permissions.json (\"always\" tools), project-rules.json (\"always\" rules per project),
+trusted.json and trusted-git/ (trusted projects); yours to write: pricing.json (prices),
+hooks.json, mcp.json, settings.json (permission rules, as Claude Code's ~/.claude/settings.json,
+also read; a trusted project's .claude/settings.json too).
 
 Exit codes: 0 done, 1 API failure, 2 usage error, 3 round cap reached, 4 budget spent,
 5 stopped for repeating the same call, 6 answer cut off at the output token limit,

@@ -45,6 +45,10 @@ pub fn run(options: RunOptions) -> Result<i32, Error> {
     };
     let display = Display::new(Show::CallsAndResults);
     let mut editor = DefaultEditor::new().map_err(|e| Error::Io(format!("terminal: {e}")))?;
+    // Esc+Enter (what a terminal sends for Alt+Enter) starts a new line of the same message,
+    // as in Claude Code; without this binding rustyline ignored it and Enter joined the lines.
+    let newline = rustyline::KeyEvent(rustyline::KeyCode::Enter, rustyline::Modifiers::ALT);
+    editor.bind_sequence(newline, rustyline::Cmd::Newline);
     let options = repl_trust::ask(options, &mut editor, &display)?;
     let Started { mut agent, notes } = setup::start(&options, mode)?;
     let cancel = agent.cancel.clone();
@@ -133,7 +137,8 @@ fn banner(display: &Display, agent: &Agent, mode: Mode, sandbox: Sandbox) {
     }
 }
 
-/// One line, or several joined when each but the last ends in `\`.
+/// One line, or several joined when each but the last ends in `\` (or when Esc+Enter put a
+/// newline in the line itself).
 fn read_input(editor: &mut DefaultEditor, plan: Plan) -> Input {
     let prompt = match plan {
         Plan::On => "(plan) > ",

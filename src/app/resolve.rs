@@ -34,16 +34,17 @@ fn resolve(launch: Launch, granted: Trust) -> Result<Invocation, Error> {
     let home = real.get("HOME").cloned().unwrap_or_default();
     let cwd = std::env::current_dir().unwrap_or_default();
     let file = DotEnv::find(&cwd, Path::new(&home));
-    let store = trust::store_path(&setup::corecoder_home());
-    let mut project = Project::look(&cwd, file.as_ref().and_then(DotEnv::for_trust), &store);
-    project
-        .notes
-        .extend(file.iter().flat_map(|file| file.warnings.clone()));
     let guarded = dotenv::merge(&real, file.as_ref(), Trust::Untrusted);
     let mut run = match parse(args.clone(), &guarded)? {
         Invocation::Run(run) => run,
         other => return Ok(other),
     };
+    // Before anything is read from or written to `~/.corecoder`.
+    let store = trust::store_path(&setup::check_home(real.get("HOME").map(Into::into))?);
+    let mut project = Project::look(&cwd, file.as_ref().and_then(DotEnv::for_trust), &store);
+    project
+        .notes
+        .extend(file.iter().flat_map(|file| file.warnings.clone()));
     if run.trust_project || granted == Trust::Trusted {
         // A record that cannot be written still trusts the project for this run.
         let failed = project.remember(&store).err();

@@ -225,43 +225,38 @@ pub fn load_extensions(agent: &mut Agent, home: &Path, project: &Project) -> Vec
     warnings
 }
 
-/// `~/.corecoder`. A `HOME` that is unset, empty or relative (cron, `env -i`) is not used:
-/// sessions would land in `/tmp` for anyone to read, or in the project. The password file's
-/// home is used instead, failing that a private directory in the temp directory.
+/// `~/.corecoder`. `check_home` refused, at start-up, a `HOME` that is not an existing
+/// absolute directory; met here anyway (a program embedding the app), a private directory in
+/// the temp directory stands in, never the project or a shared place.
 pub fn corecoder_home() -> PathBuf {
-    let from_env = std::env::var_os("HOME").map(PathBuf::from);
-    choose_home(from_env, passwd_home)
-}
-
-/// The rule of `corecoder_home`, apart from where its inputs come from.
-fn choose_home(from_env: Option<PathBuf>, passwd: fn() -> Option<PathBuf>) -> PathBuf {
-    match from_env.filter(|home| home.is_absolute()).or_else(passwd) {
-        Some(home) => home.join(".corecoder"),
+    match check_home(std::env::var_os("HOME")) {
+        Ok(home) => home,
         // SAFETY: getuid has no preconditions and cannot fail.
-        None => std::env::temp_dir().join(format!("corecoder-{}", unsafe { libc::getuid() })),
+        Err(_) => std::env::temp_dir().join(format!("corecoder-{}", unsafe { libc::getuid() })),
     }
 }
 
-/// The user's home directory from the password database (`getpwuid_r`).
-fn passwd_home() -> Option<PathBuf> {
-    use std::os::unix::ffi::OsStrExt;
-    // SAFETY: `passwd` is plain data (integers and pointers), for which all zeroes is valid.
-    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
-    let mut buffer = vec![0 as libc::c_char; 16 * 1024];
-    let mut found: *mut libc::passwd = std::ptr::null_mut();
-    // SAFETY: every pointer is to memory of ours that outlives the call, and the length is
-    // the buffer's; on success `found` points at `entry`, whose strings live in `buffer`.
-    let code = unsafe {
-        let (uid, size) = (libc::getuid(), buffer.len());
-        libc::getpwuid_r(uid, &mut entry, buffer.as_mut_ptr(), size, &mut found)
+/// `$HOME/.corecoder`, for a `HOME` that is an absolute path to a directory. Anything else is
+/// a usage error saying what is wrong with it: the password file's home taken unseen (cron,
+/// `env -i`), or a home made along a mistyped path (as root, `HOME=/nonexistent/x` once made
+/// the whole path), would keep sessions where the user does not look.
+pub(crate) fn check_home(home: Option<std::ffi::OsString>) -> Result<PathBuf, Error> {
+    let why = match home.as_deref().map(Path::new) {
+        None => "HOME is not set".to_string(),
+        Some(home) if home.as_os_str().is_empty() => "HOME is empty".to_string(),
+        Some(home) if !home.is_absolute() => {
+            format!("HOME '{}' is not an absolute path", home.display())
+        }
+        Some(home) if !home.is_dir() => {
+            let home = home.display();
+            format!("HOME '{home}' does not exist or is not a directory")
+        }
+        Some(home) => return Ok(home.join(".corecoder")),
     };
-    if code != 0 || found.is_null() || entry.pw_dir.is_null() {
-        return None;
-    }
-    // SAFETY: `pw_dir` is a NUL-terminated string inside `buffer`, still alive here.
-    let dir = unsafe { std::ffi::CStr::from_ptr(entry.pw_dir) };
-    let dir = PathBuf::from(std::ffi::OsStr::from_bytes(dir.to_bytes()));
-    dir.is_absolute().then_some(dir)
+    Err(Error::Usage(format!(
+        "{why}: corecoder keeps its sessions, history and permissions in $HOME/.corecoder, \
+         and makes no home: set HOME to your home directory"
+    )))
 }
 
 /// `~/.corecoder` exists and only its owner can enter it: sessions, traces of the conversation
@@ -304,28 +299,26 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     #[test]
-    fn a_home_that_is_unset_empty_or_relative_is_not_used() {
-        let passwd = || Some(PathBuf::from("/home/user"));
-        let none = || None;
-        let from_passwd = PathBuf::from("/home/user/.corecoder");
-        assert_eq!(
-            choose_home(Some("/h".into()), passwd),
-            PathBuf::from("/h/.corecoder")
-        );
-        assert_eq!(choose_home(None, passwd), from_passwd);
-        assert_eq!(choose_home(Some("".into()), passwd), from_passwd);
-        assert_eq!(choose_home(Some("rel/dir".into()), passwd), from_passwd);
-        let private = choose_home(None, none);
+    fn a_home_that_is_not_an_existing_absolute_directory_is_refused() {
+        let said = |home: Option<&str>| match check_home(home.map(Into::into)) {
+            Ok(home) => home.display().to_string(),
+            Err(e) => e.to_string(),
+        };
+        let root = std::env::temp_dir();
+        let root = root.to_str().expect("UTF-8");
+        assert_eq!(said(Some(root)), format!("{root}/.corecoder"));
+        assert!(said(None).starts_with("HOME is not set: "));
+        assert!(said(Some("")).starts_with("HOME is empty: "));
+        assert!(said(Some("rel/dir")).starts_with("HOME 'rel/dir' is not an absolute path: "));
+        let missing = format!("{root}/corecoder-no-such-home-{}/x", std::process::id());
+        let err = said(Some(&missing));
         assert!(
-            private.starts_with(std::env::temp_dir()),
-            "{}",
-            private.display()
+            err.starts_with(&format!("HOME '{missing}' does not exist")),
+            "{err}"
         );
-        assert!(
-            private.to_string_lossy().contains("corecoder-"),
-            "{}",
-            private.display()
-        );
+        assert!(!Path::new(&missing).exists());
+        let fallback = corecoder_home();
+        assert!(fallback.is_absolute(), "{}", fallback.display());
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! own scoped thread for the length of a turn, and erased the moment anything else is printed.
 //!
 //! `terminal.rs`'s `Display` owns one and starts or stops it at each event. It draws only on a
-//! terminal, and a write that fails (stderr closed) is ignored: it is decoration.
+//! terminal that knows escape sequences (not `TERM=dumb`), and a write that fails (stderr
+//! closed) is ignored: it is decoration.
 
 use crate::core::event::Error;
 use crate::core::event::Finish;
@@ -29,6 +30,12 @@ struct SpinState {
 
 const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
+/// `TERM=dumb` (Emacs' `M-x shell`, some CI logs): a terminal that obeys no escape sequence,
+/// so neither the spinner (`\r\x1b[K`) nor colour is drawn there, as with `NO_COLOR`.
+pub(crate) fn dumb_terminal() -> bool {
+    std::env::var_os("TERM").is_some_and(|term| term == "dumb")
+}
+
 impl Spinner {
     /// A spinner for stderr, drawn only if stderr is a terminal.
     pub fn on_stderr() -> Spinner {
@@ -37,7 +44,7 @@ impl Spinner {
             drawn: false,
         };
         Spinner {
-            on_terminal: std::io::stderr().is_terminal(),
+            on_terminal: std::io::stderr().is_terminal() && !dumb_terminal(),
             state: Mutex::new(state),
         }
     }

@@ -3,7 +3,7 @@
 //! `result_preview.rs`), a spinner while nothing moves.
 //!
 //! The binary hands every agent `Event` to `Display::show`. Answer text goes to stdout, the
-//! rest to stderr. Colour only on a terminal and never with `NO_COLOR`. It makes no decision
+//! rest to stderr. Colour only on a terminal and never with `NO_COLOR` or `TERM=dumb`. It makes no decision
 //! about the conversation; it only prints. What a provider, tool or file sent reaches stderr,
 //! and stdout on a terminal, only through `text::printable` (in `paint`, or the answer's own
 //! renderer): only this file's styles are escapes. stdout in a pipe is the model's bytes.
@@ -72,7 +72,8 @@ enum Open {
 
 impl Display {
     pub fn new(show: Show) -> Display {
-        let colour_allowed = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let colour_allowed = !no_color && !crate::app::spinner::dumb_terminal();
         let stdout_tty = std::io::stdout().is_terminal();
         Display {
             show,

@@ -1,7 +1,9 @@
 //! The `CORECODER_*` variables read into a `Config`: each over its `Config::default()` value.
 //! The binary lays its flags and `.env` over them (`flags.rs`, `resolve.rs`); an embedding
 //! program calls `config_from_env` or builds a `Config` itself. Nothing here opens a file or
-//! reads a flag; every bad value becomes `Error::Usage` naming its variable.
+//! reads a flag; every bad value, or number out of its range, becomes `Error::Usage` naming its
+//! variable. Also the checks a value gets whether a variable or a flag gave it (`dollars`,
+//! `check_base_url`, `destructive_names`).
 
 use crate::core::config::{Config, Dialect, ToolChoice};
 use crate::core::event::Error;
@@ -39,9 +41,19 @@ pub fn config_for(env: &Vars, dialect: Dialect) -> Result<Config, Error> {
         base_url: text(&names.urls).unwrap_or(names.default_url.to_string()),
         model: text(&["CORECODER_MODEL"]).unwrap_or(names.default_model.to_string()),
         dialect,
-        max_tokens: env_number(env, "CORECODER_MAX_TOKENS", default.max_tokens)?,
-        temperature: env_number(env, "CORECODER_TEMPERATURE", default.temperature)?,
-        max_context: env_number(env, "CORECODER_MAX_CONTEXT", default.max_context)?,
+        max_tokens: in_range(env, "CORECODER_MAX_TOKENS", default.max_tokens, MAX_TOKENS)?,
+        temperature: in_range(
+            env,
+            "CORECODER_TEMPERATURE",
+            default.temperature,
+            TEMPERATURE,
+        )?,
+        max_context: in_range(
+            env,
+            "CORECODER_MAX_CONTEXT",
+            default.max_context,
+            MAX_CONTEXT,
+        )?,
         idle_timeout: seconds(env, "CORECODER_IDLE_TIMEOUT", default.idle_timeout)?,
         request_timeout: seconds(env, "CORECODER_REQUEST_TIMEOUT", default.request_timeout)?,
         fallback_models: comma_list(&text(&["CORECODER_FALLBACK_MODELS"]).unwrap_or_default()),
@@ -191,6 +203,51 @@ pub fn dollars(name: &str, text: &str) -> Result<f64, Error> {
     }
 }
 
+/// What a number may be, and how a message says it.
+struct Range {
+    low: f64,
+    high: f64,
+    said: &'static str,
+}
+
+const MAX_TOKENS: Range = Range {
+    low: 1.0,
+    high: f64::INFINITY,
+    said: "at least 1",
+};
+const TEMPERATURE: Range = Range {
+    low: 0.0,
+    high: 2.0,
+    said: "between 0 and 2",
+};
+/// The system prompt and the tools' definitions go with every request (about 6 KB of JSON):
+/// in a smaller window every request would be compacted, and soon nothing would fit.
+const MAX_CONTEXT: Range = Range {
+    low: 4096.0,
+    high: f64::INFINITY,
+    said: "at least 4096",
+};
+
+/// The variable `name` as a number inside `range` (a value outside it would be sent and
+/// refused by the provider, or, for the window, compact every request); `default` when unset.
+fn in_range<T: FromStr + Into<f64> + Copy>(
+    env: &Vars,
+    name: &str,
+    default: T,
+    range: Range,
+) -> Result<T, Error> {
+    let value = env_number(env, name, default)?;
+    let number: f64 = value.into();
+    match number >= range.low && number <= range.high {
+        true => Ok(value),
+        false => Err(Error::Usage(format!(
+            "{name}: '{}' is out of range: it must be {}",
+            env.get(name).map_or("", |text| text.trim()),
+            range.said
+        ))),
+    }
+}
+
 /// The variable `name` in whole seconds, at least one; `default` when it is not set.
 fn seconds(env: &Vars, name: &str, default: Duration) -> Result<Duration, Error> {
     Ok(Duration::from_secs(
@@ -207,6 +264,36 @@ fn env_number<T: FromStr>(env: &Vars, name: &str, default: T) -> Result<T, Error
 /// `text` as a number, or a usage error naming `name` (a variable or a flag).
 pub fn number<T: FromStr>(name: &str, text: &str) -> Result<T, Error> {
     (text.parse()).map_err(|_| Error::Usage(format!("{name}: '{text}' is not a valid number")))
+}
+
+/// A base URL the HTTP client can use: `http://` or `https://` and a host. (Without this a
+/// typo surfaced as "API error: http: invalid format" after a zero-token summary.)
+pub(crate) fn check_base_url(url: &str, from: &str) -> Result<(), Error> {
+    let rest = (url.strip_prefix("https://"))
+        .or_else(|| url.strip_prefix("http://"))
+        .filter(|rest| !rest.is_empty() && !rest.starts_with('/'));
+    match rest {
+        Some(_) => Ok(()),
+        None => Err(Error::Usage(format!(
+            "{from}: '{url}' is not an http:// or https:// URL (e.g. https://api.openai.com/v1)"
+        ))),
+    }
+}
+
+/// The comma-separated list in `env[name]`, each a name `danger::destructive_names` knows.
+pub(crate) fn destructive_names(
+    name: &str,
+    env: &HashMap<String, String>,
+) -> Result<Vec<String>, Error> {
+    let known = crate::tools::support::danger::destructive_names();
+    let names = comma_list(env.get(name).map_or("", String::as_str));
+    match names.iter().find(|n| !known.contains(&n.as_str())) {
+        Some(unknown) => Err(Error::Usage(format!(
+            "{name}: '{unknown}' is not one of {}",
+            known.join(", ")
+        ))),
+        None => Ok(names),
+    }
 }
 
 #[cfg(test)]
@@ -292,6 +379,28 @@ mod tests {
         assert_eq!(
             flag.to_string(),
             "--provider: 'claude' is not openai, anthropic or responses"
+        );
+    }
+
+    #[test]
+    fn numbers_outside_their_range_are_refused() {
+        let one = |name: &str, value: &str| {
+            let env = [(name.to_string(), value.to_string())].into();
+            config_from(&env).map_err(|e| e.to_string())
+        };
+        let err = one("CORECODER_MAX_TOKENS", " 0 ").unwrap_err();
+        assert_eq!(
+            err,
+            "CORECODER_MAX_TOKENS: '0' is out of range: it must be at least 1"
+        );
+        for bad in ["-0.1", "2.01", "inf", "NaN"] {
+            assert!(one("CORECODER_TEMPERATURE", bad).is_err(), "{bad}");
+        }
+        assert_eq!(one("CORECODER_TEMPERATURE", "2").unwrap().temperature, 2.0);
+        assert!(one("CORECODER_MAX_CONTEXT", "4095").is_err());
+        assert_eq!(
+            one("CORECODER_MAX_CONTEXT", "4096").unwrap().max_context,
+            4096
         );
     }
 

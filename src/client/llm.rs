@@ -164,8 +164,9 @@ impl Llm {
             Ok(response) => response,
             // Retry what a second try could fix; name the host, which the error does not.
             Err(e) => {
-                let why = format!("request to {} failed: {e}", net::host(&url));
-                return match http::is_transient(&e) {
+                let hopeless = net::hopeless(&e, &url);
+                let why = format!("request to {} failed: {e}{hopeless}", net::host(&url));
+                return match http::is_transient(&e) && hopeless.is_empty() {
                     true => Next::Retry { why, wait: None },
                     false => Next::Stop(Error::Api(why)),
                 };

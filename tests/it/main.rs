@@ -5,7 +5,8 @@
 //! sandbox, `pty` on a pseudo-terminal for the interactive REPL. The feature modules
 //! (`engine`, `retry`, `cli`, `tools`, `replay`, `repl`, `long`, `extend`, `hooks`, `mcp`,
 //! `scripting`, `safety`, `escape`, `walls`, `walls_calls`, `secrets`, `cost`, `cache_usage`, `bounds`, `danger`,
-//! `permissions_rules`, `markdown`, the dialects' `anthropic` and `responses`, and `guards`,
+//! `permissions_rules`, `markdown`, `careless` (settings and terminals given carelessly), the
+//! dialects' `anthropic` and `responses`, and `guards`,
 //! the tests written to catch what a redesign could break unseen) assert on what
 //! the binary printed, how it exited, what it sent and what it did to the files; `fuse` mounts
 //! the hung file system `bounds` reads from.
@@ -15,6 +16,7 @@
 mod anthropic;
 mod bounds;
 mod cache_usage;
+mod careless;
 mod cli;
 mod closed_output;
 mod consent_view;

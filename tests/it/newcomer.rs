@@ -235,7 +235,8 @@ fn api_errors_name_what_to_check() {
     assert!(out.stderr.contains(&from_file), "{out:?}");
     std::fs::remove_file(sandbox.path(".env")).expect("remove .env");
 
-    // A port nothing listens on: refused at once, retried with backoff, then named.
+    // A port nothing listens on (on loopback: a local server not started): named at once, not
+    // retried (`careless::a_closed_local_port_and_an_unknown_host_fail_at_once` times it).
     let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = closed.local_addr().expect("addr").port();
     drop(closed);

@@ -1,7 +1,8 @@
 //! What a connection needs that is no part of the chat protocol: the system's trusted roots
-//! (where each system keeps its CA bundle), the host part of a URL, whether it is loopback, and
-//! a request body read from its pieces. The LLM client (`client/http.rs`) builds its agent and
-//! sends its requests with these; nothing here opens a socket.
+//! (where each system keeps its CA bundle), the host part of a URL, whether it is loopback, a
+//! failed connection no retry can mend, and a request body read from its pieces. The LLM
+//! client (`client/http.rs`) builds its agent and sends its requests with these; nothing here
+//! opens a socket.
 
 use std::io::Read;
 use std::sync::Arc;
@@ -53,6 +54,26 @@ pub fn is_loopback(url: &str) -> bool {
     let host = host(url);
     let ip = host.parse::<std::net::IpAddr>();
     host == "localhost" || ip.is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Why a failed connection is not worth a retry, as ` (…)` to end its message; "" when a
+/// second try could mend it. Nothing listening on loopback is a local server not started, and a
+/// host the resolver does not know (std words it "failed to lookup address information: " and
+/// `gai_strerror(EAI_NONAME)`) stays unknown: both were retried for 15 s. A refusal elsewhere
+/// (a server restarting) and a lookup that may pass (`EAI_AGAIN`) are still retried.
+pub(crate) fn hopeless(error: &ureq::Error, url: &str) -> &'static str {
+    use std::io::ErrorKind;
+    const NO_HOST: &str = " (no such host: check the base URL)";
+    // SAFETY: gai_strerror returns a static NUL-terminated string for any code.
+    let no_name = unsafe { std::ffi::CStr::from_ptr(libc::gai_strerror(libc::EAI_NONAME)) };
+    match error {
+        ureq::Error::Io(e) if e.kind() == ErrorKind::ConnectionRefused && is_loopback(url) => {
+            " (nothing listens there: is the server running?)"
+        }
+        ureq::Error::Io(e) if e.to_string().ends_with(&*no_name.to_string_lossy()) => NO_HOST,
+        ureq::Error::HostNotFound => NO_HOST,
+        _ => "",
+    }
 }
 
 /// The host part of a URL (`https://openrouter.ai/api/v1` → `openrouter.ai`, `[::1]` → `::1`).
@@ -143,5 +164,34 @@ mod tests {
         assert!(is_loopback("http://[::1]:8000/v1"));
         assert!(!is_loopback("https://api.openai.com/v1"));
         assert!(!is_loopback("https://127.example.com/v1"));
+    }
+
+    /// Refused on loopback and an unknown host end at once; the same refusal elsewhere, a
+    /// lookup that may pass and a timeout are retried (`hopeless` says nothing).
+    #[test]
+    fn what_no_retry_can_mend() {
+        use std::io::{Error as Io, ErrorKind};
+        let refused = || ureq::Error::Io(Io::new(ErrorKind::ConnectionRefused, "refused"));
+        // As std words a failed `getaddrinfo`: its fixed words, then the C library's.
+        let lookup = |code: libc::c_int| {
+            // SAFETY: gai_strerror returns a static NUL-terminated string for any code.
+            let why = unsafe { std::ffi::CStr::from_ptr(libc::gai_strerror(code)) };
+            let said = format!(
+                "failed to lookup address information: {}",
+                why.to_string_lossy()
+            );
+            ureq::Error::Io(Io::other(said))
+        };
+        let local = "http://127.0.0.1:9/v1";
+        assert!(hopeless(&refused(), local).contains("is the server running?"));
+        assert_eq!(hopeless(&refused(), "https://api.example.com/v1"), "");
+        let unknown = lookup(libc::EAI_NONAME);
+        assert!(hopeless(&unknown, "http://x.invalid").contains("no such host"));
+        let again = lookup(libc::EAI_AGAIN);
+        assert_eq!(hopeless(&again, "http://x.invalid"), "");
+        assert_eq!(
+            hopeless(&ureq::Error::Timeout(ureq::Timeout::Connect), local),
+            ""
+        );
     }
 }
