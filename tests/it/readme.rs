@@ -294,3 +294,105 @@ fn every_path_the_readme_and_docs_name_exists() {
         problems.join("\n")
     );
 }
+
+/// Every figure the README states is one a test checks (issue 30): each number in its prose
+/// (code and links left out) must be one a check below finds and verifies, so a new figure
+/// comes with its check. The size sentence and the ignored tests are checked above and in
+/// `figures`; `127.0.0.1` and the HTTP status `400` are names, not figures.
+#[test]
+fn every_figure_the_readme_states_is_checked() {
+    let readme = prose(&read("README.md"));
+    let manifest = read("Cargo.toml");
+    let soak = read("tests/it/soak.rs");
+    let words = [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+    ];
+    let value = |said: &str| -> usize {
+        match words.iter().position(|w| said.eq_ignore_ascii_case(w)) {
+            Some(n) => n,
+            None => said.replace(',', "").parse().expect("a number"),
+        }
+    };
+    let first = |pattern: &str, text: &str| -> String {
+        let found = Regex::new(pattern).expect("a pattern").captures(text);
+        found
+            .unwrap_or_else(|| panic!("{pattern} not found"))
+            .get(1)
+            .expect("a group")
+            .as_str()
+            .to_string()
+    };
+    let code_lines = |file: &str| {
+        let text = read(file);
+        (text.lines())
+            .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("//"))
+            .count()
+    };
+    let team = first(r"over (\w+) workers", &read("examples/team.rs"));
+    let steps = first(r"(\w+) steps", &read("examples/new_tool.rs"));
+    let default_soak = value(&first(r"\(first\.\.first \+ (\d+)\)", &soak)) + 1;
+    let ignored_soak = value(&first(r#"CORECODER_SOAK_SESSIONS", (\d+)\)"#, &soak));
+    // The dialects `--provider` chooses from: chat completions, the default, and the others.
+    let dialects = first(r"enum Dialect \{([^}]*)\}", &read("src/core/config.rs"));
+    let providers = dialects.matches(',').count();
+    let tools = Regex::new(r"\npub(?:\(crate\))? fn ")
+        .expect("a pattern")
+        .find_iter(&read("src/tools/schemas.rs"))
+        .count();
+    // (where the README says it, the figure's group, what it must be)
+    let checks: Vec<(&str, usize)> = vec![
+        (r"Rust (\d+\.\d+) or newer", 0),
+        (r"loop, (\w+) tools", tools),
+        (r"the ([\d,]+)-session soak", ignored_soak),
+        (r"a (\d+)-session soak runs by default", default_soak),
+        (
+            r"`?code`? is the plain agent a fork keeps, in (\d+) lines",
+            code_lines("examples/minimal.rs"),
+        ),
+        (
+            r"the library in (\d+) lines",
+            code_lines("examples/embed.rs"),
+        ),
+        (r"the (\d+)-step recipe", value(&steps)),
+        (r"with (\w+) workers", value(&team)),
+        (r"(\w+) other APIs, chosen with", providers - 1),
+    ];
+    let rust = first(r#"rust-version = "([\d.]+)""#, &manifest);
+    let mut covered: Vec<(usize, usize)> = Vec::new();
+    for (pattern, expected) in &checks {
+        let found = Regex::new(pattern).expect("a pattern").captures(&readme);
+        let found = found.unwrap_or_else(|| panic!("the README no longer says {pattern:?}"));
+        let said = found.get(1).expect("a group");
+        match *expected {
+            0 => assert_eq!(said.as_str(), rust, "the README's Rust version"),
+            n => assert_eq!(value(said.as_str()), n, "the README says {:?}", &found[0]),
+        }
+        covered.push((said.start(), said.end()));
+    }
+    // Checked by `the_readme_states_the_size_of_the_core_and_of_src` and
+    // `figures::every_ignored_test_is_named_in_the_readme`.
+    let size = r"is \d+ files and [\d,]+ lines;\s+the whole of code is \d+ files and [\d,]+ lines";
+    for spans in [size, r"(?i)\b(\w+)\s+tests?\s+(?:are|is)\s+ignored"] {
+        for found in Regex::new(spans).expect("a pattern").captures_iter(&readme) {
+            covered.push((
+                found.get(0).expect("a match").start(),
+                found.get(0).expect("a match").end(),
+            ));
+        }
+    }
+    let figure =
+        Regex::new(r"(?i)\b(\d[\d,.]*\d|\d|zero|two|three|four|five|six|seven|eight|nine)\b")
+            .expect("a pattern");
+    let names = ["127.0.0.1", "400"];
+    for found in figure.find_iter(&readme) {
+        let inside = covered
+            .iter()
+            .any(|(start, end)| *start <= found.start() && found.end() <= *end);
+        assert!(
+            inside || names.contains(&found.as_str()),
+            "the README states {:?} ({:?}) and no test checks it: add its check here",
+            found.as_str(),
+            &readme[found.start().saturating_sub(40)..(found.end() + 20).min(readme.len())]
+        );
+    }
+}
