@@ -9,6 +9,7 @@
 //! A request the provider accepted is billed even when its reply never completes (Ctrl+C, a
 //! stream that broke and was retried): those are counted too, estimated and marked so.
 
+use crate::driver::Repl;
 use crate::run::{Output, Sandbox, finish, run_with, spawn_with};
 use crate::server::{Recorded, Reply, Server};
 use crate::sse;
@@ -385,4 +386,25 @@ fn a_run_that_gave_up_still_counts_what_was_billed() {
     assert_eq!(usage["source"], "estimated", "{result}");
     assert_eq!(usage["estimated_requests"], 5, "{result}");
     assert!(result["total_cost_usd"].as_f64() > Some(0.0), "{result}");
+}
+
+/// `/tokens` in the REPL after Ctrl+C mid-answer: the interrupted request is counted and
+/// priced, and the line says it is an estimate (it read `0 prompt + 0 completion · $0.0000`).
+#[test]
+fn tokens_after_ctrl_c_counts_the_interrupted_request() {
+    let sandbox = Sandbox::new("cost_interrupted_repl");
+    let body = partial_answer() + &sse::content("the end of the part");
+    let script = vec![Reply::SseThenStall { body, ms: 20_000 }];
+    let mut repl = Repl::start(&sandbox, &["-m", "gpt-4.1"], script);
+    repl.enter("tell me");
+    repl.expect("the end of the part");
+    repl.pty.send("\x03");
+    repl.idle();
+    repl.turn("/tokens", "tokens:");
+    let screen = repl.pty.screen();
+    let shown = &screen[screen.rfind("tokens:").expect("the line")..];
+    assert!(!shown.starts_with("tokens: 0 prompt"), "{shown}");
+    assert!(!shown.contains("+ 0 completion"), "{shown}");
+    assert!(!shown.contains("$0.0000"), "{shown}");
+    assert!(shown.contains("1 request was cut off"), "{shown}");
 }
