@@ -36,9 +36,10 @@ pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
     }
     // A reader that went away (`| head -1`) has no use for the rest: the run stops.
     let cancel = agent.cancel.clone();
+    let account = agent.extras.account().clone();
     let mut closed = false;
     let result = agent.run(task, &mut |event| {
-        if let (true, false, Some(line)) = (streaming, closed, event_json(&event))
+        if let (true, false, Some(line)) = (streaming, closed, event_json(&event, &account))
             && !print_line(&line)
         {
             closed = true;
@@ -72,7 +73,7 @@ pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
         "num_rounds": agent.rounds_used,
         "history_rewrites": agent.extras.rewrites(),
         "duration_ms": started.elapsed().as_millis() as u64,
-        "usage": usage_json(&usage),
+        "usage": usage_json(&usage, agent.extras.account()),
         "total_cost_usd": cost,
         "cost_unknown_reason": cost_unknown_reason,
     }));
@@ -80,7 +81,7 @@ pub fn run(agent: &mut Agent, task: &str, format: OutputFormat) -> i32 {
 }
 
 /// One `stream-json` line for an agent event; `None` for what scripts need not see.
-fn event_json(event: &Event) -> Option<Value> {
+fn event_json(event: &Event, account: &Account) -> Option<Value> {
     let line = match event {
         Event::Text(text) => json!({"type": "text", "text": text}),
         Event::Reasoning(text) => json!({"type": "reasoning", "text": text}),
@@ -97,7 +98,9 @@ fn event_json(event: &Event) -> Option<Value> {
             let is_error = *kind != ResultKind::Ran;
             json!({"type": "tool_result", "name": name, "content": text, "is_error": is_error})
         }
-        Event::Replied { usage } => json!({"type": "usage", "usage": usage_json(usage)}),
+        Event::Replied { usage } => {
+            json!({"type": "usage", "usage": usage_json(usage, account)})
+        }
         Event::Notice(text) => json!({"type": "notice", "text": text}),
         Event::Requesting { .. } | Event::Proposed { .. } | Event::CallReady(_) => return None,
     };
@@ -121,10 +124,20 @@ fn cost_json(account: &Account) -> (Value, Value) {
     }
 }
 
-/// `cache_hit_rate` is cached ÷ input tokens, from 0 to 1, `null` before any input token.
-fn usage_json(usage: &Usage) -> Value {
+/// `cache_hit_rate` is cached ÷ input tokens, from 0 to 1, `null` before any input token;
+/// `source` says whose figures these are: `provider`, `estimated` (corecoder's, for every
+/// request: cut off, or answered without usage) or `partly_estimated`, as `requests` and
+/// `estimated_requests` count them.
+fn usage_json(usage: &Usage, account: &Account) -> Value {
+    let (requests, estimated) = account.requests();
+    let source = match estimated {
+        0 => "provider",
+        _ if estimated == requests => "estimated",
+        _ => "partly_estimated",
+    };
     json!({"input_tokens": usage.prompt_tokens, "output_tokens": usage.completion_tokens,
-        "cached_input_tokens": usage.cached_tokens, "cache_hit_rate": cache_hit_rate(usage)})
+        "cached_input_tokens": usage.cached_tokens, "cache_hit_rate": cache_hit_rate(usage),
+        "source": source, "requests": requests, "estimated_requests": estimated})
 }
 
 /// A whole line at once, flushed, so a reader never sees half an event. False if stdout is

@@ -137,9 +137,7 @@ impl Llm {
         });
         if cancel.load(Ordering::Relaxed) {
             // A shut-down agent refuses every later request, so the next one gets a new agent.
-            if let Ok(mut agent) = self.http.lock() {
-                *agent = http::agent(&self.config);
-            }
+            *self.http.lock().unwrap_or_else(PoisonError::into_inner) = http::agent(&self.config);
             return Next::Stop(Error::Interrupted);
         }
         next
@@ -185,9 +183,7 @@ impl Llm {
         let (head, body) = response.into_parts();
         let (mut body, mut start) = (BufReader::new(body.into_reader()), vec![]);
         // A 200 that is not an event stream: a whole completion, or a page or error that fails.
-        let trace = |content_type: &str, text: &str| {
-            extras.account().trace_not_a_stream(content_type, text);
-        };
+        let trace = |kind: &str, text: &str| extras.account().trace_not_a_stream(kind, text);
         match self
             .quirks
             .not_a_stream(&head.headers, &mut body, &mut start, &trace, on_event)
@@ -198,13 +194,17 @@ impl Llm {
         }
         // The line already read goes first, as if it had never been taken out.
         let mut body = Cursor::new(start).chain(body);
-        let mut reader = extras.account().tee(&mut body);
+        let (mut reader, mut arrived) = (extras.account().tee(&mut body), String::new());
+        let on_event = &mut |event: Event| extras.account().saw(&mut arrived, event, on_event);
         match extras
             .dialect()
             .read_stream(&self.config, &mut reader, cancel, &limits, on_event)
         {
             Ok(reply) => Next::Replied(reply),
-            Err(error) => stream_failure(error, &self.config),
+            Err(error) => {
+                extras.account().cut_off(&self.config, messages, &arrived);
+                stream_failure(error, &self.config)
+            }
         }
     }
 

@@ -3,21 +3,21 @@
 //!
 //! The LLM client reports here through the `Extras` seam it is handed per call: it checks the
 //! budget before a request, asks which model to use, counts each reply and traces what it
-//! sent and read. `Account::default()` has the built-in prices, an empty ledger, no trace and
-//! no fallback taken. Nothing here sends a request or decides to retry one.
+//! sent and read, and counts a reply that was cut off (Ctrl+C, a broken stream) from what
+//! arrived, which the provider bills all the same. `Account::default()` has the
+//! built-in prices, an empty ledger, no trace and no fallback taken. Nothing here sends a
+//! request or decides to retry one.
 
 use crate::core::config::Config;
 use crate::core::consent::Plan;
 use crate::core::event::{Error, Event};
 use crate::core::message::{Message, Reply, Usage};
-use crate::core::prompt;
-use crate::extras::cost::ledger::Ledger;
+use crate::extras::cost::ledger::{Counted, Ledger};
 use crate::extras::cost::{self, PriceTable};
 use crate::extras::trace::{Tee, Trace};
 use serde_json::{Value, json};
 use std::io::BufRead;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Shared by the main agent, its sub-agents and the `Llm` a `/model` switch makes: cloning
@@ -31,8 +31,6 @@ pub struct Account {
     trace: Option<Arc<Trace>>,
     /// How many of `CORECODER_FALLBACK_MODELS` were taken, and the one in use.
     fallback: Arc<Mutex<(usize, Option<String>)>>,
-    /// Some reply came without usage, so its tokens were estimated; the summary says so.
-    estimated: Arc<AtomicBool>,
 }
 
 impl Default for Account {
@@ -42,7 +40,6 @@ impl Default for Account {
             ledger: Arc::default(),
             trace: None,
             fallback: Arc::default(),
-            estimated: Arc::default(),
         }
     }
 }
@@ -142,18 +139,44 @@ impl Account {
 
     /// Add this reply's usage to the session totals, estimating when the provider sent none.
     pub fn count(&self, model: &str, reply: &Reply, messages: &[Message]) {
-        let usage = match &reply.usage {
-            Some(usage) => cost::believable(usage, || {
-                self.estimated.store(true, Ordering::Relaxed);
-                estimate_usage(reply, messages)
-            }),
-            None => {
-                self.estimated.store(true, Ordering::Relaxed);
-                estimate_usage(reply, messages)
+        let (usage, counted) = match &reply.usage {
+            Some(usage) if cost::impossible(usage).is_empty() => (usage.clone(), Counted::Reported),
+            Some(usage) => {
+                let believable = cost::believable(usage, || cost::estimate(reply, messages));
+                (believable, Counted::Unreported)
             }
+            None => (cost::estimate(reply, messages), Counted::Unreported),
         };
+        self.record(model, &usage, counted);
+    }
+
+    /// Keep in `arrived` what `event` carries of a reply as it streams (text, reasoning, the
+    /// arguments of calls already complete; not those of a call still streaming), for
+    /// `cut_off`; and pass it on.
+    pub(crate) fn saw(&self, arrived: &mut String, event: Event, on_event: &mut dyn FnMut(Event)) {
+        match event {
+            Event::Text(text) | Event::Reasoning(text) => arrived.push_str(text),
+            Event::CallReady(call) => arrived.push_str(&call.arguments),
+            _ => {}
+        }
+        on_event(event);
+    }
+
+    /// The reply began (the provider answered 200) and was cut off before its usage came:
+    /// Ctrl+C, or a stream that broke. The request is billed all the same, so it is counted,
+    /// estimated from what was sent (`messages`) and what `arrived`.
+    pub(crate) fn cut_off(&self, config: &Config, messages: &[Message], arrived: &str) {
+        let reply = Reply {
+            text: arrived.to_string(),
+            ..Reply::default()
+        };
+        let usage = cost::estimate(&reply, messages);
+        self.record(&self.model(config), &usage, Counted::CutOff);
+    }
+
+    fn record(&self, model: &str, usage: &Usage, counted: Counted) {
         if let Ok(mut ledger) = self.ledger.lock() {
-            ledger.record(&self.prices, model, &usage);
+            ledger.record(&self.prices, model, usage, counted);
         }
     }
 
@@ -181,12 +204,18 @@ impl Account {
         self.ledger().unpriced_models()
     }
 
-    /// Tokens and dollars so far, as one line (`/tokens`, the end of a `-p` run).
+    /// How many requests were counted, and how many of them from corecoder's estimate.
+    pub(crate) fn requests(&self) -> (u64, u64) {
+        self.ledger().requests()
+    }
+
+    /// Tokens and dollars so far, as one line (`/tokens`, the end of a `-p` run), saying which
+    /// part is estimated and why.
     pub fn cost_summary(&self) -> String {
-        let summary = self.ledger().summary();
-        match self.estimated.load(Ordering::Relaxed) {
-            true => format!("{summary} (partly estimated: the provider did not report usage)"),
-            false => summary,
+        let ledger = self.ledger();
+        match ledger.estimates() {
+            Some(estimates) => format!("{} {estimates}", ledger.summary()),
+            None => ledger.summary(),
         }
     }
 
@@ -249,26 +278,6 @@ fn unknown_price(model: &str, pricing_file: &Path) -> String {
     )
 }
 
-/// The same per-content-type estimate compaction uses, for providers that report no usage.
-fn estimate_usage(reply: &Reply, messages: &[Message]) -> Usage {
-    let arguments: String = reply
-        .tool_calls
-        .iter()
-        .map(|c| c.arguments.as_str())
-        .collect();
-    let completion = [&reply.text, &reply.reasoning, &arguments];
-    Usage {
-        prompt_tokens: prompt::estimate_messages(messages) as u64,
-        completion_tokens: completion
-            .iter()
-            .map(|t| crate::tools::support::tokens::estimate_text(t))
-            .sum::<usize>() as u64,
-        cached_tokens: 0,
-        cache_write_tokens: 0,
-        cost: None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -314,5 +323,27 @@ mod tests {
         assert!(!reports_cost("https://openrouter.ai.example.com/v1"));
         assert!(!reports_cost("https://example.com/openrouter.ai/v1"));
         assert!(!reports_cost("https://api.openai.com/v1"));
+    }
+
+    /// What streamed is passed on unchanged and kept; a cut-off reply is counted at the model
+    /// in use, from the history sent and what arrived, and said to be an estimate.
+    #[test]
+    fn a_cut_off_reply_is_counted_from_what_arrived() {
+        let (account, mut arrived, mut shown) = (Account::default(), String::new(), 0);
+        let mut on_event = |_: Event| shown += 1;
+        let words = "word ".repeat(100);
+        account.saw(&mut arrived, Event::Text(&words), &mut on_event);
+        account.saw(&mut arrived, Event::Reasoning("hmm"), &mut on_event);
+        account.saw(&mut arrived, Event::Notice("aside"), &mut on_event);
+        assert_eq!((shown, arrived.len()), (3, 503));
+        let history = [Message::user(&"a long question ".repeat(50))];
+        account.cut_off(&Config::default(), &history, &arrived);
+        let usage = account.usage();
+        assert!(usage.prompt_tokens > 100, "{usage:?}");
+        assert!(usage.completion_tokens > 100, "{usage:?}");
+        assert_eq!(account.requests(), (1, 1));
+        assert!(account.dollars() > 0.0);
+        let said = "(estimated: 1 request was cut off before the provider reported usage)";
+        assert!(account.cost_summary().ends_with(said));
     }
 }

@@ -1,6 +1,6 @@
 //! Honest cost: what one request costs in US dollars, and what cannot be known.
 //!
-//! `Ledger::record` (in `cost/ledger.rs`) asks `dollars_for` after every completed request:
+//! `Ledger::record` (in `cost/ledger.rs`) asks `dollars_for` after every request it counts:
 //! the provider's own figure if the reply carried one (OpenRouter's `usage.cost`), else the
 //! price of the request's model from the built-in table (`cost/prices.rs`, each row naming its
 //! source), overridden or extended by `~/.corecoder/pricing.json`.
@@ -15,7 +15,7 @@ pub mod ledger;
 mod prices;
 
 use crate::core::event::Event;
-use crate::core::message::Usage;
+use crate::core::message::{Message, Reply, Usage};
 use crate::tools::support::files;
 use serde::Deserialize;
 use std::path::Path;
@@ -257,6 +257,27 @@ pub fn dollars_for(table: &PriceTable, model: &str, usage: &Usage) -> Option<f64
     // A negative or infinite figure is not a bill: fall back to the table.
     let reported = usage.cost.filter(|cost| cost.is_finite() && *cost >= 0.0);
     reported.or_else(|| Some(request_cost(&table.price(model)?, usage)))
+}
+
+/// What `reply` to `messages` used, by the same per-content-type estimate compaction uses:
+/// for a reply without usage, with an impossible one, or cut off before its usage came.
+pub(crate) fn estimate(reply: &Reply, messages: &[Message]) -> Usage {
+    let arguments: String = reply
+        .tool_calls
+        .iter()
+        .map(|c| c.arguments.as_str())
+        .collect();
+    let completion = [&reply.text, &reply.reasoning, &arguments];
+    Usage {
+        prompt_tokens: crate::core::prompt::estimate_messages(messages) as u64,
+        completion_tokens: completion
+            .iter()
+            .map(|t| crate::tools::support::tokens::estimate_text(t))
+            .sum::<usize>() as u64,
+        cached_tokens: 0,
+        cache_write_tokens: 0,
+        cost: None,
+    }
 }
 
 #[cfg(test)]

@@ -186,6 +186,10 @@ pub mod account {
             config.model.clone()
         }
         pub fn count(&self, _: &str, _: &Reply, _: &[Message]) {}
+        pub(crate) fn saw(&self, _: &mut String, event: Event, on_event: &mut dyn FnMut(Event)) {
+            on_event(event);
+        }
+        pub(crate) fn cut_off(&self, _: &Config, _: &[Message], _: &str) {}
         pub fn fall_back(
             &self,
             _: &Config,

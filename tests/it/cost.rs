@@ -5,8 +5,12 @@
 //! Each test runs `corecoder -p` against the scripted server and reads the exit code, what was
 //! printed and how many requests arrived. OpenRouter is played by the same loopback server:
 //! the base URL names openrouter.ai and `HTTP_PROXY` sends the request to the server.
+//!
+//! A request the provider accepted is billed even when its reply never completes (Ctrl+C, a
+//! stream that broke and was retried): those are counted too, estimated and marked so.
 
-use crate::run::{Output, Sandbox, run_with};
+use crate::driver::Repl;
+use crate::run::{Output, Sandbox, finish, run_with, spawn_with};
 use crate::server::{Recorded, Reply, Server};
 use crate::sse;
 use serde_json::{Value, json};
@@ -14,6 +18,7 @@ use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
+use std::time::Duration;
 
 /// Run `-p TASK FLAGS` in `sandbox` against `script`, at the server's own URL.
 fn check(sandbox: &Sandbox, flags: &[&str], script: Vec<Reply>) -> (Output, Vec<Recorded>) {
@@ -251,4 +256,155 @@ fn json_reports_an_unknown_cost_as_null_and_says_why() {
     let dollars = result["total_cost_usd"].as_f64().expect("a number");
     assert!((dollars - 0.0028).abs() < 1e-9, "{result}");
     assert_eq!(result["cost_unknown_reason"], Value::Null, "{result}");
+}
+
+/// The first part of an answer, about 250 tokens, as a reply that is cut off sends it.
+fn partial_answer() -> String {
+    sse::role() + &sse::content(&"word ".repeat(250))
+}
+
+/// `-p` on gpt-4.1 with `flags` against a reply that stalls after `partial_answer`, and
+/// Ctrl+C once that part has arrived.
+fn interrupted(sandbox: &Sandbox, flags: &[&str]) -> Output {
+    let body = partial_answer();
+    let server = Server::start(vec![Reply::SseThenStall { body, ms: 30_000 }]);
+    let url = server.url();
+    let env = [
+        ("CORECODER_API_KEY", "sk-test"),
+        ("OPENAI_BASE_URL", url.as_str()),
+    ];
+    let args = [&["-p", "do the task", "-m", "gpt-4.1"], flags].concat();
+    let child = spawn_with(&args, &env, sandbox);
+    let arrived = server.wait_for_requests(1, Duration::from_secs(20));
+    // The partial answer is written at once; this leaves it time to be read.
+    thread::sleep(Duration::from_millis(1_000));
+    // SAFETY: our own child, still unreaped (we have not waited on it).
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let out = finish(child);
+    assert!(arrived, "no request arrived; {out:?}");
+    assert_eq!(out.code, 130, "{out:?}");
+    out
+}
+
+/// The end-of-run line's prompt and completion counts: `tokens: 1,234 prompt + 56 completion`.
+fn summary_counts(out: &Output) -> (u64, u64) {
+    let line = (out.stderr.lines())
+        .find(|line| line.contains("tokens: "))
+        .unwrap_or_else(|| panic!("no summary line: {out:?}"));
+    let number = |after: &str, before: &str| -> u64 {
+        let start = line.find(after).expect("the word") + after.len();
+        let end = start + line[start..].find(before).expect("the next word");
+        line[start..end]
+            .trim()
+            .replace(',', "")
+            .parse()
+            .expect("a count")
+    };
+    (number("tokens: ", " prompt"), number("+ ", " completion"))
+}
+
+/// The first point: Ctrl+C mid-answer read as 0 tokens and $0.0000. The request was
+/// sent and answered in part, so it is billed: the end-of-run line counts it, priced, and
+/// says it is an estimate; the JSON's `usage` says `estimated` and the cost is not 0.0.
+#[test]
+fn an_interrupted_reply_is_counted_as_an_estimate() {
+    let sandbox = Sandbox::new("cost_interrupted");
+    let out = interrupted(&sandbox, &[]);
+    let (prompt, completion) = summary_counts(&out);
+    assert!(prompt > 0 && completion >= 200, "{out:?}");
+    assert!(!out.stderr.contains("$0.0000"), "{out:?}");
+    assert!(out.stderr.contains("estimated"), "{out:?}");
+    assert!(out.stderr.contains("1 request was cut off"), "{out:?}");
+
+    let out = interrupted(&sandbox, &["--output-format", "json"]);
+    let result = result_object(&out);
+    assert_eq!(result["subtype"], "interrupted", "{result}");
+    let usage = &result["usage"];
+    assert!(usage["input_tokens"].as_u64() > Some(0), "{result}");
+    assert!(usage["output_tokens"].as_u64() >= Some(200), "{result}");
+    assert_eq!(usage["source"], "estimated", "{result}");
+    assert_eq!(usage["estimated_requests"], 1, "{result}");
+    assert!(result["total_cost_usd"].as_f64() > Some(0.0), "{result}");
+}
+
+/// Two streams that broke mid-answer, then a whole reply reporting 1,000 + 100 tokens: three
+/// requests, all billed. The two broken ones are counted as estimates, the third as reported,
+/// and every figure says which it is.
+#[test]
+fn streams_broken_and_retried_are_counted() {
+    let sandbox = Sandbox::new("cost_retried");
+    let script = || {
+        vec![
+            Reply::SseThenDrop(partial_answer()),
+            Reply::SseThenDrop(partial_answer()),
+            answer_with("done", sse::usage(1_000, 100)),
+        ]
+    };
+    let (out, requests) = check(&sandbox, &["-m", "gpt-4.1"], script());
+    assert_eq!((out.code, requests.len()), (0, 3), "{out:?}");
+    let (prompt, completion) = summary_counts(&out);
+    assert!(prompt > 1_000 && completion >= 500, "{out:?}");
+    assert!(
+        out.stderr.contains("2 of 3 requests were cut off"),
+        "{out:?}"
+    );
+
+    let flags = ["-m", "gpt-4.1", "--output-format", "stream-json"];
+    let (out, requests) = check(&sandbox, &flags, script());
+    assert_eq!((out.code, requests.len()), (0, 3), "{out:?}");
+    let lines: Vec<Value> = (out.stdout.lines())
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect();
+    let usage_line = lines.iter().find(|line| line["type"] == "usage");
+    let usage_line = usage_line.unwrap_or_else(|| panic!("no usage line: {out:?}"));
+    let result = lines.last().expect("the result");
+    for usage in [&usage_line["usage"], &result["usage"]] {
+        assert_eq!(usage["source"], "partly_estimated", "{usage}");
+        assert_eq!(usage["requests"], 3, "{usage}");
+        assert_eq!(usage["estimated_requests"], 2, "{usage}");
+        assert!(usage["output_tokens"].as_u64() >= Some(500), "{usage}");
+    }
+    // gpt-4.1 at $2 + $8 per million: the reported request alone is $0.0028.
+    assert!(result["total_cost_usd"].as_f64() > Some(0.0028), "{result}");
+}
+
+/// Five streams that broke (the first try and four retries), then the run fails: five billed
+/// requests, not 0 tokens and $0.0.
+#[test]
+fn a_run_that_gave_up_still_counts_what_was_billed() {
+    let sandbox = Sandbox::new("cost_gave_up");
+    let script = (0..5)
+        .map(|_| Reply::SseThenDrop(partial_answer()))
+        .collect();
+    let flags = ["-m", "gpt-4.1", "--output-format", "json"];
+    let (out, requests) = check(&sandbox, &flags, script);
+    assert_eq!((out.code, requests.len()), (1, 5), "{out:?}");
+    let result = result_object(&out);
+    let usage = &result["usage"];
+    assert!(usage["input_tokens"].as_u64() > Some(0), "{result}");
+    assert!(usage["output_tokens"].as_u64() >= Some(1_000), "{result}");
+    assert_eq!(usage["source"], "estimated", "{result}");
+    assert_eq!(usage["estimated_requests"], 5, "{result}");
+    assert!(result["total_cost_usd"].as_f64() > Some(0.0), "{result}");
+}
+
+/// `/tokens` in the REPL after Ctrl+C mid-answer: the interrupted request is counted and
+/// priced, and the line says it is an estimate (it read `0 prompt + 0 completion · $0.0000`).
+#[test]
+fn tokens_after_ctrl_c_counts_the_interrupted_request() {
+    let sandbox = Sandbox::new("cost_interrupted_repl");
+    let body = partial_answer() + &sse::content("the end of the part");
+    let script = vec![Reply::SseThenStall { body, ms: 20_000 }];
+    let mut repl = Repl::start(&sandbox, &["-m", "gpt-4.1"], script);
+    repl.enter("tell me");
+    repl.expect("the end of the part");
+    repl.pty.send("\x03");
+    repl.idle();
+    repl.turn("/tokens", "tokens:");
+    let screen = repl.pty.screen();
+    let shown = &screen[screen.rfind("tokens:").expect("the line")..];
+    assert!(!shown.starts_with("tokens: 0 prompt"), "{shown}");
+    assert!(!shown.contains("+ 0 completion"), "{shown}");
+    assert!(!shown.contains("$0.0000"), "{shown}");
+    assert!(shown.contains("1 request was cut off"), "{shown}");
 }

@@ -241,6 +241,7 @@ fn absurd_token_counts_are_clamped_and_said() {
         assert!(input < 1_000_000 && output < 1_000_000, "{usage}: {result}");
         let dollars = result["total_cost_usd"].as_f64().unwrap_or(f64::MAX);
         assert!((0.0..1.0).contains(&dollars), "{usage}: {result}");
+        assert_eq!(result["usage"]["source"], "estimated", "{usage}: {result}");
 
         let server = Server::start(vec![answer_with_usage(usage)]);
         let args = [
@@ -270,6 +271,7 @@ fn absurd_token_counts_are_clamped_in_tokens() {
     let shown = &screen[screen.rfind("tokens:").unwrap()..];
     assert!(!shown.contains("18,446,744"), "{shown}");
     assert!(!shown.contains("-5"), "{shown}");
+    assert!(shown.contains("without usable token counts"), "{shown}");
 }
 
 /// A 24-hour bash timeout is capped, and the result says so.

@@ -1,8 +1,9 @@
 //! What a session spent: tokens and dollars per request, summed for the session and per model.
 //!
-//! After every completed request the LLM client calls `Ledger::record` with the model that
-//! request used and its `Usage`; `/tokens`, the end of a `-p` run and `--output-format json`
-//! read the totals. One ledger serves a whole session: sub-agents, summaries and `/model`
+//! After every request the provider accepted the LLM client calls `Ledger::record` with the
+//! model that request used, its `Usage` and whether the provider reported it (`Counted`: a reply
+//! cut off by Ctrl+C or a broken stream is billed all the same, so it is counted, estimated);
+//! `/tokens`, the end of a `-p` run and `--output-format json` read the totals. One ledger serves a whole session: sub-agents, summaries and `/model`
 //! switches share it. It does not decide prices (`cost.rs` does) or enforce `--max-cost`
 //! (`extras/account.rs` does).
 
@@ -15,6 +16,21 @@ use crate::core::message::Usage;
 pub struct Ledger {
     total: Spend,
     models: Vec<(String, Spend)>,
+    /// Requests counted from corecoder's estimate, not the provider's figures.
+    unreported: u64,
+    cut_off: u64,
+}
+
+/// Where a request's figures came from (`pub` only because `Ledger::record`, which takes it, is).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counted {
+    /// The provider's usage, as it reported it.
+    Reported,
+    /// corecoder's estimate: the reply carried no usage, or an impossible one.
+    Unreported,
+    /// corecoder's estimate of what was sent and what arrived: the reply was cut off (Ctrl+C,
+    /// a broken stream) before the provider reported usage.
+    CutOff,
 }
 
 /// What some requests used and cost.
@@ -57,8 +73,13 @@ impl Spend {
 impl Ledger {
     /// Account one request at the model it used, priced now: a later `/model` switch never
     /// re-prices it. Unknown price: its tokens count, its dollars are unknown.
-    pub fn record(&mut self, table: &PriceTable, model: &str, usage: &Usage) {
+    pub fn record(&mut self, table: &PriceTable, model: &str, usage: &Usage, counted: Counted) {
         let dollars = dollars_for(table, model, usage);
+        match counted {
+            Counted::Reported => {}
+            Counted::Unreported => self.unreported += 1,
+            Counted::CutOff => self.cut_off += 1,
+        }
         self.total.add(usage, dollars);
         match self.models.iter_mut().find(|(known, _)| known == model) {
             Some((_, spend)) => spend.add(usage, dollars),
@@ -72,6 +93,39 @@ impl Ledger {
 
     pub fn usage(&self) -> Usage {
         self.total.usage.clone()
+    }
+
+    /// How many requests were counted, and how many of them from corecoder's estimate.
+    pub(crate) fn requests(&self) -> (u64, u64) {
+        let all = self.total.priced_requests + self.total.unpriced_requests;
+        (all, self.unreported + self.cut_off)
+    }
+
+    /// What the summary adds when some figures are estimates, e.g. `(partly estimated: 2 of 3
+    /// requests were cut off before the provider reported usage)`; `None` when none is.
+    pub(crate) fn estimates(&self) -> Option<String> {
+        let (all, estimated) = self.requests();
+        let some = |n: u64| match (n, n == all) {
+            (1, true) => "1 request was".to_string(),
+            (n, true) => format!("{n} requests were"),
+            (1, false) => format!("1 of {all} requests was"),
+            (n, false) => format!("{n} of {all} requests were"),
+        };
+        let mut why = Vec::new();
+        if self.cut_off > 0 {
+            let cut = some(self.cut_off);
+            why.push(format!("{cut} cut off before the provider reported usage"));
+        }
+        if self.unreported > 0 {
+            let without = some(self.unreported);
+            why.push(format!("{without} answered without usable token counts"));
+        }
+        let how = if estimated == all {
+            "estimated"
+        } else {
+            "partly estimated"
+        };
+        (!why.is_empty()).then(|| format!("({how}: {})", why.join("; ")))
     }
 
     /// Dollars of the priced requests (a lower bound when `total_dollars` is `None`).
@@ -160,8 +214,8 @@ mod tests {
         let first = usage(1_000, 0, 100);
         let second = usage(2_000, 500, 300);
         let mut ledger = Ledger::default();
-        ledger.record(&table, "cheap", &first);
-        ledger.record(&table, "openrouter/dear", &second);
+        ledger.record(&table, "cheap", &first, Counted::Reported);
+        ledger.record(&table, "openrouter/dear", &second, Counted::Reported);
         let expected = request_cost(&cheap, &first) + request_cost(&dear, &second);
         assert!(close(ledger.dollars(), expected));
         assert_eq!(ledger.usage(), usage(3_000, 500, 400));
@@ -172,15 +226,15 @@ mod tests {
     fn unknown_models_count_tokens_but_not_dollars() {
         let table = table_with(&[("known", price(1.0, 2.0, None))]);
         let mut ledger = Ledger::default();
-        ledger.record(&table, "foo-model", &usage(1_000, 0, 10));
-        ledger.record(&table, "foo-model", &usage(1_000, 0, 10));
+        ledger.record(&table, "foo-model", &usage(1_000, 0, 10), Counted::Reported);
+        ledger.record(&table, "foo-model", &usage(1_000, 0, 10), Counted::Reported);
         assert_eq!(ledger.dollars(), 0.0);
         assert_eq!(ledger.unpriced_models(), vec!["foo-model".to_string()]);
         assert_eq!(
             ledger.summary(),
             "tokens: 2,000 prompt + 20 completion · price unknown for foo-model"
         );
-        ledger.record(&table, "known", &usage(1_000_000, 0, 0));
+        ledger.record(&table, "known", &usage(1_000_000, 0, 0), Counted::Reported);
         assert_eq!(
             ledger.summary(),
             "tokens: 1,002,000 prompt + 20 completion · at least $1.00 (foo-model price unknown, known $1.00)"
@@ -193,9 +247,9 @@ mod tests {
     fn a_session_over_several_models_prices_and_names_each() {
         let table = table_with(&[("a", price(1.0, 2.0, None)), ("b", price(10.0, 20.0, None))]);
         let mut ledger = Ledger::default();
-        ledger.record(&table, "a", &usage(1_000_000, 0, 0));
-        ledger.record(&table, "b", &usage(100_000, 0, 0));
-        ledger.record(&table, "a", &usage(0, 0, 500_000));
+        ledger.record(&table, "a", &usage(1_000_000, 0, 0), Counted::Reported);
+        ledger.record(&table, "b", &usage(100_000, 0, 0), Counted::Reported);
+        ledger.record(&table, "a", &usage(0, 0, 500_000), Counted::Reported);
         assert_eq!(ledger.total_dollars(), Some(3.0));
         assert_eq!(
             ledger.summary(),
@@ -212,13 +266,23 @@ mod tests {
             ..usage(1_000_000, 0, 0)
         };
         let mut ledger = Ledger::default();
-        ledger.record(&table, "known", &reported(0.25));
-        ledger.record(&table, "vendor/not-in-table", &reported(0.5));
+        ledger.record(&table, "known", &reported(0.25), Counted::Reported);
+        ledger.record(
+            &table,
+            "vendor/not-in-table",
+            &reported(0.5),
+            Counted::Reported,
+        );
         assert_eq!(ledger.total_dollars(), Some(0.75));
         assert!(ledger.unpriced_models().is_empty());
         // Not a bill: the table's price is used, or the price is unknown.
-        ledger.record(&table, "known", &reported(-1.0));
-        ledger.record(&table, "vendor/not-in-table", &reported(f64::INFINITY));
+        ledger.record(&table, "known", &reported(-1.0), Counted::Reported);
+        ledger.record(
+            &table,
+            "vendor/not-in-table",
+            &reported(f64::INFINITY),
+            Counted::Reported,
+        );
         assert!(close(ledger.dollars(), 1.75));
         assert_eq!(ledger.unpriced_models(), vec!["vendor/not-in-table"]);
     }
@@ -227,7 +291,7 @@ mod tests {
     fn summary_uses_thousands_separators() {
         let table = table_with(&[("m", price(2.5, 10.0, Some(0.25)))]);
         let mut ledger = Ledger::default();
-        ledger.record(&table, "m", &usage(12_345, 2_000, 678));
+        ledger.record(&table, "m", &usage(12_345, 2_000, 678), Counted::Reported);
         // 10,345 * 2.5 + 2,000 * 0.25 + 678 * 10 = 33,142.5 millionths of a dollar.
         assert_eq!(
             ledger.summary(),
@@ -253,9 +317,9 @@ mod tests {
         assert_eq!(cache_hit_rate(&usage(10, 50, 0)), Some(1.0));
         let table = table_with(&[("m", price(1.0, 1.0, None))]);
         let mut ledger = Ledger::default();
-        ledger.record(&table, "m", &usage(1_000, 999, 0));
+        ledger.record(&table, "m", &usage(1_000, 999, 0), Counted::Reported);
         assert!(ledger.summary().contains("(999 cached, 99% hit rate)"));
-        ledger.record(&table, "m", &usage(1_000, 1_000, 0));
+        ledger.record(&table, "m", &usage(1_000, 1_000, 0), Counted::Reported);
         assert!(ledger.summary().contains("(1,999 cached, 99% hit rate)"));
     }
 
@@ -264,13 +328,48 @@ mod tests {
     fn absurd_counts_saturate() {
         let table = table_with(&[("m", price(1.0, 1.0, None))]);
         let mut ledger = Ledger::default();
-        ledger.record(&table, "m", &usage(u64::MAX, u64::MAX, u64::MAX));
-        ledger.record(&table, "m", &usage(u64::MAX, u64::MAX, u64::MAX));
+        ledger.record(
+            &table,
+            "m",
+            &usage(u64::MAX, u64::MAX, u64::MAX),
+            Counted::Reported,
+        );
+        ledger.record(
+            &table,
+            "m",
+            &usage(u64::MAX, u64::MAX, u64::MAX),
+            Counted::Reported,
+        );
         assert_eq!(ledger.usage(), usage(u64::MAX, u64::MAX, u64::MAX));
         assert!(
             ledger.summary().contains("100% hit rate"),
             "{}",
             ledger.summary()
         );
+    }
+
+    /// Which figures are estimates, and why, in the summary and the JSON's counts.
+    #[test]
+    fn estimated_requests_are_counted_and_said() {
+        let table = table_with(&[("m", price(1.0, 1.0, None))]);
+        let mut ledger = Ledger::default();
+        assert_eq!(ledger.estimates(), None);
+        ledger.record(&table, "m", &usage(1_000, 0, 10), Counted::Reported);
+        assert_eq!((ledger.requests(), ledger.estimates()), ((1, 0), None));
+        ledger.record(&table, "m", &usage(500, 0, 300), Counted::CutOff);
+        ledger.record(&table, "m", &usage(500, 0, 300), Counted::CutOff);
+        assert_eq!(ledger.requests(), (3, 2));
+        let said =
+            "(partly estimated: 2 of 3 requests were cut off before the provider reported usage)";
+        assert_eq!(ledger.estimates().as_deref(), Some(said));
+        ledger.record(&table, "m", &usage(10, 0, 1), Counted::Unreported);
+        let said = "(partly estimated: 2 of 4 requests were cut off before the provider reported \
+                    usage; 1 of 4 requests was answered without usable token counts)";
+        assert_eq!(ledger.estimates().as_deref(), Some(said));
+
+        let mut ledger = Ledger::default();
+        ledger.record(&table, "m", &usage(500, 0, 300), Counted::CutOff);
+        let said = "(estimated: 1 request was cut off before the provider reported usage)";
+        assert_eq!(ledger.estimates().as_deref(), Some(said));
     }
 }
