@@ -99,6 +99,44 @@ struct Table {
     range: std::ops::Range<usize>,
 }
 
+/// Rows under a heading that is not their folder's (issue 30 found six `src/extras/` rows in
+/// the `src/app/` table): each file belongs to the table of the most specific folder a
+/// heading names (`src/tools/support/` before `src/tools/`).
+fn rows_in_the_wrong_table(page: &str, tables: &[Table]) -> Vec<String> {
+    let heading = regex::Regex::new(r"(?m)^## (.*)$").expect("a pattern");
+    let folder = regex::Regex::new(r"`(src/[a-z_/]*)`").expect("a pattern");
+    let headings: Vec<(usize, Vec<String>)> = (heading.captures_iter(page))
+        .map(|c| {
+            let names = folder.captures_iter(&c[1]).map(|f| f[1].to_string());
+            (c.get(0).expect("a match").start(), names.collect())
+        })
+        .collect();
+    let all: Vec<&String> = headings.iter().flat_map(|(_, names)| names).collect();
+    let mut problems = Vec::new();
+    for table in tables {
+        let Some((_, names)) = headings
+            .iter()
+            .rev()
+            .find(|(at, _)| *at < table.range.start)
+        else {
+            continue;
+        };
+        for row in &table.rows {
+            let dir = format!(
+                "{}/",
+                Path::new(&row.file).parent().expect("a folder").display()
+            );
+            let home = (all.iter())
+                .filter(|name| dir.starts_with(name.as_str()))
+                .max_by_key(|name| name.len());
+            if !home.is_some_and(|home| names.contains(home)) {
+                problems.push(format!("{} is listed under {names:?}", row.file));
+            }
+        }
+    }
+    problems
+}
+
 /// The code map's tables: every `| file | lines | role |` table of the page, in order.
 fn code_map(readme: &str) -> Vec<Table> {
     let end = readme.len();
@@ -171,6 +209,7 @@ fn the_code_map_lists_every_source_file_with_its_size() {
             problems.push(format!("{}: no role written", row.file));
         }
     }
+    problems.extend(rows_in_the_wrong_table(&readme, &tables));
     for file in files
         .iter()
         .filter(|f| !rows.iter().any(|row| &row.file == *f))
