@@ -158,7 +158,8 @@ impl Llm {
             idle: self.config.idle_timeout,
             deadline: Some(Instant::now() + self.config.request_timeout),
         };
-        let (url, auth) = extras.dialect().endpoint(&self.config);
+        let endpoint = extras.dialect().endpoint(&self.config);
+        let (url, auth) = endpoint.unwrap_or_else(|| http::endpoint(&self.config));
         extras.account().trace_request(&url, sent_body);
         let response = match http::post(http, &url, &auth, sent_body) {
             Ok(response) => response,

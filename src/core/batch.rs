@@ -6,7 +6,7 @@
 //! PostToolUse hooks see each result, and every call gets exactly one outcome, in call order.
 //! It never touches the history: the loop appends the results.
 
-use crate::core::consent::{Answer, Consent, Verdict};
+use crate::core::consent::{Answer, Consent, LoopGuard, Verdict};
 use crate::core::dispatch::{self, Pool};
 use crate::core::event::{Event, ResultKind};
 use crate::core::message::{Outcome, ToolCall};
@@ -31,7 +31,8 @@ pub enum Ruling {
 /// arguments the output limit cut, or one to a tool not in `tools` (`extras/gate.rs`), is
 /// refused; `Err` stops the run.
 pub fn rule(
-    extras: &mut Extras,
+    guard: &mut LoopGuard,
+    extras: &Extras,
     tools: &[Value],
     calls: &[ToolCall],
     cut_off: bool,
@@ -41,7 +42,7 @@ pub fn rule(
     for call in calls {
         let cut = (extras.gate().cut_off(call, cut_off, on_event))
             .or_else(|| extras.gate().not_offered(call, tools));
-        rulings.push(match (cut, extras.repeated(call)?) {
+        rulings.push(match (cut, guard.judge(call)?) {
             (Some(refused), _) | (None, Some(refused)) => Ruling::Refused(refused),
             (None, None) => Ruling::Open,
         });

@@ -34,7 +34,7 @@ pub mod sha256;
 pub mod trace;
 pub mod trust;
 
-use crate::core::consent::{Consent, LoopGuard, Repeat, Verdict};
+use crate::core::consent::{Consent, LoopGuard, Verdict};
 use crate::core::event::Event;
 use crate::core::message::{Message, Outcome, Reply, ToolCall};
 use checkpoint::Checkpoints;
@@ -84,8 +84,6 @@ pub struct Extras {
     early: early::Early,
     /// What a bash command's arguments decide before consent (the danger table).
     gate: gate::Gate,
-    /// Counts identical calls in a row: the third is refused, the fifth ends the run (per agent).
-    guard: LoopGuard,
     /// What `/undo` can restore; `None` when nothing is tracked (sub-agents, the library default).
     checkpoints: Option<Checkpoints>,
     /// Where the conversation is written as it happens; `None` for sub-agents and by default.
@@ -242,10 +240,10 @@ impl Extras {
         });
     }
 
-    /// A reply is about to stream: early start judges ahead from the loop guard as it stands,
+    /// A reply is about to stream: early start judges ahead from the loop's guard as it stands,
     /// and the reads from `cwd`; the loop holds it while the reply streams and puts it back.
-    pub fn reply_starting(&mut self, cwd: &Path) -> early::Early {
-        let (guard, rules, shell) = (&self.guard, &self.rules, &self.shell);
+    pub fn reply_starting(&mut self, guard: &LoopGuard, cwd: &Path) -> early::Early {
+        let (rules, shell) = (&self.rules, &self.shell);
         self.early.reply_starting(guard, rules, (shell, cwd));
         std::mem::take(&mut self.early)
     }
@@ -264,15 +262,6 @@ impl Extras {
     /// What an "always" answer to `call` would allow, for the question (`consent_rules/always.rs`).
     pub fn always_offer(&self, call: &ToolCall) -> String {
         consent_rules::always::offer(&self.rules, call)
-    }
-
-    /// The loop guard on one call: `Ok(Some)` is the refusal the model reads, `Err` ends the run.
-    pub fn repeated(&mut self, call: &ToolCall) -> Result<Option<Outcome>, String> {
-        match self.guard.judge(call) {
-            Repeat::Fine => Ok(None),
-            Repeat::Refuse(text) => Ok(Some(Outcome::text(text))),
-            Repeat::Stop(why) => Err(why),
-        }
     }
 
     /// The MCP tools offered next to ours.

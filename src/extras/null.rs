@@ -12,7 +12,7 @@
 use crate::client::quirks::Quirks;
 use crate::client::{http::Limits, sse, wire};
 use crate::core::config::Config;
-use crate::core::consent::{Consent, LoopGuard, Mode, Repeat, Verdict};
+use crate::core::consent::{Consent, LoopGuard, Mode, Verdict};
 use crate::core::event::{Error, Event};
 use crate::core::message::{Message, Outcome, Reply, ToolCall};
 use crate::core::prompt::estimate_messages;
@@ -28,10 +28,9 @@ use std::sync::atomic::AtomicBool;
 /// Where a call started early would send its result; none is ever started here.
 type Pending = Receiver<(usize, Outcome)>;
 
-/// A plain agent's seam: only the loop guard is kept (the core's `LoopGuard`).
+/// A plain agent's seam: nothing is kept but the no-op parts the core reaches through.
 #[derive(Default)]
 pub struct Extras {
-    guard: LoopGuard,
     account: account::Account,
     dialect: dialect::Dialects,
     gate: gate::Gate,
@@ -71,7 +70,7 @@ impl Extras {
         let usage = reply.usage.clone().unwrap_or_default();
         on_event(Event::Replied { usage: &usage });
     }
-    pub fn reply_starting(&mut self, _: &Path) -> early::Early {
+    pub fn reply_starting(&mut self, _: &LoopGuard, _: &Path) -> early::Early {
         early::Early
     }
     pub fn reply_done(&mut self, _: early::Early) {}
@@ -100,13 +99,6 @@ impl Extras {
     }
     pub fn always_offer(&self, call: &ToolCall) -> String {
         format!("always allow {}", call.name)
-    }
-    pub fn repeated(&mut self, call: &ToolCall) -> Result<Option<Outcome>, String> {
-        match self.guard.judge(call) {
-            Repeat::Fine => Ok(None),
-            Repeat::Refuse(text) => Ok(Some(Outcome::text(text))),
-            Repeat::Stop(why) => Err(why),
-        }
     }
     pub fn tool_schemas(&self) -> Vec<Value> {
         Vec::new()
@@ -203,7 +195,7 @@ pub mod account {
     }
 }
 
-/// Chat completions only: the client's own body, URL, bearer key and SSE reader.
+/// Chat completions only: the client's own body, URL and bearer key (`http::endpoint`), SSE reader.
 pub mod dialect {
     use super::*;
     #[derive(Default)]
@@ -220,13 +212,8 @@ pub mod dialect {
             let body = wire::request_body(config, model, messages, tools);
             vec![Arc::from(quirks.adapted_body(config, body).to_string())]
         }
-        pub fn endpoint(&self, config: &Config) -> (String, Vec<(&'static str, String)>) {
-            let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
-            let key = config
-                .api_key
-                .iter()
-                .map(|key| ("Authorization", format!("Bearer {key}")));
-            (url, key.collect())
+        pub fn endpoint(&self, _: &Config) -> Option<(String, Vec<(&'static str, String)>)> {
+            None
         }
         pub fn read_stream(
             &self,
