@@ -126,11 +126,11 @@ impl Calls {
 
     /// Which call a fragment belongs to; opens a new one when none fits.
     fn slot_for(&mut self, index: Option<u64>, id: Option<&str>) -> usize {
+        let by_id = id.and_then(|id| self.by_id.get(id).copied());
+        let same_id = |&slot: &usize| Some(self.calls[slot].1.id.as_str()) == id;
         let open = match index {
             Some(index) => self.by_index.get(&index).copied(),
-            None => (id.and_then(|id| self.by_id.get(id)).copied())
-                .filter(|&slot| Some(self.calls[slot].1.id.as_str()) == id)
-                .or(self.calls.len().checked_sub(1)),
+            None => by_id.filter(same_id).or(self.calls.len().checked_sub(1)),
         };
         if let Some(slot) = open {
             let call = &self.calls[slot].1;

@@ -121,7 +121,7 @@ impl LoopGuard {
     pub fn judge(&mut self, call: &ToolCall) -> Result<Option<Outcome>, String> {
         let (name, arguments) = (&call.name, &call.arguments);
         // Parsed and printed again, so `{"a":1, "b":2}` and `{"b":2,"a":1}` count as one call.
-        let arguments = (serde_json::from_str::<Value>(arguments))
+        let arguments = serde_json::from_str::<Value>(arguments)
             .map_or_else(|_| arguments.to_string(), |value| value.to_string());
         let this = (name.to_string(), arguments);
         match self.last.as_ref() == Some(&this) {

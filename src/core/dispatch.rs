@@ -140,14 +140,12 @@ impl Pool {
         }
         // Only the jobs hold senders now, so `results` ends when the last job is done.
         drop(done);
-        let mut outcomes: Vec<Option<Outcome>> = vec![None; calls.len()];
+        let mut slots: Vec<Option<Outcome>> = vec![None; calls.len()];
         for (index, outcome) in results.iter() {
-            outcomes[index] = Some(outcome);
+            slots[index] = Some(outcome);
         }
         let lost = || Outcome::text("Error: the tool call did not return a result");
-        (outcomes.into_iter())
-            .map(|o| o.unwrap_or_else(lost))
-            .collect()
+        slots.into_iter().map(|o| o.unwrap_or_else(lost)).collect()
     }
 
     /// Start one call and return at once: its outcome arrives on the receiver (early start,

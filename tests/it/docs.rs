@@ -987,12 +987,19 @@ pub(crate) fn restate(text: &str, pattern: &str, numbers: &[usize]) -> String {
     out
 }
 
-/// A receiver wrapped in parentheses, `(self.extras).x(…)` or `(calls.iter()).map(…)`: it keeps
-/// `cargo fmt` from breaking a long call over lines, so it only hides lines from the count.
+/// A receiver wrapped in parentheses, `(self.extras).x(…)` or `(calls.iter()).map(…)`, the call
+/// on the same line or the next: it keeps `cargo fmt` from breaking a chain over more lines, so
+/// it only hides lines from the count.
 fn formatting_games(text: &str) -> Vec<String> {
-    (text.lines().take(code_lines(text)))
-        .filter(|line| wraps_a_receiver(line))
-        .map(|line| line.trim().to_string())
+    let lines: Vec<&str> = text.lines().take(code_lines(text)).collect();
+    let next = |at: usize| lines.get(at + 1).map(|next| next.trim_start());
+    let with_call = |at: usize| match next(at).filter(|next| next.starts_with('.')) {
+        Some(call) => format!("{}{call}", lines[at]),
+        None => lines[at].to_string(),
+    };
+    (0..lines.len())
+        .filter(|&at| wraps_a_receiver(&with_call(at)))
+        .map(|at| lines[at].trim().to_string())
         .collect()
 }
 
@@ -1105,6 +1112,7 @@ fn formatting_games_are_found() {
         "let e = (told.take()).unwrap_or_else(|| start(s));",
         "let f = (last.filter(|_| tier < Tier::Collapse)).unwrap_or(n);",
         "Some((calls.iter()).count())",
+        "let m = (calls.iter().zip(&settled))",
     ];
     let plain = [
         "let b = self.extras.note(x);",
@@ -1116,8 +1124,9 @@ fn formatting_games_are_found() {
         "let k = vec![(a.b)];",
         "let l = f::<T>(a.b).c();",
     ];
-    let text = [games.join("\n"), plain.join("\n")].join("\n");
+    let text = [games.join("\n"), "    .filter(f)".into(), plain.join("\n")].join("\n");
     assert_eq!(formatting_games(&text), games);
+    assert!(formatting_games("let m = (a.iter())\n\n    .map(f);").is_empty());
 }
 
 /// Past 300 lines a file says why in its header (the words "300 lines"); the core never.
