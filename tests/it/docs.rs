@@ -1008,6 +1008,7 @@ fn formatting_games(text: &str) -> Vec<String> {
 /// operator, a cast, a tuple or a range would need the parentheses for.
 fn wraps_a_receiver(line: &str) -> bool {
     let bytes = line.as_bytes();
+    let a_name = |text: &str| text.starts_with(|c: char| c.is_ascii_lowercase() || c == '_');
     let opens_a_call = |at: usize| {
         at > 0 && (bytes[at - 1].is_ascii_alphanumeric() || b"_>)]!".contains(&bytes[at - 1]))
     };
@@ -1017,12 +1018,11 @@ fn wraps_a_receiver(line: &str) -> bool {
             match byte {
                 b'(' | b'[' | b'{' => depth += 1,
                 b')' | b']' | b'}' if depth == 1 => {
-                    let name = regex::Regex::new(r"^&?[a-z_]").expect("a pattern");
-                    let method = regex::Regex::new(r"^\.[a-z_]").expect("a pattern");
-                    return name.is_match(&outside)
+                    let method = line[at + 1..].strip_prefix('.');
+                    return a_name(outside.trim_start_matches('&'))
                         && !outside.contains([' ', ','])
                         && !outside.contains("..")
-                        && method.is_match(&line[at + 1..]);
+                        && method.is_some_and(a_name);
                 }
                 b')' | b']' | b'}' => depth -= 1,
                 _ if depth == 1 => outside.push(byte as char),
