@@ -1,6 +1,6 @@
 //! What goes over the wire: the request body (`request_body`), the shapes of a streamed chunk
-//! (only the fields `sse.rs` reads; text is borrowed where it can be, since this runs for every
-//! delta: DESIGN.md, "SSE chunks") and the tool calls put back together from their fragments (`Calls`).
+//! (only the fields `sse.rs` reads, text borrowed where it can be: DESIGN.md, "SSE chunks") and
+//! the tool calls put back together from their fragments (`Calls`).
 //! Nothing here sends or reads a byte, or judges arguments beyond "a whole JSON object".
 
 use crate::core::config::Config;
