@@ -39,9 +39,10 @@ impl Dialects {
     }
 
     /// The request body for the history and the tools (chat-completions schemas), as this
-    /// provider takes it (`quirks`), in the pieces it is sent in (`http::post` streams them).
-    /// Chat completions' messages are each serialised once (`messages_json.rs`) and shared,
-    /// so a round neither serialises nor copies the history; the rest is built anew.
+    /// provider takes it (`quirks`), in the pieces it is sent in (`http::post` streams them);
+    /// `None` sends the client's plain body. The fast form of chat completions' body is here:
+    /// its messages are each serialised once (`messages_json.rs`) and shared, so a round
+    /// neither serialises nor copies the history; the rest is built anew.
     pub fn body(
         &self,
         config: &Config,
@@ -49,7 +50,7 @@ impl Dialects {
         messages: &[Message],
         tools: &[Value],
         quirks: &Quirks,
-    ) -> Vec<Arc<str>> {
+    ) -> Option<Vec<Arc<str>>> {
         // The other dialects map the whole history anew (they are not the hot path here).
         let other = match config.dialect {
             Dialect::Anthropic => {
@@ -60,18 +61,15 @@ impl Dialects {
             Dialect::Chat => None,
         };
         if let Some(other) = other {
-            return vec![Arc::from(other.to_string())];
+            return Some(vec![Arc::from(other.to_string())]);
         }
         let fields = wire::request_body(config, model, &[], tools);
         let fields = quirks.adapted_body(config, fields).to_string();
-        let Some((before, after)) = fields.split_once(EMPTY) else {
-            let whole = wire::request_body(config, model, messages, tools);
-            return vec![Arc::from(quirks.adapted_body(config, whole).to_string())];
-        };
+        let (before, after) = fields.split_once(EMPTY)?;
         let mut body = vec![Arc::from(format!("{before}\"messages\":"))];
         (self.messages).append_array(&mut body, messages, quirks.empty_content(config));
         body.push(Arc::from(after));
-        body
+        Some(body)
     }
 
     /// Where a request in another dialect goes, and the headers that carry the key; `None` for

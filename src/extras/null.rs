@@ -10,7 +10,7 @@
 //! that the whole seam a fork keeps is one file.
 
 use crate::client::quirks::Quirks;
-use crate::client::{http::Limits, sse, wire};
+use crate::client::{http::Limits, sse};
 use crate::core::config::Config;
 use crate::core::consent::{Consent, LoopGuard, Mode, Verdict};
 use crate::core::event::{Error, Event};
@@ -195,7 +195,7 @@ pub mod account {
     }
 }
 
-/// Chat completions only: the client's own body, URL and bearer key (`http::endpoint`), SSE reader.
+/// Chat completions only: the client's own body, URL and bearer key, and SSE reader.
 pub mod dialect {
     use super::*;
     #[derive(Default)]
@@ -203,14 +203,13 @@ pub mod dialect {
     impl Dialects {
         pub fn body(
             &self,
-            config: &Config,
-            model: &str,
-            messages: &[Message],
-            tools: &[Value],
-            quirks: &Quirks,
-        ) -> Vec<Arc<str>> {
-            let body = wire::request_body(config, model, messages, tools);
-            vec![Arc::from(quirks.adapted_body(config, body).to_string())]
+            _: &Config,
+            _: &str,
+            _: &[Message],
+            _: &[Value],
+            _: &Quirks,
+        ) -> Option<Vec<Arc<str>>> {
+            None
         }
         pub fn endpoint(&self, _: &Config) -> Option<(String, Vec<(&'static str, String)>)> {
             None
