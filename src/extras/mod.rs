@@ -1,10 +1,10 @@
 //! Every optional feature: hooks, MCP servers, the sandbox, sessions, checkpoints, the trace,
 //! project instructions, trust, the other dialects, each off (a no-op) unless the binary or an
-//! embedding program turns it on; and, on by default (`Extras` says exactly), the loop guard,
-//! the danger gate, the secret filter, early start of read-only calls, the built-in prices and
-//! the estimate calibrated on the provider's counts. The seam: the value the loop
-//! holds, one method per step of a turn, in turn order; it never runs the loop (over 300 lines
-//! so that every step is in one file).
+//! embedding program turns it on; and, on by default (`Extras` says exactly), the danger gate,
+//! the secret filter, early start of read-only calls, the built-in prices and the estimate
+//! calibrated on the provider's counts. The seam: the value the loop holds, one method per step
+//! of a turn, in turn order; it never runs the loop (over 300 lines so that every step is in one
+//! file).
 
 pub mod account;
 pub mod anthropic;
@@ -55,7 +55,7 @@ use std::sync::{Arc, atomic::AtomicUsize};
 ///
 /// `Extras::default()` has off: hooks, MCP, the sandbox, `AGENTS.md`, the session log, `/undo`'s
 /// checkpoints, the trace, fallback models, saved "always" answers and permission rules, and
-/// other dialects than chat completions. It has on: the loop guard, the danger table (a
+/// other dialects than chat completions. It has on: the danger table (a
 /// destructive bash command is refused even under "allow all" unless allowed by name), the
 /// secret filter (bash does not see variables that look like secrets), early start of
 /// read-only calls while a reply streams, the built-in price table (spending is counted), and
@@ -100,13 +100,13 @@ pub struct Extras {
     mark: Option<usize>,
 }
 
-/// Not `Clone`: a copy that silently dropped the log, the checkpoints, the guard and the
-/// calibration would look whole. What a sub-agent gets is `for_sub_agent`, by name.
+/// Not `Clone`: a copy that silently dropped the log, the checkpoints and the calibration would
+/// look whole. What a sub-agent gets is `for_sub_agent`, by name.
 impl Extras {
     /// What a tool call and a sub-agent see: the session-wide features are shared (hooks, MCP,
     /// sandbox, instructions, the account, the reading threads, the rules, the danger gate);
     /// what belongs to one agent starts empty: its session log (none), its `/undo` checkpoints
-    /// (none), the calls it started early, its loop guard, its calibration, its rewrites count.
+    /// (none), the calls it started early, its calibration, its rewrites count.
     pub fn for_sub_agent(&self) -> Extras {
         Extras {
             account: self.account.clone(),

@@ -2,12 +2,13 @@
 //! `#[path = "extras/null.rs"]` above `pub mod extras;`, and the `pub mod app;` line dropped;
 //! `docs::a_fork_without_extras_builds_the_minimal_example` performs it). The same methods the
 //! core, the client and the tools call on `Extras`, each doing what a plain agent does with the
-//! feature absent: consent by the tool's name after the danger table, the loop guard, the
-//! estimate, chat completions. No hooks, MCP, sandbox, log, checkpoints, trace, prices, early
-//! start or other dialects, and no opting in to a destructive command by name; bash still loses
-//! the variables that name a key, token, secret or password. Not compiled in the full crate: it
-//! is a file a fork points `mod extras` at. Over 300 lines (rustfmt puts each no-op on three) so
-//! that the whole seam a fork keeps is one file.
+//! feature absent: consent by the tool's name after the danger table, the estimate, chat
+//! completions' stream reader (the loop guard, the body, URL and key are the core's and the
+//! client's). No hooks, MCP, sandbox, log, checkpoints, trace, prices, early start or other
+//! dialects, and no opting in to a destructive command by name; bash still loses the variables
+//! that name a key, token, secret or password. Not compiled in the full crate: it is a file a
+//! fork points `mod extras` at. Over 300 lines (rustfmt puts each no-op on three) so that the
+//! whole seam a fork keeps is one file.
 
 use crate::client::quirks::Quirks;
 use crate::client::{http::Limits, sse};
