@@ -49,6 +49,20 @@ pub fn agent(config: &Config) -> ureq::Agent {
         .into()
 }
 
+/// Where a chat-completions request goes, `{base}/chat/completions`, with the key as a bearer
+/// token; another dialect says otherwise (`Extras::dialect`).
+pub(crate) fn endpoint(config: &Config) -> (String, Vec<(&'static str, String)>) {
+    let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
+    (url, bearer(config))
+}
+
+/// The key as a bearer token (Responses sends it so too). Local servers run without a key;
+/// sending "Bearer " with nothing after it confuses some.
+pub(crate) fn bearer(config: &Config) -> Vec<(&'static str, String)> {
+    let header = |key: &String| ("Authorization", format!("Bearer {key}"));
+    config.api_key.iter().map(header).collect()
+}
+
 /// POST the body's pieces in turn, under their length (some providers refuse chunked uploads).
 pub fn post(http: &ureq::Agent, url: &str, auth: &[(&str, String)], body: &[Arc<str>]) -> Answer {
     let mut request = http.post(url);

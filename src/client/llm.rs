@@ -1,12 +1,12 @@
 //! The LLM client: the loop calls `Llm::stream` once per round; it POSTs the history
 //! (`http.rs`), hands the body to `sse::read_stream` and returns the `Reply`, retrying the *whole*
-//! request when what failed is transient (there is no other retry layer). The body, URL and
-//! stream reader are the dialect's (`Extras::dialect`: chat completions is `wire.rs` and
-//! `sse.rs`); provider oddities `quirks.rs`'; spending, fallback models and the trace
+//! request when what failed is transient (there is no other retry layer). The body and URL are
+//! chat completions' (`wire.rs`, `http.rs`) unless the dialect says otherwise, the stream reader
+//! the dialect's (`Extras::dialect`: chat completions is `sse.rs`); provider oddities `quirks.rs`'; spending, fallback models and the trace
 //! `Extras::account`'s. It does not parse tool arguments, run tools or touch the history.
 
 use crate::client::quirks::Quirks;
-use crate::client::{http, sse};
+use crate::client::{http, sse, wire};
 use crate::core::config::Config;
 use crate::core::event::{Broke, Error, Event};
 use crate::core::message::{Message, Reply};
@@ -127,9 +127,15 @@ impl Llm {
         let (done, finished) = crossbeam_channel::bounded::<()>(0);
         let next = std::thread::scope(|scope| {
             scope.spawn(|| cancel::shut_down_on_cancel(&http, cancel, &finished));
-            let body = extras
+            // The plain body, one piece, unless the dialect sends another (`Extras::dialect`).
+            let (config, quirks) = (&self.config, &self.quirks);
+            let other = extras
                 .dialect()
-                .body(&self.config, model, messages, tools, &self.quirks);
+                .body(config, model, messages, tools, quirks);
+            let body = other.unwrap_or_else(|| {
+                let body = wire::request_body(config, model, messages, tools);
+                vec![Arc::from(quirks.adapted_body(config, body).to_string())]
+            });
             let next = self.attempt(&http, &body, messages, extras, cancel, on_event);
             // Dropping the sender wakes the watcher at once, so it costs no latency.
             drop(done);
@@ -156,7 +162,8 @@ impl Llm {
             idle: self.config.idle_timeout,
             deadline: Some(Instant::now() + self.config.request_timeout),
         };
-        let (url, auth) = extras.dialect().endpoint(&self.config);
+        let endpoint = extras.dialect().endpoint(&self.config);
+        let (url, auth) = endpoint.unwrap_or_else(|| http::endpoint(&self.config));
         extras.account().trace_request(&url, sent_body);
         let response = match http::post(http, &url, &auth, sent_body) {
             Ok(response) => response,

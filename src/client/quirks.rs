@@ -174,7 +174,8 @@ impl Adaptations {
     /// stays, unless a server's error names `content` while the history holds one: then `""`.
     fn adapt_null_content(&mut self, message: &str, messages: &[Message]) -> bool {
         let names_content = message.to_ascii_lowercase().contains("content");
-        let has_null = (messages.iter()).any(|m| m.role == Role::Assistant && m.content.is_none());
+        let null = |m: &Message| m.role == Role::Assistant && m.content.is_none();
+        let has_null = messages.iter().any(null);
         let first_time = names_content && has_null && !self.empty_content;
         self.empty_content |= first_time;
         first_time

@@ -6,7 +6,7 @@
 //! cannot read fails the reply. No network I/O, no retries, no parsing of tool arguments.
 
 use crate::client::http::Limits;
-use crate::client::wire::{Calls, Chunk, FirstChoice, WireChoice, WireToolCall};
+use crate::client::wire::{self, Calls, Chunk, WireChoice, WireToolCall};
 use crate::core::event::{Broke, Error, Event};
 use crate::core::message::{Reply, Usage};
 use crate::tools::support::clocked::{Clocked, Expired};
@@ -192,7 +192,7 @@ impl Parser {
                 return Err(Error::Stream(Broke::Provider(said)));
             }
         };
-        let mut choice = chunk.choices.and_then(|FirstChoice(choice)| choice);
+        let mut choice = wire::first_choice(chunk.choices);
         let in_choice = choice.as_mut().and_then(|choice| choice.usage.take());
         if let Some(usage) = chunk.usage.or(in_choice.map(|usage| *usage)) {
             let nested = usage.prompt_tokens_details.and_then(|d| d.cached_tokens);
@@ -244,7 +244,7 @@ impl Parser {
             }
         }
         if let Some(reason) = choice.finish_reason {
-            self.reply.finish_reason = Some((*reason).into());
+            self.reply.finish_reason = Some(reason);
         }
         Ok(())
     }

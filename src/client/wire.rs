@@ -1,6 +1,6 @@
 //! What goes over the wire: the request body (`request_body`), the shapes of a streamed chunk
-//! (only the fields `sse.rs` reads; they borrow and stay small, since this runs for every delta:
-//! DESIGN.md, "SSE chunks") and the tool calls put back together from their fragments (`Calls`).
+//! (only the fields `sse.rs` reads, text borrowed where it can be: DESIGN.md, "SSE chunks") and
+//! the tool calls put back together from their fragments (`Calls`).
 //! Nothing here sends or reads a byte, or judges arguments beyond "a whole JSON object".
 
 use crate::core::config::Config;
@@ -8,7 +8,7 @@ use crate::core::event::Event;
 use crate::core::message::{Message, ToolCall};
 use crate::tools::support::json_depth::JsonDepth;
 use serde::Deserialize;
-use serde::de::{IgnoredAny, SeqAccess, Visitor};
+use serde::de::IgnoredAny;
 use serde_json::{Value, json};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -16,46 +16,24 @@ use std::collections::HashMap;
 #[derive(Deserialize)]
 pub(crate) struct Chunk<'a> {
     #[serde(borrow)]
-    pub(crate) choices: Option<FirstChoice<'a>>,
+    pub(crate) choices: Option<Vec<WireChoice<'a>>>,
     pub(crate) usage: Option<WireUsage>,
     pub(crate) error: Option<IgnoredAny>,
 }
 
-/// `choices`, of which only the first with index 0 is kept (we never ask for more than one),
-/// read element by element: a `Vec` would cost an allocation per delta (DESIGN.md, "SSE chunks").
-pub(crate) struct FirstChoice<'a>(pub(crate) Option<WireChoice<'a>>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for FirstChoice<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_seq(FirstChoice(None))
-    }
+/// The first choice with index 0: we never ask for more than one (DESIGN.md, "SSE chunks").
+pub(crate) fn first_choice(choices: Option<Vec<WireChoice>>) -> Option<WireChoice> {
+    let first = |choice: &WireChoice| choice.index.unwrap_or(0) == 0;
+    choices.into_iter().flatten().find(first)
 }
 
-impl<'de: 'a, 'a> Visitor<'de> for FirstChoice<'a> {
-    type Value = FirstChoice<'a>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a list of choices")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while let Some(choice) = seq.next_element::<WireChoice>()? {
-            if self.0.is_none() && choice.index.unwrap_or(0) == 0 {
-                self.0 = Some(choice);
-            }
-        }
-        Ok(self)
-    }
-}
-
-// At most 128 bytes (so `finish_reason` is boxed twice, thin): DESIGN.md, "SSE chunks".
 #[derive(Deserialize)]
 pub(crate) struct WireChoice<'a> {
     pub(crate) index: Option<u32>,
     /// A whole completion's `message` has a delta's shape (`not_a_stream::whole_completion`).
     #[serde(borrow, alias = "message")]
     pub(crate) delta: Option<WireDelta<'a>>,
-    pub(crate) finish_reason: Option<Box<Box<str>>>,
+    pub(crate) finish_reason: Option<String>,
     /// Moonshot's streams put the usage here, in the last choice, not beside `choices`.
     pub(crate) usage: Option<Box<WireUsage>>,
 }
@@ -148,11 +126,11 @@ impl Calls {
 
     /// Which call a fragment belongs to; opens a new one when none fits.
     fn slot_for(&mut self, index: Option<u64>, id: Option<&str>) -> usize {
+        let by_id = id.and_then(|id| self.by_id.get(id).copied());
+        let same_id = |&slot: &usize| Some(self.calls[slot].1.id.as_str()) == id;
         let open = match index {
             Some(index) => self.by_index.get(&index).copied(),
-            None => (id.and_then(|id| self.by_id.get(id)).copied())
-                .filter(|&slot| Some(self.calls[slot].1.id.as_str()) == id)
-                .or(self.calls.len().checked_sub(1)),
+            None => by_id.filter(same_id).or(self.calls.len().checked_sub(1)),
         };
         if let Some(slot) = open {
             let call = &self.calls[slot].1;
@@ -204,20 +182,20 @@ pub fn request_body(config: &Config, model: &str, messages: &[Message], tools: &
 mod tests {
     use super::*;
 
-    fn first_choice(data: &str) -> Option<String> {
+    fn first_content(data: &str) -> Option<String> {
         let chunk: Chunk = serde_json::from_str(data).expect("a valid chunk");
-        let choice = chunk.choices?.0?;
+        let choice = super::first_choice(chunk.choices)?;
         Some(choice.delta?.content?.into_owned())
     }
 
     #[test]
     fn only_the_first_choice_with_index_zero_is_kept() {
         let two = r#"{"choices":[{"index":1,"delta":{"content":"b"}},{"index":0,"delta":{"content":"a"}},{"index":0,"delta":{"content":"c"}}]}"#;
-        assert_eq!(first_choice(two).as_deref(), Some("a"));
+        assert_eq!(first_content(two).as_deref(), Some("a"));
         let no_index = r#"{"choices":[{"delta":{"content":"a"}}]}"#;
-        assert_eq!(first_choice(no_index).as_deref(), Some("a"));
-        assert_eq!(first_choice(r#"{"choices":[]}"#), None);
-        assert_eq!(first_choice(r#"{"choices":null,"usage":null}"#), None);
+        assert_eq!(first_content(no_index).as_deref(), Some("a"));
+        assert_eq!(first_content(r#"{"choices":[]}"#), None);
+        assert_eq!(first_content(r#"{"choices":null,"usage":null}"#), None);
         assert!(serde_json::from_str::<Chunk>(r#"{"choices":{"index":0}}"#).is_err());
     }
 
@@ -242,7 +220,7 @@ mod tests {
     fn cached_tokens_in_every_spelling_parse() {
         let usage = |data: &str| {
             let chunk: Chunk = serde_json::from_str(data).expect("a valid chunk");
-            let in_choice = chunk.choices.and_then(|c| c.0).and_then(|c| c.usage);
+            let in_choice = super::first_choice(chunk.choices).and_then(|c| c.usage);
             let usage = chunk.usage.or(in_choice.map(|u| *u)).expect("a usage");
             let nested = usage.prompt_tokens_details.and_then(|d| d.cached_tokens);
             let n = |count: Option<serde_json::Value>| count.and_then(|c| c.as_u64());
@@ -260,15 +238,5 @@ mod tests {
         assert_eq!(usage(both), (Some(10), None, Some(10)));
         let nulls = r#"{"choices":[{"index":0,"usage":null}],"usage":{"prompt_tokens":1,"cached_tokens":null,"prompt_cache_hit_tokens":null,"prompt_tokens_details":{"cached_tokens":null}}}"#;
         assert_eq!(usage(nulls), (None, None, None));
-    }
-
-    /// See the comment above `WireChoice`: a bigger choice is copied by `memcpy` calls.
-    #[test]
-    fn a_choice_stays_small_enough_to_move_cheaply() {
-        assert!(
-            size_of::<WireChoice>() <= 128,
-            "{}",
-            size_of::<WireChoice>()
-        );
     }
 }

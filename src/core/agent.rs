@@ -6,7 +6,7 @@
 
 use crate::client::llm::Llm;
 use crate::core::batch::{self, Batch};
-use crate::core::consent::{Answer, Consent};
+use crate::core::consent::{Answer, Consent, LoopGuard};
 use crate::core::context::{self, Report, Tier};
 use crate::core::dispatch::{self, Pool};
 use crate::core::event::{Error, Event, Finish};
@@ -43,6 +43,8 @@ pub struct Agent {
     todos: Vec<Todo>,
     /// What the system prompt describes and what the model was told since (`notes.rs`).
     notes: StateNotes,
+    /// Counts identical calls in a row: the third is refused, the fifth ends the run.
+    guard: LoopGuard,
     /// Started with the first task; a sub-agent runs its calls inline (it runs on a worker).
     pool: Option<Pool>,
 }
@@ -55,6 +57,7 @@ impl Agent {
             cwd,
             todos: Vec::new(),
             notes: StateNotes::default(),
+            guard: LoopGuard::default(),
             consent,
             kind: AgentKind::Main,
             max_rounds: 50,
@@ -133,12 +136,13 @@ impl Agent {
             let assistant = Message::from_reply(&reply);
             let calls = assistant.tool_calls.clone();
             self.push(assistant);
-            let rulings = match batch::rule(&mut self.extras, &tools, &calls, cut_off, on_event) {
+            let (guard, extras) = (&mut self.guard, &self.extras);
+            let rulings = match batch::rule(guard, extras, &tools, &calls, cut_off, on_event) {
                 Ok(rulings) => rulings,
                 Err(why) => {
                     // Still answer every call, so the history stays valid for a later turn.
                     let stopped = |c: &ToolCall| Message::tool_result(&c.id, batch::STOPPED);
-                    (calls.iter()).for_each(|c| self.push(stopped(c)));
+                    calls.iter().for_each(|c| self.push(stopped(c)));
                     return Err(Error::Looping(why));
                 }
             };
@@ -234,7 +238,7 @@ impl Agent {
     ) -> Result<Reply, Error> {
         let (ctx, mut partial) = (self.tool_context(), String::new());
         let pool = self.pool.as_ref().filter(|_| self.extras.may_start_early());
-        let mut early = self.extras.reply_starting(&self.cwd);
+        let mut early = self.extras.reply_starting(&self.guard, &self.cwd);
         let mut forward = |event: Event| {
             match event {
                 Event::Text(text) => partial.push_str(text),

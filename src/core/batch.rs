@@ -6,7 +6,7 @@
 //! PostToolUse hooks see each result, and every call gets exactly one outcome, in call order.
 //! It never touches the history: the loop appends the results.
 
-use crate::core::consent::{Answer, Consent, Verdict};
+use crate::core::consent::{Answer, Consent, LoopGuard, Verdict};
 use crate::core::dispatch::{self, Pool};
 use crate::core::event::{Event, ResultKind};
 use crate::core::message::{Outcome, ToolCall};
@@ -31,7 +31,8 @@ pub enum Ruling {
 /// arguments the output limit cut, or one to a tool not in `tools` (`extras/gate.rs`), is
 /// refused; `Err` stops the run.
 pub fn rule(
-    extras: &mut Extras,
+    guard: &mut LoopGuard,
+    extras: &Extras,
     tools: &[Value],
     calls: &[ToolCall],
     cut_off: bool,
@@ -39,9 +40,9 @@ pub fn rule(
 ) -> Result<Vec<Ruling>, String> {
     let mut rulings = Vec::with_capacity(calls.len());
     for call in calls {
-        let cut = (extras.gate().cut_off(call, cut_off, on_event))
-            .or_else(|| extras.gate().not_offered(call, tools));
-        rulings.push(match (cut, extras.repeated(call)?) {
+        let cut = extras.gate().cut_off(call, cut_off, on_event);
+        let cut = cut.or_else(|| extras.gate().not_offered(call, tools));
+        rulings.push(match (cut, guard.judge(call)?) {
             (Some(refused), _) | (None, Some(refused)) => Ruling::Refused(refused),
             (None, None) => Ruling::Open,
         });
@@ -80,14 +81,13 @@ impl Batch<'_> {
                 },
             });
         }
-        let allowed: Vec<&ToolCall> = (calls.iter().zip(&settled))
-            .filter(|(_, ruling)| matches!(ruling, Ruling::Open))
-            .map(|(call, _)| call)
-            .collect();
+        let open = |(call, ruling): (_, &Ruling)| matches!(ruling, Ruling::Open).then_some(call);
+        let allowed: Vec<&ToolCall> = calls.iter().zip(&settled).filter_map(open).collect();
         self.extras.before_calls(&allowed, &self.ctx.cwd, on_event);
         let mut ran = self.run_allowed(&allowed).into_iter();
         self.extras.calls_ran();
-        let (outcomes, kinds): (Vec<Outcome>, Vec<ResultKind>) = (calls.iter().zip(settled))
+        let ruled = calls.iter().zip(settled);
+        let (outcomes, kinds): (Vec<Outcome>, Vec<ResultKind>) = ruled
             .map(|(call, ruling)| match ruling {
                 Ruling::Refused(refused) => (refused, ResultKind::Refused),
                 Ruling::Open => {
@@ -114,18 +114,19 @@ impl Batch<'_> {
     /// its result is collected instead, after the rest have started.
     fn run_allowed(&mut self, allowed: &[&ToolCall]) -> Vec<Outcome> {
         let started = self.extras.started_early(allowed);
-        let rest: Vec<&ToolCall> = (allowed.iter().zip(&started))
-            .filter_map(|(call, started)| started.is_none().then_some(*call))
+        let pairs = allowed.iter().zip(&started);
+        let rest: Vec<&ToolCall> = pairs
+            .filter_map(|(c, s)| s.is_none().then_some(*c))
             .collect();
+        let run = |c: &&ToolCall| dispatch::run(&c.name, &c.arguments, &self.ctx);
         let mut ran_now = match (self.pool, rest.len()) {
             (Some(pool), 2..) => pool.run_batch(&rest, &self.ctx),
-            _ => (rest.iter())
-                .map(|c| dispatch::run(&c.name, &c.arguments, &self.ctx))
-                .collect(),
+            _ => rest.iter().map(run).collect(),
         }
         .into_iter();
         let lost = || Outcome::text("Error: the tool call did not return a result");
-        (started.into_iter())
+        started
+            .into_iter()
             .map(|started| match started {
                 Some(result) => result
                     .recv()

@@ -4,10 +4,10 @@
 //! what the arguments decide comes first there (the danger table, `extras/gate.rs`), then
 //! `Consent::verdict` here, by the tool's name; only an `Ask` or `AskEachTime` reaches the user.
 //! Pure logic (the "always" list is saved by `extras/permissions.rs`). Below it, the loop guard: the third
-//! identical call in a row is not run, the fifth ends the run. The loop asks it about each call
-//! before the batch (`Extras::repeated`); early start asks a copy while the reply streams.
+//! identical call in a row is not run, the fifth ends the run. The loop holds it and asks it about
+//! each call before the batch (`batch::rule`); early start asks a copy while the reply streams.
 
-use crate::core::message::ToolCall;
+use crate::core::message::{Outcome, ToolCall};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -115,21 +115,13 @@ pub struct LoopGuard {
     streak: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Repeat {
-    /// Not a repeat worth stopping: the call goes on to consent.
-    Fine,
-    /// Not run; the text is what the model reads instead.
-    Refuse(String),
-    /// The run ends here.
-    Stop(String),
-}
-
 impl LoopGuard {
-    pub fn judge(&mut self, call: &ToolCall) -> Repeat {
+    /// `Ok(None)`: not a repeat worth stopping, the call goes on to consent; `Ok(Some)`: not
+    /// run, the outcome is what the model reads instead; `Err`: the run ends here.
+    pub fn judge(&mut self, call: &ToolCall) -> Result<Option<Outcome>, String> {
         let (name, arguments) = (&call.name, &call.arguments);
         // Parsed and printed again, so `{"a":1, "b":2}` and `{"b":2,"a":1}` count as one call.
-        let arguments = (serde_json::from_str::<Value>(arguments))
+        let arguments = serde_json::from_str::<Value>(arguments)
             .map_or_else(|_| arguments.to_string(), |value| value.to_string());
         let this = (name.to_string(), arguments);
         match self.last.as_ref() == Some(&this) {
@@ -137,15 +129,15 @@ impl LoopGuard {
             false => (self.last, self.streak) = (Some(this), 1),
         }
         match self.streak {
-            n if n >= STOP_AT => Repeat::Stop(format!(
+            n if n >= STOP_AT => Err(format!(
                 "the model called {name} with the same arguments {n} times in a row"
             )),
-            n if n >= WARN_AT => Repeat::Refuse(format!(
+            n if n >= WARN_AT => Ok(Some(Outcome::text(format!(
                 "Not run: this is the same {name} call, with the same arguments, {n} times in a \
                  row, and its result will not change. Use what you already have, or try a \
                  different approach. (At {STOP_AT} in a row the run is stopped.)"
-            )),
-            _ => Repeat::Fine,
+            )))),
+            _ => Ok(None),
         }
     }
 }
@@ -202,9 +194,9 @@ mod tests {
             arguments: arguments.into(),
         };
         match guard.judge(&call) {
-            Repeat::Fine => "run",
-            Repeat::Refuse(_) => "refuse",
-            Repeat::Stop(_) => "stop",
+            Ok(None) => "run",
+            Ok(Some(_)) => "refuse",
+            Err(_) => "stop",
         }
     }
 

@@ -122,8 +122,9 @@ pub fn compact(
     let before = estimate_messages(history);
     // Results the model has not seen yet (after the last assistant message) are spared until
     // the last resort: otherwise a file it just read would reach it already cut.
-    let last_assistant = (history.iter()).rposition(|m| m.role == Role::Assistant);
-    let snip_end = (last_assistant.filter(|_| tier < Tier::Collapse)).unwrap_or(history.len());
+    let last_assistant = history.iter().rposition(|m| m.role == Role::Assistant);
+    let spared = last_assistant.filter(|_| tier < Tier::Collapse);
+    let snip_end = spared.unwrap_or(history.len());
     snip_tool_results(&mut history[..snip_end]);
     let keeps = match tier {
         Tier::Snip => None,

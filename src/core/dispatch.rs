@@ -15,6 +15,7 @@ use crate::tools::{ToolContext, agent, bash, edit_file, glob, grep, read_file, t
 use crossbeam_channel::{Receiver, Sender};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -139,14 +140,12 @@ impl Pool {
         }
         // Only the jobs hold senders now, so `results` ends when the last job is done.
         drop(done);
-        let mut outcomes: Vec<Option<Outcome>> = vec![None; calls.len()];
+        let mut slots: Vec<Option<Outcome>> = vec![None; calls.len()];
         for (index, outcome) in results.iter() {
-            outcomes[index] = Some(outcome);
+            slots[index] = Some(outcome);
         }
         let lost = || Outcome::text("Error: the tool call did not return a result");
-        (outcomes.into_iter())
-            .map(|o| o.unwrap_or_else(lost))
-            .collect()
+        slots.into_iter().map(|o| o.unwrap_or_else(lost)).collect()
     }
 
     /// Start one call and return at once: its outcome arrives on the receiver (early start,
@@ -199,16 +198,15 @@ fn work(queue: Receiver<Job>) {
 /// writing the same file; every other call is a chain of its own.
 fn chains(calls: &[&ToolCall], ctx: &ToolContext) -> Vec<Vec<(usize, ToolCall)>> {
     let mut chains: Vec<Vec<(usize, ToolCall)>> = Vec::new();
-    let mut writers: Vec<(PathBuf, usize)> = Vec::new();
+    let mut writers: HashMap<PathBuf, usize> = HashMap::new();
     for (index, call) in calls.iter().enumerate() {
         let entry = (index, (*call).clone());
         let target = written_file(call).map(|path| resolve(&ctx.cwd, &path));
-        let earlier = (writers.iter()).find(|(path, _)| Some(path) == target.as_ref());
-        match earlier {
-            Some((_, chain)) => chains[*chain].push(entry),
+        match target.as_ref().and_then(|path| writers.get(path)) {
+            Some(&chain) => chains[chain].push(entry),
             None => {
                 if let Some(path) = target {
-                    writers.push((path, chains.len()));
+                    writers.insert(path, chains.len());
                 }
                 chains.push(vec![entry]);
             }

@@ -78,7 +78,8 @@ impl StateNotes {
     /// What changed since the model was last told, as a note to end a message with.
     pub fn note(&mut self, now: Situation) -> Option<String> {
         let start = self.start.get_or_insert_with(|| now.clone());
-        let mut told = (self.told.take()).unwrap_or_else(|| as_the_prompt_says(start));
+        let told = self.told.take();
+        let mut told = told.unwrap_or_else(|| as_the_prompt_says(start));
         if std::mem::take(&mut self.lost) {
             (told.cwd, told.date) = (PathBuf::new(), String::new());
         }

@@ -5,7 +5,7 @@
 //! No tokenizer: a rough estimate is all compaction needs (`extras/calibration.rs` anchors it).
 
 use crate::core::consent::Plan;
-use crate::core::message::{Message, Role};
+use crate::core::message::{Message, Role, ToolCall};
 use crate::tools::support::text::one_line;
 use crate::tools::support::todos::Todo;
 use crate::tools::support::tokens::estimate_text;
@@ -55,9 +55,8 @@ pub struct Situation {
 /// `tools` are the schemas offered, ours and MCP's. Plan mode and the todo list are always
 /// told in notes: the start holds neither.
 pub fn system_prompt(start: &Situation, tools: &[Value], kind: AgentKind) -> String {
-    let tool_names: Vec<&str> = (tools.iter())
-        .filter_map(|s| s["function"]["name"].as_str())
-        .collect();
+    let names = tools.iter().map(|s| s["function"]["name"].as_str());
+    let tool_names: Vec<&str> = names.flatten().collect();
     let mut prompt = format!(
         "{RULES}\n\nWorking directory: {}\nOS: {}\nDate: {}\nTools: {}\n",
         start.cwd.display(),
@@ -110,12 +109,11 @@ const MESSAGE_OVERHEAD_TOKENS: usize = 4;
 /// Tokens for a request's messages: content, reasoning, tool-call names and arguments.
 pub fn estimate_messages(messages: &[Message]) -> usize {
     let text = |t: &Option<String>| t.as_deref().map_or(0, estimate_text);
+    let call = |c: &ToolCall| estimate_text(&c.name) + estimate_text(&c.arguments);
     messages
         .iter()
         .map(|m| {
-            let calls: usize = (m.tool_calls.iter())
-                .map(|c| estimate_text(&c.name) + estimate_text(&c.arguments))
-                .sum();
+            let calls: usize = m.tool_calls.iter().map(call).sum();
             MESSAGE_OVERHEAD_TOKENS + text(&m.content) + text(&m.reasoning_content) + calls
         })
         .sum()

@@ -1,14 +1,15 @@
 //! Which API the provider speaks (`Config::dialect`), as the client (`client/llm.rs`) reaches it
-//! through `Extras::dialect`: the request body, where it goes with which headers, and the
-//! reader of the stream that comes back. Chat completions, the one a learner reads first, is
-//! the core's own (`client/wire.rs`, `client/sse.rs`); each other dialect is one file beside this
+//! through `Extras::dialect`: the request body, where it goes with which headers (chat
+//! completions' URL and key are the client's, `http::endpoint`), and the reader of the stream
+//! that comes back. Chat completions, the one a learner reads first, is the core's own
+//! (`client/wire.rs`, `client/sse.rs`); each other dialect is one file beside this
 //! one (`anthropic.rs`, `responses.rs`), its stream fed by the same bounded line loop
 //! (`sse::read_lines`), and every dialect's reply judged by the same `well_formed`. Nothing
 //! here retries or decides what a failed answer means (`llm.rs` does, for every dialect alike).
 
 pub mod messages_json;
 
-use crate::client::http::Limits;
+use crate::client::http::{self, Limits};
 use crate::client::quirks::Quirks;
 use crate::client::{sse, wire};
 use crate::core::config::{Config, Dialect};
@@ -38,9 +39,10 @@ impl Dialects {
     }
 
     /// The request body for the history and the tools (chat-completions schemas), as this
-    /// provider takes it (`quirks`), in the pieces it is sent in (`http::post` streams them).
-    /// Chat completions' messages are each serialised once (`messages_json.rs`) and shared,
-    /// so a round neither serialises nor copies the history; the rest is built anew.
+    /// provider takes it (`quirks`), in the pieces it is sent in (`http::post` streams them);
+    /// `None` sends the client's plain body. The fast form of chat completions' body is here:
+    /// its messages are each serialised once (`messages_json.rs`) and shared, so a round
+    /// neither serialises nor copies the history; the rest is built anew.
     pub fn body(
         &self,
         config: &Config,
@@ -48,7 +50,7 @@ impl Dialects {
         messages: &[Message],
         tools: &[Value],
         quirks: &Quirks,
-    ) -> Vec<Arc<str>> {
+    ) -> Option<Vec<Arc<str>>> {
         // The other dialects map the whole history anew (they are not the hot path here).
         let other = match config.dialect {
             Dialect::Anthropic => {
@@ -59,26 +61,25 @@ impl Dialects {
             Dialect::Chat => None,
         };
         if let Some(other) = other {
-            return vec![Arc::from(other.to_string())];
+            return Some(vec![Arc::from(other.to_string())]);
         }
         let fields = wire::request_body(config, model, &[], tools);
         let fields = quirks.adapted_body(config, fields).to_string();
-        let Some((before, after)) = fields.split_once(EMPTY) else {
-            let whole = wire::request_body(config, model, messages, tools);
-            return vec![Arc::from(quirks.adapted_body(config, whole).to_string())];
-        };
+        let (before, after) = fields.split_once(EMPTY)?;
         let mut body = vec![Arc::from(format!("{before}\"messages\":"))];
         (self.messages).append_array(&mut body, messages, quirks.empty_content(config));
         body.push(Arc::from(after));
-        body
+        Some(body)
     }
 
-    /// The URL to POST to, and the headers that carry the key.
-    pub fn endpoint(&self, config: &Config) -> (String, Vec<(&'static str, String)>) {
+    /// Where a request in another dialect goes, and the headers that carry the key; `None` for
+    /// chat completions, the client's own (`http::endpoint`).
+    pub fn endpoint(&self, config: &Config) -> Option<(String, Vec<(&'static str, String)>)> {
+        let base = &config.base_url;
         match config.dialect {
-            Dialect::Chat => (chat_url(&config.base_url), bearer(config)),
-            Dialect::Anthropic => (anthropic::url(&config.base_url), anthropic::headers(config)),
-            Dialect::Responses => (responses::url(&config.base_url), bearer(config)),
+            Dialect::Chat => None,
+            Dialect::Anthropic => Some((anthropic::url(base), anthropic::headers(config))),
+            Dialect::Responses => Some((responses::url(base), http::bearer(config))),
         }
     }
 
@@ -134,18 +135,6 @@ fn well_formed(reply: Reply) -> Result<Reply, Error> {
         ))),
         _ => Ok(reply),
     }
-}
-
-/// `{base}/chat/completions`, beside Responses' `{base}/responses`.
-fn chat_url(base: &str) -> String {
-    format!("{}/chat/completions", base.trim_end_matches('/'))
-}
-
-/// The key as a bearer token, for chat completions and Responses alike. (Local servers run
-/// without a key; sending "Bearer " with nothing after it confuses some.)
-fn bearer(config: &Config) -> Vec<(&'static str, String)> {
-    let key = (config.api_key.iter()).map(|key| ("Authorization", format!("Bearer {key}")));
-    key.collect()
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@
 //! consent and never runs a call a PreToolUse hook, the loop guard or a deny or ask permission
 //! rule must see first, nor a read outside the session's roots (`reads.rs`).
 
+use crate::core::consent::LoopGuard;
 use crate::core::consent::{Consent, Verdict};
-use crate::core::consent::{LoopGuard, Repeat};
 use crate::core::event::Event;
 use crate::core::message::{Outcome, ToolCall};
 use crate::extras::consent_rules::{self, Rules};
@@ -103,7 +103,7 @@ impl Early {
         }
         // Past the most calls a reply may hold, it will be refused whole: start no more.
         let too_many = self.started.len() >= MAX_CALLS;
-        let repeat = self.guard_ahead.judge(call) != Repeat::Fine;
+        let repeat = !matches!(self.guard_ahead.judge(call), Ok(None));
         // A read outside the roots waits for the batch, which asks about it or refuses it.
         let outside = reads::outside(&self.shell, &call.name, &call.arguments, &self.cwd);
         if too_many || repeat || outside.is_some() || !may_start_early(&call.name, hint, consent) {

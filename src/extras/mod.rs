@@ -1,10 +1,10 @@
 //! Every optional feature: hooks, MCP servers, the sandbox, sessions, checkpoints, the trace,
 //! project instructions, trust, the other dialects, each off (a no-op) unless the binary or an
-//! embedding program turns it on; and, on by default (`Extras` says exactly), the loop guard,
-//! the danger gate, the secret filter, early start of read-only calls, the built-in prices and
-//! the estimate calibrated on the provider's counts. The seam: the value the loop
-//! holds, one method per step of a turn, in turn order; it never runs the loop (over 300 lines
-//! so that every step is in one file).
+//! embedding program turns it on; and, on by default (`Extras` says exactly), the danger gate,
+//! the secret filter, early start of read-only calls, the built-in prices and the estimate
+//! calibrated on the provider's counts. The seam: the value the loop holds, one method per step
+//! of a turn, in turn order; it never runs the loop (over 300 lines so that every step is in one
+//! file).
 
 pub mod account;
 pub mod anthropic;
@@ -34,7 +34,7 @@ pub mod sha256;
 pub mod trace;
 pub mod trust;
 
-use crate::core::consent::{Consent, LoopGuard, Repeat, Verdict};
+use crate::core::consent::{Consent, LoopGuard, Verdict};
 use crate::core::event::Event;
 use crate::core::message::{Message, Outcome, Reply, ToolCall};
 use checkpoint::Checkpoints;
@@ -55,7 +55,7 @@ use std::sync::{Arc, atomic::AtomicUsize};
 ///
 /// `Extras::default()` has off: hooks, MCP, the sandbox, `AGENTS.md`, the session log, `/undo`'s
 /// checkpoints, the trace, fallback models, saved "always" answers and permission rules, and
-/// other dialects than chat completions. It has on: the loop guard, the danger table (a
+/// other dialects than chat completions. It has on: the danger table (a
 /// destructive bash command is refused even under "allow all" unless allowed by name), the
 /// secret filter (bash does not see variables that look like secrets), early start of
 /// read-only calls while a reply streams, the built-in price table (spending is counted), and
@@ -84,8 +84,6 @@ pub struct Extras {
     early: early::Early,
     /// What a bash command's arguments decide before consent (the danger table).
     gate: gate::Gate,
-    /// Counts identical calls in a row: the third is refused, the fifth ends the run (per agent).
-    guard: LoopGuard,
     /// What `/undo` can restore; `None` when nothing is tracked (sub-agents, the library default).
     checkpoints: Option<Checkpoints>,
     /// Where the conversation is written as it happens; `None` for sub-agents and by default.
@@ -102,13 +100,13 @@ pub struct Extras {
     mark: Option<usize>,
 }
 
-/// Not `Clone`: a copy that silently dropped the log, the checkpoints, the guard and the
-/// calibration would look whole. What a sub-agent gets is `for_sub_agent`, by name.
+/// Not `Clone`: a copy that silently dropped the log, the checkpoints and the calibration would
+/// look whole. What a sub-agent gets is `for_sub_agent`, by name.
 impl Extras {
     /// What a tool call and a sub-agent see: the session-wide features are shared (hooks, MCP,
     /// sandbox, instructions, the account, the reading threads, the rules, the danger gate);
     /// what belongs to one agent starts empty: its session log (none), its `/undo` checkpoints
-    /// (none), the calls it started early, its loop guard, its calibration, its rewrites count.
+    /// (none), the calls it started early, its calibration, its rewrites count.
     pub fn for_sub_agent(&self) -> Extras {
         Extras {
             account: self.account.clone(),
@@ -242,10 +240,10 @@ impl Extras {
         });
     }
 
-    /// A reply is about to stream: early start judges ahead from the loop guard as it stands,
+    /// A reply is about to stream: early start judges ahead from the loop's guard as it stands,
     /// and the reads from `cwd`; the loop holds it while the reply streams and puts it back.
-    pub fn reply_starting(&mut self, cwd: &Path) -> early::Early {
-        let (guard, rules, shell) = (&self.guard, &self.rules, &self.shell);
+    pub fn reply_starting(&mut self, guard: &LoopGuard, cwd: &Path) -> early::Early {
+        let (rules, shell) = (&self.rules, &self.shell);
         self.early.reply_starting(guard, rules, (shell, cwd));
         std::mem::take(&mut self.early)
     }
@@ -264,15 +262,6 @@ impl Extras {
     /// What an "always" answer to `call` would allow, for the question (`consent_rules/always.rs`).
     pub fn always_offer(&self, call: &ToolCall) -> String {
         consent_rules::always::offer(&self.rules, call)
-    }
-
-    /// The loop guard on one call: `Ok(Some)` is the refusal the model reads, `Err` ends the run.
-    pub fn repeated(&mut self, call: &ToolCall) -> Result<Option<Outcome>, String> {
-        match self.guard.judge(call) {
-            Repeat::Fine => Ok(None),
-            Repeat::Refuse(text) => Ok(Some(Outcome::text(text))),
-            Repeat::Stop(why) => Err(why),
-        }
     }
 
     /// The MCP tools offered next to ours.

@@ -2,17 +2,18 @@
 //! `#[path = "extras/null.rs"]` above `pub mod extras;`, and the `pub mod app;` line dropped;
 //! `docs::a_fork_without_extras_builds_the_minimal_example` performs it). The same methods the
 //! core, the client and the tools call on `Extras`, each doing what a plain agent does with the
-//! feature absent: consent by the tool's name after the danger table, the loop guard, the
-//! estimate, chat completions. No hooks, MCP, sandbox, log, checkpoints, trace, prices, early
-//! start or other dialects, and no opting in to a destructive command by name; bash still loses
-//! the variables that name a key, token, secret or password. Not compiled in the full crate: it
-//! is a file a fork points `mod extras` at. Over 300 lines (rustfmt puts each no-op on three) so
-//! that the whole seam a fork keeps is one file.
+//! feature absent: consent by the tool's name after the danger table, the estimate, chat
+//! completions' stream reader (the loop guard, the body, URL and key are the core's and the
+//! client's). No hooks, MCP, sandbox, log, checkpoints, trace, prices, early start or other
+//! dialects, and no opting in to a destructive command by name; bash still loses the variables
+//! that name a key, token, secret or password. Not compiled in the full crate: it is a file a
+//! fork points `mod extras` at. Over 300 lines (rustfmt puts each no-op on three) so that the
+//! whole seam a fork keeps is one file.
 
 use crate::client::quirks::Quirks;
-use crate::client::{http::Limits, sse, wire};
+use crate::client::{http::Limits, sse};
 use crate::core::config::Config;
-use crate::core::consent::{Consent, LoopGuard, Mode, Repeat, Verdict};
+use crate::core::consent::{Consent, LoopGuard, Mode, Verdict};
 use crate::core::event::{Error, Event};
 use crate::core::message::{Message, Outcome, Reply, ToolCall};
 use crate::core::prompt::estimate_messages;
@@ -28,10 +29,9 @@ use std::sync::atomic::AtomicBool;
 /// Where a call started early would send its result; none is ever started here.
 type Pending = Receiver<(usize, Outcome)>;
 
-/// A plain agent's seam: only the loop guard is kept (the core's `LoopGuard`).
+/// A plain agent's seam: nothing is kept but the no-op parts the core reaches through.
 #[derive(Default)]
 pub struct Extras {
-    guard: LoopGuard,
     account: account::Account,
     dialect: dialect::Dialects,
     gate: gate::Gate,
@@ -71,7 +71,7 @@ impl Extras {
         let usage = reply.usage.clone().unwrap_or_default();
         on_event(Event::Replied { usage: &usage });
     }
-    pub fn reply_starting(&mut self, _: &Path) -> early::Early {
+    pub fn reply_starting(&mut self, _: &LoopGuard, _: &Path) -> early::Early {
         early::Early
     }
     pub fn reply_done(&mut self, _: early::Early) {}
@@ -100,13 +100,6 @@ impl Extras {
     }
     pub fn always_offer(&self, call: &ToolCall) -> String {
         format!("always allow {}", call.name)
-    }
-    pub fn repeated(&mut self, call: &ToolCall) -> Result<Option<Outcome>, String> {
-        match self.guard.judge(call) {
-            Repeat::Fine => Ok(None),
-            Repeat::Refuse(text) => Ok(Some(Outcome::text(text))),
-            Repeat::Stop(why) => Err(why),
-        }
     }
     pub fn tool_schemas(&self) -> Vec<Value> {
         Vec::new()
@@ -207,7 +200,7 @@ pub mod account {
     }
 }
 
-/// Chat completions only: the client's own body, URL, bearer key and SSE reader.
+/// Chat completions only: the client's own body, URL and bearer key, and SSE reader.
 pub mod dialect {
     use super::*;
     #[derive(Default)]
@@ -215,22 +208,16 @@ pub mod dialect {
     impl Dialects {
         pub fn body(
             &self,
-            config: &Config,
-            model: &str,
-            messages: &[Message],
-            tools: &[Value],
-            quirks: &Quirks,
-        ) -> Vec<Arc<str>> {
-            let body = wire::request_body(config, model, messages, tools);
-            vec![Arc::from(quirks.adapted_body(config, body).to_string())]
+            _: &Config,
+            _: &str,
+            _: &[Message],
+            _: &[Value],
+            _: &Quirks,
+        ) -> Option<Vec<Arc<str>>> {
+            None
         }
-        pub fn endpoint(&self, config: &Config) -> (String, Vec<(&'static str, String)>) {
-            let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
-            let key = config
-                .api_key
-                .iter()
-                .map(|key| ("Authorization", format!("Bearer {key}")));
-            (url, key.collect())
+        pub fn endpoint(&self, _: &Config) -> Option<(String, Vec<(&'static str, String)>)> {
+            None
         }
         pub fn read_stream(
             &self,

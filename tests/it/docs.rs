@@ -1056,15 +1056,51 @@ pub(crate) fn restate(text: &str, pattern: &str, numbers: &[usize]) -> String {
     out
 }
 
-/// A receiver wrapped in parentheses, `(self.extras).x(…)`: it keeps `cargo fmt` from breaking
-/// a long call over lines, so it only hides lines from the count.
+/// A receiver wrapped in parentheses, `(self.extras).x(…)` or `(calls.iter()).map(…)`, the call
+/// on the same line or the next: it keeps `cargo fmt` from breaking a chain over more lines, so
+/// it only hides lines from the count.
 fn formatting_games(text: &str) -> Vec<String> {
-    let wrapped =
-        regex::Regex::new(r"(^|[^\w>)\]])\(&?[a-z_]+(\.[a-z_]+)+\)\.[a-z_]+\(").expect("a pattern");
-    (text.lines().take(code_lines(text)))
-        .filter(|line| wrapped.is_match(line))
-        .map(|line| line.trim().to_string())
+    let lines: Vec<&str> = text.lines().take(code_lines(text)).collect();
+    let next = |at: usize| lines.get(at + 1).map(|next| next.trim_start());
+    let with_call = |at: usize| match next(at).filter(|next| next.starts_with('.')) {
+        Some(call) => format!("{}{call}", lines[at]),
+        None => lines[at].to_string(),
+    };
+    (0..lines.len())
+        .filter(|&at| wraps_a_receiver(&with_call(at)))
+        .map(|at| lines[at].trim().to_string())
         .collect()
+}
+
+/// Whether `line` holds `(…).name` where the `(` opens no call's arguments and `…` is a name,
+/// a field or a method chain: outside its own brackets no space, comma or `..`, which an
+/// operator, a cast, a tuple or a range would need the parentheses for.
+fn wraps_a_receiver(line: &str) -> bool {
+    let bytes = line.as_bytes();
+    let a_name = |text: &str| text.starts_with(|c: char| c.is_ascii_lowercase() || c == '_');
+    let opens_a_call = |at: usize| {
+        at > 0 && (bytes[at - 1].is_ascii_alphanumeric() || b"_>)]!".contains(&bytes[at - 1]))
+    };
+    let wrapped = |open: usize| {
+        let (mut depth, mut outside) = (0, String::new());
+        for (at, &byte) in bytes.iter().enumerate().skip(open) {
+            match byte {
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' if depth == 1 => {
+                    let method = line[at + 1..].strip_prefix('.');
+                    return a_name(outside.trim_start_matches('&'))
+                        && !outside.contains([' ', ','])
+                        && !outside.contains("..")
+                        && method.is_some_and(a_name);
+                }
+                b')' | b']' | b'}' => depth -= 1,
+                _ if depth == 1 => outside.push(byte as char),
+                _ => {}
+            }
+        }
+        false
+    };
+    (0..bytes.len()).any(|at| bytes[at] == b'(' && !opens_a_call(at) && wrapped(at))
 }
 
 /// `core/mod.rs` then `client/mod.rs`: the files of one turn, in the order they are read.
@@ -1135,14 +1171,31 @@ fn core_and_client_are_read_in_one_sitting() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
-/// The count is honest: a receiver in parentheses is found, a plain one is not.
+/// The count is honest: a receiver in parentheses is found, a plain one is not, nor
+/// parentheses an operator, a cast, a range or a tuple needs.
 #[test]
 fn formatting_games_are_found() {
-    let text = "let a = (self.extras).state_note(x);\nlet b = self.extras.note(x);\nlet c = (a.iter()).map(f);\nlet d = from_str(&call.arguments).ok();\n";
-    assert_eq!(
-        formatting_games(text),
-        ["let a = (self.extras).state_note(x);"]
-    );
+    let games = [
+        "let a = (self.extras).state_note(x);",
+        "let c = (a.iter()).map(f);",
+        "let e = (told.take()).unwrap_or_else(|| start(s));",
+        "let f = (last.filter(|_| tier < Tier::Collapse)).unwrap_or(n);",
+        "Some((calls.iter()).count())",
+        "let m = (calls.iter().zip(&settled))",
+    ];
+    let plain = [
+        "let b = self.extras.note(x);",
+        "let d = from_str(&call.arguments).ok();",
+        "let g = (a + b).max(c);",
+        "let h = (n as u64).min(1);",
+        "let i = (0..n).map(f);",
+        "let j = (a, b).into();",
+        "let k = vec![(a.b)];",
+        "let l = f::<T>(a.b).c();",
+    ];
+    let text = [games.join("\n"), "    .filter(f)".into(), plain.join("\n")].join("\n");
+    assert_eq!(formatting_games(&text), games);
+    assert!(formatting_games("let m = (a.iter())\n\n    .map(f);").is_empty());
 }
 
 /// Past 300 lines a file says why in its header (the words "300 lines"); the core never.
