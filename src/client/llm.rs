@@ -1,9 +1,9 @@
-//! The LLM client: the loop calls `Llm::stream` once per round; it POSTs the history
-//! (`http.rs`), hands the body to `sse::read_stream` and returns the `Reply`, retrying the *whole*
-//! request when what failed is transient (there is no other retry layer). The body and URL are
-//! chat completions' (`wire.rs`, `http.rs`) unless the dialect says otherwise, the stream reader
-//! the dialect's (`Extras::dialect`: chat completions is `sse.rs`); provider oddities `quirks.rs`'; spending, fallback models and the trace
-//! `Extras::account`'s. It does not parse tool arguments, run tools or touch the history.
+//! The LLM client: the loop calls `Llm::stream` once per round; it POSTs the history (`http.rs`),
+//! reads the body with the dialect's reader (`Extras::dialect`; chat completions: `sse.rs`),
+//! refuses a reply no model sends (`wire::well_formed`) and retries the *whole* request when what
+//! failed is transient (no other layer retries). Body and URL are chat completions' (`wire.rs`,
+//! `http.rs`) unless the dialect says otherwise; provider oddities are `quirks.rs`', spending,
+//! fallback models and the trace `Extras::account`'s. It runs no tool and touches no history.
 
 use crate::client::quirks::Quirks;
 use crate::client::{http, sse, wire};
@@ -89,7 +89,7 @@ impl Llm {
             let why = match next {
                 Next::Replied(reply) => {
                     account.count(&model, &reply, messages);
-                    return Ok(reply);
+                    return wire::well_formed(reply);
                 }
                 Next::Adapted => continue,
                 Next::Retry { why, wait } if retries < MAX_RETRIES => {
@@ -191,10 +191,8 @@ impl Llm {
         let (mut body, mut start) = (BufReader::new(body.into_reader()), vec![]);
         // A 200 that is not an event stream: a whole completion, or a page or error that fails.
         let trace = |kind: &str, text: &str| extras.account().trace_not_a_stream(kind, text);
-        match self
-            .quirks
-            .not_a_stream(&head.headers, &mut body, &mut start, &trace, on_event)
-        {
+        let quirks = &self.quirks;
+        match quirks.not_a_stream(&head.headers, &mut body, &mut start, &trace, on_event) {
             None => {}
             Some(Ok(reply)) => return Next::Replied(reply),
             Some(Err(error)) => return stream_failure(error, &self.config),
@@ -203,10 +201,8 @@ impl Llm {
         let mut body = Cursor::new(start).chain(body);
         let (mut reader, mut arrived) = (extras.account().tee(&mut body), String::new());
         let on_event = &mut |event: Event| extras.account().saw(&mut arrived, event, on_event);
-        match extras
-            .dialect()
-            .read_stream(&self.config, &mut reader, cancel, &limits, on_event)
-        {
+        let dialect = extras.dialect();
+        match dialect.read_stream(&self.config, &mut reader, cancel, &limits, on_event) {
             Ok(reply) => Next::Replied(reply),
             Err(error) => {
                 extras.account().cut_off(&self.config, messages, &arrived);

@@ -206,16 +206,12 @@ impl Parser {
             });
         }
         if let Some(choice) = choice {
-            self.apply_choice(choice, on_delta)?;
+            self.apply_choice(choice, on_delta);
         }
         Ok(Flow::Continue)
     }
 
-    fn apply_choice(
-        &mut self,
-        choice: WireChoice,
-        on_delta: &mut dyn FnMut(Event),
-    ) -> Result<(), Error> {
+    fn apply_choice(&mut self, choice: WireChoice, on_delta: &mut dyn FnMut(Event)) {
         if let Some(delta) = choice.delta {
             let reasoning = delta.reasoning_content.or(delta.reasoning);
             if let Some(piece) = reasoning.filter(|s| !s.is_empty()) {
@@ -229,24 +225,17 @@ impl Parser {
             // llama-cpp-python sends each piece twice, here and in the legacy `function_call`:
             // where `tool_calls` is present, it is the one to read.
             let legacy = delta.function_call.filter(|_| delta.tool_calls.is_none());
-            for fragment in delta.tool_calls.into_iter().flatten() {
+            let legacy = legacy.map(|function| WireToolCall {
+                function: Some(*function),
+                ..WireToolCall::default()
+            });
+            for fragment in delta.tool_calls.into_iter().flatten().chain(legacy) {
                 self.calls.merge(fragment, on_delta);
-            }
-            if let Some(function) = legacy {
-                let function = Some(*function);
-                self.calls.merge(
-                    WireToolCall {
-                        function,
-                        ..WireToolCall::default()
-                    },
-                    on_delta,
-                );
             }
         }
         if let Some(reason) = choice.finish_reason {
             self.reply.finish_reason = Some(reason);
         }
-        Ok(())
     }
 }
 

@@ -4,8 +4,8 @@
 //! Nothing here sends or reads a byte, or judges arguments beyond "a whole JSON object".
 
 use crate::core::config::Config;
-use crate::core::event::Event;
-use crate::core::message::{Message, ToolCall};
+use crate::core::event::{Error, Event};
+use crate::core::message::{Message, Reply, ToolCall};
 use crate::tools::support::json_depth::JsonDepth;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
@@ -178,9 +178,60 @@ pub fn request_body(config: &Config, model: &str, messages: &[Message], tools: &
     body
 }
 
+/// Most tool calls taken from one reply: a real model sends a few dozen, each sent back after.
+pub(crate) const MAX_CALLS: usize = 1000;
+/// Longest tool name or call id: providers allow 64-character names, and each is sent back.
+pub(crate) const MAX_NAME: usize = 256;
+
+/// A reply whose calls no real model sends is refused whole, saying why, whatever its dialect:
+/// nothing of it runs, and it is not asked for again (a server that sent it once would again).
+pub(crate) fn well_formed(reply: Reply) -> Result<Reply, Error> {
+    let calls = reply.tool_calls.len();
+    let longer = |call: &ToolCall| call.name.len().max(call.id.len());
+    let longest = reply.tool_calls.iter().map(longer).max().unwrap_or(0);
+    let why = if calls > MAX_CALLS {
+        format!("the reply holds {calls} tool calls; at most {MAX_CALLS} are taken from one reply")
+    } else if longest > MAX_NAME {
+        format!("a call's name or id is {longest} bytes long; a name or id is at most {MAX_NAME}")
+    } else {
+        return Ok(reply);
+    };
+    Err(Error::Api(why))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn reply(calls: usize, name: &str, id: &str) -> Reply {
+        let call = ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: "{}".into(),
+        };
+        Reply {
+            tool_calls: vec![call; calls],
+            ..Reply::default()
+        }
+    }
+
+    #[test]
+    fn replies_no_model_sends_are_refused_saying_why() {
+        assert!(well_formed(reply(MAX_CALLS, "bash", "c1")).is_ok());
+        assert!(well_formed(reply(1, &"n".repeat(MAX_NAME), "c1")).is_ok());
+        let said = |reply| {
+            well_formed(reply)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        let many = said(reply(MAX_CALLS + 1, "bash", "c1"));
+        assert!(many.contains("the reply holds 1001 tool calls"), "{many}");
+        let name = said(reply(1, &"n".repeat(MAX_NAME + 1), "c1"));
+        assert!(name.contains("name or id is 257 bytes long"), "{name}");
+        let id = said(reply(1, "bash", &"i".repeat(60_000)));
+        assert!(id.contains("name or id is 60000 bytes long"), "{id}");
+    }
 
     fn first_content(data: &str) -> Option<String> {
         let chunk: Chunk = serde_json::from_str(data).expect("a valid chunk");

@@ -2,10 +2,10 @@
 //! through `Extras::dialect`: the request body, where it goes with which headers (chat
 //! completions' URL and key are the client's, `http::endpoint`), and the reader of the stream
 //! that comes back. Chat completions, the one a learner reads first, is the core's own
-//! (`client/wire.rs`, `client/sse.rs`); each other dialect is one file beside this
-//! one (`anthropic.rs`, `responses.rs`), its stream fed by the same bounded line loop
-//! (`sse::read_lines`), and every dialect's reply judged by the same `well_formed`. Nothing
-//! here retries or decides what a failed answer means (`llm.rs` does, for every dialect alike).
+//! (`client/wire.rs`, `client/sse.rs`); each other dialect is one file beside this one
+//! (`anthropic.rs`, `responses.rs`), its stream fed by the same bounded line loop
+//! (`sse::read_lines`). Nothing here judges the reply (`llm.rs` does, `wire::well_formed`, for
+//! every dialect alike), retries or decides what a failed answer means.
 
 pub mod messages_json;
 
@@ -92,7 +92,7 @@ impl Dialects {
         limits: &Limits,
         on_delta: &mut dyn FnMut(Event),
     ) -> Result<Reply, Error> {
-        let reply = match config.dialect {
+        match config.dialect {
             Dialect::Anthropic => {
                 let mut parser = anthropic::stream::Parser::default();
                 let mut feed = |line: &str| parser.feed_line(line, on_delta);
@@ -106,69 +106,6 @@ impl Dialects {
                 parser.finish(on_delta)
             }
             Dialect::Chat => sse::read_stream(reader, cancel, limits, on_delta),
-        };
-        well_formed(reply?)
-    }
-}
-
-/// Most tool calls taken from one reply: a real model sends a few dozen at most, and each one
-/// is run, answered and sent back with every request after.
-pub const MAX_CALLS: usize = 1000;
-/// Longest tool name or call id: no tool is named longer (providers allow 64 characters), no
-/// provider's ids come near it, and each is sent back with every request.
-pub const MAX_NAME: usize = 256;
-
-/// A reply whose calls no real model sends is refused whole, saying why: nothing of it runs,
-/// and it is not asked for again (a server that sent it once would send it again).
-fn well_formed(reply: Reply) -> Result<Reply, Error> {
-    let calls = reply.tool_calls.len();
-    if calls > MAX_CALLS {
-        return Err(Error::Api(format!(
-            "the reply holds {calls} tool calls; at most {MAX_CALLS} are taken from one reply"
-        )));
-    }
-    let lengths = (reply.tool_calls.iter()).map(|call| call.name.len().max(call.id.len()));
-    match lengths.max().unwrap_or(0) {
-        longest if longest > MAX_NAME => Err(Error::Api(format!(
-            "the reply has a tool call whose name or id is {longest} bytes long; a name or id \
-             is at most {MAX_NAME}"
-        ))),
-        _ => Ok(reply),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::core::message::ToolCall;
-
-    fn reply(calls: usize, name: &str, id: &str) -> Reply {
-        let call = ToolCall {
-            id: id.into(),
-            name: name.into(),
-            arguments: "{}".into(),
-        };
-        Reply {
-            tool_calls: vec![call; calls],
-            ..Reply::default()
         }
-    }
-
-    #[test]
-    fn replies_no_model_sends_are_refused_saying_why() {
-        assert!(well_formed(reply(MAX_CALLS, "bash", "c1")).is_ok());
-        assert!(well_formed(reply(1, &"n".repeat(MAX_NAME), "c1")).is_ok());
-        let said = |reply| {
-            well_formed(reply)
-                .err()
-                .map(|e| e.to_string())
-                .unwrap_or_default()
-        };
-        let many = said(reply(MAX_CALLS + 1, "bash", "c1"));
-        assert!(many.contains("the reply holds 1001 tool calls"), "{many}");
-        let name = said(reply(1, &"n".repeat(MAX_NAME + 1), "c1"));
-        assert!(name.contains("name or id is 257 bytes long"), "{name}");
-        let id = said(reply(1, "bash", &"i".repeat(60_000)));
-        assert!(id.contains("name or id is 60000 bytes long"), "{id}");
     }
 }

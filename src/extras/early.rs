@@ -9,12 +9,12 @@
 //! consent and never runs a call a PreToolUse hook, the loop guard or a deny or ask permission
 //! rule must see first, nor a read outside the session's roots (`reads.rs`).
 
+use crate::client::wire::MAX_CALLS;
 use crate::core::consent::LoopGuard;
 use crate::core::consent::{Consent, Verdict};
 use crate::core::event::Event;
 use crate::core::message::{Outcome, ToolCall};
 use crate::extras::consent_rules::{self, Rules};
-use crate::extras::dialect::MAX_CALLS;
 use crate::extras::mcp::{ServerHint, Servers};
 use crate::extras::reads;
 use crate::extras::sandbox::ShellSafety;

@@ -493,6 +493,7 @@ fn example_team_reports_each_worker_under_its_name() {
 #[test]
 fn example_minimal_tells_the_model_the_new_directory_and_the_list() {
     minimal_turn(&example("minimal"), "docs_minimal_example");
+    minimal_refuses_a_hostile_reply(&example("minimal"), "docs_minimal_hostile");
 }
 
 /// `minimal -p … --yes` against the scripted loopback server, through one reply that calls
@@ -572,6 +573,55 @@ fn minimal_turn(binary: &Path, name: &str) {
     );
 }
 
+/// A reply no real model sends is refused whole by the plain agent too (the bound is the
+/// client's, `wire::well_formed`, not a dialect's): 1001 calls, or one call named 300 bytes
+/// long. Nothing runs, nothing is asked again, and the error says why.
+fn minimal_refuses_a_hostile_reply(binary: &Path, name: &str) {
+    use crate::server::{Reply, Server};
+    // Each read differs (its `limit`), so the loop guard stops none: let in, all would run.
+    let args = |n: usize| serde_json::json!({"file_path": "notes.txt", "limit": n + 1});
+    let ids: Vec<String> = (0..1001).map(|n| format!("c{n}")).collect();
+    let many: Vec<_> = (ids.iter().enumerate())
+        .map(|(n, id)| (id.as_str(), "read_file", args(n)))
+        .collect();
+    let long = "n".repeat(300);
+    let named = [("c1", long.as_str(), args(0))];
+    let cases = [
+        (&many[..], "the reply holds 1001 tool calls"),
+        (&named[..], "bytes long; a name or id is at most 256"),
+    ];
+    for (calls, said) in cases {
+        let sandbox = crate::run::Sandbox::new(name);
+        sandbox.write("notes.txt", "the plan\n");
+        let server = Server::start(vec![
+            Reply::Sse(crate::sse::tool_calls(calls)),
+            Reply::Sse(crate::sse::text("went on")),
+        ]);
+        let child = Command::new(binary)
+            .args(["-p", "read the notes", "--yes"])
+            .current_dir(&sandbox.dir)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &sandbox.home)
+            .env("CORECODER_BASE_URL", server.url())
+            .env("CORECODER_API_KEY", "sk-test")
+            .env("CORECODER_MODEL", "test-model")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start the example");
+        let output = run::finish(child);
+        assert_eq!(output.code, 1, "{said}: {output:?}");
+        assert!(output.stderr.contains(said), "{said}: {output:?}");
+        assert_eq!(
+            server.requests().len(),
+            1,
+            "{said}: not run, not asked again"
+        );
+    }
+}
+
 /// The fork is a fact: in a copy of the crate, every file under `src/extras/` but `null.rs`
 /// and all of `src/app/` deleted, and `#[path = "extras/null.rs"]` put above `pub mod extras;`
 /// in `src/lib.rs` with the `pub mod app;` line dropped, `cargo build --offline --example
@@ -624,6 +674,8 @@ fn a_fork_without_extras_builds_the_minimal_example() {
         &target.join("debug/examples/minimal"),
         "docs_forked_minimal",
     );
+    let forked = target.join("debug/examples/minimal");
+    minimal_refuses_a_hostile_reply(&forked, "docs_forked_hostile");
 }
 
 /// Every file under `dir`, however deep.
