@@ -5,9 +5,9 @@
 //! (a whole completion, a JSON error, an HTML page: `Quirks::not_a_stream`, in
 //! `not_a_stream.rs`, the one method of `Quirks` kept apart).
 //!
-//! A plain agent needs them (newer OpenAI models refuse `max_tokens`), so the client holds them
-//! (`Llm`) and asks at three points of an attempt: before it sends the body, when a 200's first line is not an event, and when an
-//! answer is not a 200. Nothing here sends a request, decides on a retry or reads a stream.
+//! A plain agent needs them (newer OpenAI models refuse `max_tokens`), so the client (`Llm`)
+//! asks at three points of an attempt: before it sends the body, when a 200's first line is not
+//! an event, and when an answer is not a 200. Nothing here sends, retries or reads a stream.
 
 use crate::core::config::{Config, Dialect};
 use crate::core::message::{Message, Role};

@@ -3,9 +3,9 @@
 //! The batch asks for every call, on the loop's thread, through `Extras::verdict_for_call`:
 //! what the arguments decide comes first there (the danger table, `extras/gate.rs`), then
 //! `Consent::verdict` here, by the tool's name; only an `Ask` or `AskEachTime` reaches the user.
-//! Pure logic (the "always" list is saved by `extras/permissions.rs`). Below it, the loop guard: the third
-//! identical call in a row is not run, the fifth ends the run. The loop holds it and asks it about
-//! each call before the batch (`batch::rule`); early start asks a copy while the reply streams.
+//! Pure logic (`extras/permissions.rs` saves the "always" list). Below it, the loop guard: the
+//! third identical call in a row is not run, the fifth ends the run. The loop holds it and asks
+//! it about each call before the batch (`batch::rule`); early start asks a copy while streaming.
 
 use crate::core::message::{Outcome, ToolCall};
 use serde_json::Value;
