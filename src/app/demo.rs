@@ -66,7 +66,7 @@ pub fn run(trace: Option<&Path>, on_event: &mut dyn FnMut(Event)) -> Result<Fini
 /// whose latest user message contains `when` (`""` matches any request).
 pub struct Turn {
     pub when: String,
-    pub stream: String,
+    pub(crate) stream: String,
 }
 
 impl Turn {

@@ -17,14 +17,14 @@ use std::path::{Path, PathBuf};
 
 /// The names of the API key, in the order they are looked up.
 /// (Each dialect reads only some of them: `variables::names_for`.)
-pub const KEY_NAMES: [&str; 4] = [
+pub(crate) const KEY_NAMES: [&str; 4] = [
     "CORECODER_API_KEY",
     "OPENAI_API_KEY",
     "DEEPSEEK_API_KEY",
     "ANTHROPIC_API_KEY",
 ];
 /// The names of the base URL, in the order they are looked up.
-pub const BASE_URL_NAMES: [&str; 3] = [
+pub(crate) const BASE_URL_NAMES: [&str; 3] = [
     "OPENAI_BASE_URL",
     "CORECODER_BASE_URL",
     "ANTHROPIC_BASE_URL",
@@ -48,17 +48,17 @@ const PROJECT_MAY_SET: [&str; 8] = [
 
 /// One `.env` file: where it is and its `NAME=value` pairs, in file order.
 #[derive(Debug, Clone, PartialEq)]
-pub struct DotEnv {
-    pub path: PathBuf,
-    pub pairs: Vec<(String, String)>,
+pub(crate) struct DotEnv {
+    pub(crate) path: PathBuf,
+    pub(crate) pairs: Vec<(String, String)>,
     /// What could not be read in it (not UTF-8, lines that are not `NAME=value`), by line.
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 impl DotEnv {
     /// The nearest `.env` at or above `start`, stopping before `home` (a `.env` in the home
     /// directory is usually some other tool's).
-    pub fn find(start: &Path, home: &Path) -> Option<DotEnv> {
+    pub(crate) fn find(start: &Path, home: &Path) -> Option<DotEnv> {
         for dir in start.ancestors() {
             if !home.as_os_str().is_empty() && dir == home {
                 return None;
@@ -93,7 +93,7 @@ impl DotEnv {
     }
 
     /// The first non-empty value under any of `names` (in their order of precedence).
-    pub fn value(&self, names: &[&str]) -> Option<&str> {
+    pub(crate) fn value(&self, names: &[&str]) -> Option<&str> {
         names.iter().find_map(|name| {
             (self.pairs.iter())
                 .find(|(key, value)| key == name && !value.trim().is_empty())
@@ -103,7 +103,7 @@ impl DotEnv {
 
     /// Settings here that an untrusted project may not set, in file order (a blank value sets
     /// nothing).
-    pub fn withheld(&self) -> Vec<&str> {
+    pub(crate) fn withheld(&self) -> Vec<&str> {
         let mut names: Vec<&str> = Vec::new();
         for (name, value) in &self.pairs {
             let withheld = is_setting(name) && !may_set(name, value) && !value.trim().is_empty();
@@ -115,12 +115,12 @@ impl DotEnv {
     }
 
     /// Whether trusting the project changes what this file may do.
-    pub fn needs_trust(&self) -> bool {
+    pub(crate) fn needs_trust(&self) -> bool {
         !self.withheld().is_empty()
     }
 
     /// What the trust question shows of it, if it needs trust at all.
-    pub fn for_trust(&self) -> Option<EnvFile<'_>> {
+    pub(crate) fn for_trust(&self) -> Option<EnvFile<'_>> {
         (self.needs_trust()).then(|| EnvFile {
             path: &self.path,
             summary: self.summary(),
@@ -128,7 +128,7 @@ impl DotEnv {
     }
 
     /// What trusting it would allow, for the trust question: never a key's value.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let mut lines = Vec::new();
         if let Some(url) = self.value(&BASE_URL_NAMES) {
             lines.push(format!("sends requests to {}", host(url)));
@@ -145,7 +145,7 @@ impl DotEnv {
 
     /// The note for settings ignored because the project is not trusted (none when `real`
     /// sets them itself, under any of their names, so the file's value would not count anyway).
-    pub fn ignored_note(&self, real: &HashMap<String, String>) -> Option<String> {
+    pub(crate) fn ignored_note(&self, real: &HashMap<String, String>) -> Option<String> {
         let ignored: Vec<&str> = (self.withheld().into_iter())
             .filter(|name| !is_set(real, &names_of(name)))
             .collect();
@@ -162,7 +162,7 @@ impl DotEnv {
 
 /// `real` completed (never overridden) by `dotenv`, one setting at a time; an untrusted
 /// `.env` contributes only what `PROJECT_MAY_SET` allows.
-pub fn merge(
+pub(crate) fn merge(
     real: &HashMap<String, String>,
     dotenv: Option<&DotEnv>,
     trust: Trust,
@@ -187,7 +187,7 @@ pub fn merge(
 /// configured (environment and flags, no `.env`). When `config` goes to another host, the
 /// `.env` chose it, and its own key goes with it, even over a key the user exported (which
 /// stays home); a key given with `--api-key` is never swapped for the file's.
-pub fn key_for_host(
+pub(crate) fn key_for_host(
     dotenv: &DotEnv,
     real: &HashMap<String, String>,
     own: &Config,
@@ -208,7 +208,7 @@ pub fn key_for_host(
 /// ` #` starts a comment. Also the numbers of the lines that are none of these. Never `${VAR}`
 /// from the environment, as `dotenvy` does: the file is the repository's, and could copy the
 /// user's key into a setting (DESIGN.md, "Hand-written or a crate").
-pub fn parse_dotenv(text: &str) -> (Vec<(String, String)>, Vec<usize>) {
+pub(crate) fn parse_dotenv(text: &str) -> (Vec<(String, String)>, Vec<usize>) {
     let mut pairs = Vec::new();
     let mut bad = Vec::new();
     for (number, line) in text.lines().enumerate() {

@@ -33,32 +33,32 @@ pub enum Invocation {
 pub struct RunOptions {
     pub config: Config,
     pub prompt: Option<String>,
-    pub approve_all: bool,
-    pub max_rounds: u32,
+    pub(crate) approve_all: bool,
+    pub(crate) max_rounds: u32,
     pub demo: bool,
-    pub resume: Option<Resume>,
+    pub(crate) resume: Option<Resume>,
     /// `-m` was given: a resumed session keeps this model rather than its own.
-    pub model_from_flag: bool,
-    pub output: OutputFormat,
+    pub(crate) model_from_flag: bool,
+    pub(crate) output: OutputFormat,
     /// `--trace FILE`: requests, stream lines and tool calls as JSON lines.
     pub trace: Option<PathBuf>,
     /// `--replay FILE` (and `--replay-loose`): run a traced session again, offline.
     pub replay: Option<Replay>,
     /// `--sandbox` and `CORECODER_ENV_ALLOW`, for the bash tool.
-    pub shell: ShellSafety,
+    pub(crate) shell: ShellSafety,
     /// Destructive commands `--yes` may run, by name (`--allow-destructive`).
-    pub allow_destructive: Vec<String>,
+    pub(crate) allow_destructive: Vec<String>,
     /// `--trust-project`: trust the project's files as they are, and remember it.
-    pub trust_project: bool,
+    pub(crate) trust_project: bool,
     /// The project's hooks, MCP and `.env` files, and whether they are trusted.
     pub project: Project,
     /// The arguments and environment the process started with, to read them again.
-    pub launch: Launch,
+    pub(crate) launch: Launch,
 }
 
 /// How `-p` reports: plain text, one JSON object at the end, or one JSON event per line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OutputFormat {
+pub(crate) enum OutputFormat {
     Text,
     Json,
     StreamJson,
@@ -67,13 +67,13 @@ pub enum OutputFormat {
 /// `--replay FILE`: the trace to run again, and whether to go on past a difference.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Replay {
-    pub file: PathBuf,
-    pub on_divergence: OnDivergence,
+    pub(crate) file: PathBuf,
+    pub(crate) on_divergence: OnDivergence,
 }
 
 /// Which earlier session to continue.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Resume {
+pub(crate) enum Resume {
     /// `-r ID`
     Id(String),
     /// `-c`: the most recent session started in this directory.
@@ -84,7 +84,7 @@ pub enum Resume {
 /// `secrets::hide_from_children` then wipes their secret parts from the process itself, and
 /// the trust question reads the configuration again. `Debug` shows no values: they hold keys.
 #[derive(Clone, PartialEq, Default)]
-pub struct Launch {
+pub(crate) struct Launch {
     pub(crate) args: Vec<OsString>,
     pub(crate) env: HashMap<String, String>,
 }
@@ -107,7 +107,10 @@ impl fmt::Debug for Launch {
 }
 
 /// Flags override variables: build the config from `env`, then apply the flags on top.
-pub fn parse(args: Vec<OsString>, env: &HashMap<String, String>) -> Result<Invocation, Error> {
+pub(crate) fn parse(
+    args: Vec<OsString>,
+    env: &HashMap<String, String>,
+) -> Result<Invocation, Error> {
     use lexopt::prelude::*;
     let mut config = config_from(env)?;
     let mut run = RunOptions {

@@ -17,18 +17,18 @@
 use crate::tools::support::text::printable;
 
 // The terminal's styles, here and for the rest of `app/` (`Display::paint`).
-pub const BOLD: &str = "\x1b[1m";
-pub const DIM: &str = "\x1b[2m";
+pub(crate) const BOLD: &str = "\x1b[1m";
+pub(crate) const DIM: &str = "\x1b[2m";
 const ITALIC: &str = "\x1b[3m";
 const UNDERLINE: &str = "\x1b[4m";
 /// A level-1 heading: bold and underlined.
 const TITLE: &str = "\x1b[1;4m";
-pub const RED: &str = "\x1b[31m";
-pub const GREEN: &str = "\x1b[32m";
-pub const YELLOW: &str = "\x1b[33m";
+pub(crate) const RED: &str = "\x1b[31m";
+pub(crate) const GREEN: &str = "\x1b[32m";
+pub(crate) const YELLOW: &str = "\x1b[33m";
 /// Tool calls, and code spans.
-pub const CYAN: &str = "\x1b[36m";
-pub const RESET: &str = "\x1b[0m";
+pub(crate) const CYAN: &str = "\x1b[36m";
+pub(crate) const RESET: &str = "\x1b[0m";
 
 /// Most cells a table is drawn with: one row of 50,000 pipes would otherwise pad every other
 /// row to 50,000 cells.
@@ -39,7 +39,7 @@ const MAX_NESTING: usize = 8;
 
 /// The renderer's state between deltas: the unfinished line, an open code fence, table rows.
 #[derive(Default)]
-pub struct Markdown {
+pub(crate) struct Markdown {
     tail: String,
     fence: Option<Fence>,
     table: Vec<String>,
@@ -56,7 +56,7 @@ struct Fence {
 
 impl Markdown {
     /// Take one delta; returns the lines it completed, drawn (often nothing).
-    pub fn feed(&mut self, delta: &str) -> String {
+    pub(crate) fn feed(&mut self, delta: &str) -> String {
         let start = self.tail.len();
         self.tail.push_str(delta);
         // Only the delta is searched: a long line in small deltas is not scanned at each one.

@@ -33,7 +33,7 @@ pub fn hide_secrets(options: &RunOptions) -> Vec<String> {
 
 /// The first Ctrl+C sets `flag`: the agent stops at the next safe point and the history stays
 /// valid. A second one, while the first is still being handled, ends the process at once.
-pub fn watch_ctrl_c(flag: Arc<AtomicBool>) -> Result<(), Error> {
+pub(crate) fn watch_ctrl_c(flag: Arc<AtomicBool>) -> Result<(), Error> {
     use signal_hook::consts::SIGINT;
     let failed = |e: std::io::Error| Error::Io(format!("cannot watch for Ctrl+C: {e}"));
     signal_hook::flag::register_conditional_shutdown(SIGINT, 130, flag.clone()).map_err(failed)?;

@@ -21,19 +21,19 @@ use crate::tools::support::text::printable;
 use rustyline::DefaultEditor;
 
 /// Said when "y" comes before all of it was on screen; the question is asked again.
-pub const NOT_ALL_SHOWN: &str =
+pub(crate) const NOT_ALL_SHOWN: &str =
     "(not all of it was shown yet: [v] shows all of it, then [y] allows it)";
 
 /// The call the question is about; `always` says what `[a]` allows (a rule, the tool).
-pub struct Call<'a> {
-    pub name: &'a str,
-    pub summary: &'a str,
-    pub always: &'a str,
+pub(crate) struct Call<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) summary: &'a str,
+    pub(crate) always: &'a str,
 }
 
 /// How much of what a "y" would allow has been on screen.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Viewed {
+pub(crate) enum Viewed {
     All,
     /// What the short view left out, as the question line says it.
     Part(String),
@@ -48,7 +48,7 @@ fn short_lines(name: &str) -> usize {
 }
 
 /// The consent question. Anything but y/a/n/v asks again; Ctrl+C or Ctrl+D means no.
-pub fn ask(
+pub(crate) fn ask(
     editor: &mut DefaultEditor,
     display: &Display,
     call: Call,
@@ -140,7 +140,7 @@ fn show_line(display: &Display, name: &str, line: &str) {
 }
 
 /// The terminal's width, for wrapping; `FALLBACK_WIDTH` when it is not a terminal.
-pub fn width(editor: &mut DefaultEditor) -> usize {
+pub(crate) fn width(editor: &mut DefaultEditor) -> usize {
     let columns = editor.dimensions().map(|(columns, _)| usize::from(columns));
     columns.filter(|&c| c > 0).unwrap_or(FALLBACK_WIDTH)
 }

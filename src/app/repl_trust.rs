@@ -25,7 +25,7 @@ const QUESTION: &str = "Trust this folder? [y] yes, and remember it  [n] no, ski
 /// Trust on first use: before any project hook or MCP server starts, show the files that would
 /// start them (again when one changed) and ask. Yes remembers them as shown and reads the
 /// configuration again (the `.env` may now count). No, Ctrl+C or Ctrl+D skips them this time.
-pub fn ask(
+pub(crate) fn ask(
     options: RunOptions,
     editor: &mut DefaultEditor,
     display: &Display,
@@ -83,7 +83,7 @@ fn trusted(editor: &mut DefaultEditor, display: &Display, project: &Project) -> 
 /// `/trust`: trust the project's files as they are *now* (shown first: the session may have
 /// changed them) and load its hooks and MCP servers (the user's servers restart with them).
 /// Its `.env` counts from the next start: the configuration is read once, at start-up.
-pub fn trust_now(agent: &mut Agent, display: &Display) {
+pub(crate) fn trust_now(agent: &mut Agent, display: &Display) {
     let home = setup::corecoder_home();
     let user_home = std::env::var_os("HOME").unwrap_or_default();
     let dotenv = DotEnv::find(&agent.cwd, Path::new(&user_home));

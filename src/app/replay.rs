@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 /// The exit code of a replay that left its trace.
-pub const DIVERGED: i32 = 7;
+pub(crate) const DIVERGED: i32 = 7;
 
 pub fn run(mut options: RunOptions, replay: &Replay) -> Result<i32, Error> {
     let same = |trace: &PathBuf| trace.canonicalize().ok() == replay.file.canonicalize().ok();

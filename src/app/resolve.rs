@@ -22,7 +22,7 @@ pub fn from_command_line() -> Result<Invocation, Error> {
 
 /// The same again from what the process was started with, once the user has answered the
 /// interactive session's trust question (`Trusted`: as if `--trust-project` had been given).
-pub fn read_again(launch: &Launch, granted: Trust) -> Result<Invocation, Error> {
+pub(crate) fn read_again(launch: &Launch, granted: Trust) -> Result<Invocation, Error> {
     resolve(launch.clone(), granted)
 }
 

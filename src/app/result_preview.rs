@@ -10,7 +10,7 @@ use crate::tools::support::text::{cut_at_word, printable};
 /// How a preview line is shown (in this order: `terminal.rs` indexes its colours by it): a
 /// diff's added and removed lines stand out, the rest is dim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tone {
+pub(crate) enum Tone {
     Added,
     Removed,
     Plain,
@@ -21,7 +21,7 @@ const DIFF_PREVIEW_LINES: usize = 14;
 
 /// The lines to show of `name`'s result `text`, each with its colour, and how many more
 /// there were.
-pub fn lines(name: &str, text: &str) -> (Vec<(Tone, String)>, usize) {
+pub(crate) fn lines(name: &str, text: &str) -> (Vec<(Tone, String)>, usize) {
     let limit = match name {
         "edit_file" => DIFF_PREVIEW_LINES,
         _ => PREVIEW_LINES,
@@ -38,7 +38,7 @@ pub fn lines(name: &str, text: &str) -> (Vec<(Tone, String)>, usize) {
 
 /// How `line` of `name`'s result or preview is shown: an edit's added and removed lines
 /// stand out.
-pub fn tone(name: &str, line: &str) -> Tone {
+pub(crate) fn tone(name: &str, line: &str) -> Tone {
     match name == "edit_file" {
         true if line.starts_with('+') && !line.starts_with("+++") => Tone::Added,
         true if line.starts_with('-') && !line.starts_with("---") => Tone::Removed,

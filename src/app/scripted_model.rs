@@ -18,11 +18,11 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// What picks the reply to a request, from its body.
-pub type Judge = Box<dyn FnMut(&[u8]) -> Answer + Send>;
+pub(crate) type Judge = Box<dyn FnMut(&[u8]) -> Answer + Send>;
 
 /// The same server for any way of choosing replies: `answer` is handed each request's body,
 /// and a stream pauses `pause` after each event.
-pub fn start_model(pause: Duration, mut answer: Judge) -> Result<ScriptedModel, Error> {
+pub(crate) fn start_model(pause: Duration, mut answer: Judge) -> Result<ScriptedModel, Error> {
     let listener = TcpListener::bind("127.0.0.1:0").map_err(io_error)?;
     let address = listener.local_addr().map_err(io_error)?;
     let stop = Arc::new(AtomicBool::new(false));
@@ -39,7 +39,7 @@ pub fn start_model(pause: Duration, mut answer: Judge) -> Result<ScriptedModel, 
 /// A scripted model serving on 127.0.0.1 until dropped; dropping it stops and joins its thread.
 pub struct ScriptedModel {
     /// The base URL to put in `Config::base_url`.
-    pub url: String,
+    pub(crate) url: String,
     address: SocketAddr,
     stop: Arc<AtomicBool>,
     server: Option<JoinHandle<()>>,

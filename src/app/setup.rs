@@ -30,13 +30,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-pub struct Started {
-    pub agent: Agent,
+pub(crate) struct Started {
+    pub(crate) agent: Agent,
     /// Warnings and what was resumed, for the user to read before the first turn.
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
 }
 
-pub fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
+pub(crate) fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
     let sandbox = options.shell.sandbox;
     sandbox.check_supported().map_err(Error::Usage)?;
     let home = corecoder_home();
@@ -192,7 +192,7 @@ fn last_exchange(messages: &[crate::core::message::Message]) -> Vec<String> {
 /// Hooks, MCP servers and the settings files' permission rules: the user's own, and the
 /// project's where it is trusted (`trust.rs`).
 /// Also called by `/trust`, to load what it just trusted. Returns the warnings.
-pub fn load_extensions(agent: &mut Agent, home: &Path, project: &Project) -> Vec<String> {
+pub(crate) fn load_extensions(agent: &mut Agent, home: &Path, project: &Project) -> Vec<String> {
     // Started in the home directory, the project's hooks file is the user's: read it once.
     let project_file = |relative: &str| {
         let path = agent.cwd.join(relative);
@@ -228,7 +228,7 @@ pub fn load_extensions(agent: &mut Agent, home: &Path, project: &Project) -> Vec
 /// `~/.corecoder`. `check_home` refused, at start-up, a `HOME` that is not an existing
 /// absolute directory; met here anyway (a program embedding the app), a private directory in
 /// the temp directory stands in, never the project or a shared place.
-pub fn corecoder_home() -> PathBuf {
+pub(crate) fn corecoder_home() -> PathBuf {
     match check_home(std::env::var_os("HOME")) {
         Ok(home) => home,
         // SAFETY: getuid has no preconditions and cannot fail.
@@ -285,11 +285,11 @@ fn make_private(home: &Path) -> Option<String> {
 }
 
 /// Checkpoints are kept per session, so `corecoder -r ID` brings its `/undo` stack back.
-pub fn checkpoint_dir(home: &Path, session_id: &str) -> PathBuf {
+pub(crate) fn checkpoint_dir(home: &Path, session_id: &str) -> PathBuf {
     home.join("checkpoints").join(session_id)
 }
 
-pub fn sessions_dir(home: &Path) -> PathBuf {
+pub(crate) fn sessions_dir(home: &Path) -> PathBuf {
     home.join("sessions")
 }
 

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 /// An elapsed-time indicator on stderr, drawn by its own thread (see `Spinner::spin`) while
 /// the model is silent or a tool runs, and erased the moment anything else is printed.
-pub struct Spinner {
+pub(crate) struct Spinner {
     /// Drawn only where a person watches: stderr is a terminal.
     on_terminal: bool,
     /// What we wait for and since when; `None` while output flows. `drawn` says whether the
@@ -38,7 +38,7 @@ pub(crate) fn dumb_terminal() -> bool {
 
 impl Spinner {
     /// A spinner for stderr, drawn only if stderr is a terminal.
-    pub fn on_stderr() -> Spinner {
+    pub(crate) fn on_stderr() -> Spinner {
         let state = SpinState {
             waiting: None,
             drawn: false,
@@ -50,7 +50,10 @@ impl Spinner {
     }
 
     /// Run a turn with the spinner's thread beside it; the thread ends with the turn.
-    pub fn around(&self, turn: &mut dyn FnMut() -> Result<Finish, Error>) -> Result<Finish, Error> {
+    pub(crate) fn around(
+        &self,
+        turn: &mut dyn FnMut() -> Result<Finish, Error>,
+    ) -> Result<Finish, Error> {
         let (done, finished) = crossbeam_channel::bounded::<()>(0);
         std::thread::scope(|scope| {
             scope.spawn(move || self.spin(&finished));
@@ -62,13 +65,13 @@ impl Spinner {
     }
 
     /// Wait for `label` (a tool's name: the model's, so made printable).
-    pub fn start(&self, label: &str) {
+    pub(crate) fn start(&self, label: &str) {
         if let Ok(mut state) = self.state.lock() {
             state.waiting = Some((printable(label), Instant::now()));
         }
     }
 
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         if let Ok(mut state) = self.state.lock() {
             if state.drawn {
                 let _ = write!(std::io::stderr(), "\r\x1b[K");
@@ -79,7 +82,7 @@ impl Spinner {
     }
 
     /// Run on a scoped thread for the length of a turn; returns when `done` is dropped.
-    pub fn spin(&self, done: &Receiver<()>) {
+    pub(crate) fn spin(&self, done: &Receiver<()>) {
         let mut frame = 0;
         while let Err(RecvTimeoutError::Timeout) = done.recv_timeout(Duration::from_millis(100)) {
             let Ok(mut state) = self.state.lock() else {

@@ -42,7 +42,7 @@ pub struct Display {
     color: bool,
     /// Something was printed without its newline yet (stdout text or stderr reasoning).
     open_line: Cell<Open>,
-    pub spinner: Spinner,
+    pub(crate) spinner: Spinner,
     /// Call lines shown whose results have not come yet, oldest first: a batch shows all its
     /// calls, then all its results, so a result names its call unless it follows it directly.
     calls: RefCell<VecDeque<String>>,
@@ -95,13 +95,13 @@ impl Display {
 
     /// When stdout or stderr closes, set `flag` (the agent's cancel flag): a reader that went
     /// away has no use for the rest of the run.
-    pub fn stop_on_closed_output(&self, flag: Arc<AtomicBool>) {
+    pub(crate) fn stop_on_closed_output(&self, flag: Arc<AtomicBool>) {
         let _ = self.stop.set(flag);
     }
 
     /// Whether the output was closed; the run then ends quietly with exit code 141, as a
     /// program killed by SIGPIPE would.
-    pub fn output_closed(&self) -> bool {
+    pub(crate) fn output_closed(&self) -> bool {
         self.closed.get()
     }
 
@@ -234,7 +234,7 @@ impl Display {
 
     /// After Ctrl+C: the part of the answer that arrived, if it was held back for the end
     /// (a pipe), so a script still gets what the user saw stream in.
-    pub fn interrupted(&self) {
+    pub(crate) fn interrupted(&self) {
         let partial = std::mem::take(&mut *self.partial.borrow_mut());
         if !partial.is_empty() {
             self.write(Stream::Out, &format!("{partial}\n"));
@@ -247,12 +247,12 @@ impl Display {
     }
 
     /// A note in one style (`markdown::DIM`, ...).
-    pub fn note_in(&self, style: &str, text: &str) {
+    pub(crate) fn note_in(&self, style: &str, text: &str) {
         self.note_parts(&[(style, text)]);
     }
 
     /// A note of pieces, each in its style ("" for none), every piece made printable.
-    pub fn note_parts(&self, parts: &[(&str, &str)]) {
+    pub(crate) fn note_parts(&self, parts: &[(&str, &str)]) {
         self.spinner.stop();
         self.close_line_unless(Open::Nothing);
         let line: String = parts.iter().map(|(s, text)| self.paint(s, text)).collect();

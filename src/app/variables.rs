@@ -23,7 +23,7 @@ pub fn config_from_env() -> Result<Config, Error> {
 
 /// The variables in `env`, each over its default. A blank name, list, budget or choice
 /// counts as unset; a blank count or timeout is an error.
-pub fn config_from(env: &Vars) -> Result<Config, Error> {
+pub(crate) fn config_from(env: &Vars) -> Result<Config, Error> {
     let url = first(env, &names_for(Dialect::Chat).urls);
     let named = first(env, &["CORECODER_PROVIDER"]);
     let dialect = dialect(named.as_deref(), url.as_deref(), "CORECODER_PROVIDER")?;
@@ -32,7 +32,7 @@ pub fn config_from(env: &Vars) -> Result<Config, Error> {
 
 /// The variables in `env` as `dialect` reads them: its key and base URL under its own names,
 /// its own default URL and model.
-pub fn config_for(env: &Vars, dialect: Dialect) -> Result<Config, Error> {
+pub(crate) fn config_for(env: &Vars, dialect: Dialect) -> Result<Config, Error> {
     let text = |names: &[&str]| first(env, names);
     let default = Config::default();
     let names = names_for(dialect);
@@ -70,16 +70,16 @@ fn first(env: &Vars, names: &[&str]) -> Option<String> {
 }
 
 /// Where a dialect looks for its key and base URL, and what it uses when they are unset.
-pub struct Names {
-    pub keys: Vec<&'static str>,
-    pub urls: Vec<&'static str>,
-    pub default_url: &'static str,
-    pub default_model: &'static str,
+pub(crate) struct Names {
+    pub(crate) keys: Vec<&'static str>,
+    pub(crate) urls: Vec<&'static str>,
+    pub(crate) default_url: &'static str,
+    pub(crate) default_model: &'static str,
 }
 
 /// The names each dialect reads. (`ANTHROPIC_*` only for the anthropic dialect: an OpenAI key
 /// never goes to Anthropic, nor an Anthropic key to an OpenAI-compatible server.)
-pub fn names_for(dialect: Dialect) -> Names {
+pub(crate) fn names_for(dialect: Dialect) -> Names {
     match dialect {
         Dialect::Anthropic => Names {
             keys: vec!["CORECODER_API_KEY", "ANTHROPIC_API_KEY"],
@@ -98,7 +98,11 @@ pub fn names_for(dialect: Dialect) -> Names {
 
 /// The dialect `named` (by `CORECODER_PROVIDER` or `--provider`, which `from` says), else the
 /// one the base URL makes unambiguous (`api.anthropic.com`), else chat completions.
-pub fn dialect(named: Option<&str>, url: Option<&str>, from: &str) -> Result<Dialect, Error> {
+pub(crate) fn dialect(
+    named: Option<&str>,
+    url: Option<&str>,
+    from: &str,
+) -> Result<Dialect, Error> {
     let host = url.map(crate::tools::support::net::host).unwrap_or("");
     match named.map(str::trim) {
         None if host.eq_ignore_ascii_case("api.anthropic.com") => Ok(Dialect::Anthropic),
@@ -117,9 +121,9 @@ pub fn dialect(named: Option<&str>, url: Option<&str>, from: &str) -> Result<Dia
 }
 
 /// Which of the dialect's settings a flag gave (`--base-url`, `--api-key`, `-m`).
-pub struct Flagged {
-    pub url: bool,
-    pub key: bool,
+pub(crate) struct Flagged {
+    pub(crate) url: bool,
+    pub(crate) key: bool,
     pub model: bool,
 }
 
@@ -127,7 +131,7 @@ pub struct Flagged {
 /// the base URL, `--base-url`'s first, makes unambiguous); where it is another than the
 /// variables chose, its key, URL and model are read again under its names, flags still
 /// winning. Returns the name the base URL came from, so a bad one is reported under it.
-pub fn settle_dialect(
+pub(crate) fn settle_dialect(
     config: &mut Config,
     env: &Vars,
     provider: Option<&str>,
@@ -163,7 +167,7 @@ pub fn settle_dialect(
 }
 
 /// The dialect as `--provider` names it (and a session records it).
-pub fn provider_key(dialect: Dialect) -> &'static str {
+pub(crate) fn provider_key(dialect: Dialect) -> &'static str {
     match dialect {
         Dialect::Chat => "openai",
         Dialect::Anthropic => "anthropic",
@@ -172,7 +176,7 @@ pub fn provider_key(dialect: Dialect) -> &'static str {
 }
 
 /// The dialect as the banner and `/model` name it.
-pub fn provider_name(dialect: Dialect) -> &'static str {
+pub(crate) fn provider_name(dialect: Dialect) -> &'static str {
     match dialect {
         Dialect::Chat => "openai (chat completions)",
         Dialect::Anthropic => "anthropic (Messages API)",
@@ -193,7 +197,7 @@ fn tool_choice(text: &str) -> Result<ToolChoice, Error> {
 }
 
 /// A budget in dollars: a number that is not negative. (`--max-cost` reads it the same way.)
-pub fn dollars(name: &str, text: &str) -> Result<f64, Error> {
+pub(crate) fn dollars(name: &str, text: &str) -> Result<f64, Error> {
     let value: f64 = number(name, text.trim())?;
     match value.is_finite() && value >= 0.0 {
         true => Ok(value),
@@ -262,7 +266,7 @@ fn env_number<T: FromStr>(env: &Vars, name: &str, default: T) -> Result<T, Error
 }
 
 /// `text` as a number, or a usage error naming `name` (a variable or a flag).
-pub fn number<T: FromStr>(name: &str, text: &str) -> Result<T, Error> {
+pub(crate) fn number<T: FromStr>(name: &str, text: &str) -> Result<T, Error> {
     (text.parse()).map_err(|_| Error::Usage(format!("{name}: '{text}' is not a valid number")))
 }
 

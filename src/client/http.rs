@@ -14,9 +14,9 @@ use ureq::tls::TlsConfig;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Limits {
     /// Longest wait between two `data:` events; comments such as `: ping` do not count.
-    pub idle: Duration,
+    pub(crate) idle: Duration,
     /// When the whole reply must be in; `None` for no limit.
-    pub deadline: Option<Instant>,
+    pub(crate) deadline: Option<Instant>,
 }
 
 impl Limits {
@@ -30,7 +30,7 @@ impl Limits {
 /// What a request brings back: an answer of any status, or a connection-level error.
 type Answer = Result<ureq::http::Response<ureq::Body>, ureq::Error>;
 
-pub fn agent(config: &Config) -> ureq::Agent {
+pub(crate) fn agent(config: &Config) -> ureq::Agent {
     // Loopback never goes through a proxy: the demo and local servers (Ollama, llama.cpp,
     // vLLM) must work even with HTTPS_PROXY set. Elsewhere ureq reads *_PROXY and NO_PROXY.
     let proxy = ureq::Proxy::try_from_env().filter(|_| !net::is_loopback(&config.base_url));
@@ -64,7 +64,12 @@ pub(crate) fn bearer(config: &Config) -> Vec<(&'static str, String)> {
 }
 
 /// POST the body's pieces in turn, under their length (some providers refuse chunked uploads).
-pub fn post(http: &ureq::Agent, url: &str, auth: &[(&str, String)], body: &[Arc<str>]) -> Answer {
+pub(crate) fn post(
+    http: &ureq::Agent,
+    url: &str,
+    auth: &[(&str, String)],
+    body: &[Arc<str>],
+) -> Answer {
     let mut request = http.post(url);
     for (name, value) in auth {
         request = request.header(*name, value);
@@ -77,7 +82,7 @@ pub fn post(http: &ureq::Agent, url: &str, auth: &[(&str, String)], body: &[Arc<
         .send(ureq::SendBody::from_reader(&mut net::Pieces::new(body)))
 }
 
-pub fn is_transient(error: &ureq::Error) -> bool {
+pub(crate) fn is_transient(error: &ureq::Error) -> bool {
     use ureq::Error::{ConnectionFailed, HostNotFound, Io, Protocol, Timeout};
     matches!(
         error,

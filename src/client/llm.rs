@@ -54,24 +54,24 @@ impl Llm {
     }
 
     /// Another model: a fresh connection (the ledger and what was learnt are `extras`').
-    pub fn with_model(&self, model: &str) -> Llm {
+    pub(crate) fn with_model(&self, model: &str) -> Llm {
         let mut config = self.config.clone();
         config.model = model.to_string();
         Llm::new(config)
     }
 
-    pub fn config(&self) -> &Config {
+    pub(crate) fn config(&self) -> &Config {
         &self.config
     }
 
     /// The window to compact for: the configured one, or less if the provider said so.
-    pub fn context_limit(&self) -> usize {
+    pub(crate) fn context_limit(&self) -> usize {
         self.quirks.context_limit(&self.config)
     }
 
     /// Send the history and stream the reply, retrying transient failures with backoff (about
     /// 1, 2, 4, 8 s) and moving to the next fallback model when one keeps failing.
-    pub fn stream(
+    pub(crate) fn stream(
         &self,
         messages: &[Message],
         tools: &[Value],

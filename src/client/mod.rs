@@ -10,6 +10,6 @@ pub mod sse; // the SSE parser: lines in, text and reassembled tool calls out
 
 pub mod wire; // the wire shapes: the request body, a chunk's fields, calls from their fragments
 
-pub mod quirks; // what a 400 teaches (`max_tokens` renamed, …), "too long" and the window it names
+pub(crate) mod quirks; // what a 400 teaches (`max_tokens` renamed, …), "too long" and the window it names
 
-pub mod not_a_stream; // a 200 that is not an event stream: a whole completion, a page, an error
+pub(crate) mod not_a_stream; // a 200 that is not an event stream: a whole completion, a page, an error

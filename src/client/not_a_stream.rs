@@ -22,7 +22,7 @@ impl Quirks {
     /// reply; anything else fails at once with what the server said, as the same request would
     /// get the same page; a read that fails is a broken stream. `None` for an event stream, left
     /// to the caller.
-    pub fn not_a_stream(
+    pub(crate) fn not_a_stream(
         &self,
         headers: &HeaderMap,
         body: &mut dyn BufRead,

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 /// What this session's answers taught about its provider. Cloning shares it (a sub-agent sends
 /// the same requests); it is learnt per configured model, so `/model` starts it over.
 #[derive(Clone, Default)]
-pub struct Quirks {
+pub(crate) struct Quirks {
     learnt: Arc<Mutex<Learnt>>,
 }
 
@@ -45,7 +45,7 @@ impl Quirks {
     /// The plain request body (`wire::request_body`) as this provider takes it. Another
     /// dialect's body (`extras/dialect.rs`) is its own file's business, but for a `temperature`
     /// an Anthropic model refused (Claude Opus 4.7 and later take none).
-    pub fn adapted_body(&self, config: &Config, mut body: Value) -> Value {
+    pub(crate) fn adapted_body(&self, config: &Config, mut body: Value) -> Value {
         let adapt = self.learnt(config).adaptations;
         match config.dialect {
             Dialect::Chat => {}
@@ -85,13 +85,19 @@ impl Quirks {
     }
 
     /// Whether this provider wants `""` for an assistant message's missing content.
-    pub fn empty_content(&self, config: &Config) -> bool {
+    pub(crate) fn empty_content(&self, config: &Config) -> bool {
         self.learnt(config).adaptations.empty_content
     }
 
     /// A non-200 answer that names a field this provider takes otherwise: `true` when the
     /// request was changed (once per field), so sending it again at once may work.
-    pub fn adapt_to(&self, config: &Config, status: u16, said: &str, messages: &[Message]) -> bool {
+    pub(crate) fn adapt_to(
+        &self,
+        config: &Config,
+        status: u16,
+        said: &str,
+        messages: &[Message],
+    ) -> bool {
         let adapt = &mut self.learnt(config).adaptations;
         match config.dialect {
             Dialect::Chat => {
@@ -120,7 +126,7 @@ impl Quirks {
     /// Whether a 400 or 413 says the prompt does not fit, in any provider's words (OpenAI,
     /// DeepSeek, Qwen and vLLM say "maximum context length", Anthropic "prompt is too long"; a
     /// 413 is always about size). The window it names is compacted for from now on.
-    pub fn does_not_fit(&self, config: &Config, status: u16, message: &str) -> bool {
+    pub(crate) fn does_not_fit(&self, config: &Config, status: u16, message: &str) -> bool {
         let lower = message.to_ascii_lowercase();
         let phrases = "context_length_exceeded|maximum context length|context length|context window\
                        |prompt is too long|context size|too many tokens|reduce the length";
@@ -137,7 +143,7 @@ impl Quirks {
     }
 
     /// The window to compact for: the configured one, or the provider's if it said less.
-    pub fn context_limit(&self, config: &Config) -> usize {
+    pub(crate) fn context_limit(&self, config: &Config) -> usize {
         let limit = self
             .learnt(config)
             .window
@@ -184,9 +190,9 @@ impl Adaptations {
 
 /// What a "does not fit" message says in numbers, where it says them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Overflow {
+pub(crate) struct Overflow {
     /// The tokens a prompt may have, the completion's share already taken out.
-    pub limit: Option<u64>,
+    pub(crate) limit: Option<u64>,
     /// The tokens the prompt had, as the provider counted them.
     pub prompt: Option<u64>,
 }
@@ -196,7 +202,7 @@ pub struct Overflow {
 /// (P in the messages, C in the completion)" or "your messages resulted in P tokens"),
 /// llama.cpp ("request (P tokens) exceeds the available context size (N tokens)") and
 /// Anthropic ("prompt is too long: P tokens > N maximum").
-pub fn overflow_numbers(message: &str) -> Overflow {
+pub(crate) fn overflow_numbers(message: &str) -> Overflow {
     let find = |patterns: &[&str]| {
         patterns.iter().find_map(|pattern| {
             let captures = Regex::new(pattern).ok()?.captures(message)?;

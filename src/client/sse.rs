@@ -17,12 +17,12 @@ use std::io::{BufRead, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A line longer than this is not a provider's: the attempt fails rather than fill memory.
-pub const MAX_LINE: usize = 16 << 20;
+pub(crate) const MAX_LINE: usize = 16 << 20;
 /// The most bytes one reply's stream may send in all, every byte counted (`read_lines`).
 pub const MAX_REPLY: usize = 64 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flow {
+pub(crate) enum Flow {
     Continue,
     /// After `data: [DONE]`.
     Done,
@@ -43,7 +43,7 @@ pub fn read_stream(
 
 /// Hand `feed` each line, bounded, until the input ends or `feed` says `Done` (every dialect's
 /// parser is fed by this one loop: `extras/dialect.rs`).
-pub fn read_lines(
+pub(crate) fn read_lines(
     reader: &mut dyn BufRead,
     cancel: &AtomicBool,
     limits: &Limits,
@@ -91,7 +91,7 @@ pub fn read_lines(
 
 /// The pure, line-fed state machine `read_stream` drives.
 #[derive(Default)]
-pub struct Parser {
+pub(crate) struct Parser {
     /// The `data:` lines of the event being read, joined with `\n`.
     data: String,
     /// The event was announced with `event: error`.
@@ -105,7 +105,7 @@ pub struct Parser {
 
 impl Parser {
     /// Feed one line without its line terminator (the caller strips "\n" / "\r\n").
-    pub fn feed_line(
+    pub(crate) fn feed_line(
         &mut self,
         line: &str,
         on_delta: &mut dyn FnMut(Event),
@@ -139,7 +139,7 @@ impl Parser {
     }
 
     /// Call at end of input: flushes a pending event, then decides the reply or `Ended`.
-    pub fn finish(mut self, on_delta: &mut dyn FnMut(Event)) -> Result<Reply, Error> {
+    pub(crate) fn finish(mut self, on_delta: &mut dyn FnMut(Event)) -> Result<Reply, Error> {
         // A chunk the end of input cut short is a broken stream, not a malformed chunk.
         if self.data_is_open() {
             return Err(Error::Stream(Broke::Ended));
@@ -240,7 +240,7 @@ impl Parser {
 }
 
 /// Past `MAX_REPLY` in all the attempt fails, so an endless reply cannot fill memory.
-pub fn keep(kept: &mut usize, bytes: usize) -> Result<(), Error> {
+pub(crate) fn keep(kept: &mut usize, bytes: usize) -> Result<(), Error> {
     *kept += bytes;
     match *kept > MAX_REPLY {
         true => Err(Error::Stream(Broke::TooLarge("the whole"))),

@@ -48,7 +48,7 @@ pub(crate) struct WireDelta<'a> {
     #[serde(borrow)]
     pub(crate) reasoning: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    pub(crate) tool_calls: Option<Vec<WireToolCall<'a>>>,
+    pub tool_calls: Option<Vec<WireToolCall<'a>>>,
     /// The pre-tools API: one call per reply, no id.
     #[serde(borrow)]
     pub(crate) function_call: Option<Box<WireFunction<'a>>>,
@@ -164,7 +164,12 @@ impl Calls {
 }
 
 /// As the protocol has it; a provider that takes it otherwise gets it rewritten (`quirks.rs`).
-pub fn request_body(config: &Config, model: &str, messages: &[Message], tools: &[Value]) -> Value {
+pub(crate) fn request_body(
+    config: &Config,
+    model: &str,
+    messages: &[Message],
+    tools: &[Value],
+) -> Value {
     let mut body = json!({"model": model, "messages": messages, "stream": true});
     if !tools.is_empty() {
         body["tools"] = json!(tools);

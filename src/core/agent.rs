@@ -26,17 +26,17 @@ pub struct Agent {
     /// What may run without asking; plan mode (`consent.plan`) is switched here.
     pub consent: Consent,
     /// Rounds (a request and its tool batch) a task may take before it ends at the cap.
-    pub max_rounds: u32,
+    pub(crate) max_rounds: u32,
     /// Set it (e.g. from a Ctrl+C handler) to stop the current turn at the next safe point.
-    pub cancel: Arc<AtomicBool>,
+    pub(crate) cancel: Arc<AtomicBool>,
     /// Rounds the last task took (for `--output-format json`).
-    pub rounds_used: u32,
+    pub(crate) rounds_used: u32,
     /// Hooks, MCP, the sandbox, the session log, checkpoints… (sub-agents share the session's).
     pub extras: Extras,
     /// Where the next tool call starts; a `cd` in bash moves it.
-    pub cwd: PathBuf,
+    pub(crate) cwd: PathBuf,
     /// The user's agent, or a sub-agent the `agent` tool started (`tools/agent.rs`).
-    pub kind: AgentKind,
+    pub(crate) kind: AgentKind,
     llm: Arc<Llm>,
     /// `history[0]` is the system prompt, rebuilt every round.
     history: Vec<Message>,
@@ -75,7 +75,7 @@ impl Agent {
 
     /// Run one task to its end: an answer, the round cap, an error, or a hook's refusal. `ask(name,
     /// summary, always)` is called on this thread for each call consent leaves to the user.
-    pub fn run_task(
+    pub(crate) fn run_task(
         &mut self,
         task: &str,
         on_event: &mut dyn FnMut(Event),
@@ -192,7 +192,7 @@ impl Agent {
 
     /// Shrink the history at `tier` and tell the user when anything changed (`context.rs`). The
     /// notes may be gone with it: the last message tells them again if it is not sent yet.
-    pub fn compact(&mut self, tier: Tier, on_event: &mut dyn FnMut(Event)) -> Report {
+    pub(crate) fn compact(&mut self, tier: Tier, on_event: &mut dyn FnMut(Event)) -> Report {
         let (history, llm, extras, cancel) =
             (&mut self.history, &self.llm, &mut self.extras, &self.cancel);
         let report = context::compact_and_tell(history, llm, extras, cancel, tier, on_event);
@@ -268,23 +268,23 @@ impl Agent {
         &self.history
     }
 
-    pub fn llm(&self) -> &Llm {
+    pub(crate) fn llm(&self) -> &Llm {
         &self.llm
     }
 
     /// Talk to another model from the next request on; the usage totals carry over.
-    pub fn switch_model(&mut self, model: &str) {
+    pub(crate) fn switch_model(&mut self, model: &str) {
         self.llm = Arc::new(self.llm.with_model(model));
         self.extras.model_switched(model);
     }
 
     /// Tell the model of something done behind its back (`/undo`), or it would think it stands.
-    pub fn tell_model(&mut self, note: &str) {
+    pub(crate) fn tell_model(&mut self, note: &str) {
         self.push(Message::user(&format!("[note from the session] {note}")));
     }
 
     /// Forget the conversation and the todo list (the working directory stays).
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.history.truncate(1);
         self.todos.clear();
         self.notes.forget(&self.history);
@@ -292,7 +292,7 @@ impl Agent {
     }
 
     /// Continue an earlier conversation (repaired by `session::load`); the next note says where.
-    pub fn resume(&mut self, messages: Vec<Message>) {
+    pub(crate) fn resume(&mut self, messages: Vec<Message>) {
         self.history.splice(1.., messages);
         self.notes.forget(&self.history);
     }

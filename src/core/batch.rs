@@ -16,10 +16,10 @@ use serde_json::Value;
 
 const ONCE: &str = "allow, and ask again next time";
 /// What each call of a reply reads when the loop guard stops the run on it.
-pub const STOPPED: &str = "[not run: the run was stopped for repeating this call]";
+pub(crate) const STOPPED: &str = "[not run: the run was stopped for repeating this call]";
 
 /// Whether a call may still run, as the loop guard, then the hooks and consent, rule on it.
-pub enum Ruling {
+pub(crate) enum Ruling {
     /// Not refused (yet: after the guard, hooks and consent still decide).
     Open,
     /// Answered without running (a repeat, cut arguments, a hook's veto, consent's no): the
@@ -30,7 +30,7 @@ pub enum Ruling {
 /// What the loop guard says of each call before anyone else looks: a repeat, a call whose
 /// arguments the output limit cut, or one to a tool not in `tools` (`extras/gate.rs`), is
 /// refused; `Err` stops the run.
-pub fn rule(
+pub(crate) fn rule(
     guard: &mut LoopGuard,
     extras: &Extras,
     tools: &[Value],
@@ -51,12 +51,12 @@ pub fn rule(
 }
 
 /// What a batch needs from the agent, borrowed for the length of the batch.
-pub struct Batch<'a> {
+pub(crate) struct Batch<'a> {
     pub consent: &'a mut Consent,
     pub extras: &'a mut Extras,
     /// `None` runs every call inline (a sub-agent already runs on a pool worker).
-    pub pool: Option<&'a Pool>,
-    pub ctx: ToolContext,
+    pub(crate) pool: Option<&'a Pool>,
+    pub(crate) ctx: ToolContext,
 }
 
 impl Batch<'_> {

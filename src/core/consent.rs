@@ -31,14 +31,14 @@ pub enum Plan {
 
 /// The user's answer to `[y] allow once  [a] always allow this tool  [n] deny`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Answer {
+pub(crate) enum Answer {
     Once,
     Always,
     Deny,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     Run,
     Ask,
     /// Ask even when the tool is allowed "always" (a destructive command); the text says why.
@@ -50,10 +50,10 @@ pub enum Verdict {
 
 #[derive(Debug, Clone)]
 pub struct Consent {
-    pub mode: Mode,
+    pub(crate) mode: Mode,
     pub plan: Plan,
     /// Tools the user allowed "always" (`extras/permissions.rs` keeps them across sessions).
-    pub always: BTreeSet<String>,
+    pub(crate) always: BTreeSet<String>,
 }
 
 impl Consent {
@@ -67,7 +67,7 @@ impl Consent {
 
     /// The rules, in order: read-only tools always run; plan mode refuses the rest; then
     /// `--yes`, then "always", then the mode decides.
-    pub fn verdict(&self, tool: &str) -> Verdict {
+    pub(crate) fn verdict(&self, tool: &str) -> Verdict {
         if !needs_consent(tool) {
             return Verdict::Run;
         }
@@ -92,14 +92,14 @@ impl Consent {
     }
 
     /// The text the model reads when the user says no.
-    pub fn denial(tool: &str) -> String {
+    pub(crate) fn denial(tool: &str) -> String {
         format!("Denied: the user did not allow this {tool} call. Ask them, or try another way.")
     }
 }
 
 /// Mutating tools need consent, and so does every MCP tool (we cannot know what it does);
 /// read-only ones always run. (An unknown name is not run at all: `dispatch::run` answers it.)
-pub fn needs_consent(name: &str) -> bool {
+pub(crate) fn needs_consent(name: &str) -> bool {
     matches!(name, "bash" | "write_file" | "edit_file" | "agent") || name.starts_with("mcp__")
 }
 
@@ -109,7 +109,7 @@ const WARN_AT: u32 = 3;
 const STOP_AT: u32 = 5;
 
 #[derive(Debug, Default, Clone)]
-pub struct LoopGuard {
+pub(crate) struct LoopGuard {
     /// The last call seen (tool name, arguments in canonical form) and how often in a row.
     last: Option<(String, String)>,
     streak: u32,
@@ -118,7 +118,7 @@ pub struct LoopGuard {
 impl LoopGuard {
     /// `Ok(None)`: not a repeat worth stopping, the call goes on to consent; `Ok(Some)`: not
     /// run, the outcome is what the model reads instead; `Err`: the run ends here.
-    pub fn judge(&mut self, call: &ToolCall) -> Result<Option<Outcome>, String> {
+    pub(crate) fn judge(&mut self, call: &ToolCall) -> Result<Option<Outcome>, String> {
         let (name, arguments) = (&call.name, &call.arguments);
         // Parsed and printed again, so `{"a":1, "b":2}` and `{"b":2,"a":1}` count as one call.
         let arguments = serde_json::from_str::<Value>(arguments)

@@ -35,7 +35,7 @@ pub enum Tier {
 }
 
 /// ≥50% of the window: snip, ≥70%: summarise, ≥90%: collapse. A window of 0 means unknown.
-pub fn tier_for(tokens: usize, max_context: usize) -> Option<Tier> {
+pub(crate) fn tier_for(tokens: usize, max_context: usize) -> Option<Tier> {
     if max_context == 0 {
         return None;
     }
@@ -49,7 +49,7 @@ pub fn tier_for(tokens: usize, max_context: usize) -> Option<Tier> {
 
 /// The tier to retry with after the provider still said the context was too long. Snipping
 /// alone is not worth a retry, so the first step up is a summary.
-pub fn harder(tier: Option<Tier>) -> Tier {
+pub(crate) fn harder(tier: Option<Tier>) -> Tier {
     match tier {
         None | Some(Tier::Snip) => Tier::Summarise,
         Some(Tier::Summarise | Tier::Collapse) => Tier::Collapse,
@@ -59,7 +59,7 @@ pub fn harder(tier: Option<Tier>) -> Tier {
 /// Compact at `tier`, and a snip that leaves more than `GOAL_PERCENT` of the window goes on to
 /// a summary; then tell the user when anything changed. The summary is a model call of
 /// its own, counted in the cost like any other. (The caller has the log record the history.)
-pub fn compact_and_tell(
+pub(crate) fn compact_and_tell(
     history: &mut Vec<Message>,
     llm: &Llm,
     extras: &mut Extras,
@@ -100,12 +100,12 @@ pub struct Report {
     pub before: usize,
     pub after: usize,
     /// The tier actually applied: `Snip` when there was nothing old enough to summarise.
-    pub tier: Tier,
-    pub summary: SummarySource,
+    pub(crate) tier: Tier,
+    pub(crate) summary: SummarySource,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SummarySource {
+pub(crate) enum SummarySource {
     None,
     Model,
     /// Why the model call failed; the summary was extracted by `summary::without_model`.

@@ -25,7 +25,7 @@ use std::thread::JoinHandle;
 /// error quoting a value, an MCP server's error).
 const MAX_FAILURE_CHARS: usize = 2000;
 
-pub fn schemas(kind: AgentKind) -> Vec<Value> {
+pub(crate) fn schemas(kind: AgentKind) -> Vec<Value> {
     let mut list = vec![
         bash::schema(),
         read_file::schema(),
@@ -104,7 +104,7 @@ fn bad_arguments(name: &str, why: &str) -> Outcome {
 // DESIGN.md, "The pool".
 const WORKERS: usize = 8;
 
-pub struct Pool {
+pub(crate) struct Pool {
     /// `None` only while dropping: closing the channel is what stops the workers.
     jobs: Option<Sender<Job>>,
     workers: Vec<JoinHandle<()>>,
@@ -118,7 +118,7 @@ struct Job {
 }
 
 impl Pool {
-    pub(crate) fn new() -> Pool {
+    pub fn new() -> Pool {
         let (jobs, queue) = crossbeam_channel::unbounded::<Job>();
         let workers = (0..WORKERS)
             .map(|_| {
@@ -133,7 +133,7 @@ impl Pool {
     }
 
     /// Run every call and return their outcomes in call order.
-    pub fn run_batch(&self, calls: &[&ToolCall], ctx: &ToolContext) -> Vec<Outcome> {
+    pub(crate) fn run_batch(&self, calls: &[&ToolCall], ctx: &ToolContext) -> Vec<Outcome> {
         let (done, results) = crossbeam_channel::unbounded();
         for chain in chains(calls, ctx) {
             self.send(chain, ctx, done.clone());
@@ -150,7 +150,7 @@ impl Pool {
 
     /// Start one call and return at once: its outcome arrives on the receiver (early start,
     /// `extras/early.rs`, collects it when the batch runs).
-    pub fn start(&self, call: &ToolCall, ctx: &ToolContext) -> Receiver<(usize, Outcome)> {
+    pub(crate) fn start(&self, call: &ToolCall, ctx: &ToolContext) -> Receiver<(usize, Outcome)> {
         let (done, result) = crossbeam_channel::bounded(1);
         self.send(vec![(0, call.clone())], ctx, done);
         result

@@ -56,7 +56,7 @@ pub enum Finish {
 impl Finish {
     /// A reply without tool calls ends the task: its text is the answer (cut off where the
     /// output limit stopped it), unless there is none.
-    pub fn of_answer(text: &str, cut_off: bool) -> Result<Finish, Error> {
+    pub(crate) fn of_answer(text: &str, cut_off: bool) -> Result<Finish, Error> {
         match cut_off {
             _ if text.trim().is_empty() && !cut_off => {
                 Err(Error::Api("the model returned an empty reply".to_string()))
@@ -67,8 +67,8 @@ impl Finish {
     }
 }
 
-pub const ROUND_CAP_MESSAGE: &str = "(reached maximum tool-call rounds)";
-pub const CUT_OFF_MESSAGE: &str =
+pub(crate) const ROUND_CAP_MESSAGE: &str = "(reached maximum tool-call rounds)";
+pub(crate) const CUT_OFF_MESSAGE: &str =
     "(the answer was cut off at the output token limit; raise CORECODER_MAX_TOKENS)";
 
 /// How a call ended, for whoever shows its result.

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Role {
+pub(crate) enum Role {
     System,
     #[default]
     User,
@@ -21,21 +21,21 @@ pub enum Role {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Message {
-    pub role: Role,
+    pub(crate) role: Role,
     /// Always serialised (as `null` when absent): some servers reject an assistant message
     /// with no `content` key at all.
-    pub content: Option<String>,
+    pub(crate) content: Option<String>,
     /// Kept only on assistant messages that carry tool calls: DeepSeek and Kimi thinking modes
     /// reject the next request if it is missing there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reasoning_content: Option<String>,
+    pub(crate) reasoning_content: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_call_id: Option<String>,
+    pub(crate) tool_call_id: Option<String>,
     /// Anthropic's signed thinking blocks next to tool calls, as received, to send back.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub thinking: Vec<serde_json::Value>,
+    pub(crate) thinking: Vec<serde_json::Value>,
 }
 
 /// One tool call, the one shape it has from the stream to the pool and back into the history:
@@ -73,12 +73,12 @@ impl<'de> Deserialize<'de> for ToolCall {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Reply {
     pub text: String,
-    pub reasoning: String,
-    pub thinking: Vec<serde_json::Value>,
+    pub(crate) reasoning: String,
+    pub(crate) thinking: Vec<serde_json::Value>,
     /// In index order.
     pub tool_calls: Vec<ToolCall>,
-    pub finish_reason: Option<String>,
-    pub usage: Option<Usage>,
+    pub(crate) finish_reason: Option<String>,
+    pub(crate) usage: Option<Usage>,
 }
 
 /// Tokens one request used, as the provider reported them (or as estimated when it did not).
@@ -116,7 +116,7 @@ impl Message {
 
     /// The assistant turn as history keeps it. Reasoning stays only next to tool calls, where
     /// DeepSeek and Kimi thinking modes require it; ids are made unique if a provider repeated one.
-    pub fn from_reply(reply: &Reply) -> Message {
+    pub(crate) fn from_reply(reply: &Reply) -> Message {
         let (mut seen, mut tool_calls) = (HashSet::new(), reply.tool_calls.clone());
         for (i, call) in tool_calls.iter_mut().enumerate() {
             if call.id.is_empty() || !seen.insert(call.id.clone()) {
@@ -147,7 +147,7 @@ impl Message {
 /// Make every assistant tool call answered by exactly one `tool` message, and drop `tool`
 /// messages that answer nothing. A call left unanswered (e.g. by Ctrl+C) gets `[interrupted]`.
 /// Returns how many repairs were made. Providers reject the whole request otherwise.
-pub fn repair_tool_pairs(history: &mut Vec<Message>) -> usize {
+pub(crate) fn repair_tool_pairs(history: &mut Vec<Message>) -> usize {
     let mut repaired = Vec::with_capacity(history.len());
     let (mut repairs, mut open) = (0, Vec::<String>::new());
     let interrupted = |id: String| Message::tool_result(&id, "[interrupted]");
@@ -181,12 +181,12 @@ pub fn repair_tool_pairs(history: &mut Vec<Message>) -> usize {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     pub text: String,
-    pub effect: Effect,
+    pub(crate) effect: Effect,
 }
 
 /// A change to session state, applied by the loop after the batch, in call order.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Effect {
+pub(crate) enum Effect {
     None,
     ChangeDir(PathBuf),
     SetTodos(Vec<Todo>),

@@ -25,7 +25,7 @@ const HEADING: &str = "[session state]";
 const PLAN_OFF: &str = "Plan mode is off: you may change files and run commands again.";
 
 /// The situation as it stands now (today's date).
-pub fn situation(cwd: &Path, plan: Plan, todos: &[Todo], instructions: String) -> Situation {
+pub(crate) fn situation(cwd: &Path, plan: Plan, todos: &[Todo], instructions: String) -> Situation {
     Situation {
         cwd: cwd.to_path_buf(),
         date: today_utc(),
@@ -37,7 +37,7 @@ pub fn situation(cwd: &Path, plan: Plan, todos: &[Todo], instructions: String) -
 
 /// Per agent (a sub-agent starts with nothing told); `Agent` holds one.
 #[derive(Debug, Clone, Default)]
-pub struct StateNotes {
+pub(crate) struct StateNotes {
     /// What the system prompt describes: the first situation asked about.
     start: Option<Situation>,
     /// What the model was last told; `None` when only the system prompt holds.
@@ -48,7 +48,7 @@ pub struct StateNotes {
 
 impl StateNotes {
     /// The system prompt's situation (`start`), the project's instructions read through `extras`.
-    pub fn at_start(
+    pub(crate) fn at_start(
         &mut self,
         cwd: &Path,
         plan: Plan,
@@ -59,7 +59,7 @@ impl StateNotes {
     }
 
     /// What changed since the model was last told (`note`), as it stands now.
-    pub fn now(
+    pub(crate) fn now(
         &mut self,
         cwd: &Path,
         plan: Plan,
@@ -71,12 +71,12 @@ impl StateNotes {
 
     /// The situation the system prompt describes: the first one asked for (`now` is called
     /// only then), kept for the session.
-    pub fn start(&mut self, now: impl FnOnce() -> Situation) -> &Situation {
+    pub(crate) fn start(&mut self, now: impl FnOnce() -> Situation) -> &Situation {
         self.start.get_or_insert_with(now)
     }
 
     /// What changed since the model was last told, as a note to end a message with.
-    pub fn note(&mut self, now: Situation) -> Option<String> {
+    pub(crate) fn note(&mut self, now: Situation) -> Option<String> {
         let start = self.start.get_or_insert_with(|| now.clone());
         let told = self.told.take();
         let mut told = told.unwrap_or_else(|| as_the_prompt_says(start));
@@ -91,7 +91,7 @@ impl StateNotes {
     /// The history was rewritten (a compaction, `/clear`) or resumed: what the notes in it say
     /// may be gone or no longer hold. If any note is left in `history`, the next one says where
     /// and when the session is, besides what differs from the start.
-    pub fn forget(&mut self, history: &[Message]) {
+    pub(crate) fn forget(&mut self, history: &[Message]) {
         let noted = |m: &Message| m.content.as_deref().is_some_and(|c| c.contains(HEADING));
         // The system prompt names the heading too: it is not a note.
         let mut messages = history.iter().filter(|m| m.role != Role::System);

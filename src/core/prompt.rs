@@ -25,7 +25,7 @@ Rules:
 What changes later (the working directory, plan mode, the todo list, the date, the project's
 instructions) is told in a `[session state]` note at the end of a message; the newest holds.";
 
-pub const SUMMARY_HEADER: &str = "[Summary of the earlier conversation]";
+pub(crate) const SUMMARY_HEADER: &str = "[Summary of the earlier conversation]";
 const ORIGINAL_TASK: &str = "Original task: ";
 const LATEST_REQUEST: &str = "Latest user message: ";
 const TASK_LINE_CHARS: usize = 1_000;
@@ -34,7 +34,7 @@ const TASK_LINE_CHARS: usize = 1_000;
 /// sub-agent is offered no `agent` tool (so it cannot recurse) and runs its calls inline (it
 /// already runs on a pool worker).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AgentKind {
+pub(crate) enum AgentKind {
     Main,
     SubAgent,
 }
@@ -43,18 +43,18 @@ pub enum AgentKind {
 /// byte for byte the same all session; what changes later is told in a note at the end of the
 /// newest message (`notes.rs`), so a provider's prompt cache serves the rest.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Situation {
-    pub cwd: PathBuf,
-    pub date: String,
-    pub plan: Plan,
-    pub todos: Vec<Todo>,
+pub(crate) struct Situation {
+    pub(crate) cwd: PathBuf,
+    pub(crate) date: String,
+    pub(crate) plan: Plan,
+    pub(crate) todos: Vec<Todo>,
     /// `AGENTS.md` and friends, already joined under their headings.
-    pub instructions: String,
+    pub(crate) instructions: String,
 }
 
 /// `tools` are the schemas offered, ours and MCP's. Plan mode and the todo list are always
 /// told in notes: the start holds neither.
-pub fn system_prompt(start: &Situation, tools: &[Value], kind: AgentKind) -> String {
+pub(crate) fn system_prompt(start: &Situation, tools: &[Value], kind: AgentKind) -> String {
     let names = tools.iter().map(|s| s["function"]["name"].as_str());
     let tool_names: Vec<&str> = names.flatten().collect();
     let mut prompt = format!(
@@ -76,7 +76,7 @@ pub fn system_prompt(start: &Situation, tools: &[Value], kind: AgentKind) -> Str
 
 /// The first user task and the latest user message, one line each, so neither is lost however
 /// often the history is compacted: a previous summary carries its lines forward.
-pub fn task_lines(history: &[Message]) -> String {
+pub(crate) fn task_lines(history: &[Message]) -> String {
     let (mut original, mut latest) = (None, None);
     let users = history.iter().filter(|m| m.role == Role::User);
     for text in users.filter_map(|m| m.content.as_deref()) {

@@ -17,7 +17,7 @@ pub(crate) const RENDER_TOTAL_CHARS: usize = 100_000;
 
 /// The request compaction sends to condense `old`: instructions, the task lines, then the
 /// messages rendered as plain text.
-pub fn request(old: &[Message]) -> Vec<Message> {
+pub(crate) fn request(old: &[Message]) -> Vec<Message> {
     let instructions = "You condense the earlier part of a coding agent's conversation so the \
         agent can continue with less context. Keep: the user's task and its current state (what \
         is done, what remains), file paths read or changed, decisions and their reasons, errors \
@@ -60,7 +60,7 @@ fn render(message: &Message) -> String {
 
 /// A summary made without the model: user messages, file paths and error lines, deduplicated
 /// and capped (about 4,000 chars in all).
-pub fn without_model(old: &[Message]) -> String {
+pub(crate) fn without_model(old: &[Message]) -> String {
     let error_words = ["error", "Error", "failed", "panicked", "Traceback"];
     let is_error = |line: &&str| error_words.iter().any(|w| line.contains(w));
     // A constant pattern: paths with a `/`, or names with a short extension (`main.rs`).

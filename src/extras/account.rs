@@ -46,23 +46,23 @@ impl Default for Account {
 
 impl Account {
     /// Price requests with this table (the built-in one plus `~/.corecoder/pricing.json`).
-    pub fn with_prices(mut self, prices: PriceTable) -> Account {
+    pub(crate) fn with_prices(mut self, prices: PriceTable) -> Account {
         self.prices = Arc::new(prices);
         self
     }
 
     /// Write every request and stream line to `trace` (the agent adds tool calls).
-    pub fn with_trace(mut self, trace: Trace) -> Account {
+    pub(crate) fn with_trace(mut self, trace: Trace) -> Account {
         self.trace = Some(Arc::new(trace));
         self
     }
 
-    pub fn trace(&self) -> Option<&Trace> {
+    pub(crate) fn trace(&self) -> Option<&Trace> {
         self.trace.as_deref()
     }
 
     /// `--trace`: a 200 that was not an event stream, whole (`client/not_a_stream.rs`).
-    pub fn trace_not_a_stream(&self, content_type: &str, body: &str) {
+    pub(crate) fn trace_not_a_stream(&self, content_type: &str, body: &str) {
         if let Some(trace) = &self.trace {
             let fields = json!({"content_type": content_type, "body": body});
             trace.record("not_a_stream", fields);
@@ -70,7 +70,7 @@ impl Account {
     }
 
     /// `--trace`: the request about to be sent, whole.
-    pub fn trace_request(&self, url: &str, body: &[Arc<str>]) {
+    pub(crate) fn trace_request(&self, url: &str, body: &[Arc<str>]) {
         if let Some(trace) = &self.trace {
             let body = body.concat();
             let body: Value = serde_json::from_str(&body).unwrap_or_else(|_| Value::from(body));
@@ -80,21 +80,21 @@ impl Account {
 
     /// `--trace`: a task the user gave, and whether plan mode was on for it (`/plan`), which
     /// `--replay` gives again.
-    pub fn trace_task(&self, task: &str, plan: Plan) {
+    pub(crate) fn trace_task(&self, task: &str, plan: Plan) {
         if let Some(trace) = &self.trace {
             trace.record("task", json!({"text": task, "plan": plan == Plan::On}));
         }
     }
 
     /// `--trace`: an answer that was not a 200, with its whole body.
-    pub fn trace_failure(&self, status: u16, body: &str) {
+    pub(crate) fn trace_failure(&self, status: u16, body: &str) {
         if let Some(trace) = &self.trace {
             trace.record("http_error", json!({"status": status, "body": body}));
         }
     }
 
     /// The body reader the SSE parser reads through: every line it takes goes to the trace.
-    pub fn tee<'a>(&'a self, body: &'a mut dyn BufRead) -> Tee<'a> {
+    pub(crate) fn tee<'a>(&'a self, body: &'a mut dyn BufRead) -> Tee<'a> {
         Tee::new(body, self.trace.as_deref())
     }
 
@@ -114,7 +114,7 @@ impl Account {
 
     /// Out of retries (or not served) on the model in use: the next fallback model from now
     /// on, and the user is told; `Err` with `why` when none is left.
-    pub fn fall_back(
+    pub(crate) fn fall_back(
         &self,
         config: &Config,
         why: String,
@@ -131,14 +131,14 @@ impl Account {
     }
 
     /// `/model`: the chosen model from now on, and every fallback may be taken again.
-    pub fn forget_fallback(&self) {
+    pub(crate) fn forget_fallback(&self) {
         if let Ok(mut fallback) = self.fallback.lock() {
             *fallback = (0, None);
         }
     }
 
     /// Add this reply's usage to the session totals, estimating when the provider sent none.
-    pub fn count(&self, model: &str, reply: &Reply, messages: &[Message]) {
+    pub(crate) fn count(&self, model: &str, reply: &Reply, messages: &[Message]) {
         let (usage, counted) = match &reply.usage {
             Some(usage) if cost::impossible(usage).is_empty() => (usage.clone(), Counted::Reported),
             Some(usage) => {
@@ -185,22 +185,22 @@ impl Account {
     }
 
     /// Tokens used by every request of this session so far (sub-agents and summaries included).
-    pub fn usage(&self) -> Usage {
+    pub(crate) fn usage(&self) -> Usage {
         self.ledger().usage()
     }
 
     /// Dollars spent so far by priced requests (a lower bound when some price is unknown).
-    pub fn dollars(&self) -> f64 {
+    pub(crate) fn dollars(&self) -> f64 {
         self.ledger().dollars()
     }
 
     /// What the session cost, or `None` when some request's price is unknown.
-    pub fn total_dollars(&self) -> Option<f64> {
+    pub(crate) fn total_dollars(&self) -> Option<f64> {
         self.ledger().total_dollars()
     }
 
     /// Models of this session whose price is unknown for some request.
-    pub fn unpriced_models(&self) -> Vec<String> {
+    pub(crate) fn unpriced_models(&self) -> Vec<String> {
         self.ledger().unpriced_models()
     }
 
@@ -222,7 +222,11 @@ impl Account {
     /// `--max-cost` at start: refuse to begin a session whose spending cannot be counted.
     /// Every model it may use (the configured one and the fallbacks) needs a price, unless the
     /// provider reports each request's cost (OpenRouter), which is known only after a reply.
-    pub fn check_budget_can_be_kept(&self, config: &Config, file: &Path) -> Result<(), Error> {
+    pub(crate) fn check_budget_can_be_kept(
+        &self,
+        config: &Config,
+        file: &Path,
+    ) -> Result<(), Error> {
         if config.max_cost.is_none() || reports_cost(&config.base_url) {
             return Ok(());
         }
@@ -236,7 +240,7 @@ impl Account {
     /// `--max-cost` before each request: refuse once the budget is spent, or once what was
     /// spent is unknown (a reply reported no cost and its model has no price, or `/model`
     /// chose a model of unknown price).
-    pub fn check_budget(&self, config: &Config) -> Result<(), Error> {
+    pub(crate) fn check_budget(&self, config: &Config) -> Result<(), Error> {
         let Some(budget) = config.max_cost else {
             return Ok(());
         };
@@ -264,7 +268,7 @@ impl Account {
 
 /// Whether the provider at `base_url` puts each request's cost in its usage (OpenRouter does,
 /// in every reply, as `usage.cost` in credits, which are US$).
-pub fn reports_cost(base_url: &str) -> bool {
+pub(crate) fn reports_cost(base_url: &str) -> bool {
     let host = crate::tools::support::net::host(base_url).to_ascii_lowercase();
     host == "openrouter.ai" || host.ends_with(".openrouter.ai")
 }

@@ -12,7 +12,7 @@
 //! each request reads the one before from the cache. Last, the shapes of the stream's events
 //! that `stream.rs` reads. `dialect.rs` chooses this file; nothing here sends or reads a byte.
 
-pub mod stream;
+pub(crate) mod stream;
 
 use crate::core::config::{Config, ToolChoice};
 use crate::core::event::{Broke, Error};
@@ -23,10 +23,10 @@ use serde_json::{Value, json};
 use std::borrow::Cow;
 
 /// The API version every request names (the only one the Messages API has).
-pub const VERSION: &str = "2023-06-01";
+pub(crate) const VERSION: &str = "2023-06-01";
 
 /// `{base}/v1/messages`; a base that already ends in `/v1` gets `/messages` only.
-pub fn url(base: &str) -> String {
+pub(crate) fn url(base: &str) -> String {
     let base = base.trim_end_matches('/');
     match base.ends_with("/v1") {
         true => format!("{base}/messages"),
@@ -35,14 +35,19 @@ pub fn url(base: &str) -> String {
 }
 
 /// The key goes in `x-api-key`, never in `Authorization`; a server without a key gets none.
-pub fn headers(config: &Config) -> Vec<(&'static str, String)> {
+pub(crate) fn headers(config: &Config) -> Vec<(&'static str, String)> {
     let key = config.api_key.iter().map(|key| ("x-api-key", key.clone()));
     key.chain([("anthropic-version", VERSION.to_string())])
         .collect()
 }
 
 /// The Messages body for `messages` (our history) and `tools` (chat-completions schemas).
-pub fn request_body(config: &Config, model: &str, messages: &[Message], tools: &[Value]) -> Value {
+pub(crate) fn request_body(
+    config: &Config,
+    model: &str,
+    messages: &[Message],
+    tools: &[Value],
+) -> Value {
     let mut system: Vec<Value> = Vec::new();
     let mut turns: Vec<(Role, Vec<Value>)> = Vec::new();
     for message in messages {

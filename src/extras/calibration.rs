@@ -13,25 +13,25 @@ use crate::core::prompt::estimate_messages;
 
 /// The estimate, anchored on the last prompt size the provider actually reported.
 #[derive(Debug, Clone, Default)]
-pub struct Calibration {
+pub(crate) struct Calibration {
     /// `(history_len, prompt_tokens)` of the last request the provider measured.
     calibrated: Option<(usize, usize)>,
 }
 
 impl Calibration {
     /// The request that sent `history[..history_len]` cost `actual_prompt_tokens`.
-    pub fn calibrate(&mut self, history_len: usize, actual_prompt_tokens: u64) {
+    pub(crate) fn calibrate(&mut self, history_len: usize, actual_prompt_tokens: u64) {
         let tokens = usize::try_from(actual_prompt_tokens).unwrap_or(usize::MAX);
         self.calibrated = Some((history_len, tokens));
     }
 
     /// Forget the calibration: call after `compact`, which may shrink messages in place (a snip
     /// keeps the length, so `estimate` could not notice on its own).
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.calibrated = None;
     }
 
-    pub fn estimate(&self, history: &[Message]) -> usize {
+    pub(crate) fn estimate(&self, history: &[Message]) -> usize {
         match self.calibrated {
             Some((len, tokens)) if len <= history.len() => {
                 tokens.saturating_add(estimate_messages(&history[len..]))
@@ -44,7 +44,7 @@ impl Calibration {
 /// The provider said the prompt does not fit, with what its message gave (`said`): its count
 /// of the prompt anchors the estimate (ours said it fitted), then the estimate is returned.
 /// `limit` is the window to compact for now, `configured` the one the user set.
-pub fn overflowed(
+pub(crate) fn overflowed(
     calibration: &mut Calibration,
     said: Overflow,
     (configured, limit): (usize, usize),

@@ -47,7 +47,7 @@ enum Entry {
 }
 
 /// The session's undo stack. Entries hold blob names only, never file contents.
-pub struct Checkpoints {
+pub(crate) struct Checkpoints {
     dir: PathBuf,
     entries: Vec<Entry>,
 }
@@ -55,7 +55,7 @@ pub struct Checkpoints {
 impl Checkpoints {
     /// Open (or start) the stack kept in `dir`. A damaged stack file is set aside and the stack
     /// starts empty; the second value is then a warning for the user.
-    pub fn open(dir: &Path) -> (Checkpoints, Option<String>) {
+    pub(crate) fn open(dir: &Path) -> (Checkpoints, Option<String>) {
         let stack = dir.join(STACK_FILE);
         let loaded = fs::read(&stack).and_then(|bytes| {
             serde_json::from_slice::<Vec<Entry>>(&bytes).map_err(io::Error::other)
@@ -79,7 +79,7 @@ impl Checkpoints {
     }
 
     /// Remember `path`'s current bytes (or that it does not exist) before a tool changes it.
-    pub fn record(&mut self, path: &Path) -> io::Result<()> {
+    pub(crate) fn record(&mut self, path: &Path) -> io::Result<()> {
         let blob = match files::read_capped(path, files::MAX_WHOLE_BYTES) {
             Ok(bytes) => self.store_blob(&bytes)?,
             Err(e) if e.kind() == io::ErrorKind::NotFound => ABSENT.to_string(),
@@ -95,7 +95,7 @@ impl Checkpoints {
 
     /// Remember what one allowed call may change: the file an edit or a write names; for bash
     /// and a sub-agent, a marker (what they do to files is not tracked).
-    pub fn record_call(&mut self, name: &str, args: &Value, cwd: &Path) -> io::Result<()> {
+    pub(crate) fn record_call(&mut self, name: &str, args: &Value, cwd: &Path) -> io::Result<()> {
         let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or("");
         match name {
             "write_file" | "edit_file" if !text("file_path").is_empty() => {
@@ -108,7 +108,7 @@ impl Checkpoints {
     }
 
     /// Remember that bash ran `command` (its side effects are not tracked).
-    pub fn record_bash(&mut self, command: &str) -> io::Result<()> {
+    pub(crate) fn record_bash(&mut self, command: &str) -> io::Result<()> {
         self.entries.push(Entry::Bash {
             command: command.to_string(),
             time: now(),
@@ -118,7 +118,7 @@ impl Checkpoints {
 
     /// Drop the file entries recorded since `mark` (`len()` before the batch) whose file is
     /// byte-identical to what was recorded: the change failed or changed nothing.
-    pub fn forget_unchanged(&mut self, mark: usize) -> io::Result<()> {
+    pub(crate) fn forget_unchanged(&mut self, mark: usize) -> io::Result<()> {
         let batch = self.entries.split_off(mark.min(self.entries.len()));
         let recorded = batch.len();
         let mut seen: Vec<PathBuf> = Vec::new();
@@ -140,17 +140,13 @@ impl Checkpoints {
         if dropped { self.save() } else { Ok(()) }
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.entries.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
     }
 
     /// Undo the most recent change and say what was done and how many changes remain.
     /// A failed restore keeps the entry, so the user can fix the cause and try again.
-    pub fn undo(&mut self) -> Result<String, String> {
+    pub(crate) fn undo(&mut self) -> Result<String, String> {
         let Some(entry) = self.entries.last().cloned() else {
             return Ok("Nothing to undo.".to_string());
         };
@@ -224,7 +220,7 @@ impl Checkpoints {
     }
 
     /// Every file changed this session, first recorded bytes vs now, as unified diffs.
-    pub fn diff(&self) -> String {
+    pub(crate) fn diff(&self) -> String {
         let mut firsts: Vec<(&Path, &str)> = Vec::new();
         for entry in &self.entries {
             if let Entry::File { path, blob, .. } = entry
@@ -586,7 +582,7 @@ mod tests {
         let dir = TempDir::new("cp-damaged");
         dir.write("cp/stack.json", "[{\"kind\": \"file\", \"pa");
         let (checkpoints, warning) = Checkpoints::open(&dir.0.join("cp"));
-        assert!(checkpoints.is_empty());
+        assert_eq!(checkpoints.len(), 0);
         assert!(warning.is_some_and(|w| w.contains("damaged")));
         assert!(dir.0.join("cp/stack.json.damaged").exists());
     }

@@ -15,9 +15,9 @@
 //! rules themselves are `rules.rs`, the
 //! files `settings.rs`.
 
-pub mod always;
-pub mod rules;
-pub mod settings;
+pub(crate) mod always;
+pub(crate) mod rules;
+pub(crate) mod settings;
 
 use crate::core::consent::{Consent, Mode, Plan, Verdict, needs_consent};
 use crate::core::message::ToolCall;
@@ -42,13 +42,13 @@ const MAX_DEPTH: usize = 8;
 
 /// The rules in force for this session, and where "always" answers are saved.
 #[derive(Debug, Clone, Default)]
-pub struct Rules {
+pub(crate) struct Rules {
     /// Every rule of every settings file read, in file order.
-    pub list: Vec<Rule>,
+    pub(crate) list: Vec<Rule>,
     /// Where "always" answers for this project go; `None` keeps them for this session only.
-    pub saved: Option<settings::Saved>,
+    pub(crate) saved: Option<settings::Saved>,
     /// The tools allowed "always" across projects (`~/.corecoder/permissions.json`).
-    pub permissions: Permissions,
+    pub(crate) permissions: Permissions,
 }
 
 /// What the rules say of one call.
@@ -62,7 +62,7 @@ enum Found<'a> {
 /// and `--yes` included; an ask asks (where no one can be asked, it refuses); an allow runs
 /// what consent would have asked about, or refused only for want of someone to ask. Plan mode
 /// and the danger gate keep their say over an allow or an ask.
-pub fn verdict(
+pub(crate) fn verdict(
     rules: &Rules,
     (gate, shell): (&Gate, &ShellSafety),
     consent: &Consent,
@@ -115,7 +115,7 @@ pub fn verdict(
 
 /// Whether `grep` or `glob` must leave `path` out of what it returns: a deny rule covers
 /// reading it.
-pub fn hides(rules: &Rules, tool: &str, path: &Path) -> bool {
+pub(crate) fn hides(rules: &Rules, tool: &str, path: &Path) -> bool {
     let denied = |rule: &&Rule| rule.list == List::Deny && rule.covers_tool(tool);
     let mut deny = rules.list.iter().filter(denied).peekable();
     if deny.peek().is_none() {
@@ -149,7 +149,7 @@ fn allows(rules: &Rules, outside: &reads::Outside) -> bool {
 
 /// Whether a deny or ask rule names `tool`: then its calls do not start early (`early.rs`),
 /// before the batch has judged their arguments.
-pub fn names_tool(rules: &Rules, tool: &str) -> bool {
+pub(crate) fn names_tool(rules: &Rules, tool: &str) -> bool {
     (rules.list.iter()).any(|rule| rule.list != List::Allow && rule.covers_tool(tool))
 }
 
@@ -208,7 +208,7 @@ fn judge<'a>(rules: &'a [Rule], tool: &str, arguments: &str, cwd: &Path) -> Foun
 }
 
 /// The simple commands of a line that run something (a line of only assignments does not).
-pub fn commands(line: &str) -> Vec<SimpleCommand> {
+pub(crate) fn commands(line: &str) -> Vec<SimpleCommand> {
     (split(line).into_iter())
         .filter(|c| !c.words.is_empty())
         .collect()

@@ -11,7 +11,7 @@
 //! cache-write rate than 1.25×, or guess a price for a model it does not know. An unknown model
 //! is reported as "price unknown", never as free.
 
-pub mod ledger;
+pub(crate) mod ledger;
 mod prices;
 
 use crate::core::event::Event;
@@ -22,12 +22,12 @@ use std::path::Path;
 
 /// No request uses more tokens than this (a hundred times the largest window). A count above it,
 /// negative or fractional (`tokens::reported` makes those `u64::MAX`) is not believed.
-pub const MOST_TOKENS: u64 = 100_000_000;
+pub(crate) const MOST_TOKENS: u64 = 100_000_000;
 /// Nor costs more US$ than this (a provider-reported `usage.cost`).
 const MOST_DOLLARS: f64 = 1_000.0;
 
 /// The figures in `usage` no request could have: what the notice names.
-pub fn impossible(usage: &Usage) -> Vec<&'static str> {
+pub(crate) fn impossible(usage: &Usage) -> Vec<&'static str> {
     let counts = [
         ("prompt_tokens", usage.prompt_tokens),
         ("completion_tokens", usage.completion_tokens),
@@ -47,7 +47,7 @@ pub fn impossible(usage: &Usage) -> Vec<&'static str> {
 
 /// `usage` with each impossible figure replaced: a count by `estimate`'s (0 for the cache's),
 /// a cost by none (the table prices the tokens). Counted and priced, never as given.
-pub fn believable(usage: &Usage, estimate: impl FnOnce() -> Usage) -> Usage {
+pub(crate) fn believable(usage: &Usage, estimate: impl FnOnce() -> Usage) -> Usage {
     if impossible(usage).is_empty() {
         return usage.clone();
     }
@@ -67,7 +67,7 @@ pub fn believable(usage: &Usage, estimate: impl FnOnce() -> Usage) -> Usage {
 
 /// The reply's usage if it is believable; else a notice saying which figures were not, and
 /// `None` (so the estimate is not calibrated on them either).
-pub fn believed<'a>(
+pub(crate) fn believed<'a>(
     usage: Option<&'a Usage>,
     on_event: &mut dyn FnMut(Event),
 ) -> Option<&'a Usage> {
@@ -85,10 +85,10 @@ pub fn believed<'a>(
 
 /// US$ per million tokens. `cached_input: None` bills cached tokens at the full input price.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Price {
-    pub input: f64,
-    pub output: f64,
-    pub cached_input: Option<f64>,
+pub(crate) struct Price {
+    pub(crate) input: f64,
+    pub(crate) output: f64,
+    pub(crate) cached_input: Option<f64>,
 }
 
 impl Price {
@@ -103,12 +103,12 @@ impl Price {
 
 /// Model names (lower case) and their prices.
 #[derive(Debug, Clone)]
-pub struct PriceTable {
+pub(crate) struct PriceTable {
     entries: Vec<(String, Price)>,
 }
 
 impl PriceTable {
-    pub fn builtin() -> PriceTable {
+    pub(crate) fn builtin() -> PriceTable {
         let entries =
             prices::BUILTIN_PRICES
                 .iter()
@@ -122,7 +122,7 @@ impl PriceTable {
 
     /// builtin + `~/.corecoder/pricing.json` overrides/additions. Missing file: no warning.
     /// Unreadable/invalid file or entry: the table still works, and the warning says what was ignored.
-    pub fn with_overrides(file: &Path) -> (PriceTable, Option<String>) {
+    pub(crate) fn with_overrides(file: &Path) -> (PriceTable, Option<String>) {
         let mut table = PriceTable::builtin();
         let text = match files::read_settings_text(file) {
             Ok(text) => text,
@@ -168,7 +168,7 @@ impl PriceTable {
     /// ':' or '@' (`gpt-4o-2024-08-06` → `gpt-4o`; OpenRouter's `:free` and `:nitro` variants get
     /// the paid row, an upper bound). Last, dots as dashes: OpenRouter writes
     /// `anthropic/claude-sonnet-4.6` for Anthropic's `claude-sonnet-4-6`.
-    pub fn price(&self, model: &str) -> Option<Price> {
+    pub(crate) fn price(&self, model: &str) -> Option<Price> {
         let bare = model.rsplit('/').next().unwrap_or(model).to_lowercase();
         self.lookup(&bare).or_else(|| match bare.contains('.') {
             true => self.lookup(&bare.replace('.', "-")),
@@ -238,7 +238,7 @@ fn parse_entry(value: serde_json::Value) -> Option<Price> {
 
 /// Dollars for one request: (prompt - cached) * input + cached * (cached_input or input) + completion * output, / 1e6.
 /// Tokens written to the cache (Anthropic's) cost a quarter more than input: 1.25×, its rate.
-pub fn request_cost(price: &Price, usage: &Usage) -> f64 {
+pub(crate) fn request_cost(price: &Price, usage: &Usage) -> f64 {
     // A provider that reports more cached than prompt tokens must not make the cost negative.
     let cached = usage.cached_tokens.min(usage.prompt_tokens);
     let uncached = usage.prompt_tokens - cached;
@@ -253,7 +253,7 @@ pub fn request_cost(price: &Price, usage: &Usage) -> f64 {
 
 /// The dollars of one request: the provider's own figure when it reports a sane one
 /// (OpenRouter's `usage.cost`), else the table's price, else `None` (unknown).
-pub fn dollars_for(table: &PriceTable, model: &str, usage: &Usage) -> Option<f64> {
+pub(crate) fn dollars_for(table: &PriceTable, model: &str, usage: &Usage) -> Option<f64> {
     // A negative or infinite figure is not a bill: fall back to the table.
     let reported = usage.cost.filter(|cost| cost.is_finite() && *cost >= 0.0);
     reported.or_else(|| Some(request_cost(&table.price(model)?, usage)))

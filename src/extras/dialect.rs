@@ -7,7 +7,7 @@
 //! (`sse::read_lines`). Nothing here judges the reply (`llm.rs` does, `wire::well_formed`, for
 //! every dialect alike), retries or decides what a failed answer means.
 
-pub mod messages_json;
+pub(crate) mod messages_json;
 
 use crate::client::http::{self, Limits};
 use crate::client::quirks::Quirks;
@@ -34,7 +34,7 @@ const EMPTY: &str = "\"messages\":[]";
 
 impl Dialects {
     /// The history was rewritten: the messages serialised so far may not be reused.
-    pub fn forget(&self) {
+    pub(crate) fn forget(&self) {
         self.messages.forget();
     }
 
@@ -43,7 +43,7 @@ impl Dialects {
     /// `None` sends the client's plain body. The fast form of chat completions' body is here:
     /// its messages are each serialised once (`messages_json.rs`) and shared, so a round
     /// neither serialises nor copies the history; the rest is built anew.
-    pub fn body(
+    pub(crate) fn body(
         &self,
         config: &Config,
         model: &str,
@@ -74,7 +74,10 @@ impl Dialects {
 
     /// Where a request in another dialect goes, and the headers that carry the key; `None` for
     /// chat completions, the client's own (`http::endpoint`).
-    pub fn endpoint(&self, config: &Config) -> Option<(String, Vec<(&'static str, String)>)> {
+    pub(crate) fn endpoint(
+        &self,
+        config: &Config,
+    ) -> Option<(String, Vec<(&'static str, String)>)> {
         let base = &config.base_url;
         match config.dialect {
             Dialect::Chat => None,

@@ -27,7 +27,7 @@ type Pending = Receiver<(usize, Outcome)>;
 
 /// The calls started while the last reply streamed.
 #[derive(Default)]
-pub struct Early {
+pub(crate) struct Early {
     started: Vec<Started>,
     /// How many of `started` came from streams a retry threw away.
     from_lost_streams: usize,
@@ -49,7 +49,7 @@ struct Started {
 
 impl Early {
     /// A reply is about to stream: what the last one started is forgotten (its batch is done).
-    pub fn reply_starting(
+    pub(crate) fn reply_starting(
         &mut self,
         guard: &LoopGuard,
         rules: &Arc<Rules>,
@@ -66,7 +66,7 @@ impl Early {
     /// One event of the stream, where calls may start early (not in a sub-agent, nor when a
     /// PreToolUse hook must see every call first). `start` queues a call on the pool (`None`:
     /// there is none to start it on).
-    pub fn streamed(
+    pub(crate) fn streamed(
         &mut self,
         event: &Event,
         consent: &Consent,
@@ -117,7 +117,7 @@ impl Early {
 
     /// The batch is about to run `call`: where the result of the same call started early will
     /// arrive, if one was (the batch runs the rest and collects these: `core/batch.rs`).
-    pub fn claim(&mut self, call: &ToolCall) -> Option<Pending> {
+    pub(crate) fn claim(&mut self, call: &ToolCall) -> Option<Pending> {
         let same = |s: &Started| s.call.name == call.name && s.call.arguments == call.arguments;
         let at = self.started.iter().position(same)?;
         Some(self.started.remove(at).result)
@@ -125,7 +125,7 @@ impl Early {
 }
 
 /// Tools that only look: they may start before the reply has finished streaming.
-pub fn is_read_only(name: &str) -> bool {
+pub(crate) fn is_read_only(name: &str) -> bool {
     matches!(name, "read_file" | "glob" | "grep")
 }
 
@@ -137,7 +137,7 @@ pub fn is_read_only(name: &str) -> bool {
 /// only lets a call the user already allowed start sooner. (PreToolUse hooks, which must see
 /// every call before it runs, turn early start off altogether: `Extras::may_start_early`;
 /// a call the loop guard will refuse is not started either: `Early::call_ready`.)
-pub fn may_start_early(name: &str, hint: ServerHint, consent: &Consent) -> bool {
+pub(crate) fn may_start_early(name: &str, hint: ServerHint, consent: &Consent) -> bool {
     if is_read_only(name) {
         return true;
     }

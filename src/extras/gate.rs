@@ -19,7 +19,7 @@ use std::collections::BTreeSet;
 
 /// Session-wide: `Extras::for_sub_agent` shares it.
 #[derive(Debug, Clone, Default)]
-pub struct Gate {
+pub(crate) struct Gate {
     /// Destructive commands the user opted in to by name, for `--yes`
     /// (`CORECODER_ALLOW_DESTRUCTIVE`, `--allow-destructive`).
     destructive_allowed: BTreeSet<String>,
@@ -32,7 +32,7 @@ impl Gate {
     /// A call whose arguments the output limit cut (`cut_off`: the reply ended at it) is not
     /// run: `Some` is what the model reads instead. (A cut call cannot end in its closing
     /// brace, so its arguments are no JSON object.)
-    pub fn cut_off(
+    pub(crate) fn cut_off(
         &self,
         call: &ToolCall,
         cut_off: bool,
@@ -51,7 +51,7 @@ impl Gate {
 
     /// A call to a tool this request did not offer (`agent` from a sub-agent, which would
     /// nest without end, or a name the model made up) is not run: `Some` is what it reads.
-    pub fn not_offered(&self, call: &ToolCall, tools: &[Value]) -> Option<Outcome> {
+    pub(crate) fn not_offered(&self, call: &ToolCall, tools: &[Value]) -> Option<Outcome> {
         let offered = |tool: &Value| tool["function"]["name"] == call.name.as_str();
         let name = echo(&call.name);
         (!tools.iter().any(offered)).then(|| {
@@ -62,13 +62,13 @@ impl Gate {
     }
 
     /// Let `--yes` run the destructive commands named (see `danger::destructive_names`).
-    pub fn allow_destructive(&mut self, names: &[String]) {
+    pub(crate) fn allow_destructive(&mut self, names: &[String]) {
         self.destructive_allowed.extend(names.iter().cloned());
     }
 
     /// `consent.verdict(tool)`, unless the danger table says otherwise of a bash command: what
     /// it finds comes first, whatever the mode or the "always" list say.
-    pub fn verdict(&self, consent: &Consent, tool: &str, arguments: &str) -> Verdict {
+    pub(crate) fn verdict(&self, consent: &Consent, tool: &str, arguments: &str) -> Verdict {
         let verdict = consent.verdict(tool);
         if tool != "bash" || matches!(verdict, Verdict::Refuse(_)) {
             return verdict;

@@ -32,16 +32,16 @@ const SHOWN_TOTAL: usize = 256 << 10;
 /// Whether git may run from the project's own git files in bash. `Trusted` by default: a
 /// library user without a trust record gets git as it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum GitTrust {
+pub(crate) enum GitTrust {
     #[default]
     Trusted,
     Untrusted,
 }
 
 /// The git files of one project as they are now.
-pub struct GitFiles {
+pub(crate) struct GitFiles {
     /// One SHA-256 over all of them (what `trusted.json` keeps).
-    pub digest: String,
+    pub(crate) digest: String,
     /// Their text, to show and to compare with what was trusted (hostile text: `trust.rs`
     /// escapes it); a file's first 64 KiB, 256 KiB in all.
     pub text: String,
@@ -50,7 +50,7 @@ pub struct GitFiles {
 /// Digest and text of `dir/.git`. A part that cannot be checked (a FIFO, a device or a link
 /// to nothing readable in the hooks, a file too big, too many hooks, `.git` as a link) gets a digest that matches nothing, so the
 /// files are never trusted while it is there.
-pub fn look(dir: &Path) -> GitFiles {
+pub(crate) fn look(dir: &Path) -> GitFiles {
     let mut parts = Parts::default();
     let git = dir.join(".git");
     match fs::symlink_metadata(&git) {
@@ -171,7 +171,7 @@ impl Parts {
 /// Is `path` (absolute or relative) one of the files git runs commands from, in any
 /// repository: a `.git` file itself, or `config`, `config.worktree`, `commondir` or anything
 /// under `hooks` in a `.git` folder? Then the answer names it.
-pub fn planted_path(path: &Path) -> Option<String> {
+pub(crate) fn planted_path(path: &Path) -> Option<String> {
     let parts: Vec<&std::ffi::OsStr> = (path.components())
         .filter_map(|c| match c {
             Component::Normal(part) => Some(part),
@@ -188,7 +188,7 @@ pub fn planted_path(path: &Path) -> Option<String> {
 
 /// `sandbox.rs`'s check for a sandboxed `write_file`/`edit_file` of `path` (landing at
 /// `place`, links resolved): refused when either is a file git runs commands from.
-pub fn refuse_planted(path: &Path, place: &Path) -> Result<(), String> {
+pub(crate) fn refuse_planted(path: &Path, place: &Path) -> Result<(), String> {
     match planted_path(place).or_else(|| planted_path(path)) {
         None => Ok(()),
         Some(git) => Err(format!(
@@ -201,13 +201,13 @@ pub fn refuse_planted(path: &Path, place: &Path) -> Result<(), String> {
 
 /// Does a bash command name git (a word `git` or `…/git`)? Only for the clear refusal: the
 /// environment `switch_off` sets is what holds for commands that run git some other way.
-pub fn mentions_git(command: &str) -> bool {
+pub(crate) fn mentions_git(command: &str) -> bool {
     let word = |c: char| c.is_ascii_alphanumeric() || "_.-/".contains(c);
     (command.split(|c: char| !word(c))).any(|w| w == "git" || w.ends_with("/git"))
 }
 
 /// What the model reads when bash would have run git while the git files are untrusted.
-pub fn refusal() -> String {
+pub(crate) fn refusal() -> String {
     "Refused: git is off for bash in this session. This project's git files (.git/config, \
      .git/hooks) changed since the user last trusted them, after a sandboxed session ran \
      here, and git runs commands written there (core.fsmonitor, hooks, pagers, filters) \
@@ -220,7 +220,7 @@ pub fn refusal() -> String {
 /// names one itself (`--git-dir`): git's own environment overrides beat the repository's
 /// config. Filters, diff drivers and `include.path` cannot be switched off this way; with no
 /// repository found, none is read.
-pub fn switch_off(shell: &mut Command) {
+pub(crate) fn switch_off(shell: &mut Command) {
     shell
         .env("GIT_DIR", "/dev/null")
         .env("GIT_CONFIG_COUNT", "2")
@@ -231,7 +231,7 @@ pub fn switch_off(shell: &mut Command) {
 }
 
 /// The git files of a sandboxed session's project, before one bash call.
-pub struct Watch {
+pub(crate) struct Watch {
     dir: PathBuf,
     before: String,
 }
@@ -244,7 +244,7 @@ impl Watch {
     }
 
     /// After the call: if it changed the git files, what the model is told.
-    pub fn changed(&self) -> Option<String> {
+    pub(crate) fn changed(&self) -> Option<String> {
         (look(&self.dir).digest != self.before).then(|| {
             "\n[note] This command changed .git/config or .git/hooks. Git runs commands \
              from them outside the sandbox, so corecoder will not let git run from them \

@@ -29,13 +29,13 @@ use std::time::Duration;
 const KEEP_BYTES: usize = 64 * 1024;
 
 /// Who is running the hooks, and where.
-pub struct HookContext<'a> {
-    pub session_id: &'a str,
-    pub cwd: &'a Path,
+pub(crate) struct HookContext<'a> {
+    pub(crate) session_id: &'a str,
+    pub(crate) cwd: &'a Path,
 }
 
 #[derive(Debug, PartialEq, Eq)]
-pub enum PreToolDecision {
+pub(crate) enum PreToolDecision {
     Allow,
     /// The call does not run; the reason is what the model sees instead of a result.
     Block(String),
@@ -78,13 +78,13 @@ impl Hooks {
         (hooks, warnings)
     }
 
-    pub fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         self.hooks.len()
     }
 
     /// One call is about to be settled: `Some` is the refusal the model reads when a
     /// PreToolUse hook vetoes it. What goes wrong running a hook is told as a notice.
-    pub fn before_call(
+    pub(crate) fn before_call(
         &self,
         context: &HookContext,
         call: &ToolCall,
@@ -106,7 +106,7 @@ impl Hooks {
 
     /// One call has its result: the PostToolUse hooks see it, and what they print is added
     /// to the result for the model.
-    pub fn after_call(
+    pub(crate) fn after_call(
         &self,
         context: &HookContext,
         call: &ToolCall,
@@ -126,7 +126,7 @@ impl Hooks {
         outcome
     }
 
-    pub fn pre_tool_use(
+    pub(crate) fn pre_tool_use(
         &self,
         ctx: &HookContext,
         tool: &str,
@@ -143,7 +143,7 @@ impl Hooks {
     }
 
     /// Text for the model to read after the tool result, from every hook that had something to say.
-    pub fn post_tool_use(
+    pub(crate) fn post_tool_use(
         &self,
         ctx: &HookContext,
         tool: &str,
@@ -163,7 +163,7 @@ impl Hooks {
         (!said.is_empty()).then(|| said.join("\n"))
     }
 
-    pub fn user_prompt_submit(
+    pub(crate) fn user_prompt_submit(
         &self,
         ctx: &HookContext,
         prompt: &str,
@@ -179,7 +179,7 @@ impl Hooks {
     }
 
     /// `Stop` and `SessionStart`: run for their side effects; what they answer is not used.
-    pub fn notify(&self, ctx: &HookContext, event: HookEvent, warnings: &mut Vec<String>) {
+    pub(crate) fn notify(&self, ctx: &HookContext, event: HookEvent, warnings: &mut Vec<String>) {
         for hook in self.matching(event, "") {
             run_hook(hook, ctx, &json!({}), warnings);
         }
@@ -278,7 +278,7 @@ fn run_command(
 }
 
 /// The call's arguments as hooks and checkpoints see them (`{}` when they are not JSON).
-pub fn input(call: &ToolCall) -> Value {
+pub(crate) fn input(call: &ToolCall) -> Value {
     serde_json::from_str(&call.arguments).unwrap_or_else(|_| Value::Object(Default::default()))
 }
 

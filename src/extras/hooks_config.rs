@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::time::Duration;
 
 /// A hook's timeout when its entry gives none.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// When a hook runs. The variant names are Claude Code's event names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,19 +23,23 @@ pub enum HookEvent {
 
 /// One configured hook.
 #[derive(Debug)]
-pub struct Hook {
-    pub event: HookEvent,
+pub(crate) struct Hook {
+    pub(crate) event: HookEvent,
     /// Tool events only: which tools, as `bash`, `Bash|Edit`, `*` or empty (all).
-    pub matcher: String,
-    pub command: String,
-    pub timeout: Duration,
+    pub(crate) matcher: String,
+    pub(crate) command: String,
+    pub(crate) timeout: Duration,
 }
 
 /// Add the hooks of one file to `found`. Accepts our flat form (`{"PreToolUse": [{"matcher",
 /// "command", "timeout"}]}`) and Claude Code's, which nests it all under `"hooks"` and gives
 /// each matcher a list of commands. Parts we do not support are skipped with a warning, so a
 /// Claude Code settings file still brings the hooks we can run.
-pub fn parse(text: &str, found: &mut Vec<Hook>, warnings: &mut Vec<String>) -> Result<(), String> {
+pub(crate) fn parse(
+    text: &str,
+    found: &mut Vec<Hook>,
+    warnings: &mut Vec<String>,
+) -> Result<(), String> {
     let root: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
     let events = root.get("hooks").unwrap_or(&root);
     let events = events.as_object().ok_or("expected a JSON object")?;
@@ -89,7 +93,7 @@ fn event_named(name: &str) -> Option<HookEvent> {
 
 /// `*` or empty matches every tool; otherwise one of the `|` alternatives must name the tool,
 /// by our name or by Claude Code's.
-pub fn matches_tool(matcher: &str, tool: &str) -> bool {
+pub(crate) fn matches_tool(matcher: &str, tool: &str) -> bool {
     let matcher = matcher.trim();
     matcher.is_empty()
         || matcher.split('|').map(str::trim).any(|alternative| {

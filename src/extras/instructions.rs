@@ -14,7 +14,7 @@ use std::time::SystemTime;
 const MAX_BYTES: usize = 32 * 1024;
 
 #[derive(Debug, Clone, Default)]
-pub struct Instructions {
+pub(crate) struct Instructions {
     home: PathBuf,
     /// The files found last time, with what identifies their version.
     seen: Vec<(PathBuf, Option<SystemTime>, u64)>,

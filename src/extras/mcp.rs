@@ -47,7 +47,7 @@ struct Connection {
 
 /// What an MCP server says about one of its tools (`annotations.readOnlyHint` in `tools/list`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ServerHint {
+pub(crate) enum ServerHint {
     ReadOnly,
     Unmarked,
 }
@@ -89,12 +89,8 @@ impl Servers {
         (Servers { servers }, warnings)
     }
 
-    pub fn none() -> Servers {
-        Servers { servers: vec![] }
-    }
-
     /// One OpenAI function schema per tool of every live server.
-    pub fn schemas(&self) -> Vec<Value> {
+    pub(crate) fn schemas(&self) -> Vec<Value> {
         let mut schemas = Vec::new();
         for server in &self.servers {
             let connection = lock(&server.connection);
@@ -113,14 +109,14 @@ impl Servers {
         schemas
     }
 
-    pub fn tool_count(&self) -> usize {
+    pub(crate) fn tool_count(&self) -> usize {
         let count = |server: &Server| lock(&server.connection).live_tools().len();
         self.servers.iter().map(count).sum()
     }
 
     /// Whether the server's `tools/list` marked the tool `readOnlyHint: true`. Only a hint:
     /// `early::may_start_early` decides what it may change.
-    pub fn hint(&self, qualified_name: &str) -> ServerHint {
+    pub(crate) fn hint(&self, qualified_name: &str) -> ServerHint {
         let Some((server, tool)) = self.find(qualified_name) else {
             return ServerHint::Unmarked;
         };
@@ -134,7 +130,7 @@ impl Servers {
 
     /// Call `mcp__SERVER__TOOL` with the model's raw JSON arguments, within the server's
     /// timeout and until Ctrl+C sets `cancel`. `Err` is text for the model.
-    pub fn call(
+    pub(crate) fn call(
         &self,
         qualified_name: &str,
         arguments: &str,
@@ -164,7 +160,7 @@ impl Servers {
     }
 
     /// `/mcp`: one line per server.
-    pub fn status(&self) -> Vec<String> {
+    pub(crate) fn status(&self) -> Vec<String> {
         let line = |server: &Server| {
             let connection = lock(&server.connection);
             let mut line = match connection.live_wire() {
@@ -193,7 +189,7 @@ impl Servers {
     }
 
     /// `/mcp reconnect NAME`: stop the server if it runs, start it again and list its tools.
-    pub fn reconnect(&self, name: &str) -> Result<String, String> {
+    pub(crate) fn reconnect(&self, name: &str) -> Result<String, String> {
         let server = self.servers.iter().find(|s| s.config.name == name);
         let server = server.ok_or_else(|| format!("no MCP server named {name}"))?;
         // Stop the old process before starting the new one, and without holding the lock.

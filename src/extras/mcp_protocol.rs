@@ -18,24 +18,24 @@ use std::time::{Duration, Instant};
 const PROTOCOL_VERSIONS: [&str; 3] = ["2025-06-18", "2025-03-26", "2024-11-05"];
 /// The most tools one server offers the model; the rest are dropped, and a warning says how
 /// many. OpenAI's API refuses more than 128 functions in a request, ours included.
-pub const MAX_TOOLS_PER_SERVER: usize = 100;
+pub(crate) const MAX_TOOLS_PER_SERVER: usize = 100;
 /// The most bytes of `tools/list` pages read from one server; the listing stops there.
-pub const MAX_LISTING_BYTES: usize = 8 << 20;
+pub(crate) const MAX_LISTING_BYTES: usize = 8 << 20;
 /// A longer description is cut (every tool's description is in every request).
 const MAX_DESCRIPTION_CHARS: usize = 2_000;
 /// A tool whose input schema is larger than this, as JSON, is dropped.
-pub const MAX_SCHEMA_BYTES: usize = 8 * 1024;
+pub(crate) const MAX_SCHEMA_BYTES: usize = 8 * 1024;
 
 /// A server's tools as listed, within the bounds above.
 #[derive(Default)]
-pub struct Listing {
-    pub tools: Vec<Value>,
+pub(crate) struct Listing {
+    pub(crate) tools: Vec<Value>,
     /// Tools whose `mcp__SERVER__TOOL` name the model API refuses.
-    pub hidden: usize,
+    pub(crate) hidden: usize,
     /// Tools listed but not offered: past the cap, or with a schema too large.
-    pub dropped: usize,
+    pub(crate) dropped: usize,
     /// The listing was stopped at `MAX_LISTING_BYTES`: the server may list more.
-    pub cut: bool,
+    pub(crate) cut: bool,
 }
 
 /// One `tools/list` answer, its tools kept as text until one is taken.
@@ -55,7 +55,7 @@ struct PageResult<'a> {
 
 /// `initialize`, `notifications/initialized`, then the pages of `tools/list`, within `timeout`.
 /// `accepted` says whether the model API takes a tool's name.
-pub fn handshake(
+pub(crate) fn handshake(
     wire: &Wire,
     timeout: Duration,
     accepted: &dyn Fn(&str) -> bool,
@@ -130,13 +130,13 @@ impl Listing {
     }
 
     /// Offer at most `room` tools (what the servers before it left of the cap in all).
-    pub fn cap(&mut self, room: usize) {
+    pub(crate) fn cap(&mut self, room: usize) {
         self.dropped += self.tools.len().saturating_sub(room);
         self.tools.truncate(room);
     }
 
     /// The warning for a server some of whose tools are not offered, saying how many.
-    pub fn dropped_note(&self, name: &str, in_all: usize) -> Option<String> {
+    pub(crate) fn dropped_note(&self, name: &str, in_all: usize) -> Option<String> {
         let (kept, dropped) = (self.tools.len(), self.dropped);
         let more = match self.cut {
             true => format!(
@@ -155,12 +155,12 @@ impl Listing {
     }
 }
 
-pub fn tool_name(tool: &Value) -> &str {
+pub(crate) fn tool_name(tool: &Value) -> &str {
     tool.get("name").and_then(Value::as_str).unwrap_or("")
 }
 
 /// The text of a `tools/call` result: text contents as they are, others in a short bracket.
-pub fn content_text(result: &Value) -> String {
+pub(crate) fn content_text(result: &Value) -> String {
     let describe = |item: &Value| {
         let field = |key: &str| item.get(key).and_then(Value::as_str).unwrap_or("");
         let resource = &item["resource"];
@@ -197,7 +197,7 @@ fn base64_len(data: &str) -> usize {
 }
 
 /// OpenAI-compatible APIs refuse a whole request over one name outside `[A-Za-z0-9_-]{1,64}`.
-pub fn valid_function_name(name: &str) -> bool {
+pub(crate) fn valid_function_name(name: &str) -> bool {
     let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
     name.len() <= 64 && name.chars().all(allowed)
 }

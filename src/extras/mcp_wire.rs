@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 /// How long a server may take to exit on its own once its stdin is closed.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 /// Why a server is down after we stopped it ourselves.
-pub const STOPPED: &str = "stopped by corecoder";
+pub(crate) const STOPPED: &str = "stopped by corecoder";
 
 /// How to start one server: an entry of the config files (`mcp_config.rs` reads them).
 #[derive(Debug, Clone)]
@@ -193,7 +193,7 @@ impl Wire {
     /// Write one message as one line, by `deadline` and unless `cancel` is set. Callers on
     /// several pool workers take turns on the lock. A message left half-written breaks the
     /// server: it is killed, and every caller gets the reason.
-    pub fn send(
+    pub(crate) fn send(
         &self,
         message: &Value,
         deadline: Instant,
@@ -236,7 +236,7 @@ impl Wire {
         }
     }
 
-    pub fn closed_reason(&self) -> Option<String> {
+    pub(crate) fn closed_reason(&self) -> Option<String> {
         lock(&self.waiting).as_ref().err().cloned()
     }
 }
@@ -284,7 +284,7 @@ fn handle_line(wire: &Wire, line: Vec<u8>) {
 }
 
 /// A poisoned lock only means another thread panicked holding it; the data is still whole.
-pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())

@@ -6,33 +6,33 @@
 //! of a turn, in turn order; it never runs the loop (over 300 lines so that every step is in one
 //! file).
 
-pub mod account;
-pub mod anthropic;
-pub mod calibration;
-pub mod checkpoint;
-pub mod consent_rules;
-pub mod cost;
+pub(crate) mod account;
+pub(crate) mod anthropic;
+pub(crate) mod calibration;
+pub(crate) mod checkpoint;
+pub(crate) mod consent_rules;
+pub(crate) mod cost;
 pub mod dialect;
-pub mod early;
-pub mod gate;
-pub mod git_files;
+pub(crate) mod early;
+pub(crate) mod gate;
+pub(crate) mod git_files;
 pub mod hooks;
-pub mod hooks_config;
-pub mod instructions;
+pub(crate) mod hooks_config;
+pub(crate) mod instructions;
 pub mod mcp;
 pub mod mcp_config;
-pub mod mcp_protocol;
+pub(crate) mod mcp_protocol;
 pub mod mcp_wire;
-pub mod permissions;
-pub mod reads;
-pub mod responses;
-pub mod sandbox;
-pub mod secrets;
+pub(crate) mod permissions;
+pub(crate) mod reads;
+pub(crate) mod responses;
+pub(crate) mod sandbox;
+pub(crate) mod secrets;
 pub mod session;
 mod set_up;
-pub mod sha256;
+pub(crate) mod sha256;
 pub mod trace;
-pub mod trust;
+pub(crate) mod trust;
 
 use crate::core::consent::{Consent, LoopGuard, Verdict};
 use crate::core::event::Event;
@@ -107,7 +107,7 @@ impl Extras {
     /// sandbox, instructions, the account, the reading threads, the rules, the danger gate);
     /// what belongs to one agent starts empty: its session log (none), its `/undo` checkpoints
     /// (none), the calls it started early, its calibration, its rewrites count.
-    pub fn for_sub_agent(&self) -> Extras {
+    pub(crate) fn for_sub_agent(&self) -> Extras {
         Extras {
             account: self.account.clone(),
             hooks: self.hooks.clone(),
@@ -124,7 +124,7 @@ impl Extras {
 
 impl Extras {
     /// Between turns: tell the SessionStart hooks; what goes wrong comes back as warnings.
-    pub fn session_started(&self, cwd: &Path) -> Vec<String> {
+    pub(crate) fn session_started(&self, cwd: &Path) -> Vec<String> {
         let (mut warnings, context) = (Vec::new(), self.hook_context(cwd));
         (self.hooks).notify(&context, HookEvent::SessionStart, &mut warnings);
         warnings
@@ -132,7 +132,7 @@ impl Extras {
 
     /// A task arrived: a UserPromptSubmit hook may refuse it (`Err`, the hook's reason) before
     /// it joins the history.
-    pub fn task_submitted(
+    pub(crate) fn task_submitted(
         &self,
         cwd: &Path,
         task: &str,
@@ -146,13 +146,13 @@ impl Extras {
 
     /// A message joined the history: the log gets it at the same moment, so a crash loses at
     /// most the line being written.
-    pub fn added(&mut self, message: &Message) {
+    pub(crate) fn added(&mut self, message: &Message) {
         let written = self.log.as_mut().map(|log| log.append(message));
         self.log_written(written);
     }
 
     /// The history was rewritten (repair, compaction, reset): the log records it whole.
-    pub fn rewritten(&mut self, history: &[Message]) {
+    pub(crate) fn rewritten(&mut self, history: &[Message]) {
         self.rewrites += 1;
         self.dialect.forget();
         let written = self.log.as_mut().map(|log| log.replace(history));
@@ -161,7 +161,7 @@ impl Extras {
 
     /// The model changed: recorded in the log, so `corecoder -r` resumes on the model the
     /// session ended with.
-    pub fn model_switched(&mut self, model: &str) {
+    pub(crate) fn model_switched(&mut self, model: &str) {
         self.account.forget_fallback();
         let written = self.log.as_mut().map(|log| log.record_model(model));
         self.log_written(written);
@@ -176,7 +176,7 @@ impl Extras {
     }
 
     /// A round starts: what went wrong since the last one (the log stopped) is told now.
-    pub fn round_started(&mut self, on_event: &mut dyn FnMut(Event)) {
+    pub(crate) fn round_started(&mut self, on_event: &mut dyn FnMut(Event)) {
         if let Some(failure) = self.log_failure.take() {
             on_event(Event::Notice(&failure));
         }
@@ -185,7 +185,7 @@ impl Extras {
     /// The history was repaired before a request (`changed` tool results added or dropped;
     /// none is a no-op): the log records it whole, and the user and the trace hear of it, so a
     /// loop that drops results cannot hide behind the repair.
-    pub fn repaired(
+    pub(crate) fn repaired(
         &mut self,
         history: &[Message],
         changed: usize,
@@ -203,22 +203,22 @@ impl Extras {
 
     /// The project's instructions as they stand in `cwd`, for the system prompt and the notes
     /// (`core/notes.rs`); empty when the feature is off.
-    pub fn instructions(&mut self, cwd: &Path) -> String {
+    pub(crate) fn instructions(&mut self, cwd: &Path) -> String {
         instructions::text(&mut self.instructions, cwd)
     }
 
     /// Before a request: the prompt's size, anchored on what the provider last measured.
-    pub fn prompt_tokens(&self, history: &[Message]) -> usize {
+    pub(crate) fn prompt_tokens(&self, history: &[Message]) -> usize {
         self.calibration.estimate(history)
     }
 
     /// The history was compacted (a snip keeps its length): the anchor no longer holds.
-    pub fn history_compacted(&mut self) {
+    pub(crate) fn history_compacted(&mut self) {
         self.calibration.reset();
     }
 
     /// The provider answered "too long": the prompt's size by its own count where it gave one.
-    pub fn overflowed(
+    pub(crate) fn overflowed(
         &mut self,
         message: &str,
         history: &[Message],
@@ -231,7 +231,7 @@ impl Extras {
 
     /// A reply to `history[..sent]` arrived: its usage anchors the estimate, and the caller is
     /// shown the session's totals so far.
-    pub fn replied(&mut self, sent: usize, reply: &Reply, on_event: &mut dyn FnMut(Event)) {
+    pub(crate) fn replied(&mut self, sent: usize, reply: &Reply, on_event: &mut dyn FnMut(Event)) {
         if let Some(usage) = cost::believed(reply.usage.as_ref(), on_event) {
             self.calibration.calibrate(sent, usage.prompt_tokens);
         }
@@ -242,42 +242,47 @@ impl Extras {
 
     /// A reply is about to stream: early start judges ahead from the loop's guard as it stands,
     /// and the reads from `cwd`; the loop holds it while the reply streams and puts it back.
-    pub fn reply_starting(&mut self, guard: &LoopGuard, cwd: &Path) -> early::Early {
+    pub(crate) fn reply_starting(&mut self, guard: &LoopGuard, cwd: &Path) -> early::Early {
         let (rules, shell) = (&self.rules, &self.shell);
         self.early.reply_starting(guard, rules, (shell, cwd));
         std::mem::take(&mut self.early)
     }
 
     /// The reply streamed: the calls it started are held until the batch collects them.
-    pub fn reply_done(&mut self, early: early::Early) {
+    pub(crate) fn reply_done(&mut self, early: early::Early) {
         self.early = early;
     }
 
     /// The permission rules, the call's arguments, then consent (`consent_rules.rs`, `gate.rs`,
     /// `reads.rs`).
-    pub fn verdict_for_call(&self, consent: &Consent, call: &ToolCall, cwd: &Path) -> Verdict {
+    pub(crate) fn verdict_for_call(
+        &self,
+        consent: &Consent,
+        call: &ToolCall,
+        cwd: &Path,
+    ) -> Verdict {
         consent_rules::verdict(&self.rules, (&self.gate, &self.shell), consent, call, cwd)
     }
 
     /// What an "always" answer to `call` would allow, for the question (`consent_rules/always.rs`).
-    pub fn always_offer(&self, call: &ToolCall) -> String {
+    pub(crate) fn always_offer(&self, call: &ToolCall) -> String {
         consent_rules::always::offer(&self.rules, call)
     }
 
     /// The MCP tools offered next to ours.
-    pub fn tool_schemas(&self) -> Vec<Value> {
+    pub(crate) fn tool_schemas(&self) -> Vec<Value> {
         self.mcp.schemas()
     }
 
     /// Whether read-only calls may start while the reply streams: not when a PreToolUse hook
     /// must see every call before it runs.
-    pub fn may_start_early(&self) -> bool {
+    pub(crate) fn may_start_early(&self) -> bool {
         self.hooks.count() == 0
     }
 
     /// One call is about to be settled: `Some` is the refusal the model reads when a
     /// PreToolUse hook vetoes it.
-    pub fn before_call(
+    pub(crate) fn before_call(
         &self,
         call: &ToolCall,
         cwd: &Path,
@@ -287,13 +292,18 @@ impl Extras {
     }
 
     /// The user answered "always": what it allows is saved and holds from now on (`consent_rules/always.rs`).
-    pub fn allowed_always(&mut self, to: &mut Consent, call: &ToolCall, on: &mut dyn FnMut(Event)) {
+    pub(crate) fn allowed_always(
+        &mut self,
+        to: &mut Consent,
+        call: &ToolCall,
+        on: &mut dyn FnMut(Event),
+    ) {
         consent_rules::always::allowed_always(Arc::make_mut(&mut self.rules), to, call, on);
     }
 
     /// The allowed calls are about to run: record what each may change, for `/undo`. A file
     /// that cannot be recorded still gets edited: the user is told this change cannot be undone.
-    pub fn before_calls(
+    pub(crate) fn before_calls(
         &mut self,
         allowed: &[&ToolCall],
         cwd: &Path,
@@ -313,7 +323,7 @@ impl Extras {
 
     /// The allowed calls are about to run: for each, where its result arrives if early start
     /// already started the same call while the reply streamed (`early.rs`); `None` runs now.
-    pub fn started_early(
+    pub(crate) fn started_early(
         &mut self,
         allowed: &[&ToolCall],
     ) -> Vec<Option<Receiver<(usize, Outcome)>>> {
@@ -321,7 +331,7 @@ impl Extras {
     }
 
     /// The allowed calls ran: a failed edit changed nothing, so it must not become an /undo step.
-    pub fn calls_ran(&mut self) {
+    pub(crate) fn calls_ran(&mut self) {
         if let (Some(checkpoints), Some(mark)) = (self.checkpoints.as_mut(), self.mark.take()) {
             let _ = checkpoints.forget_unchanged(mark);
         }
@@ -329,7 +339,7 @@ impl Extras {
 
     /// One call has its result: the PostToolUse hooks see it, and what they print is added
     /// to the result for the model.
-    pub fn after_call(
+    pub(crate) fn after_call(
         &self,
         call: &ToolCall,
         ran: Outcome,
@@ -340,14 +350,14 @@ impl Extras {
     }
 
     /// The batch is answered: every call and its result go to the trace.
-    pub fn batch_done(&self, calls: &[ToolCall], outcomes: &[Outcome]) {
+    pub(crate) fn batch_done(&self, calls: &[ToolCall], outcomes: &[Outcome]) {
         if let Some(trace) = self.account.trace() {
             trace.record_calls(calls, outcomes);
         }
     }
 
     /// The task ended (however it ended): tell the Stop hooks.
-    pub fn task_ended(&self, cwd: &Path, on_event: &mut dyn FnMut(Event)) {
+    pub(crate) fn task_ended(&self, cwd: &Path, on_event: &mut dyn FnMut(Event)) {
         let mut warnings = Vec::new();
         (self.hooks).notify(&self.hook_context(cwd), HookEvent::Stop, &mut warnings);
         warnings.iter().for_each(|w| on_event(Event::Notice(w)));
@@ -360,6 +370,6 @@ impl Extras {
 }
 
 /// What the user (and the reliability tests, which count these lines) see after a repair.
-pub fn repair_notice(changed: usize, when: &str) -> String {
+pub(crate) fn repair_notice(changed: usize, when: &str) -> String {
     format!("history repaired {when}: {changed} tool messages added as [interrupted] or dropped")
 }

@@ -31,14 +31,14 @@ type Pending = Receiver<(usize, Outcome)>;
 
 /// A plain agent's seam: nothing is kept but the no-op parts the core reaches through.
 #[derive(Default)]
-pub struct Extras {
+pub(crate) struct Extras {
     account: account::Account,
     dialect: dialect::Dialects,
     gate: gate::Gate,
 }
 
 impl Extras {
-    pub fn task_submitted(
+    pub(crate) fn task_submitted(
         &self,
         _: &Path,
         _: &str,
@@ -46,19 +46,19 @@ impl Extras {
     ) -> Result<(), String> {
         Ok(())
     }
-    pub fn added(&mut self, _: &Message) {}
-    pub fn rewritten(&mut self, _: &[Message]) {}
-    pub fn model_switched(&mut self, _: &str) {}
-    pub fn round_started(&mut self, _: &mut dyn FnMut(Event)) {}
-    pub fn repaired(&mut self, _: &[Message], _: usize, _: &mut dyn FnMut(Event)) {}
-    pub fn instructions(&mut self, _: &Path) -> String {
+    pub(crate) fn added(&mut self, _: &Message) {}
+    pub(crate) fn rewritten(&mut self, _: &[Message]) {}
+    pub(crate) fn model_switched(&mut self, _: &str) {}
+    pub(crate) fn round_started(&mut self, _: &mut dyn FnMut(Event)) {}
+    pub(crate) fn repaired(&mut self, _: &[Message], _: usize, _: &mut dyn FnMut(Event)) {}
+    pub(crate) fn instructions(&mut self, _: &Path) -> String {
         String::new()
     }
-    pub fn prompt_tokens(&self, history: &[Message]) -> usize {
+    pub(crate) fn prompt_tokens(&self, history: &[Message]) -> usize {
         estimate_messages(history)
     }
-    pub fn history_compacted(&mut self) {}
-    pub fn overflowed(
+    pub(crate) fn history_compacted(&mut self) {}
+    pub(crate) fn overflowed(
         &mut self,
         _: &str,
         history: &[Message],
@@ -67,18 +67,18 @@ impl Extras {
     ) -> usize {
         estimate_messages(history)
     }
-    pub fn replied(&mut self, _: usize, reply: &Reply, on_event: &mut dyn FnMut(Event)) {
+    pub(crate) fn replied(&mut self, _: usize, reply: &Reply, on_event: &mut dyn FnMut(Event)) {
         let usage = reply.usage.clone().unwrap_or_default();
         on_event(Event::Replied { usage: &usage });
     }
-    pub fn reply_starting(&mut self, _: &LoopGuard, _: &Path) -> early::Early {
+    pub(crate) fn reply_starting(&mut self, _: &LoopGuard, _: &Path) -> early::Early {
         early::Early
     }
-    pub fn reply_done(&mut self, _: early::Early) {}
+    pub(crate) fn reply_done(&mut self, _: early::Early) {}
     /// Consent by the tool's name, but for bash the danger table first (`tools/support/danger.rs`):
     /// catastrophic is refused; destructive or unreadable is asked about, or refused where no
     /// one can be asked (a fork has no `--allow-destructive`).
-    pub fn verdict_for_call(&self, consent: &Consent, call: &ToolCall, _: &Path) -> Verdict {
+    pub(crate) fn verdict_for_call(&self, consent: &Consent, call: &ToolCall, _: &Path) -> Verdict {
         let verdict = consent.verdict(&call.name);
         let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
         let command = args.get("command").and_then(Value::as_str);
@@ -98,27 +98,27 @@ impl Extras {
             ),
         }
     }
-    pub fn always_offer(&self, call: &ToolCall) -> String {
+    pub(crate) fn always_offer(&self, call: &ToolCall) -> String {
         format!("always allow {}", call.name)
     }
-    pub fn tool_schemas(&self) -> Vec<Value> {
+    pub(crate) fn tool_schemas(&self) -> Vec<Value> {
         Vec::new()
     }
-    pub fn may_start_early(&self) -> bool {
+    pub(crate) fn may_start_early(&self) -> bool {
         false
     }
-    pub fn before_call(&self, _: &ToolCall, _: &Path, _: &mut dyn FnMut(Event)) -> Option<Outcome> {
+    pub(crate) fn before_call(&self, _: &ToolCall, _: &Path, _: &mut dyn FnMut(Event)) -> Option<Outcome> {
         None
     }
-    pub fn allowed_always(&mut self, to: &mut Consent, call: &ToolCall, _: &mut dyn FnMut(Event)) {
+    pub(crate) fn allowed_always(&mut self, to: &mut Consent, call: &ToolCall, _: &mut dyn FnMut(Event)) {
         to.always.insert(call.name.clone());
     }
-    pub fn before_calls(&mut self, _: &[&ToolCall], _: &Path, _: &mut dyn FnMut(Event)) {}
-    pub fn started_early(&mut self, allowed: &[&ToolCall]) -> Vec<Option<Pending>> {
+    pub(crate) fn before_calls(&mut self, _: &[&ToolCall], _: &Path, _: &mut dyn FnMut(Event)) {}
+    pub(crate) fn started_early(&mut self, allowed: &[&ToolCall]) -> Vec<Option<Pending>> {
         allowed.iter().map(|_| None).collect()
     }
-    pub fn calls_ran(&mut self) {}
-    pub fn after_call(
+    pub(crate) fn calls_ran(&mut self) {}
+    pub(crate) fn after_call(
         &self,
         _: &ToolCall,
         ran: Outcome,
@@ -127,18 +127,18 @@ impl Extras {
     ) -> Outcome {
         ran
     }
-    pub fn batch_done(&self, _: &[ToolCall], _: &[Outcome]) {}
-    pub fn task_ended(&self, _: &Path, _: &mut dyn FnMut(Event)) {}
-    pub fn for_sub_agent(&self) -> Extras {
+    pub(crate) fn batch_done(&self, _: &[ToolCall], _: &[Outcome]) {}
+    pub(crate) fn task_ended(&self, _: &Path, _: &mut dyn FnMut(Event)) {}
+    pub(crate) fn for_sub_agent(&self) -> Extras {
         Extras::default()
     }
     pub fn account(&self) -> &account::Account {
         &self.account
     }
-    pub fn dialect(&self) -> &dialect::Dialects {
+    pub(crate) fn dialect(&self) -> &dialect::Dialects {
         &self.dialect
     }
-    pub fn gate(&self) -> &gate::Gate {
+    pub(crate) fn gate(&self) -> &gate::Gate {
         &self.gate
     }
     pub fn tool_context(
@@ -170,20 +170,20 @@ use crate::client::llm::Llm;
 pub mod account {
     use super::*;
     #[derive(Default)]
-    pub struct Account;
+    pub(crate) struct Account;
     impl Account {
-        pub fn check_budget(&self, _: &Config) -> Result<(), Error> {
+        pub(crate) fn check_budget(&self, _: &Config) -> Result<(), Error> {
             Ok(())
         }
         pub fn model(&self, config: &Config) -> String {
             config.model.clone()
         }
-        pub fn count(&self, _: &str, _: &Reply, _: &[Message]) {}
+        pub(crate) fn count(&self, _: &str, _: &Reply, _: &[Message]) {}
         pub(crate) fn saw(&self, _: &mut String, event: Event, on_event: &mut dyn FnMut(Event)) {
             on_event(event);
         }
         pub(crate) fn cut_off(&self, _: &Config, _: &[Message], _: &str) {}
-        pub fn fall_back(
+        pub(crate) fn fall_back(
             &self,
             _: &Config,
             why: String,
@@ -191,22 +191,22 @@ pub mod account {
         ) -> Result<(), Error> {
             Err(Error::Api(why))
         }
-        pub fn trace_request(&self, _: &str, _: &[Arc<str>]) {}
-        pub fn trace_failure(&self, _: u16, _: &str) {}
-        pub fn trace_not_a_stream(&self, _: &str, _: &str) {}
-        pub fn tee<'a>(&'a self, body: &'a mut dyn BufRead) -> &'a mut dyn BufRead {
+        pub(crate) fn trace_request(&self, _: &str, _: &[Arc<str>]) {}
+        pub(crate) fn trace_failure(&self, _: u16, _: &str) {}
+        pub(crate) fn trace_not_a_stream(&self, _: &str, _: &str) {}
+        pub(crate) fn tee<'a>(&'a self, body: &'a mut dyn BufRead) -> &'a mut dyn BufRead {
             body
         }
     }
 }
 
 /// Chat completions only: the client's own body, URL and bearer key, and SSE reader.
-pub mod dialect {
+pub(crate) mod dialect {
     use super::*;
     #[derive(Default)]
-    pub struct Dialects;
+    pub(crate) struct Dialects;
     impl Dialects {
-        pub fn body(
+        pub(crate) fn body(
             &self,
             _: &Config,
             _: &str,
@@ -216,7 +216,7 @@ pub mod dialect {
         ) -> Option<Vec<Arc<str>>> {
             None
         }
-        pub fn endpoint(&self, _: &Config) -> Option<(String, Vec<(&'static str, String)>)> {
+        pub(crate) fn endpoint(&self, _: &Config) -> Option<(String, Vec<(&'static str, String)>)> {
             None
         }
         pub fn read_stream(
@@ -233,11 +233,11 @@ pub mod dialect {
 }
 
 /// Nothing starts while a reply streams: the batch runs every call.
-pub mod early {
+pub(crate) mod early {
     use super::*;
-    pub struct Early;
+    pub(crate) struct Early;
     impl Early {
-        pub fn streamed(
+        pub(crate) fn streamed(
             &mut self,
             _: &Event,
             _: &Consent,
@@ -249,78 +249,78 @@ pub mod early {
 }
 
 /// No danger table and no cut-call check (a fork adds `extras/gate.rs` back for them).
-pub mod gate {
+pub(crate) mod gate {
     use super::*;
     #[derive(Default)]
-    pub struct Gate;
+    pub(crate) struct Gate;
     impl Gate {
-        pub fn cut_off(&self, _: &ToolCall, _: bool, _: &mut dyn FnMut(Event)) -> Option<Outcome> {
+        pub(crate) fn cut_off(&self, _: &ToolCall, _: bool, _: &mut dyn FnMut(Event)) -> Option<Outcome> {
             None
         }
-        pub fn not_offered(&self, _: &ToolCall, _: &[Value]) -> Option<Outcome> {
+        pub(crate) fn not_offered(&self, _: &ToolCall, _: &[Value]) -> Option<Outcome> {
             None
         }
     }
 }
 
 /// No permission rules: nothing is hidden from glob and grep.
-pub mod consent_rules {
+pub(crate) mod consent_rules {
     use std::path::Path;
     #[derive(Debug, Clone, Default)]
-    pub struct Rules;
-    pub fn hides(_: &Rules, _: &str, _: &Path) -> bool {
+    pub(crate) struct Rules;
+    pub(crate) fn hides(_: &Rules, _: &str, _: &Path) -> bool {
         false
     }
 }
 
 /// No MCP servers.
-pub mod mcp {
+pub(crate) mod mcp {
     use std::sync::atomic::AtomicBool;
     #[derive(Default)]
-    pub struct Servers;
+    pub(crate) struct Servers;
     impl Servers {
-        pub fn call(&self, name: &str, _: &str, _: &AtomicBool) -> Result<String, String> {
+        pub(crate) fn call(&self, name: &str, _: &str, _: &AtomicBool) -> Result<String, String> {
             Err(format!("no MCP server serves {name}"))
         }
     }
 }
 
 /// No sandbox: bash runs as the user does, less the variables that name a secret.
-pub mod sandbox {
+pub(crate) mod sandbox {
     use std::path::{Path, PathBuf};
     use std::process::Command;
     #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-    pub enum Sandbox {
+    pub(crate) enum Sandbox {
         #[default]
         Off,
         WorkspaceWrite,
     }
     #[derive(Debug, Clone, Default)]
-    pub struct ShellSafety {
-        pub sandbox: Sandbox,
-        pub roots: Vec<PathBuf>,
-        pub git: super::git_files::GitTrust,
+    pub(crate) struct ShellSafety {
+        pub(crate) sandbox: Sandbox,
+        pub(crate) roots: Vec<PathBuf>,
+        pub(crate) git: super::git_files::GitTrust,
     }
-    pub struct Confinement;
+    pub(crate) struct Confinement;
     impl Confinement {
-        pub fn enter_before_exec(&self, _: &mut Command) -> std::io::Result<()> {
+        pub(crate) fn enter_before_exec(&self, _: &mut Command) -> std::io::Result<()> {
             Ok(())
         }
     }
     impl ShellSafety {
-        pub fn confinement(&self) -> Result<Option<Confinement>, String> {
+        pub(crate) fn confinement(&self) -> Result<Option<Confinement>, String> {
             Ok(None)
         }
         /// The key the agent was started with is in its environment: a fork's bash must not
         /// see it (the full crate's filter is `secrets::looks_secret`, broader).
-        pub fn hides_from_shell(&self, name: &str, _: &str) -> bool {
+        pub(crate) fn hides_from_shell(&self, name: &str, _: &str) -> bool {
             let name = name.to_ascii_uppercase();
             ["KEY", "TOKEN", "SECRET", "PASSWORD"].iter().any(|w| name.contains(w))
         }
-        pub fn check_write(&self, _: &Path) -> Result<(), String> {
+        pub(crate) fn check_write(&self, _: &Path) -> Result<(), String> {
             Ok(())
         }
-        pub fn write_confined(
+        pub(crate) fn write_confined(
             &self,
             write: &(dyn Fn() -> Result<(), String> + Sync),
         ) -> Result<(), String> {
@@ -330,29 +330,29 @@ pub mod sandbox {
 }
 
 /// The project's git is always trusted: nothing watches it.
-pub mod git_files {
+pub(crate) mod git_files {
     use std::path::Path;
     use std::process::Command;
     #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-    pub enum GitTrust {
+    pub(crate) enum GitTrust {
         #[default]
         Trusted,
         Untrusted,
     }
-    pub struct Watch;
+    pub(crate) struct Watch;
     impl Watch {
         pub fn start(_: &Path) -> Watch {
             Watch
         }
-        pub fn changed(&self) -> Option<String> {
+        pub(crate) fn changed(&self) -> Option<String> {
             None
         }
     }
-    pub fn mentions_git(_: &str) -> bool {
+    pub(crate) fn mentions_git(_: &str) -> bool {
         false
     }
-    pub fn refusal() -> String {
+    pub(crate) fn refusal() -> String {
         String::new()
     }
-    pub fn switch_off(_: &mut Command) {}
+    pub(crate) fn switch_off(_: &mut Command) {}
 }

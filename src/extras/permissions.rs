@@ -13,15 +13,15 @@ use std::path::PathBuf;
 
 /// Where "always" answers are kept; `file: None` (the default) keeps them for this session only.
 #[derive(Debug, Clone, Default)]
-pub struct Permissions {
-    pub file: Option<PathBuf>,
+pub(crate) struct Permissions {
+    pub(crate) file: Option<PathBuf>,
 }
 
 impl Permissions {
     /// The tools allowed "always" in earlier sessions. A missing file is an empty list; an
     /// unreadable one is reported and then treated as empty (it is rewritten on the next
     /// "always").
-    pub fn read(&self) -> (BTreeSet<String>, Option<String>) {
+    pub(crate) fn read(&self) -> (BTreeSet<String>, Option<String>) {
         let Some(file) = &self.file else {
             return (BTreeSet::new(), None);
         };
@@ -47,7 +47,7 @@ impl Permissions {
 
     /// Save the list, when there is a file (atomically: temp + rename), merged under the file's
     /// lock with what is there: another session's "always" answers stay (none is ever removed).
-    pub fn save(&self, always: &BTreeSet<String>) -> Result<(), String> {
+    pub(crate) fn save(&self, always: &BTreeSet<String>) -> Result<(), String> {
         let Some(file) = &self.file else {
             return Ok(());
         };

@@ -18,16 +18,21 @@ use std::path::{Component, Path, PathBuf};
 
 /// A read that reaches outside the roots: where it really lands.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Outside {
-    pub tool: String,
+pub(crate) struct Outside {
+    pub(crate) tool: String,
     /// Resolved: past symlinks and `..` (as written, for a symlink that leads nowhere).
-    pub place: PathBuf,
+    pub(crate) place: PathBuf,
     roots: Vec<PathBuf>,
 }
 
 /// The first place the read-only call `tool(arguments)` reaches outside the roots, if any.
 /// Every other tool, and every read where the boundary is off (`Reads::Anywhere`): `None`.
-pub fn outside(shell: &ShellSafety, tool: &str, arguments: &str, cwd: &Path) -> Option<Outside> {
+pub(crate) fn outside(
+    shell: &ShellSafety,
+    tool: &str,
+    arguments: &str,
+    cwd: &Path,
+) -> Option<Outside> {
     if shell.reads == Reads::Anywhere {
         return None;
     }
@@ -47,7 +52,7 @@ impl Outside {
     /// Consent's verdict when no permission rule speaks: `--yes` runs it, the interactive
     /// session asks each time showing where it lands, and where no one can be asked it is
     /// refused, telling the model how the user can allow it.
-    pub fn verdict(&self, consent: &Consent) -> Verdict {
+    pub(crate) fn verdict(&self, consent: &Consent) -> Verdict {
         let place = self.place.display();
         match consent.mode {
             Mode::AllowAll => Verdict::Run,

@@ -11,21 +11,26 @@
 //! nothing on OpenAI's side, so `include` asks for the encrypted reasoning the next request
 //! needs. `dialect.rs` chooses this file; nothing here sends or reads a byte.
 
-pub mod calls;
-pub mod stream;
+pub(crate) mod calls;
+pub(crate) mod stream;
 
 use crate::core::config::Config;
 use crate::core::message::{Message, Role};
 use serde_json::{Value, json};
 
 /// `{base}/responses`, beside `{base}/chat/completions`: the same base URL serves both.
-pub fn url(base: &str) -> String {
+pub(crate) fn url(base: &str) -> String {
     format!("{}/responses", base.trim_end_matches('/'))
 }
 
 /// The Responses body for `messages` (our history) and `tools` (chat-completions schemas).
 /// No `temperature`: the reasoning models this API is for refuse one.
-pub fn request_body(config: &Config, model: &str, messages: &[Message], tools: &[Value]) -> Value {
+pub(crate) fn request_body(
+    config: &Config,
+    model: &str,
+    messages: &[Message],
+    tools: &[Value],
+) -> Value {
     let mut input = Vec::new();
     for message in messages {
         push_items(&mut input, message);
@@ -76,7 +81,7 @@ fn push_items(input: &mut Vec<Value>, message: &Message) {
 }
 
 /// A reasoning item of this API (`stream.rs` keeps only those that carry `encrypted_content`).
-pub fn is_reasoning(item: &Value) -> bool {
+pub(crate) fn is_reasoning(item: &Value) -> bool {
     item["type"] == "reasoning"
 }
 

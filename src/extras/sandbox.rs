@@ -33,7 +33,7 @@ mod seccomp;
 
 use crate::extras::git_files::refuse_planted;
 use crate::extras::secrets::parse_env_allow;
-pub use reach::kernel_gaps;
+pub(crate) use reach::kernel_gaps;
 use std::collections::HashMap;
 use std::fmt;
 use std::io;
@@ -43,7 +43,7 @@ use std::process::Command;
 
 /// Where a bash command may write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Sandbox {
+pub(crate) enum Sandbox {
     #[default]
     Off,
     ReadOnly,
@@ -53,7 +53,7 @@ pub enum Sandbox {
 /// Where `read_file`, `grep` and `glob` run unasked (`reads.rs`): anywhere (the library's
 /// default), or beneath `roots` only, in every mode (`for_session`, which the binary calls).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Reads {
+pub(crate) enum Reads {
     #[default]
     Anywhere,
     BeneathRoots,
@@ -62,23 +62,23 @@ pub enum Reads {
 /// The tool-safety settings of a session: the sandbox, its roots, where reads may go unasked,
 /// and the secret-looking variables the user chose to pass through anyway.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct ShellSafety {
-    pub sandbox: Sandbox,
-    pub reads: Reads,
+pub(crate) struct ShellSafety {
+    pub(crate) sandbox: Sandbox,
+    pub(crate) reads: Reads,
     /// Exact variable names from `CORECODER_ENV_ALLOW`, kept even if they look secret.
-    pub env_allow: Vec<String>,
+    pub(crate) env_allow: Vec<String>,
     /// `--add-dir DIR`, as the user typed them (relative to the launch directory).
-    pub added_dirs: Vec<PathBuf>,
+    pub(crate) added_dirs: Vec<PathBuf>,
     /// The session's roots, resolved: writable in workspace-write mode, readable unasked in
     /// every mode. Set once by `for_session`, never by the model; empty (nowhere writable)
     /// until then, so a library user who skips it fails closed.
-    pub roots: Vec<PathBuf>,
+    pub(crate) roots: Vec<PathBuf>,
     /// Whether bash may run git from the project's own git files (`git_files.rs`).
-    pub git: crate::extras::git_files::GitTrust,
+    pub(crate) git: crate::extras::git_files::GitTrust,
 }
 
 /// What a shell enters between `fork` and `exec`, built beforehand (building allocates).
-pub struct Confinement {
+pub(crate) struct Confinement {
     ruleset: landlock::Built,
     filter: Vec<seccomp::Instruction>,
 }
@@ -88,7 +88,7 @@ const UNAVAILABLE: &str = "this kernel does not offer Landlock (Linux 5.13+ with
 
 impl Sandbox {
     /// The value of `--sandbox` or `CORECODER_SANDBOX`.
-    pub fn parse(text: &str) -> Result<Sandbox, String> {
+    pub(crate) fn parse(text: &str) -> Result<Sandbox, String> {
         match text.trim() {
             "off" => Ok(Sandbox::Off),
             "read-only" => Ok(Sandbox::ReadOnly),
@@ -100,7 +100,7 @@ impl Sandbox {
     }
 
     /// What the banner says: what the mode holds, and in workspace-write what it does not.
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Sandbox::Off => "sandbox off: bash may write wherever you may",
             Sandbox::ReadOnly => "sandbox read-only: bash, write_file and edit_file write nowhere",
@@ -113,7 +113,7 @@ impl Sandbox {
     }
 
     /// At start-up: a sandbox that cannot be enforced must not be pretended.
-    pub fn check_supported(self) -> Result<(), String> {
+    pub(crate) fn check_supported(self) -> Result<(), String> {
         match (self, landlock::present()) {
             (Sandbox::Off, _) | (_, true) => Ok(()),
             (_, false) => Err(UNAVAILABLE.to_string()),
@@ -134,19 +134,19 @@ impl fmt::Display for Sandbox {
 impl ShellSafety {
     /// Should the shell not see the variable `name=value`? (`secrets::looks_secret`, unless the
     /// user let it through by name with `CORECODER_ENV_ALLOW`.)
-    pub fn hides(&self, name: &str, value: &str) -> bool {
+    pub(crate) fn hides(&self, name: &str, value: &str) -> bool {
         crate::extras::secrets::looks_secret(name, value)
             && !self.env_allow.iter().any(|allowed| allowed == name)
     }
 
     /// What `hides`, and in a sandboxed mode each variable naming a way out (`reach.rs`).
-    pub fn hides_from_shell(&self, name: &str, value: &str) -> bool {
+    pub(crate) fn hides_from_shell(&self, name: &str, value: &str) -> bool {
         let sandboxed = self.sandbox != Sandbox::Off;
         self.hides(name, value) || (sandboxed && reach::names_a_way_out(name))
     }
 
     /// From `CORECODER_SANDBOX` and `CORECODER_ENV_ALLOW`; `app/flags.rs` puts the flags on top.
-    pub fn from_env(env: &HashMap<String, String>) -> Result<ShellSafety, String> {
+    pub(crate) fn from_env(env: &HashMap<String, String>) -> Result<ShellSafety, String> {
         let mode = env.get("CORECODER_SANDBOX").map_or("off", String::as_str);
         let allow = env.get("CORECODER_ENV_ALLOW").map_or("", String::as_str);
         Ok(ShellSafety {
@@ -158,7 +158,7 @@ impl ShellSafety {
 
     /// At start-up: fix the roots for the session (the launch and temp directories, each
     /// `--add-dir`), resolved so a symlink cannot move them later. Every mode reads by them.
-    pub fn for_session(&self, launch_dir: &Path) -> Result<ShellSafety, String> {
+    pub(crate) fn for_session(&self, launch_dir: &Path) -> Result<ShellSafety, String> {
         let mut wanted = vec![
             ("the launch directory", launch_dir.to_path_buf()),
             ("the temp directory (TMPDIR)", std::env::temp_dir()),
@@ -182,7 +182,7 @@ impl ShellSafety {
 
     /// What a shell must enter, built in the parent before the fork (it allocates and opens
     /// the roots, which `pre_exec` must not). `None` when the sandbox is off.
-    pub fn confinement(&self) -> Result<Option<Confinement>, String> {
+    pub(crate) fn confinement(&self) -> Result<Option<Confinement>, String> {
         let (writable, metadata) = match self.sandbox {
             Sandbox::Off => return Ok(None),
             Sandbox::ReadOnly => (&[][..], seccomp::Metadata::Refused),
@@ -195,7 +195,7 @@ impl ShellSafety {
 
     /// May `write_file` or `edit_file` write `path` (absolute)? Judged where it lands
     /// (`landing_place`); never the files git runs commands from (`git_files.rs`).
-    pub fn check_write(&self, path: &Path) -> Result<(), String> {
+    pub(crate) fn check_write(&self, path: &Path) -> Result<(), String> {
         match self.sandbox {
             Sandbox::Off => Ok(()),
             Sandbox::ReadOnly => Err(format!(
@@ -225,7 +225,7 @@ impl ShellSafety {
     /// ruleset: the check gives the clear message, the kernel the last word, so a symlink
     /// swapped in after the check (by a process that outlived its bash call) cannot lead it
     /// outside. Landlock binds a thread, not the process; this one ends with the write.
-    pub fn write_confined(
+    pub(crate) fn write_confined(
         &self,
         write: &(dyn Fn() -> Result<(), String> + Sync),
     ) -> Result<(), String> {
@@ -248,7 +248,7 @@ impl ShellSafety {
 impl Confinement {
     /// Make `shell` enter this confinement between `fork` and `exec`. The closure owns a
     /// duplicate of the ruleset's fd (close-on-exec), made here, in the parent.
-    pub fn enter_before_exec(&self, shell: &mut Command) -> io::Result<()> {
+    pub(crate) fn enter_before_exec(&self, shell: &mut Command) -> io::Result<()> {
         let (ruleset, filter) = (self.ruleset.try_clone()?, self.filter.clone());
         // SAFETY: the closure makes a few syscalls and allocates nothing, which is what may run
         // between fork and exec.
@@ -260,7 +260,7 @@ impl Confinement {
 /// Where a write (or a read, `reads.rs`) of `path` lands: each part that exists resolved
 /// (`canonicalize` follows its symlinks), the rest kept as written. A `..` after a resolved
 /// part is its real parent; after a part still to be created, that part's parent.
-pub fn landing_place(path: &Path) -> Result<PathBuf, String> {
+pub(crate) fn landing_place(path: &Path) -> Result<PathBuf, String> {
     let mut place = PathBuf::new();
     for part in path.components() {
         match part {

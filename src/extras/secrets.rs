@@ -36,7 +36,7 @@ use std::ffi::OsString;
 /// Does a variable with this name or value look like it holds a secret?
 ///
 /// `CORECODER_ENV_ALLOW=NAME1,NAME2`: names, trimmed, empty ones dropped.
-pub fn parse_env_allow(text: &str) -> Vec<String> {
+pub(crate) fn parse_env_allow(text: &str) -> Vec<String> {
     text.split(',')
         .map(str::trim)
         .filter(|name| !name.is_empty())
@@ -47,7 +47,7 @@ pub fn parse_env_allow(text: &str) -> Vec<String> {
 /// Mostly by name, since a key's value looks like any other random string: conventions put
 /// KEY, TOKEN, SECRET or PASSWORD in the names of the variables that hold them. Values are
 /// judged only where they give themselves away: a URL carrying `user:password@`.
-pub fn looks_secret(name: &str, value: &str) -> bool {
+pub(crate) fn looks_secret(name: &str, value: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     let inside = [
         "KEY",
@@ -89,7 +89,7 @@ fn is_webhook_url(value: &str) -> bool {
 /// Hide every variable `hidden` picks, and the secret arguments, from our children (the
 /// four steps in the file's header). Call it while this is the only thread; notes what could
 /// not be done, for the user to read.
-pub fn hide_from_children(hidden: &dyn Fn(&str, &str) -> bool) -> Vec<String> {
+pub(crate) fn hide_from_children(hidden: &dyn Fn(&str, &str) -> bool) -> Vec<String> {
     let mut notes = Vec::new();
     let secret: Vec<(OsString, OsString)> = std::env::vars_os()
         .filter(|(name, value)| hidden(&name.to_string_lossy(), &value.to_string_lossy()))
@@ -128,7 +128,7 @@ fn is_proxy_variable(name: &std::ffi::OsStr) -> bool {
 
 /// For every child corecoder starts (bash, hooks, MCP servers): leave out the secret proxy
 /// variables `hide_from_children` put back for our own HTTP client.
-pub fn keep_from_child(command: &mut std::process::Command) {
+pub(crate) fn keep_from_child(command: &mut std::process::Command) {
     for (name, value) in std::env::vars_os() {
         if is_proxy_variable(&name)
             && looks_secret(&name.to_string_lossy(), &value.to_string_lossy())

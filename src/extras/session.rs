@@ -33,14 +33,14 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The first line of every session: enough to list it and to find "the last one here".
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Header {
+pub(crate) struct Header {
     pub model: String,
     /// The dialect `model` was spoken in (`--provider`); absent in older sessions: `openai`.
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub provider: String,
-    pub cwd: PathBuf,
+    pub(crate) provider: String,
+    pub(crate) cwd: PathBuf,
     /// Unix seconds.
-    pub started: u64,
+    pub(crate) started: u64,
 }
 
 /// A line that is not a message. Messages carry no "type" key, records always do.
@@ -68,7 +68,7 @@ enum Line {
 
 /// An open, append-only session file.
 #[derive(Debug)]
-pub struct SessionLog {
+pub(crate) struct SessionLog {
     dir: PathBuf,
     id: String,
     file: File,
@@ -77,7 +77,7 @@ pub struct SessionLog {
 impl SessionLog {
     /// Create a new log with a fresh id such as `20261129-231502-4821` (UTC start time, then four
     /// digits so two sessions started in the same second differ) and write the header line.
-    pub fn create(dir: &Path, header: &Header) -> io::Result<SessionLog> {
+    pub(crate) fn create(dir: &Path, header: &Header) -> io::Result<SessionLog> {
         fs::create_dir_all(dir)?;
         let stamp = utc_stamp(header.started);
         // Four digits that differ between processes and, usually, between calls.
@@ -109,7 +109,7 @@ impl SessionLog {
 
     /// Reopen an existing log (by id or name) for appending after a resume; no new header is
     /// written. CoreCoder's session goes on in a log of ours beside it, `header` first.
-    pub fn reopen(dir: &Path, id: &str, header: &Header) -> Result<SessionLog, String> {
+    pub(crate) fn reopen(dir: &Path, id: &str, header: &Header) -> Result<SessionLog, String> {
         let id = names::resolve(dir, id)?;
         let path = path_for(dir, &id)?;
         let failed = |e: io::Error| format!("cannot reopen session {}: {e}", path.display());
@@ -138,25 +138,25 @@ impl SessionLog {
         Ok(log)
     }
 
-    pub fn id(&self) -> &str {
+    pub(crate) fn id(&self) -> &str {
         &self.id
     }
 
     /// One JSON line per message, written with a single `write_all` and flushed, so a crash loses
     /// at most the line being written (and the loader skips a half-written line).
-    pub fn append(&mut self, message: &Message) -> io::Result<()> {
+    pub(crate) fn append(&mut self, message: &Message) -> io::Result<()> {
         self.write_line(serde_json::to_string(message)?)
     }
 
     /// The history was rewritten (compaction, /reset): record the whole new history as one line,
     /// so a resume replays the rewrite instead of the messages it replaced.
-    pub fn replace(&mut self, history: &[Message]) -> io::Result<()> {
+    pub(crate) fn replace(&mut self, history: &[Message]) -> io::Result<()> {
         let messages = history.to_vec();
         self.write_record(&Record::Replace { messages })
     }
 
     /// The session switched to `model` (`/model`): a resume picks it up from here.
-    pub fn record_model(&mut self, model: &str) -> io::Result<()> {
+    pub(crate) fn record_model(&mut self, model: &str) -> io::Result<()> {
         let model = model.to_string();
         self.write_record(&Record::Model { model })
     }
@@ -217,7 +217,7 @@ fn open_own(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
 
 /// `YYYYMMDD-HHMMSS` in UTC, computed here to avoid a date dependency.
 /// `2026-11-29 23:15 UTC`, for `/sessions`.
-pub fn utc_minute(time: SystemTime) -> String {
+pub(crate) fn utc_minute(time: SystemTime) -> String {
     let secs = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let stamp = utc_stamp(secs);
     let (date, clock) = (&stamp[..8], &stamp[9..13]);
@@ -235,20 +235,20 @@ fn utc_stamp(unix_secs: u64) -> String {
 
 /// A session as `load` rebuilt it.
 #[derive(Debug, Default)]
-pub struct Loaded {
-    pub header: Option<Header>,
+pub(crate) struct Loaded {
+    pub(crate) header: Option<Header>,
     /// The model the session last talked to: the header's, or a later `/model` switch.
     pub model: Option<String>,
-    pub messages: Vec<Message>,
+    pub(crate) messages: Vec<Message>,
     /// Lines that were not valid JSON of a known shape (e.g. one cut by a crash).
-    pub skipped: usize,
+    pub(crate) skipped: usize,
     /// What `message::repair_tool_pairs` had to fix (e.g. a tool call interrupted by the crash).
-    pub repaired: usize,
+    pub(crate) repaired: usize,
 }
 
 /// Load a session by id or name: replay its lines in order (or read CoreCoder's file), skip
 /// the unreadable ones, and repair the history so it can be sent to a provider again.
-pub fn load(dir: &Path, id: &str) -> Result<Loaded, String> {
+pub(crate) fn load(dir: &Path, id: &str) -> Result<Loaded, String> {
     let id = names::resolve(dir, id)?;
     let format = match exists_ours(dir, &id) || !exists(dir, &id) {
         true => Format::Log,
@@ -314,7 +314,7 @@ pub(crate) fn first_user_text(messages: &[Message]) -> Option<&str> {
 
 /// The most recent session whose header cwd equals `cwd` (for `corecoder -c`). Paths are
 /// compared as given: the caller passes the same form it writes into headers.
-pub fn latest_in(dir: &Path, cwd: &Path) -> Option<String> {
+pub(crate) fn latest_in(dir: &Path, cwd: &Path) -> Option<String> {
     let ours = listing::by_recency(dir)
         .into_iter()
         .filter(|s| s.3 == Format::Log);

@@ -19,7 +19,7 @@ use crate::core::consent::Consent;
 use crate::tools::{SubAgent, ToolContext};
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::atomic::AtomicBool;
 
 impl Extras {
     /// Prices, the ledger, fallbacks and the trace: what the client reports to.
@@ -27,50 +27,40 @@ impl Extras {
         &self.account
     }
 
-    pub fn set_account(&mut self, account: Account) {
+    pub(crate) fn set_account(&mut self, account: Account) {
         self.account = account;
     }
 
     /// Requests and streams in a dialect other than chat completions (`Config::dialect`).
-    pub fn dialect(&self) -> &Dialects {
+    pub(crate) fn dialect(&self) -> &Dialects {
         &self.dialect
     }
 
-    /// The bash tool's sandbox and environment filter, and where file tools may write.
-    pub fn shell(&self) -> &ShellSafety {
-        &self.shell
-    }
-
-    pub fn shell_mut(&mut self) -> &mut ShellSafety {
+    pub(crate) fn shell_mut(&mut self) -> &mut ShellSafety {
         &mut self.shell
     }
 
     /// The permission rules and the saved "always" answers; also the read boundary.
-    pub fn rules(&self) -> &Arc<Rules> {
+    pub(crate) fn rules(&self) -> &Arc<Rules> {
         &self.rules
     }
 
     /// The rules to change (shared with sub-agents until changed: copied on write).
-    pub fn rules_mut(&mut self) -> &mut Rules {
+    pub(crate) fn rules_mut(&mut self) -> &mut Rules {
         Arc::make_mut(&mut self.rules)
     }
 
     /// What a bash command's arguments decide before consent (the danger table).
-    pub fn gate(&self) -> &Gate {
+    pub(crate) fn gate(&self) -> &Gate {
         &self.gate
     }
 
-    pub fn gate_mut(&mut self) -> &mut Gate {
+    pub(crate) fn gate_mut(&mut self) -> &mut Gate {
         &mut self.gate
     }
 
-    /// Reading threads of read_file and grep still running (see `tools/support/bounded.rs`).
-    pub fn reads_running(&self) -> &Arc<AtomicUsize> {
-        &self.reads_running
-    }
-
     /// PreToolUse, PostToolUse, UserPromptSubmit, Stop and SessionStart hooks (none by default).
-    pub fn hooks(&self) -> &Hooks {
+    pub(crate) fn hooks(&self) -> &Hooks {
         &self.hooks
     }
 
@@ -79,7 +69,7 @@ impl Extras {
     }
 
     /// MCP servers (none by default); their tools are offered next to ours.
-    pub fn mcp(&self) -> &Servers {
+    pub(crate) fn mcp(&self) -> &Servers {
         &self.mcp
     }
 
@@ -88,29 +78,29 @@ impl Extras {
     }
 
     /// The project's `AGENTS.md` files for the system prompt and the notes.
-    pub fn set_instructions(&mut self, instructions: Instructions) {
+    pub(crate) fn set_instructions(&mut self, instructions: Instructions) {
         self.instructions = Some(instructions);
     }
 
     /// What `/undo` can restore; `None` when nothing is tracked (sub-agents, the default).
-    pub fn checkpoints_mut(&mut self) -> Option<&mut Checkpoints> {
+    pub(crate) fn checkpoints_mut(&mut self) -> Option<&mut Checkpoints> {
         self.checkpoints.as_mut()
     }
 
-    pub fn set_checkpoints(&mut self, checkpoints: Checkpoints) {
+    pub(crate) fn set_checkpoints(&mut self, checkpoints: Checkpoints) {
         self.checkpoints = Some(checkpoints);
     }
 
     /// Where the conversation is written as it happens; `None` for sub-agents and by default.
-    pub fn log_mut(&mut self) -> Option<&mut SessionLog> {
+    pub(crate) fn log_mut(&mut self) -> Option<&mut SessionLog> {
         self.log.as_mut()
     }
 
-    pub fn log(&self) -> Option<&SessionLog> {
+    pub(crate) fn log(&self) -> Option<&SessionLog> {
         self.log.as_ref()
     }
 
-    pub fn set_log(&mut self, log: SessionLog) {
+    pub(crate) fn set_log(&mut self, log: SessionLog) {
         self.log = Some(log);
     }
 
@@ -139,7 +129,7 @@ impl Extras {
     }
 
     /// History rewrites (compaction, repair, `/clear`): each breaks the provider's prompt cache.
-    pub fn rewrites(&self) -> u32 {
+    pub(crate) fn rewrites(&self) -> u32 {
         self.rewrites
     }
 }

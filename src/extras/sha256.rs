@@ -10,7 +10,7 @@
 use ring::digest::{SHA256, digest};
 
 /// The digest of `bytes` as 64 lowercase hex digits.
-pub fn hex_digest(bytes: &[u8]) -> String {
+pub(crate) fn hex_digest(bytes: &[u8]) -> String {
     digest(&SHA256, bytes)
         .as_ref()
         .iter()

@@ -11,7 +11,7 @@
 //! show up anyway (a tool read a `.env` that holds it), every line has it replaced. Writing
 //! failures are ignored (a trace must never break a session).
 
-pub mod divergence;
+pub(crate) mod divergence;
 pub mod replay;
 
 use crate::core::config::Config;
@@ -25,13 +25,13 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 /// The wire format a trace records; a replay refuses any other.
-pub const DIALECT: &str = "openai";
+pub(crate) const DIALECT: &str = "openai";
 /// What stands in a trace where the API key was.
-pub const KEY_REDACTED: &str = "[API key]";
+pub(crate) const KEY_REDACTED: &str = "[API key]";
 /// Shorter keys are placeholders (`demo`) that could be any word, so they are not replaced.
 const SHORTEST_KEY: usize = 8;
 
-pub struct Trace {
+pub(crate) struct Trace {
     file: Mutex<File>,
     started: Instant,
     key: Option<String>,
@@ -40,7 +40,7 @@ pub struct Trace {
 impl Trace {
     /// Start a new trace file (an existing one is replaced) with its header line: the session
     /// in `cwd` talks to `config.model`, and `config.api_key` never appears in the file.
-    pub fn create(path: &Path, config: &Config, cwd: &Path) -> std::io::Result<Trace> {
+    pub(crate) fn create(path: &Path, config: &Config, cwd: &Path) -> std::io::Result<Trace> {
         let trace = Trace::open(path, config.api_key.clone())?;
         let header = json!({"corecoder": env!("CARGO_PKG_VERSION"), "dialect": DIALECT,
             "model": config.model, "cwd": cwd, "max_context": config.max_context});
@@ -65,7 +65,7 @@ impl Trace {
     }
 
     /// One line: `{"ms": <since start>, "kind": KIND, ...fields}`.
-    pub fn record(&self, kind: &str, fields: Value) {
+    pub(crate) fn record(&self, kind: &str, fields: Value) {
         let mut line = json!({"ms": self.started.elapsed().as_millis() as u64, "kind": kind});
         if let (Some(line), Value::Object(fields)) = (line.as_object_mut(), fields) {
             line.extend(fields);
@@ -80,7 +80,7 @@ impl Trace {
     }
 
     /// A batch is answered: one `tool` line per call, with its result.
-    pub fn record_calls(&self, calls: &[ToolCall], outcomes: &[Outcome]) {
+    pub(crate) fn record_calls(&self, calls: &[ToolCall], outcomes: &[Outcome]) {
         for (call, outcome) in calls.iter().zip(outcomes) {
             let (id, name, arguments) = (&call.id, &call.name, &call.arguments);
             let result = &outcome.text;
@@ -93,7 +93,7 @@ impl Trace {
 /// A `BufRead` that hands the SSE reader its bytes and traces every line it consumes, blank
 /// ones too (they end events, and a replay must frame the stream as it came); with no trace,
 /// it only hands them on.
-pub struct Tee<'a> {
+pub(crate) struct Tee<'a> {
     inner: &'a mut dyn BufRead,
     trace: Option<&'a Trace>,
     line: Vec<u8>,

@@ -28,10 +28,10 @@ use store::{failed, locked_store, read_store, write_private};
 
 /// Project files that make corecoder start commands, relative to the working directory. A
 /// project settings file added later that can run code belongs in `RUNS_COMMANDS` too.
-pub const HOOKS_FILE: &str = ".corecoder/hooks.json";
-pub const MCP_FILE: &str = ".mcp.json";
+pub(crate) const HOOKS_FILE: &str = ".corecoder/hooks.json";
+pub(crate) const MCP_FILE: &str = ".mcp.json";
 /// The repository's git files (`git_files.rs`), one entry for all of them.
-pub const GIT_DIR: &str = ".git";
+pub(crate) const GIT_DIR: &str = ".git";
 /// The settings files are here too: their hooks run commands, and their rules allow them.
 const RUNS_COMMANDS: [&str; 5] = [
     HOOKS_FILE,
@@ -44,7 +44,7 @@ const RUNS_COMMANDS: [&str; 5] = [
 const PREVIEW_LINES: usize = 30;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Trust {
+pub(crate) enum Trust {
     Trusted,
     Untrusted,
 }
@@ -52,17 +52,17 @@ pub enum Trust {
 /// The project in the working directory, as far as trust goes. No files: nothing to trust.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Project {
-    pub dir: PathBuf,
-    pub files: Vec<ProjectFile>,
+    pub(crate) dir: PathBuf,
+    pub(crate) files: Vec<ProjectFile>,
     /// For the user at start: `.env` settings ignored as untrusted, a record not saved.
     pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct ProjectFile {
-    pub path: PathBuf,
-    pub digest: String,
-    pub seen: Seen,
+pub(crate) struct ProjectFile {
+    pub(crate) path: PathBuf,
+    pub(crate) digest: String,
+    pub(crate) seen: Seen,
     /// What the trust question shows of it, whole (at most `MAX_SETTINGS_BYTES`): the file,
     /// or what trusting a `.env` allows. Hostile text: it is shown through `shown.rs`.
     pub text: String,
@@ -70,27 +70,27 @@ pub struct ProjectFile {
 
 /// How the file compares with what the user trusted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Seen {
+pub(crate) enum Seen {
     Trusted,
     New,
     Changed,
 }
 
 /// `~/.corecoder/trusted.json`, given `~/.corecoder`.
-pub fn store_path(corecoder_home: &Path) -> PathBuf {
+pub(crate) fn store_path(corecoder_home: &Path) -> PathBuf {
     corecoder_home.join("trusted.json")
 }
 
 /// The project's `.env`, when it needs trust (`dotenv.rs` decides): where it is, and what
 /// trusting it would allow (never a key's value).
-pub struct EnvFile<'a> {
-    pub path: &'a Path,
-    pub summary: String,
+pub(crate) struct EnvFile<'a> {
+    pub(crate) path: &'a Path,
+    pub(crate) summary: String,
 }
 
 impl Project {
     /// The project files of `dir` (and its `.env`, if it needs trust), compared with `store`.
-    pub fn look(dir: &Path, dotenv: Option<EnvFile>, store: &Path) -> Project {
+    pub(crate) fn look(dir: &Path, dotenv: Option<EnvFile>, store: &Path) -> Project {
         let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
         let record = read_store(store)
             .get(dir.to_string_lossy().as_ref())
@@ -137,7 +137,7 @@ impl Project {
 
     /// Trusted when every file is as the user trusted it (or there is none). The git files are
     /// apart (`git`): they decide what bash's git may run, not what corecoder loads.
-    pub fn trust(&self) -> Trust {
+    pub(crate) fn trust(&self) -> Trust {
         let git = self.dir.join(GIT_DIR);
         let others = self.files.iter().filter(|f| f.path != git);
         match others.into_iter().all(|f| f.seen == Seen::Trusted) {
@@ -148,7 +148,7 @@ impl Project {
 
     /// Trust the files as they are now, for this run and (written to `store`) the next ones.
     /// Even when writing fails, this run trusts them: the user said so.
-    pub fn remember(&mut self, store: &Path) -> Result<(), String> {
+    pub(crate) fn remember(&mut self, store: &Path) -> Result<(), String> {
         for file in &mut self.files {
             file.seen = Seen::Trusted;
         }
@@ -171,14 +171,14 @@ impl Project {
 
     /// Whether the project file `relative` (e.g. `HOOKS_FILE`) may run. Files that do not
     /// exist may: there is nothing to run.
-    pub fn allows(&self, relative: &str) -> bool {
+    pub(crate) fn allows(&self, relative: &str) -> bool {
         let path = self.dir.join(relative);
         (self.files.iter()).all(|f| f.path != path || f.seen == Seen::Trusted)
     }
 
     /// The one line for a run that left project hooks or MCP servers out; none when nothing
     /// was (what an untrusted `.env` may not set has its own note, from `dotenv.rs`).
-    pub fn skipped_line(&self) -> Option<String> {
+    pub(crate) fn skipped_line(&self) -> Option<String> {
         let runs_commands = RUNS_COMMANDS.map(|relative| self.dir.join(relative));
         let skipped: Vec<String> = (self.files.iter())
             .filter(|f| f.seen != Seen::Trusted && runs_commands.contains(&f.path))
@@ -195,7 +195,7 @@ impl Project {
     }
 
     /// The trust question's text: each file that is new or changed, and its first lines.
-    pub fn question(&self) -> String {
+    pub(crate) fn question(&self) -> String {
         self.describe(&|text| {
             let short = shown::short(text, PREVIEW_LINES);
             let part = short.part().map(|part| format!("… {part}: [v] view all"));
@@ -204,12 +204,12 @@ impl Project {
     }
 
     /// Whether the question leaves part of a file out (a line cut, lines not shown).
-    pub fn shown_in_part(&self) -> bool {
+    pub(crate) fn shown_in_part(&self) -> bool {
         (self.untrusted()).any(|f| shown::short(&f.text, PREVIEW_LINES).part().is_some())
     }
 
     /// The question's text with all of each file, lines wrapped at `width`.
-    pub fn whole(&self, width: usize) -> String {
+    pub(crate) fn whole(&self, width: usize) -> String {
         self.describe(&|text| shown::full(text, width.saturating_sub(4)))
     }
 

@@ -18,7 +18,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What the model is told about this tool (plain data, with the other tools' schemas).
-pub use crate::tools::schemas::agent as schema;
+pub(crate) use crate::tools::schemas::agent as schema;
 
 const MAX_ROUNDS: u32 = 20;
 const MAX_ANSWER_CHARS: usize = 5_000;
@@ -26,13 +26,13 @@ const MAX_WORKERS: usize = 8;
 const AT_A_TIME: usize = 4;
 
 #[derive(Debug, Deserialize)]
-pub struct Args {
+pub(crate) struct Args {
     task: Option<String>,
     tasks: Option<Vec<Worker>>,
 }
 
 #[derive(Debug, Deserialize)]
-pub struct Worker {
+pub(crate) struct Worker {
     name: String,
     task: String,
 }
@@ -115,7 +115,7 @@ fn cut(text: &str) -> String {
 }
 /// A sub-agent runs on a worker thread, where no one can be asked: it keeps the session's
 /// consent rules but turns "ask" into "refuse".
-pub fn sub_agent_consent(session: &Consent) -> Consent {
+pub(crate) fn sub_agent_consent(session: &Consent) -> Consent {
     let mut consent = session.clone();
     if consent.mode == Mode::Ask {
         consent.mode = Mode::ReadOnly;

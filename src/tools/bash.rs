@@ -33,7 +33,7 @@ use std::process::Child;
 use std::time::Duration;
 
 /// What the model is told about this tool (plain data, with the other tools' schemas).
-pub use crate::tools::schemas::bash as schema;
+pub(crate) use crate::tools::schemas::bash as schema;
 
 const DEFAULT_TIMEOUT_SECS: u64 = 120;
 /// Ten minutes, as Claude Code's bash: a longer wait would hold the turn (and a pool worker)
@@ -44,7 +44,7 @@ const MAX_OUTPUT_CHARS: usize = 15_000;
 const KEEP_BYTES: usize = 1 << 20;
 
 #[derive(Debug, Deserialize)]
-pub struct Args {
+pub(crate) struct Args {
     command: String,
     #[serde(default)]
     timeout: Option<u64>,

@@ -14,17 +14,17 @@ use serde::Deserialize;
 use std::io;
 
 /// What the model is told about this tool (plain data, with the other tools' schemas).
-pub use crate::tools::schemas::edit_file as schema;
+pub(crate) use crate::tools::schemas::edit_file as schema;
 
 /// How much of the file a "not found" error quotes, so the model can re-anchor.
 const QUOTE_CHARS: usize = 500;
 const MAX_DIFF_CHARS: usize = 4000;
 
 #[derive(Debug, Deserialize)]
-pub struct Args {
-    pub file_path: String,
-    pub old_string: String,
-    pub new_string: String,
+pub(crate) struct Args {
+    pub(crate) file_path: String,
+    pub(crate) old_string: String,
+    pub(crate) new_string: String,
 }
 
 pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
@@ -47,7 +47,7 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
 
 /// The diff the edit would make, for its consent question (nothing is written), or why it
 /// would fail.
-pub fn preview(args: &Args, ctx: &ToolContext) -> Result<String, String> {
+pub(crate) fn preview(args: &Args, ctx: &ToolContext) -> Result<String, String> {
     let Planned {
         shown,
         text,

@@ -18,17 +18,17 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 /// What the model is told about this tool (plain data, with the other tools' schemas).
-pub use crate::tools::schemas::glob as schema;
+pub(crate) use crate::tools::schemas::glob as schema;
 
 const MAX_SHOWN: usize = 100;
 /// A walk of a big tree takes seconds; one still running after this is on a hung mount.
 const WALK_LIMIT: Duration = Duration::from_secs(60);
 
 #[derive(Debug, Deserialize)]
-pub struct Args {
-    pub pattern: String,
+pub(crate) struct Args {
+    pub(crate) pattern: String,
     #[serde(default)]
-    pub path: Option<String>,
+    pub(crate) path: Option<String>,
 }
 
 pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {

@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// What the model is told about this tool (plain data, with the other tools' schemas).
-pub use crate::tools::schemas::grep as schema;
+pub(crate) use crate::tools::schemas::grep as schema;
 
 const MAX_MATCHES: usize = 200;
 /// Files in the first batch (each next one is twice as big): enough to keep the threads busy,
@@ -48,12 +48,12 @@ const MAX_COMPILED_BYTES: usize = 10 * 1024 * 1024;
 const SEARCH_LIMIT: Duration = Duration::from_secs(60);
 
 #[derive(Debug, Deserialize)]
-pub struct Args {
-    pub pattern: String,
+pub(crate) struct Args {
+    pub(crate) pattern: String,
     #[serde(default)]
-    pub path: Option<String>,
+    pub(crate) path: Option<String>,
     #[serde(default)]
-    pub include: Option<String>,
+    pub(crate) include: Option<String>,
 }
 
 pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {

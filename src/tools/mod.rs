@@ -4,19 +4,19 @@
 //! they share is in `support/`.
 //! Here: `ToolContext`, what every tool is handed.
 
-pub mod agent;
-pub mod bash;
-pub mod edit_file;
-pub mod glob;
-pub mod grep;
-pub mod preview;
-pub mod read_file;
+pub(crate) mod agent;
+pub(crate) mod bash;
+pub(crate) mod edit_file;
+pub(crate) mod glob;
+pub(crate) mod grep;
+pub(crate) mod preview;
+pub(crate) mod read_file;
 pub(crate) mod schemas;
 pub mod support;
 #[cfg(test)]
-pub mod test_support;
-pub mod todo_write;
-pub mod write_file;
+pub(crate) mod test_support;
+pub(crate) mod todo_write;
+pub(crate) mod write_file;
 
 use crate::client::llm::Llm;
 use crate::core::consent::Consent;
@@ -33,26 +33,26 @@ use std::sync::atomic::{AtomicBool, AtomicUsize};
 #[derive(Clone)]
 pub struct ToolContext {
     /// The session's tracked working directory when this call started.
-    pub cwd: PathBuf,
+    pub(crate) cwd: PathBuf,
     /// Set by Ctrl+C; long-running tools poll it and stop early.
-    pub cancel: Arc<AtomicBool>,
+    pub(crate) cancel: Arc<AtomicBool>,
     /// The shell policy: bash's sandbox and environment filter, where files may be written,
     /// whether the project's git may run.
-    pub shell: ShellSafety,
+    pub(crate) shell: ShellSafety,
     /// The read boundary glob and grep keep to (the permission rules' denied paths).
-    pub rules: Arc<Rules>,
+    pub(crate) rules: Arc<Rules>,
     /// Reading threads of read_file and grep still running (`tools/support/bounded.rs`).
-    pub reads_running: Arc<AtomicUsize>,
+    pub(crate) reads_running: Arc<AtomicUsize>,
     /// Where an `mcp__SERVER__TOOL` call goes (none by default).
-    pub mcp: Arc<Servers>,
+    pub(crate) mcp: Arc<Servers>,
     /// What the `agent` tool needs, and only it.
-    pub sub_agent: Arc<SubAgent>,
+    pub(crate) sub_agent: Arc<SubAgent>,
 }
 
 /// What a sub-agent starts from: the connection (and so the usage), the consent it narrows,
 /// and the session-wide extras (`Extras::for_sub_agent`).
-pub struct SubAgent {
-    pub llm: Arc<Llm>,
+pub(crate) struct SubAgent {
+    pub(crate) llm: Arc<Llm>,
     pub consent: Consent,
     pub extras: Extras,
 }

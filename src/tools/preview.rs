@@ -16,7 +16,7 @@ use serde_json::Value;
 
 /// The preview of `name` with `arguments`: what the call would do, whole. A tool with no
 /// preview of its own (an MCP tool, say), or arguments it cannot read, shows its arguments.
-pub fn preview(name: &str, arguments: &str, ctx: &ToolContext) -> Option<String> {
+pub(crate) fn preview(name: &str, arguments: &str, ctx: &ToolContext) -> Option<String> {
     let Ok(args) = serde_json::from_str::<Value>(arguments) else {
         return Some(format!("(arguments that are not JSON) {arguments}"));
     };
@@ -57,7 +57,7 @@ fn own_preview(name: &str, args: &Value, ctx: &ToolContext) -> Option<String> {
 }
 
 /// The short form of a call shown to the user: `bash(cargo test)`'s `cargo test`.
-pub fn summary(name: &str, arguments: &str) -> String {
+pub(crate) fn summary(name: &str, arguments: &str) -> String {
     let args: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
     let key = match name {
         "bash" => "command",

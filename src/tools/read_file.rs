@@ -21,7 +21,7 @@ use std::path::Path;
 use std::time::Duration;
 
 /// What the model is told about this tool (plain data, with the other tools' schemas).
-pub use crate::tools::schemas::read_file as schema;
+pub(crate) use crate::tools::schemas::read_file as schema;
 
 const DEFAULT_LIMIT: usize = 2000;
 const MAX_LINE_CHARS: usize = 2000;
@@ -38,12 +38,12 @@ const COUNT_BUDGET: u64 = 32 * 1024 * 1024;
 const READ_LIMIT: Duration = Duration::from_secs(20);
 
 #[derive(Debug, Deserialize)]
-pub struct Args {
-    pub file_path: String,
+pub(crate) struct Args {
+    pub(crate) file_path: String,
     #[serde(default)]
-    pub offset: Option<usize>,
+    pub(crate) offset: Option<usize>,
     #[serde(default)]
-    pub limit: Option<usize>,
+    pub(crate) limit: Option<usize>,
 }
 
 pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {

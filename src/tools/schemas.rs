@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 /// `bash.rs`: one shell command; its caps (15000 characters, 120 s by default, 600 at most) are
 /// the constants at the top of that file.
-pub fn bash() -> Value {
+pub(crate) fn bash() -> Value {
     let description = "Run a shell command with bash in the current working directory and \
         return its stdout, stderr and exit code. stdin is closed, so use non-interactive flags. \
         A top-level `cd` (as in `cd src && ls`) carries over to later commands when the command \
@@ -32,7 +32,7 @@ pub fn bash() -> Value {
 }
 
 /// `read_file.rs`: a window of a text file with line numbers.
-pub fn read_file() -> Value {
+pub(crate) fn read_file() -> Value {
     json!({"type": "function", "function": {
         "name": "read_file",
         "description": "Read a text file. Lines come back as `N<TAB>text` with 1-based line \
@@ -46,7 +46,7 @@ pub fn read_file() -> Value {
 }
 
 /// `write_file.rs`: a whole file, created or replaced.
-pub fn write_file() -> Value {
+pub(crate) fn write_file() -> Value {
     json!({"type": "function", "function": {
         "name": "write_file",
         "description": "Create a file or overwrite it entirely with `content`. Creates missing \
@@ -59,7 +59,7 @@ pub fn write_file() -> Value {
 }
 
 /// `edit_file.rs`: one exact, unique snippet replaced.
-pub fn edit_file() -> Value {
+pub(crate) fn edit_file() -> Value {
     json!({"type": "function", "function": {
         "name": "edit_file",
         "description": "Replace `old_string` with `new_string` in a file. `old_string` must match \
@@ -74,7 +74,7 @@ pub fn edit_file() -> Value {
 }
 
 /// `glob.rs`: files by name pattern, newest first (its `MAX_SHOWN` is the 100).
-pub fn glob() -> Value {
+pub(crate) fn glob() -> Value {
     json!({"type": "function", "function": {
         "name": "glob",
         "description": "Find files whose path matches a glob, newest first (max 100). \
@@ -88,7 +88,7 @@ pub fn glob() -> Value {
 }
 
 /// `grep.rs`: file contents by regex (its `MAX_MATCHES` is the 200).
-pub fn grep() -> Value {
+pub(crate) fn grep() -> Value {
     json!({"type": "function", "function": {
         "name": "grep",
         "description": "Search file contents with a regex (Rust syntax). Returns `path:line: text`, \
@@ -103,7 +103,7 @@ pub fn grep() -> Value {
 }
 
 /// `todo_write.rs`: the model's own task list, replaced whole.
-pub fn todo_write() -> Value {
+pub(crate) fn todo_write() -> Value {
     json!({"type": "function", "function": {
         "name": "todo_write",
         "description": "Replace your task list for a multi-step job (send the whole list each \
@@ -118,7 +118,7 @@ pub fn todo_write() -> Value {
 }
 
 /// `agent.rs`: sub-agents, one or a team (its `MAX_WORKERS` is the 8, `AT_A_TIME` the 4).
-pub fn agent() -> Value {
+pub(crate) fn agent() -> Value {
     json!({"type": "function", "function": {
         "name": "agent",
         "description": "Give self-contained work to sub-agents with a fresh context and the same \

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 /// A directory under the system temp dir, removed when dropped. `name` must be unique per test.
-pub struct TempDir(pub PathBuf);
+pub(crate) struct TempDir(pub(crate) PathBuf);
 
 impl TempDir {
     pub fn new(name: &str) -> TempDir {
@@ -26,7 +26,7 @@ impl TempDir {
     }
 
     /// Write `content` to `rel`, creating parent directories.
-    pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
+    pub(crate) fn write(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
         let path = self.0.join(rel);
         std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
         std::fs::write(&path, content).expect("write");
@@ -42,7 +42,7 @@ impl Drop for TempDir {
 
 /// A context rooted in `dir`, with a real `Llm` pointed at a closed loopback port (only the
 /// `agent` tool would use it).
-pub fn test_context(dir: &Path) -> ToolContext {
+pub(crate) fn test_context(dir: &Path) -> ToolContext {
     let config = Config {
         base_url: "http://127.0.0.1:9/v1".to_string(),
         ..Config::default()
@@ -55,7 +55,7 @@ pub fn test_context(dir: &Path) -> ToolContext {
 /// Parse a call carrying every property `schema` (`tools/schemas.rs`) lists, each a plain value
 /// of its type, into a tool's `Args`, and check that each landed in a field of that name: a
 /// property renamed on either side fails here.
-pub fn check_schema_fits<Args: DeserializeOwned + Debug>(schema: &Value) {
+pub(crate) fn check_schema_fits<Args: DeserializeOwned + Debug>(schema: &Value) {
     let properties = schema["function"]["parameters"]["properties"]
         .as_object()
         .expect("properties");

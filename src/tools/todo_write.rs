@@ -11,11 +11,11 @@ use crate::tools::support::todos::{Todo, render};
 use serde::Deserialize;
 
 /// What the model is told about this tool (plain data, with the other tools' schemas).
-pub use crate::tools::schemas::todo_write as schema;
+pub(crate) use crate::tools::schemas::todo_write as schema;
 
 #[derive(Debug, Deserialize)]
-pub struct Args {
-    pub tasks: Vec<Todo>,
+pub(crate) struct Args {
+    pub(crate) tasks: Vec<Todo>,
 }
 
 pub fn run(args: Args, _ctx: &ToolContext) -> Result<Outcome, String> {

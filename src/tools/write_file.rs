@@ -14,12 +14,12 @@ use serde::Deserialize;
 use std::fs;
 
 /// What the model is told about this tool (plain data, with the other tools' schemas).
-pub use crate::tools::schemas::write_file as schema;
+pub(crate) use crate::tools::schemas::write_file as schema;
 
 #[derive(Debug, Deserialize)]
-pub struct Args {
-    pub file_path: String,
-    pub content: String,
+pub(crate) struct Args {
+    pub(crate) file_path: String,
+    pub(crate) content: String,
 }
 
 pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 /// The line-fed state machine for one reply.
 #[derive(Default)]
-pub struct Parser {
+pub(crate) struct Parser {
     /// The `data:` lines of the event being read.
     data: String,
     reply: Reply,
@@ -46,7 +46,7 @@ enum Block {
 
 impl Parser {
     /// Feed one line without its terminator; `Flow::Done` after `message_stop`.
-    pub fn feed_line(
+    pub(crate) fn feed_line(
         &mut self,
         line: &str,
         on_delta: &mut dyn FnMut(Event),

@@ -24,7 +24,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// Why a path was not written or removed.
 #[derive(Debug)]
-pub enum Blocked {
+pub(crate) enum Blocked {
     /// This step of the path is a symbolic link now (it was not when it was recorded).
     Link(PathBuf),
     Failed(io::Error),
@@ -38,7 +38,7 @@ impl From<io::Error> for Blocked {
 
 /// Replace the file at `path` with `bytes` (keeping its mode if it is there), recreating
 /// missing folders on the way; never through a link.
-pub fn write(path: &Path, bytes: &[u8]) -> Result<(), Blocked> {
+pub(crate) fn write(path: &Path, bytes: &[u8]) -> Result<(), Blocked> {
     let (dir, name) = walk(path, Missing::Create)?;
     let mode = match kind(&dir, &name)? {
         Kind::Link => return Err(Blocked::Link(path.to_path_buf())),
@@ -67,7 +67,7 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<(), Blocked> {
 
 /// Remove the file at `path` (gone already is fine). A link there is removed itself: unlinking
 /// never touches what a link points to. A link on the way is refused.
-pub fn remove(path: &Path) -> Result<(), Blocked> {
+pub(crate) fn remove(path: &Path) -> Result<(), Blocked> {
     let (dir, name) = match walk(path, Missing::Stop) {
         Err(Blocked::Failed(e)) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
         walked => walked?,

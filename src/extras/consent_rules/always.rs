@@ -23,14 +23,14 @@ pub(crate) const NOT_OFFERED: &str = "no [a]: ";
 
 /// What "always" would save for this call: prefix rules for a bash line's commands, the
 /// project's files for an edit or a write, or (for other tools) the tool itself.
-pub enum Always {
+pub(crate) enum Always {
     Rules(Vec<String>),
     Tool,
     /// No rule could allow this line; why, for the question.
     Never(String),
 }
 
-pub fn always(rules: &Rules, call: &ToolCall) -> Always {
+pub(crate) fn always(rules: &Rules, call: &ToolCall) -> Always {
     let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
     let project = rules.saved.as_ref().map(|saved| saved.project.clone());
     match (call.name.as_str(), project) {
@@ -124,7 +124,7 @@ fn prefix(words: &[String]) -> Vec<String> {
 }
 
 /// The question's "always" choice: what answering it allows from now on.
-pub fn offer(rules: &Rules, call: &ToolCall) -> String {
+pub(crate) fn offer(rules: &Rules, call: &ToolCall) -> String {
     match always(rules, call) {
         Always::Never(why) => format!("{NOT_OFFERED}{why}"),
         Always::Rules(found) if call.name == "bash" => {
@@ -140,7 +140,7 @@ pub fn offer(rules: &Rules, call: &ToolCall) -> String {
 
 /// The user answered "always": the rules for this project are saved (and hold from now on),
 /// or the tool joins the "always" list. What cannot be saved is told; it still holds now.
-pub fn allowed_always(
+pub(crate) fn allowed_always(
     rules: &mut Rules,
     consent: &mut Consent,
     call: &ToolCall,

@@ -14,14 +14,14 @@ use std::path::{Path, PathBuf};
 
 /// Which list of a settings file a rule is in. Deny beats ask beats allow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum List {
+pub(crate) enum List {
     Deny,
     Ask,
     Allow,
 }
 
 impl List {
-    pub fn key(self) -> &'static str {
+    pub(crate) fn key(self) -> &'static str {
         match self {
             List::Deny => "deny",
             List::Ask => "ask",
@@ -32,11 +32,11 @@ impl List {
 
 /// One rule as written, where it came from, and what it matches.
 #[derive(Debug, Clone)]
-pub struct Rule {
-    pub list: List,
+pub(crate) struct Rule {
+    pub(crate) list: List,
     /// As written in the file: `Bash(cargo test:*)`.
     pub text: String,
-    pub source: PathBuf,
+    pub(crate) source: PathBuf,
     tool: String,
     what: Specifier,
 }
@@ -63,14 +63,14 @@ enum Specifier {
 /// the settings file belongs to (the folder holding its `.claude` or `.corecoder`), and a
 /// plain or `./` path the directory corecoder started in.
 #[derive(Debug, Clone)]
-pub struct Bases {
-    pub home: PathBuf,
-    pub settings_root: PathBuf,
-    pub cwd: PathBuf,
+pub(crate) struct Bases {
+    pub(crate) home: PathBuf,
+    pub(crate) settings_root: PathBuf,
+    pub(crate) cwd: PathBuf,
 }
 
 /// Parse one rule string. `Err` says why it is skipped.
-pub fn parse(text: &str, list: List, source: &Path, bases: &Bases) -> Result<Rule, String> {
+pub(crate) fn parse(text: &str, list: List, source: &Path, bases: &Bases) -> Result<Rule, String> {
     let trimmed = text.trim();
     let (tool, inner) = match trimmed.split_once('(') {
         Some((tool, rest)) => match rest.strip_suffix(')') {
@@ -120,7 +120,7 @@ impl Rule {
     /// Whether the rule names this tool (ours: `bash`, `edit_file`, `mcp__s__t`, …). As in
     /// Claude Code, `Edit` covers every tool that changes a file and `Read` every one that
     /// reads one; `mcp__server` covers all of that server's tools.
-    pub fn covers_tool(&self, tool: &str) -> bool {
+    pub(crate) fn covers_tool(&self, tool: &str) -> bool {
         let named = self.tool.as_str();
         match named {
             "Bash" => tool == "bash",
@@ -140,12 +140,12 @@ impl Rule {
     }
 
     /// Whether the rule covers every use of its tool (no specifier, or `*`).
-    pub fn is_any(&self) -> bool {
+    pub(crate) fn is_any(&self) -> bool {
         matches!(self.what, Specifier::Any)
     }
 
     /// A simple command's words (quotes removed, as `shell_words` reads them).
-    pub fn covers_command(&self, words: &[String]) -> bool {
+    pub(crate) fn covers_command(&self, words: &[String]) -> bool {
         match &self.what {
             Specifier::Any => true,
             Specifier::Exact(exact) => words == exact.as_slice(),
@@ -156,7 +156,7 @@ impl Rule {
     }
 
     /// An absolute, normalised path (`/`-separated).
-    pub fn covers_path(&self, path: &str) -> bool {
+    pub(crate) fn covers_path(&self, path: &str) -> bool {
         match &self.what {
             Specifier::Any => true,
             Specifier::Path(regex, _) => regex.is_match(path),
@@ -166,7 +166,7 @@ impl Rule {
 
     /// The file a path rule without a wildcard names, for comparing files by identity (a hard
     /// link to it has another name); `None` for every other rule.
-    pub fn names_file(&self) -> Option<&Path> {
+    pub(crate) fn names_file(&self) -> Option<&Path> {
         match &self.what {
             Specifier::Path(_, file) => file.as_deref(),
             _ => None,
@@ -233,7 +233,7 @@ fn path_pattern(spec: &str, bases: &Bases) -> Result<Specifier, String> {
 }
 
 /// `a/./b/../c` as `a/c`, without touching the file system (`..` at the root stays there).
-pub fn normalize(path: &str) -> String {
+pub(crate) fn normalize(path: &str) -> String {
     let mut parts: Vec<&str> = Vec::new();
     for part in path.split('/') {
         match part {

@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 
 /// The project's settings files, relative to its folder (`trust.rs` asks about them).
-pub const PROJECT_FILES: [&str; 3] = [
+pub(crate) const PROJECT_FILES: [&str; 3] = [
     ".corecoder/settings.json",
     ".claude/settings.json",
     ".claude/settings.local.json",
@@ -26,26 +26,26 @@ pub const PROJECT_FILES: [&str; 3] = [
 
 /// What the settings files hold for this session.
 #[derive(Debug, Default)]
-pub struct Loaded {
-    pub rules: Vec<Rule>,
+pub(crate) struct Loaded {
+    pub(crate) rules: Vec<Rule>,
     /// Settings files with a `hooks` key, for `Hooks::load`.
-    pub hook_files: Vec<PathBuf>,
-    pub warnings: Vec<String>,
+    pub(crate) hook_files: Vec<PathBuf>,
+    pub(crate) warnings: Vec<String>,
     /// Where this project's "always" rules are saved.
-    pub saved: Option<Saved>,
+    pub(crate) saved: Option<Saved>,
 }
 
 /// `~/.corecoder/project-rules.json` and the project whose entry is this session's.
 #[derive(Debug, Clone)]
-pub struct Saved {
-    pub file: PathBuf,
+pub(crate) struct Saved {
+    pub(crate) file: PathBuf,
     pub project: PathBuf,
     bases: Bases,
 }
 
 /// Read every settings file that applies. `home` is the user's home directory, `own` is
 /// `~/.corecoder`; `trusted(relative)` says whether a project file may count.
-pub fn load(home: &Path, own: &Path, cwd: &Path, trusted: &dyn Fn(&str) -> bool) -> Loaded {
+pub(crate) fn load(home: &Path, own: &Path, cwd: &Path, trusted: &dyn Fn(&str) -> bool) -> Loaded {
     let project = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
     let mut files = vec![
         own.join("settings.json"),
@@ -142,7 +142,7 @@ fn key(project: &Path) -> String {
 impl Saved {
     /// Add `found` to this project's allow list, in the file and in `list` (from now on).
     /// The file is read again under its lock, so what another session saved meanwhile stays.
-    pub fn add(&self, found: &[String], list: &mut Vec<Rule>) -> Result<(), String> {
+    pub(crate) fn add(&self, found: &[String], list: &mut Vec<Rule>) -> Result<(), String> {
         let _lock = lock(&self.file)?;
         let mut root = read_json(&self.file)?.unwrap_or_else(|| json!({}));
         let project = slot(slot(&mut root, "projects")?, &key(&self.project))?;
@@ -162,7 +162,7 @@ impl Saved {
 }
 
 /// Remove `rule` from the file it came from (the first entry written as it is).
-pub fn remove(rule: &Rule, saved: Option<&Saved>) -> Result<(), String> {
+pub(crate) fn remove(rule: &Rule, saved: Option<&Saved>) -> Result<(), String> {
     let _lock = lock(&rule.source)?;
     let mut root = read_json(&rule.source)?.ok_or("the file is gone")?;
     let permissions = match saved.filter(|saved| saved.file == rule.source) {

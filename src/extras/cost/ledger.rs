@@ -13,7 +13,7 @@ use crate::core::message::Usage;
 /// Running totals for a session, and the same per model in the order they were first used
 /// (shared by sub-agents, summaries and `/model` switches: the caller wraps it in a Mutex).
 #[derive(Debug, Clone, Default)]
-pub struct Ledger {
+pub(crate) struct Ledger {
     total: Spend,
     models: Vec<(String, Spend)>,
     /// Requests counted from corecoder's estimate, not the provider's figures.
@@ -23,7 +23,7 @@ pub struct Ledger {
 
 /// Where a request's figures came from (`pub` only because `Ledger::record`, which takes it, is).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Counted {
+pub(crate) enum Counted {
     /// The provider's usage, as it reported it.
     Reported,
     /// corecoder's estimate: the reply carried no usage, or an impossible one.
@@ -73,7 +73,13 @@ impl Spend {
 impl Ledger {
     /// Account one request at the model it used, priced now: a later `/model` switch never
     /// re-prices it. Unknown price: its tokens count, its dollars are unknown.
-    pub fn record(&mut self, table: &PriceTable, model: &str, usage: &Usage, counted: Counted) {
+    pub(crate) fn record(
+        &mut self,
+        table: &PriceTable,
+        model: &str,
+        usage: &Usage,
+        counted: Counted,
+    ) {
         let dollars = dollars_for(table, model, usage);
         match counted {
             Counted::Reported => {}
@@ -91,7 +97,7 @@ impl Ledger {
         }
     }
 
-    pub fn usage(&self) -> Usage {
+    pub(crate) fn usage(&self) -> Usage {
         self.total.usage.clone()
     }
 
@@ -129,17 +135,17 @@ impl Ledger {
     }
 
     /// Dollars of the priced requests (a lower bound when `total_dollars` is `None`).
-    pub fn dollars(&self) -> f64 {
+    pub(crate) fn dollars(&self) -> f64 {
         self.total.dollars
     }
 
     /// What the whole session cost, or `None` when some request's price is unknown.
-    pub fn total_dollars(&self) -> Option<f64> {
+    pub(crate) fn total_dollars(&self) -> Option<f64> {
         (self.total.unpriced_requests == 0).then_some(self.total.dollars)
     }
 
     /// Models with at least one request whose price is unknown, in first-use order.
-    pub fn unpriced_models(&self) -> Vec<String> {
+    pub(crate) fn unpriced_models(&self) -> Vec<String> {
         let unpriced = self.models.iter().filter(|(_, s)| s.unpriced_requests > 0);
         unpriced.map(|(model, _)| model.clone()).collect()
     }
@@ -149,7 +155,7 @@ impl Ledger {
     /// cached part when the provider reported one, the rate rounded down); one model of
     /// unknown price: `… · price unknown for foo-model`; after a `/model` switch every model is
     /// named: `… · at least $0.0011 (foo-model price unknown, gpt-5.5 $0.0011)`.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let usage = &self.total.usage;
         let mut line = format!("tokens: {} prompt", thousands(usage.prompt_tokens));
         if let (true, Some(rate)) = (usage.cached_tokens > 0, cache_hit_rate(usage)) {
@@ -176,7 +182,7 @@ impl Ledger {
 
 /// The share of the prompt tokens the provider served from its cache (cached ÷ prompt), `None`
 /// before any prompt token; at most 1 even when a provider reports more cached than prompt.
-pub fn cache_hit_rate(usage: &Usage) -> Option<f64> {
+pub(crate) fn cache_hit_rate(usage: &Usage) -> Option<f64> {
     let prompt = usage.prompt_tokens;
     (prompt > 0).then(|| usage.cached_tokens.min(prompt) as f64 / prompt as f64)
 }

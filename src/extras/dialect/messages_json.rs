@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 /// Per agent (`Extras::for_sub_agent` starts it empty).
 #[derive(Debug, Default)]
-pub struct MessagesJson {
+pub(crate) struct MessagesJson {
     /// Shared with the bodies that send them: a round copies no message's text.
     entries: Mutex<Vec<(Print, Arc<str>)>>,
 }
@@ -31,7 +31,7 @@ struct Print {
 
 impl MessagesJson {
     /// The history was rewritten: nothing kept may be reused.
-    pub fn forget(&self) {
+    pub(crate) fn forget(&self) {
         self.entries
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -41,7 +41,12 @@ impl MessagesJson {
     /// Append `[m0,m1,…]` to the body's pieces as chat completions takes the messages: no
     /// `thinking` (Anthropic's, from a session begun there), and `""` for a missing content
     /// where `empty_content`.
-    pub fn append_array(&self, out: &mut Vec<Arc<str>>, messages: &[Message], empty_content: bool) {
+    pub(crate) fn append_array(
+        &self,
+        out: &mut Vec<Arc<str>>,
+        messages: &[Message],
+        empty_content: bool,
+    ) {
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         let comma: Arc<str> = Arc::from(",");
         out.push(Arc::from("["));

@@ -19,13 +19,13 @@ use std::time::{Duration, Instant};
 /// The longest stdout line kept; longer ones are not JSON we can use and are dropped.
 const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// How often a waiting caller looks at its cancel flag.
-pub const CANCEL_POLL: Duration = Duration::from_millis(50);
+pub(crate) const CANCEL_POLL: Duration = Duration::from_millis(50);
 
 /// The reader thread's loop: each stdout line goes to `on_line`; stderr is read (so a chatty
 /// server never blocks on a full pipe) and only its tail kept. `poll(2)` rather than blocking
 /// reads, so that `stop` ends the loop even when a stray process keeps the pipes open. Returns
 /// why stdout ended, or `None` when `stop` ended it.
-pub fn read_loop(
+pub(crate) fn read_loop(
     mut stdout: ChildStdout,
     mut stderr: ChildStderr,
     stop: &AtomicBool,
@@ -82,14 +82,14 @@ fn exit_reason(stderr_tail: &[u8]) -> String {
 /// What the reader looks at in a line; `result` is skipped unparsed (its caller reads it), so
 /// a huge answer is never built as a tree here.
 #[derive(Deserialize)]
-pub struct Envelope {
-    pub id: Option<Value>,
-    pub method: Option<Value>,
-    pub error: Option<Value>,
+pub(crate) struct Envelope {
+    pub(crate) id: Option<Value>,
+    pub(crate) method: Option<Value>,
+    pub(crate) error: Option<Value>,
 }
 
 /// What a reply line means for its caller: the line itself, or the server's error in words.
-pub fn reply_of(error: Option<Value>, line: Vec<u8>) -> Result<Vec<u8>, String> {
+pub(crate) fn reply_of(error: Option<Value>, line: Vec<u8>) -> Result<Vec<u8>, String> {
     let Some(error) = error else {
         return Ok(line);
     };
@@ -116,7 +116,7 @@ pub fn result_of(line: &[u8]) -> Result<Value, String> {
 }
 
 /// Why a write stopped before its last byte.
-pub enum Stall {
+pub(crate) enum Stall {
     Deadline,
     Cancelled,
     Failed(std::io::Error),
@@ -124,7 +124,7 @@ pub enum Stall {
 
 /// Write all of `bytes` to the non-blocking `pipe`, waiting for room with `poll(2)`. Returns
 /// how many bytes went, and why it stopped short, if it did.
-pub fn write_by(
+pub(crate) fn write_by(
     pipe: &mut ChildStdin,
     bytes: &[u8],
     deadline: Instant,
@@ -158,7 +158,7 @@ pub fn write_by(
 }
 
 /// Make our end of the server's stdin non-blocking (the flag is on our open file only).
-pub fn non_blocking(fd: i32) {
+pub(crate) fn non_blocking(fd: i32) {
     unsafe {
         let flags = libc::fcntl(fd, libc::F_GETFL);
         if flags >= 0 {

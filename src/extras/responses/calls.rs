@@ -15,7 +15,7 @@ use std::collections::HashMap;
 /// Each event finds its call by a lookup, not a scan of the calls so far: 80,000 calls in one
 /// reply would cost billions of comparisons.
 #[derive(Default)]
-pub struct Calls {
+pub(crate) struct Calls {
     calls: Vec<Call>,
     /// The first call with each item id, and with each output index.
     by_item: HashMap<String, usize>,
@@ -32,7 +32,7 @@ struct Call {
 
 impl Calls {
     /// A `function_call` item began (`done: false`) or is done. Returns whether it was new.
-    pub fn item(
+    pub(crate) fn item(
         &mut self,
         item: &Value,
         output_index: Option<u64>,
@@ -76,7 +76,7 @@ impl Calls {
     }
 
     /// A piece of the named call's arguments (dropped once the call is announced).
-    pub fn arguments_delta(&mut self, item_id: Option<&str>, at: Option<u64>, delta: &str) {
+    pub(crate) fn arguments_delta(&mut self, item_id: Option<&str>, at: Option<u64>, delta: &str) {
         let at = self.call_at(item_id, at);
         if let Some(call) = at.map(|at| &mut self.calls[at]).filter(|c| !c.ready) {
             call.call.arguments.push_str(delta);
@@ -84,7 +84,7 @@ impl Calls {
     }
 
     /// `function_call_arguments.done`: the whole arguments of the named call.
-    pub fn arguments_done(
+    pub(crate) fn arguments_done(
         &mut self,
         (item_id, at): (Option<&str>, Option<u64>),
         arguments: Option<&str>,
@@ -95,12 +95,12 @@ impl Calls {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.calls.is_empty()
     }
 
     /// The calls in the order they began, each with an id (`call_N` where none was given).
-    pub fn into_calls(self) -> Vec<ToolCall> {
+    pub(crate) fn into_calls(self) -> Vec<ToolCall> {
         let calls = self.calls.into_iter().enumerate();
         let with_id = |(n, Call { mut call, .. }): (usize, Call)| {
             if call.id.is_empty() {

@@ -20,7 +20,7 @@ use std::borrow::Cow;
 
 /// The line-fed state machine for one response.
 #[derive(Default)]
-pub struct Parser {
+pub(crate) struct Parser {
     /// An event whose `data:` lines are not a whole JSON value yet (rare: OpenAI sends one line).
     data: String,
     reply: Reply,
@@ -53,7 +53,7 @@ struct WireEvent<'a> {
 
 impl Parser {
     /// Feed one line without its terminator; `Flow::Done` once the response has ended.
-    pub fn feed_line(
+    pub(crate) fn feed_line(
         &mut self,
         line: &str,
         on_delta: &mut dyn FnMut(Event),

@@ -23,7 +23,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 /// A built ruleset, not yet entered.
-pub type Built = landlock::RulesetCreated;
+pub(crate) type Built = landlock::RulesetCreated;
 
 /// Every right that changes the file system, from the ABI that brought it: ABI 1's, `Refer`
 /// (2: linking or renaming into another directory), `Truncate` (3) and `ResolveUnix` (9:
@@ -44,7 +44,7 @@ fn handling() -> Result<Ruleset, landlock::RulesetError> {
 }
 
 /// Does this kernel offer Landlock (ABI 1's write rights)?
-pub fn present() -> bool {
+pub(crate) fn present() -> bool {
     handling().and_then(|ruleset| ruleset.create()).is_ok()
 }
 
@@ -54,7 +54,7 @@ const SCOPE_GAP: &str = "this kernel's Landlock (before Linux 6.12) cannot scope
 
 /// What this kernel cannot wall off that a newer one would, for the start-up note; `None` when
 /// nothing is missing (or there is no Landlock at all, which `present` reports).
-pub fn gaps() -> Option<String> {
+pub(crate) fn gaps() -> Option<String> {
     let scoped = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .scope(Scope::from_all(ABI::V6))
@@ -80,7 +80,7 @@ const DEVICES: [&str; 8] = [
 
 /// A ruleset that handles every write right and scope this kernel knows, allowing the writes
 /// beneath `writable` and plain writes to `DEVICES` (so `> /dev/null` works).
-pub fn ruleset(writable: &[PathBuf]) -> Result<Built, String> {
+pub(crate) fn ruleset(writable: &[PathBuf]) -> Result<Built, String> {
     let failed = |e: landlock::RulesetError| format!("could not build the Landlock ruleset: {e}");
     let mut ruleset = handling().and_then(|r| r.create()).map_err(failed)?;
     for device in DEVICES.iter().map(Path::new).filter(|d| d.exists()) {
@@ -105,7 +105,7 @@ fn allow(ruleset: Built, dir: &Path, access: BitFlags<AccessFs>) -> Result<Built
 /// process: no exec may gain privileges). Binds the calling thread and what it starts. Runs
 /// between fork and exec, so it allocates nothing: the crate's `restrict_self` consumes a
 /// ruleset, so it gets a `dup` (one `fcntl`), and an error is the kernel's `errno`.
-pub fn restrict_self(ruleset: &Built) -> io::Result<()> {
+pub(crate) fn restrict_self(ruleset: &Built) -> io::Result<()> {
     match ruleset.try_clone()?.restrict_self() {
         Ok(status) if status.ruleset != RulesetStatus::NotEnforced => Ok(()),
         Ok(_) => Err(io::Error::from_raw_os_error(libc::ENOSYS)),

@@ -5,26 +5,26 @@ use std::io;
 use std::path::PathBuf;
 
 /// Never built: `ruleset` always refuses.
-pub struct Built;
+pub(crate) struct Built;
 
 impl Built {
-    pub fn try_clone(&self) -> io::Result<Built> {
+    pub(crate) fn try_clone(&self) -> io::Result<Built> {
         Ok(Built)
     }
 }
 
-pub fn present() -> bool {
+pub(crate) fn present() -> bool {
     false
 }
 
-pub fn gaps() -> Option<String> {
+pub(crate) fn gaps() -> Option<String> {
     None
 }
 
-pub fn ruleset(_writable: &[PathBuf]) -> Result<Built, String> {
+pub(crate) fn ruleset(_writable: &[PathBuf]) -> Result<Built, String> {
     Err("Landlock exists only on Linux".to_string())
 }
 
-pub fn restrict_self(_ruleset: &Built) -> io::Result<()> {
+pub(crate) fn restrict_self(_ruleset: &Built) -> io::Result<()> {
     Ok(())
 }

@@ -25,14 +25,14 @@ const SOCKET_VARIABLES: &str = "\
     PIPEWIRE_REMOTE SWAYSOCK I3SOCK HYPRLAND_INSTANCE_SIGNATURE";
 
 /// Does this variable name a socket, an agent, a display or a server outside the sandbox?
-pub fn names_a_way_out(name: &str) -> bool {
+pub(crate) fn names_a_way_out(name: &str) -> bool {
     SOCKET_VARIABLES
         .split_whitespace()
         .any(|listed| listed == name)
 }
 
 /// At start-up, for the notes of a sandboxed session: what this kernel cannot wall off.
-pub fn kernel_gaps() -> Option<String> {
+pub(crate) fn kernel_gaps() -> Option<String> {
     landlock::gaps()
 }
 
@@ -43,7 +43,7 @@ pub fn kernel_gaps() -> Option<String> {
 /// `exec` to the parent, must live until the `exec`. `close_range` is Linux 5.11+, older than
 /// Landlock; a kernel without it stops the shell rather than leak.
 #[cfg(target_os = "linux")]
-pub fn close_inherited_on_exec() -> std::io::Result<()> {
+pub(crate) fn close_inherited_on_exec() -> std::io::Result<()> {
     // SAFETY: three integers; the kernel reads no memory of ours.
     let done = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) };
     match done {
@@ -53,7 +53,7 @@ pub fn close_inherited_on_exec() -> std::io::Result<()> {
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn close_inherited_on_exec() -> std::io::Result<()> {
+pub(crate) fn close_inherited_on_exec() -> std::io::Result<()> {
     Ok(())
 }
 

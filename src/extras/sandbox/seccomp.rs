@@ -22,7 +22,7 @@ use std::io;
 /// One BPF instruction, `struct sock_filter`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Instruction {
+pub(crate) struct Instruction {
     code: u16,
     jump_if_true: u8,
     jump_if_false: u8,
@@ -97,7 +97,7 @@ enum Refusal {
 
 /// Whether a filter also refuses the metadata changes (read-only mode) or not (workspace-write).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Metadata {
+pub(crate) enum Metadata {
     Refused,
     Allowed,
 }
@@ -194,7 +194,7 @@ fn metadata_calls() -> Vec<i64> {
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64")
 ))]
-pub fn filter(metadata: Metadata) -> Option<Vec<Instruction>> {
+pub(crate) fn filter(metadata: Metadata) -> Option<Vec<Instruction>> {
     let step = |code, k, if_true, if_false| (code, k, if_true, if_false);
     let mut steps = vec![
         step(LOAD_WORD, ARCH_OFFSET, Target::Next, Target::Next),
@@ -264,14 +264,14 @@ fn resolve(steps: &[(u16, u32, Target, Target)]) -> Vec<Instruction> {
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64")
 )))]
-pub fn filter(_metadata: Metadata) -> Option<Vec<Instruction>> {
+pub(crate) fn filter(_metadata: Metadata) -> Option<Vec<Instruction>> {
     None
 }
 
 /// In the forked child: install `filter` for good. Needs `PR_SET_NO_NEW_PRIVS`, which
 /// entering Landlock has already set. One syscall, no allocation.
 #[cfg(target_os = "linux")]
-pub fn install(filter: &[Instruction]) -> io::Result<()> {
+pub(crate) fn install(filter: &[Instruction]) -> io::Result<()> {
     let program = Program {
         len: filter.len() as u16,
         filter: filter.as_ptr(),
@@ -292,7 +292,7 @@ pub fn install(filter: &[Instruction]) -> io::Result<()> {
 
 /// Elsewhere there is no filter to install (and no sandbox mode starts: no Landlock).
 #[cfg(not(target_os = "linux"))]
-pub fn install(_filter: &[Instruction]) -> io::Result<()> {
+pub(crate) fn install(_filter: &[Instruction]) -> io::Result<()> {
     Ok(())
 }
 

@@ -23,19 +23,19 @@ pub(crate) enum Format {
 
 /// One line of `/sessions` output.
 #[derive(Debug, Clone)]
-pub struct Summary {
-    pub id: String,
+pub(crate) struct Summary {
+    pub(crate) id: String,
     /// The names `/save` gave it (`session/names.rs`).
     pub(crate) names: Vec<String>,
     pub(crate) format: Format,
-    pub modified: SystemTime,
-    pub cwd: Option<PathBuf>,
+    pub(crate) modified: SystemTime,
+    pub(crate) cwd: Option<PathBuf>,
     /// The first user message on one line, at most 60 characters.
-    pub preview: String,
+    pub(crate) preview: String,
 }
 
 /// The latest `limit` sessions, newest first (by modification time). Only those are read.
-pub fn list(dir: &Path, limit: usize) -> Vec<Summary> {
+pub(crate) fn list(dir: &Path, limit: usize) -> Vec<Summary> {
     let names = names::all(dir);
     by_recency(dir)
         .into_iter()

@@ -12,29 +12,30 @@ use serde_json::{Map, Value};
 const EXCERPT_CHARS: usize = 72;
 /// Where a request first differs from the recorded one, with a short excerpt of each side.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Divergence {
+pub(crate) struct Divergence {
     /// `message 3 (tool), field content`, or `field max_tokens`.
-    pub place: String,
-    pub recorded: String,
-    pub sent: String,
+    pub(crate) place: String,
+    pub(crate) recorded: String,
+    pub(crate) sent: String,
 }
 
 /// The first difference between the recorded request and the one sent now, after the
 /// recorded working directory is read as the current one and the system prompt's clock and OS
 /// lines are set aside: the messages in order (each field by name), then the other fields.
-pub fn first_difference(recorded: &Value, sent: &Value, cwd: &Rebase) -> Option<Divergence> {
+#[cfg(test)]
+pub(crate) fn first_difference(recorded: &Value, sent: &Value, cwd: &Rebase) -> Option<Divergence> {
     let here = Rebase::default();
     first_difference_of(&comparable(recorded, cwd), &comparable(sent, &here))
 }
 
 /// A request as it is compared: the recorded working directory read as the current one, the
 /// system prompt's clock and OS lines set aside. Done once per recorded round.
-pub fn comparable(body: &Value, cwd: &Rebase) -> Value {
+pub(crate) fn comparable(body: &Value, cwd: &Rebase) -> Value {
     normalised(&cwd.apply(body))
 }
 
 /// `first_difference` of two requests already made `comparable`.
-pub fn first_difference_of(recorded: &Value, sent: &Value) -> Option<Divergence> {
+pub(crate) fn first_difference_of(recorded: &Value, sent: &Value) -> Option<Divergence> {
     let (old, new) = (messages(recorded), messages(sent));
     for at in 0..old.len().max(new.len()) {
         let place = |message: &Value, what: &str| {
@@ -147,9 +148,9 @@ fn normalised(body: &Value) -> Value {
 
 /// The recorded working directory, read as the current one in every string of a request.
 #[derive(Debug, Clone, Default)]
-pub struct Rebase {
-    pub from: Option<String>,
-    pub to: String,
+pub(crate) struct Rebase {
+    pub(crate) from: Option<String>,
+    pub(crate) to: String,
 }
 
 impl Rebase {

@@ -20,36 +20,36 @@ const MAX_TRACE: u64 = 256 << 20;
 
 /// A trace, read back.
 #[derive(Debug, Default)]
-pub struct Recording {
+pub(crate) struct Recording {
     /// The corecoder that wrote it (`None`: a trace from before the header line).
-    pub version: Option<String>,
+    pub(crate) version: Option<String>,
     pub model: Option<String>,
-    pub cwd: Option<String>,
-    pub max_context: Option<u32>,
+    pub(crate) cwd: Option<String>,
+    pub(crate) max_context: Option<u32>,
     /// What the user asked, in order; a trace without task lines gives its first user message.
-    pub tasks: Vec<Task>,
-    pub rounds: Vec<Round>,
+    pub(crate) tasks: Vec<Task>,
+    pub(crate) rounds: Vec<Round>,
     /// Lines that were not JSON (a session killed mid-write leaves half a line).
-    pub unreadable: usize,
+    pub(crate) unreadable: usize,
 }
 
 /// One task the user gave, and whether plan mode was on for it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Task {
+pub(crate) struct Task {
     pub text: String,
-    pub plan: Plan,
+    pub(crate) plan: Plan,
 }
 
 /// One request and what the server sent back to it.
 #[derive(Debug, Clone)]
-pub struct Round {
+pub(crate) struct Round {
     pub request: Value,
-    pub answer: Answer,
+    pub(crate) answer: Answer,
 }
 
 /// What the scripted model sends back for a request.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Answer {
+pub(crate) enum Answer {
     /// A 200 event stream: these lines, each ended by a newline, then the connection closes
     /// (where the stream broke, it breaks again).
     Stream(Vec<String>),
@@ -65,7 +65,7 @@ pub enum Answer {
 
 /// What a replay does at a request that differs from the trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OnDivergence {
+pub(crate) enum OnDivergence {
     Stop,
     /// `--replay-loose`: serve the recorded reply anyway and go on.
     GoOn,
@@ -73,7 +73,7 @@ pub enum OnDivergence {
 
 impl Recording {
     /// The trace at `path`, read whole: at most `MAX_TRACE` bytes.
-    pub fn read(path: &Path) -> Result<Recording, String> {
+    pub(crate) fn read(path: &Path) -> Result<Recording, String> {
         let cannot = |e: std::io::Error| format!("--replay: cannot read {}: {e}", path.display());
         let size = std::fs::metadata(path).map_err(cannot)?.len();
         if size > MAX_TRACE {
@@ -84,7 +84,7 @@ impl Recording {
     }
 
     /// Each line in order: the header, tasks, requests and what answered each.
-    pub fn parse(text: &str) -> Result<Recording, String> {
+    pub(crate) fn parse(text: &str) -> Result<Recording, String> {
         let mut recording = Recording::default();
         for line in text.lines().filter(|line| !line.trim().is_empty()) {
             let Ok(record) = serde_json::from_str::<Value>(line) else {
@@ -175,7 +175,7 @@ fn first_user_message(rounds: &[Round]) -> Option<String> {
 
 /// A replay under way: which recorded rounds were served, how many requests matched one, and
 /// the first divergence. The scripted model's thread asks it; the face reads the report.
-pub struct Progress {
+pub(crate) struct Progress {
     rounds: Vec<Round>,
     /// Each round's request as it is compared (`divergence::comparable`), made once.
     expected: Vec<Value>,
@@ -208,7 +208,7 @@ impl Progress {
     /// What to send back to the request whose body is `body`: the reply of the first round not
     /// yet served that it matches (parallel sub-agents ask in no fixed order), else the next
     /// round's reply under `--replay-loose`, else a 409 that stops the run.
-    pub fn answer(&mut self, body: &[u8]) -> Answer {
+    pub(crate) fn answer(&mut self, body: &[u8]) -> Answer {
         self.requests += 1;
         let sent: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
         let sent = comparable(&sent, &Rebase::default());
@@ -253,13 +253,13 @@ impl Progress {
     }
 
     /// Every recorded round was asked for, and every request matched its round.
-    pub fn all_matched(&self) -> bool {
+    pub(crate) fn all_matched(&self) -> bool {
         self.diverged == 0 && self.served.iter().all(|&served| served)
     }
 
     /// What the replay found: `replay: 5 of 6 rounds matched`, what was left over, and where
     /// the first request differed.
-    pub fn report(&self) -> Vec<String> {
+    pub(crate) fn report(&self) -> Vec<String> {
         let total = self.rounds.len();
         let mut lines = vec![format!(
             "replay: {} of {total} rounds matched",

@@ -57,7 +57,7 @@ impl Project {
 
     /// Whether bash may run git from the project's git files: yes unless they are watched and
     /// differ from what was trusted.
-    pub fn git(&self) -> GitTrust {
+    pub(crate) fn git(&self) -> GitTrust {
         match self.allows(GIT_DIR) {
             true => GitTrust::Trusted,
             false => GitTrust::Untrusted,
@@ -68,7 +68,7 @@ impl Project {
     /// the project's trust, as they are now (nothing sandboxed has touched them yet). Only
     /// projects that had a sandboxed session are watched: elsewhere a `git remote add` of the
     /// user's own would make corecoder ask at every start, for no attacker.
-    pub fn watch_git(&self, store: &Path) -> Result<(), String> {
+    pub(crate) fn watch_git(&self, store: &Path) -> Result<(), String> {
         let git = self.dir.join(GIT_DIR);
         if self.files.iter().any(|f| f.path == git) {
             return Ok(());
@@ -86,7 +86,7 @@ impl Project {
     }
 
     /// The line for a run in which git is off for bash; none when it is not.
-    pub fn git_line(&self) -> Option<String> {
+    pub(crate) fn git_line(&self) -> Option<String> {
         (self.git() == GitTrust::Untrusted).then(|| {
             "Git is off for bash in this session: this project's .git/config or .git/hooks \
              changed since you trusted them (a sandboxed session has run here), and git runs \

@@ -37,7 +37,7 @@ const STACK_BYTES: usize = 256 * 1024;
 /// Run `job(stop)` on a helper thread; its value, or why the tool stopped waiting for it. A
 /// panic in the job is raised again here, on the tool's thread, where `tools::run` catches it.
 /// `cancel` is the session's Ctrl+C flag; `running` counts its helpers (`ToolContext` holds both).
-pub fn off_thread<T: Send + 'static>(
+pub(crate) fn off_thread<T: Send + 'static>(
     cancel: &AtomicBool,
     running: &Arc<AtomicUsize>,
     limit: Duration,

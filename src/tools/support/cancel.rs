@@ -8,10 +8,14 @@ use std::time::Duration;
 
 /// Ctrl+C came before the wait was over.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Cancelled;
+pub(crate) struct Cancelled;
 
 /// Wakes a request blocked on a silent server: shutting the agent down fails its reads.
-pub fn shut_down_on_cancel(http: &ureq::Agent, cancel: &AtomicBool, finished: &Receiver<()>) {
+pub(crate) fn shut_down_on_cancel(
+    http: &ureq::Agent,
+    cancel: &AtomicBool,
+    finished: &Receiver<()>,
+) {
     let tick = Duration::from_millis(50);
     while let Err(RecvTimeoutError::Timeout) = finished.recv_timeout(tick) {
         if cancel.load(Ordering::Relaxed) {
@@ -21,7 +25,7 @@ pub fn shut_down_on_cancel(http: &ureq::Agent, cancel: &AtomicBool, finished: &R
     }
 }
 
-pub fn sleep_unless_cancelled(wait: Duration, cancel: &AtomicBool) -> Result<(), Cancelled> {
+pub(crate) fn sleep_unless_cancelled(wait: Duration, cancel: &AtomicBool) -> Result<(), Cancelled> {
     let step = Duration::from_millis(50);
     let mut waited = Duration::ZERO;
     while waited < wait {

@@ -8,13 +8,13 @@ use std::time::{Duration, Instant};
 
 /// Which limit passed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Expired {
+pub(crate) enum Expired {
     Deadline,
     /// No data for this long.
     Idle(Duration),
 }
 
-pub struct Clocked<'a> {
+pub(crate) struct Clocked<'a> {
     inner: &'a mut dyn BufRead,
     idle: Duration,
     deadline: Option<Instant>,
@@ -37,12 +37,12 @@ impl Clocked<'_> {
     }
 
     /// What the caller counts as data arrived now (comments and keep-alives do not).
-    pub fn data_arrived(&mut self) {
+    pub(crate) fn data_arrived(&mut self) {
         self.last_data = Instant::now();
     }
 
     /// The limit that made the last read fail, if one did.
-    pub fn expired(&mut self) -> Option<Expired> {
+    pub(crate) fn expired(&mut self) -> Option<Expired> {
         self.expired.take()
     }
 

@@ -29,7 +29,7 @@ use super::danger_unread;
 use super::danger_words::{self, Program};
 use super::shell_words::{self, Body, Separator, SimpleCommand};
 
-pub use super::danger_rules::destructive_names;
+pub(crate) use super::danger_rules::destructive_names;
 
 /// What the gate found in a command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,7 +79,7 @@ pub fn check(command: &str) -> Option<Danger> {
 /// braces and the variables set in the command in place, inside the scripts it hands to a
 /// shell, `eval` or `xargs`, and in here-documents. What a permission rule's deny must see
 /// (`consent_rules.rs`): one reading for both. Nothing is collected past a catastrophe.
-pub fn programs(command: &str) -> Vec<Vec<String>> {
+pub(crate) fn programs(command: &str) -> Vec<Vec<String>> {
     let mut found = Found {
         programs: Some(Vec::new()),
         ..Found::default()
@@ -89,7 +89,7 @@ pub fn programs(command: &str) -> Vec<Vec<String>> {
 }
 
 /// The text the model reads when a catastrophic command is refused.
-pub fn blocked(reason: &str) -> String {
+pub(crate) fn blocked(reason: &str) -> String {
     format!("Blocked: {reason}; not run, in any mode. Do not try another spelling of it.")
 }
 

@@ -12,25 +12,25 @@ const DOWNLOADERS: &[&str] = &["curl", "wget", "fetch", "aria2c", "http", "https
 
 /// A script one command runs: text we can read, something downloaded, or something whose
 /// text is not known before it runs (why).
-pub enum Script {
+pub(crate) enum Script {
     Text(String),
     Downloaded,
     Unreadable(String),
 }
 
 /// One script's commands with what `read_script` worked out about them, by index.
-pub struct Pipeline<'a> {
-    pub commands: &'a [SimpleCommand],
-    pub runs: &'a [Program],
+pub(crate) struct Pipeline<'a> {
+    pub(crate) commands: &'a [SimpleCommand],
+    pub(crate) runs: &'a [Program],
     /// The command whose output each one reads on its stdin (`a | b`: `b` is fed by `a`).
-    pub feeds: &'a [Option<usize>],
+    pub(crate) feeds: &'a [Option<usize>],
     /// The commands right inside each one's `$( … )`, backticks and `<( … )`.
-    pub children: &'a [Vec<usize>],
+    pub(crate) children: &'a [Vec<usize>],
 }
 
 /// What command `at` reads on its stdin, when we can tell: a here-string, a here-document (an
 /// unquoted one's `$HOME` left for `places_of`), or what a command piped into it prints.
-pub fn stdin_of(at: usize, pipeline: &Pipeline) -> Option<Script> {
+pub(crate) fn stdin_of(at: usize, pipeline: &Pipeline) -> Option<Script> {
     match redirected_input(&pipeline.commands[at]) {
         Some(text) => Some(Script::Text(text)),
         None => pipeline.feeds[at].and_then(|f| output_of(f, pipeline)),
@@ -39,7 +39,7 @@ pub fn stdin_of(at: usize, pipeline: &Pipeline) -> Option<Script> {
 
 /// `args` of command `at` with its one substitution's output in place, when it has one and
 /// that output is known: `rm -rf "$(pwd)"` is `rm -rf .`.
-pub fn with_printed(at: usize, pipeline: &Pipeline, args: &mut [String]) {
+pub(crate) fn with_printed(at: usize, pipeline: &Pipeline, args: &mut [String]) {
     let substituted = |a: &String| a.matches(SUBSTITUTED).count();
     if let [child] = pipeline.children[at].as_slice()
         && args.iter().map(substituted).sum::<usize>() == 1
@@ -61,7 +61,7 @@ fn redirected_input(command: &SimpleCommand) -> Option<String> {
 
 /// What command `at` prints, when we can tell: an echo's words, a here-document passed on by
 /// `cat`, or a download. `tee` and a bare `cat` pass on what they were fed.
-pub fn output_of(mut at: usize, pipeline: &Pipeline) -> Option<Script> {
+pub(crate) fn output_of(mut at: usize, pipeline: &Pipeline) -> Option<Script> {
     loop {
         let (run, command) = (&pipeline.runs[at], &pipeline.commands[at]);
         if DOWNLOADERS.contains(&run.name.as_str()) {

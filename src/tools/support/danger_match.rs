@@ -11,7 +11,7 @@ use super::danger_words::Program;
 use super::shell_words::Redirect;
 
 /// What a rule looks for in one command.
-pub enum Pattern {
+pub(crate) enum Pattern {
     /// One of `programs`, with a flag among `flags` (if any are listed), and an operand (of
     /// those `operands` names) pointing to one of `places`.
     Targets {
@@ -42,7 +42,7 @@ pub enum Pattern {
 }
 
 /// One argument shape.
-pub enum Arg {
+pub(crate) enum Arg {
     /// `--name` or `--name=…`.
     Long(&'static str),
     /// The letter in a cluster of short options: `f` in `-f`, `-fdx`.
@@ -55,7 +55,7 @@ pub enum Arg {
 
 /// Does a test such as `-name` or `-mtime` make a `find … -delete` acceptable?
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Narrowed {
+pub(crate) enum Narrowed {
     /// No: it is refused however narrow.
     StillRefused,
     /// Yes: only a delete of everything under the path is caught.
@@ -64,7 +64,7 @@ pub enum Narrowed {
 
 /// Which arguments of a `Targets` rule are looked at.
 #[derive(Clone, Copy)]
-pub enum Operands {
+pub(crate) enum Operands {
     All,
     /// The destination: `cp a b /dev/sda`.
     Last,
@@ -73,7 +73,12 @@ pub enum Operands {
 }
 
 /// Does one command (its program past wrappers, its redirects) match `pattern`?
-pub fn matches(pattern: &Pattern, run: &Program, redirects: &[Redirect], scope: &Scope) -> bool {
+pub(crate) fn matches(
+    pattern: &Pattern,
+    run: &Program,
+    redirects: &[Redirect],
+    scope: &Scope,
+) -> bool {
     let (name, args) = (run.name.as_str(), run.args.as_slice());
     match pattern {
         Pattern::Targets {

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 /// Where a path argument points, as far as the gate can tell from the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Place {
+pub(crate) enum Place {
     /// `/`, `/tmp/..`
     Root,
     /// A glob right under the root: `/*`, `/[a-z]*`.
@@ -99,14 +99,14 @@ const SYSTEM_DIRS: &[&str] = &[
 /// What the gate knows of the shell it reads: variables set in the same command (`D=/`,
 /// `for d in / ~`) and the directory a `cd` to an absolute path (or home) moved to.
 #[derive(Debug, Default)]
-pub struct Scope {
-    pub variables: HashMap<String, Vec<String>>,
+pub(crate) struct Scope {
+    pub(crate) variables: HashMap<String, Vec<String>>,
     /// `None` while we are still where the command started (which we do not know).
-    pub cwd: Option<String>,
+    pub(crate) cwd: Option<String>,
 }
 
 /// Every place `arg` may point to: one per value of a variable and per brace alternative.
-pub fn places_of(arg: &str, scope: &Scope) -> Vec<Place> {
+pub(crate) fn places_of(arg: &str, scope: &Scope) -> Vec<Place> {
     let words = expand_variables(arg, scope).into_iter();
     let words = words.flat_map(|expanded| expand_braces(&expanded)).take(16);
     words.map(|word| place_of(&word, scope)).collect()
@@ -114,7 +114,7 @@ pub fn places_of(arg: &str, scope: &Scope) -> Vec<Place> {
 
 /// Replace a leading `$NAME`, `${NAME}`, `${NAME:?…}` or `${NAME:-…}` by what it holds:
 /// `HOME` is `~`, `PWD` the tracked directory (or `.`), others as set in the command.
-pub fn expand_variables(arg: &str, scope: &Scope) -> Vec<String> {
+pub(crate) fn expand_variables(arg: &str, scope: &Scope) -> Vec<String> {
     let Some(rest) = arg.strip_prefix('$') else {
         return vec![arg.to_string()];
     };
@@ -143,7 +143,7 @@ pub fn expand_variables(arg: &str, scope: &Scope) -> Vec<String> {
 
 /// `{/,}` → `/` and ``; `/{bin,etc}` → `/bin`, `/etc`. At most 16 words come out; past that
 /// the word is kept as it is (a command that needs more is not a slip).
-pub fn expand_braces(word: &str) -> Vec<String> {
+pub(crate) fn expand_braces(word: &str) -> Vec<String> {
     let mut done = Vec::new();
     let mut todo = vec![word.to_string()];
     while let Some(word) = todo.pop() {
@@ -283,7 +283,7 @@ fn classify(base: Base, parts: &[&str]) -> Place {
 
 /// `*`, `.*`, `**`, `[a-z]*`, `?*`: a name pattern with no fixed letter, so it matches nearly
 /// everything (`*.o` has one, and is fine).
-pub fn is_glob_of_everything(part: &str) -> bool {
+pub(crate) fn is_glob_of_everything(part: &str) -> bool {
     let mut letters = String::new();
     let mut in_class = false;
     for c in part.chars() {

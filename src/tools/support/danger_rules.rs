@@ -11,7 +11,7 @@ use super::danger_places::Place;
 
 /// How bad a match is, which decides what consent does with it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Class {
+pub(crate) enum Class {
     /// Wrecks the system, the home directory or a disk: refused in every mode.
     Catastrophic,
     /// Loses work but has real uses (the git history, a whole tree): never run silently. The
@@ -19,10 +19,10 @@ pub enum Class {
     Destructive(&'static str),
 }
 
-pub struct Rule {
-    pub class: Class,
-    pub reason: &'static str,
-    pub pattern: Pattern,
+pub(crate) struct Rule {
+    pub(crate) class: Class,
+    pub(crate) reason: &'static str,
+    pub(crate) pattern: Pattern,
 }
 
 const RECURSIVE_OR_FORCED: &[Arg] = &[
@@ -67,7 +67,7 @@ const DISK_WRITERS: &[&str] = &[
     "badblocks",
 ];
 
-pub const RULES: &[Rule] = &[
+pub(crate) const RULES: &[Rule] = &[
     catastrophic(
         "recursive or forced rm of /, a system directory, the home directory, ., .. or *",
         targets(&["rm"], RECURSIVE_OR_FORCED, WIPE),
@@ -284,7 +284,7 @@ const fn word(word: &'static str) -> Arg {
 }
 
 /// The names a user may opt in to, each once, in table order.
-pub fn destructive_names() -> Vec<&'static str> {
+pub(crate) fn destructive_names() -> Vec<&'static str> {
     let mut names = Vec::new();
     for rule in RULES {
         if let Class::Destructive(name) = rule.class

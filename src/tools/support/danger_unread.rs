@@ -15,12 +15,12 @@ use super::danger_places::{Scope, expand_variables};
 use super::shell_words::{Kind, SUBSTITUTED};
 
 /// Why a here-document marked `Body::Unread` cannot be checked.
-pub const TOO_DEEP_BODY: &str = "a here-document whose end or text cannot be read (nested \
+pub(crate) const TOO_DEEP_BODY: &str = "a here-document whose end or text cannot be read (nested \
      more than 8 deep, or a delimiter spelled with escapes)";
 
 /// Once the command sets `IFS`, a word with an expansion splits where the text does not show
 /// (`IFS=_; x=rm_-rf_~; $x`): such a word is not read.
-pub fn split_by_ifs(scope: &Scope, words: &[String]) -> Option<String> {
+pub(crate) fn split_by_ifs(scope: &Scope, words: &[String]) -> Option<String> {
     let expands = words.iter().any(|w| w.contains(['$', SUBSTITUTED]));
     (expands && scope.variables.contains_key("IFS")).then(|| {
         "IFS is set in the command, so its expansions split where the text does not show"
@@ -29,19 +29,19 @@ pub fn split_by_ifs(scope: &Scope, words: &[String]) -> Option<String> {
 }
 
 /// A program name the text does not spell out: a variable, or what a substitution prints.
-pub fn is_expansion(name: &str) -> bool {
+pub(crate) fn is_expansion(name: &str) -> bool {
     name.contains(['$', SUBSTITUTED])
 }
 
 /// `$FUNCNAME` and its spellings: inside a function, the function's own name.
-pub fn is_funcname(name: &str) -> bool {
+pub(crate) fn is_funcname(name: &str) -> bool {
     matches!(name, "$FUNCNAME" | "${FUNCNAME}" | "${FUNCNAME[0]}")
 }
 
 /// The scripts command `at` runs when its program is an expansion: the program and its
 /// arguments with the variables set earlier in place (each argument quoted, as the values are
 /// words), what an `echo` in its substitution prints, a download, or unreadable.
-pub fn program_from_expansion(at: usize, pipeline: &Pipeline, scope: &Scope) -> Vec<Script> {
+pub(crate) fn program_from_expansion(at: usize, pipeline: &Pipeline, scope: &Scope) -> Vec<Script> {
     let (run, command) = (&pipeline.runs[at], &pipeline.commands[at]);
     // In arithmetic an unknown first word is a value; one set earlier may still be a program
     // (`$(($X ~) )` runs `$X` when it is no arithmetic).
@@ -90,7 +90,7 @@ pub fn program_from_expansion(at: usize, pipeline: &Pipeline, scope: &Scope) -> 
 /// The script `eval` or `sh -c` (command `at`) runs, from its text. What its substitutions
 /// print was read as scripts of their own by the caller; one whose output is not known (and is
 /// no file's text) makes it unreadable, added to `scripts`.
-pub fn printed_script(
+pub(crate) fn printed_script(
     text: String,
     at: usize,
     pipeline: &Pipeline,

@@ -12,12 +12,12 @@ use super::shell_words::{Separator, SimpleCommand};
 
 /// A program and its arguments, with every wrapper and keyword before it removed.
 #[derive(Debug, Default, Clone)]
-pub struct Program {
+pub(crate) struct Program {
     /// The file name of the program (`/bin/rm` → `rm`); empty when there is none.
-    pub name: String,
-    pub args: Vec<String>,
+    pub(crate) name: String,
+    pub(crate) args: Vec<String>,
     /// Run by `xargs`: more arguments come from its input.
-    pub via_xargs: bool,
+    pub(crate) via_xargs: bool,
 }
 
 /// Words that run the rest of the command, with the options that take a value and how many
@@ -67,7 +67,7 @@ const KEYWORDS: &[&str] = &[
 
 /// The program `words` run and its arguments. A function definition, a `for`/`case` head
 /// and a line of assignments run nothing (an empty name). Braces first: `{rm,-rf,~}` is `rm`.
-pub fn invocation(words: &[String]) -> Program {
+pub(crate) fn invocation(words: &[String]) -> Program {
     let expanded: Vec<String> = words.iter().flat_map(|w| expand_braces(w)).collect();
     let mut words = Words {
         front: Vec::new(),
@@ -163,7 +163,7 @@ fn skip_options(words: &mut Words, valued: &[&str], wrapper: &str) {
 
 /// For each command, the one piped into it: the previous command at the same depth, when
 /// that one ended with `|`. One pass, remembering the last command seen at each depth.
-pub fn pipe_sources(commands: &[SimpleCommand]) -> Vec<Option<usize>> {
+pub(crate) fn pipe_sources(commands: &[SimpleCommand]) -> Vec<Option<usize>> {
     let mut last_at_depth: Vec<Option<usize>> = Vec::new();
     let mut feeds = Vec::with_capacity(commands.len());
     for (at, command) in commands.iter().enumerate() {
@@ -179,7 +179,7 @@ pub fn pipe_sources(commands: &[SimpleCommand]) -> Vec<Option<usize>> {
 
 /// For each command, the commands one level inside its substitutions. A command's inner
 /// commands come right before it, so a stack per depth hands each one to its parent once.
-pub fn substitution_children(commands: &[SimpleCommand]) -> Vec<Vec<usize>> {
+pub(crate) fn substitution_children(commands: &[SimpleCommand]) -> Vec<Vec<usize>> {
     let mut waiting: Vec<Vec<usize>> = Vec::new();
     let mut children = Vec::with_capacity(commands.len());
     for (at, command) in commands.iter().enumerate() {
@@ -199,7 +199,7 @@ pub fn substitution_children(commands: &[SimpleCommand]) -> Vec<Vec<usize>> {
 }
 
 /// What `watch` runs: its arguments after its options, joined, as `watch` hands them to `sh -c`.
-pub fn watch_script(args: &[String]) -> String {
+pub(crate) fn watch_script(args: &[String]) -> String {
     let mut at = 0;
     while let Some(arg) = args.get(at).filter(|a| a.starts_with('-')) {
         at += 1 + usize::from(matches!(arg.as_str(), "-n" | "--interval" | "-q"));
@@ -209,7 +209,7 @@ pub fn watch_script(args: &[String]) -> String {
 
 /// The commands `find … -exec CMD … ;` (or `-execdir`, `-ok`, ending in `;` or `+`) runs, as
 /// text to read again (each word quoted, since find passes them as they are).
-pub fn find_exec_commands(args: &[String]) -> Vec<String> {
+pub(crate) fn find_exec_commands(args: &[String]) -> Vec<String> {
     let mut commands = Vec::new();
     let mut words = args.iter();
     while let Some(arg) = words.next() {
@@ -225,7 +225,7 @@ pub fn find_exec_commands(args: &[String]) -> Vec<String> {
 }
 
 /// The script after a shell's `-c` (also in `-lc`, `-ec`; a `--` after it is skipped).
-pub fn dash_c_script(args: &[String]) -> Option<&String> {
+pub(crate) fn dash_c_script(args: &[String]) -> Option<&String> {
     let mut at = 0;
     while let Some(arg) = args.get(at) {
         if !arg.starts_with(['-', '+']) {
@@ -250,7 +250,7 @@ pub fn dash_c_script(args: &[String]) -> Option<&String> {
 
 /// What the shell remembers between the commands of one script: where a top-level `cd`
 /// went, and variables set by `NAME=value`, `export` or `for NAME in …`.
-pub fn follow(scope: &mut Scope, words: &[String], run: &Program) {
+pub(crate) fn follow(scope: &mut Scope, words: &[String], run: &Program) {
     let first = |text: &str| expand_variables(text, scope).swap_remove(0);
     match (run.name.as_str(), words.first().map(String::as_str)) {
         ("cd" | "pushd", _) => {

@@ -14,7 +14,7 @@ const CONTEXT: usize = 3;
 
 /// `--- old_name`, `+++ new_name` and the hunks; empty when the texts are equal. `\r\n` line
 /// ends are shown as `\n`, so a CRLF file's diff does not carry stray carriage returns.
-pub fn unified(old: &str, new: &str, old_name: &str, new_name: &str) -> String {
+pub(crate) fn unified(old: &str, new: &str, old_name: &str, new_name: &str) -> String {
     let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
     let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
     let (old_lines, new_lines) = (&old_lines[..], &new_lines[..]);

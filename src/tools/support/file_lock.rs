@@ -24,14 +24,14 @@ use std::time::{Duration, Instant};
 const WAIT: Duration = Duration::from_secs(10);
 
 /// An exclusive lock on `FILE.lock`, held until dropped (closing the file releases it).
-pub struct FileLock {
+pub(crate) struct FileLock {
     _file: File,
 }
 
 impl FileLock {
     /// Lock `file` (by its `.lock` neighbour, created 0600, in a directory created 0700 if
     /// missing), waiting up to `WAIT` for another holder.
-    pub fn take(file: &Path) -> io::Result<FileLock> {
+    pub(crate) fn take(file: &Path) -> io::Result<FileLock> {
         let lock_path = lock_path(file);
         if let Some(dir) = lock_path.parent() {
             DirBuilder::new().recursive(true).mode(0o700).create(dir)?;

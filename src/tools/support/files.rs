@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Resolve a path argument against the tracked working directory (`~` means home).
-pub fn resolve(cwd: &Path, path: &str) -> PathBuf {
+pub(crate) fn resolve(cwd: &Path, path: &str) -> PathBuf {
     if (path == "~" || path.starts_with("~/"))
         && let Some(home) = std::env::var_os("HOME")
     {
@@ -24,20 +24,20 @@ pub fn resolve(cwd: &Path, path: &str) -> PathBuf {
 
 /// The most a settings file (hooks, MCP servers, rules, `.env`, prices, trusted projects) may
 /// hold: far more than any real one, and little enough to read at start-up.
-pub const MAX_SETTINGS_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_SETTINGS_BYTES: u64 = 1 << 20;
 /// The most a file read whole for a change may hold (`edit_file`, and the copy a checkpoint
 /// keeps): bigger files are edited with bash, and `/undo` says it does not cover them.
-pub const MAX_WHOLE_BYTES: u64 = 32 << 20;
+pub(crate) const MAX_WHOLE_BYTES: u64 = 32 << 20;
 
 /// `read_capped` for a settings file, as UTF-8 text.
-pub fn read_settings_text(path: &Path) -> io::Result<String> {
+pub(crate) fn read_settings_text(path: &Path) -> io::Result<String> {
     String::from_utf8(read_capped(path, MAX_SETTINGS_BYTES)?)
         .map_err(|_| io::Error::new(ErrorKind::InvalidData, "not UTF-8 text"))
 }
 
 /// The whole of `path`, if it is a regular file of at most `limit` bytes; else an error that
 /// says why (`NotFound` stays `NotFound`).
-pub fn read_capped(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+pub(crate) fn read_capped(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     let bytes = read_head(path, limit + 1)?;
     match bytes.len() as u64 > limit {
         true => Err(io::Error::new(ErrorKind::InvalidData, larger_than(limit))),
@@ -57,7 +57,7 @@ fn larger_than(limit: u64) -> String {
 /// an open that waits for a writer, and neither may stall corecoder or fill its memory. The
 /// type is checked before opening (opening a device can do things: a watchdog starts) and
 /// again on what was opened, in case the path changed in between.
-pub fn read_head(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+pub(crate) fn read_head(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     let not_a_file = || io::Error::new(ErrorKind::InvalidInput, "not a regular file");
     if !fs::metadata(path)?.is_file() {
         return Err(not_a_file());
@@ -77,7 +77,7 @@ pub fn read_head(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
 
 /// Who may read what `write_atomic` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
+pub(crate) enum Access {
     /// As before: an existing file keeps its mode, so editing a script does not drop its
     /// executable bit; a new one gets the usual mode (0666 less the umask).
     AsBefore,
@@ -88,7 +88,7 @@ pub enum Access {
 
 /// Replace `path` with `bytes` so that readers see the old file or the new one, never a mix:
 /// write a temporary file beside it, flush it to disk, then rename it over the original.
-pub fn write_atomic(path: &Path, bytes: &[u8], access: Access) -> io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8], access: Access) -> io::Result<()> {
     // Writing through a symlink should change its target, not replace the link with a file.
     let target = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let name = target

@@ -7,7 +7,7 @@ use regex::Regex;
 
 /// Compile a glob (`*`, `**`, `?`, `[..]`, `{a,b}`) into a regex that must match a whole
 /// `/`-separated relative path.
-pub fn compile_glob(pattern: &str) -> Result<Regex, String> {
+pub(crate) fn compile_glob(pattern: &str) -> Result<Regex, String> {
     if let Some(too_long) = super::text::pattern_too_long("glob", pattern) {
         return Err(too_long);
     }
@@ -23,13 +23,13 @@ pub fn compile_glob(pattern: &str) -> Result<Regex, String> {
 
 /// Braces are alternatives in a glob but plain characters in `.gitignore`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Syntax {
+pub(crate) enum Syntax {
     Glob,
     Gitignore,
 }
 
 /// Translate glob syntax into a regex fragment over `/`-separated paths.
-pub fn translate(glob: &str, syntax: Syntax) -> Result<String, String> {
+pub(crate) fn translate(glob: &str, syntax: Syntax) -> Result<String, String> {
     let chars: Vec<char> = glob.chars().collect();
     let mut out = String::new();
     let mut open_braces = 0;

@@ -5,7 +5,7 @@
 /// How deep inside a JSON value a growing text is, so a close is seen without parsing it all
 /// again at every piece (which was quadratic). Only brackets outside strings count.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct JsonDepth {
+pub(crate) struct JsonDepth {
     depth: usize,
     in_string: bool,
     escaped: bool,
@@ -17,7 +17,7 @@ pub struct JsonDepth {
 
 impl JsonDepth {
     /// Count the part of `text` not seen yet (`text` only ever grows between calls).
-    pub fn update(&mut self, text: &str) {
+    pub(crate) fn update(&mut self, text: &str) {
         let new = text.as_bytes().get(self.scanned..).unwrap_or_default();
         for &byte in new {
             match (self.in_string, byte) {
@@ -38,12 +38,12 @@ impl JsonDepth {
     }
 
     /// Inside a string or an unclosed bracket: more text would continue this value.
-    pub fn is_open(&self) -> bool {
+    pub(crate) fn is_open(&self) -> bool {
         self.in_string || self.depth > 0
     }
 
     /// An object or array was opened and is closed again.
-    pub fn is_closed(&self) -> bool {
+    pub(crate) fn is_closed(&self) -> bool {
         self.opened && !self.is_open()
     }
 }

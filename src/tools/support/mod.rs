@@ -4,28 +4,28 @@
 //! provider's error answer says, and how Ctrl+C wakes a request. Nothing
 //! here imports the core or the extras, so each helper can be read (and tested) on its own.
 
-pub mod bounded;
-pub mod cancel;
-pub mod clocked;
+pub(crate) mod bounded;
+pub(crate) mod cancel;
+pub(crate) mod clocked;
 pub mod danger;
 mod danger_flow;
 mod danger_match;
 mod danger_places;
 mod danger_rules;
 mod danger_unread;
-pub mod danger_words;
-pub mod diff;
-pub mod file_lock;
-pub mod files;
-pub mod glob_regex;
-pub mod json_depth;
+pub(crate) mod danger_words;
+pub(crate) mod diff;
+pub(crate) mod file_lock;
+pub(crate) mod files;
+pub(crate) mod glob_regex;
+pub(crate) mod json_depth;
 pub mod net;
-pub mod process;
-pub mod provider_errors;
+pub(crate) mod process;
+pub(crate) mod provider_errors;
 pub mod shell_words;
-pub mod shown;
-pub mod snip;
+pub(crate) mod shown;
+pub(crate) mod snip;
 pub mod text;
-pub mod todos;
-pub mod tokens;
-pub mod walk;
+pub(crate) mod todos;
+pub(crate) mod tokens;
+pub(crate) mod walk;

@@ -19,7 +19,7 @@ const SYSTEM_BUNDLES: &[&str] = &[
 ];
 
 /// The system's roots (so corporate CAs work) plus `SSL_CERT_FILE`; Mozilla's list if none.
-pub fn system_roots() -> RootCerts {
+pub(crate) fn system_roots() -> RootCerts {
     let mut certs: Vec<Certificate<'static>> = Vec::new();
     let extra = std::env::var("SSL_CERT_FILE").ok();
     let system = SYSTEM_BUNDLES
@@ -43,7 +43,7 @@ pub fn system_roots() -> RootCerts {
 
 /// The roots to check `base_url`'s certificate with: the system's for HTTPS (none is needed
 /// for plain HTTP, so the system's bundle is not even read).
-pub fn roots_for(base_url: &str) -> RootCerts {
+pub(crate) fn roots_for(base_url: &str) -> RootCerts {
     match base_url.starts_with("https://") {
         true => system_roots(),
         false => RootCerts::WebPki,
@@ -77,7 +77,7 @@ pub(crate) fn hopeless(error: &ureq::Error, url: &str) -> &'static str {
 }
 
 /// The host part of a URL (`https://openrouter.ai/api/v1` → `openrouter.ai`, `[::1]` → `::1`).
-pub fn host(url: &str) -> &str {
+pub(crate) fn host(url: &str) -> &str {
     let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
     let host_port = rest.split(['/', '?', '#']).next().unwrap_or("");
     // userinfo (`user:pass@host`) is not the host.
@@ -92,7 +92,7 @@ pub fn host(url: &str) -> &str {
 /// are each serialised once and shared: `extras/dialect/messages_json.rs`), so a history of
 /// megabytes is not copied into one string every round. Each `read` fills the buffer it is
 /// given: ureq writes to the socket once a read, and a piece may be a single comma.
-pub struct Pieces<'a> {
+pub(crate) struct Pieces<'a> {
     rest: &'a [Arc<str>],
     at: usize,
 }

@@ -28,7 +28,7 @@ const CHUNK: usize = 64 * 1024;
 
 /// `program -c command` in `cwd`, in a process group of its own (so a timeout can kill
 /// everything the command started), stdin closed, stdout and stderr piped to us.
-pub fn shell(program: &str, command: &str, cwd: &Path) -> Command {
+pub(crate) fn shell(program: &str, command: &str, cwd: &Path) -> Command {
     let mut shell = Command::new(program);
     shell
         .arg("-c")
@@ -43,34 +43,34 @@ pub fn shell(program: &str, command: &str, cwd: &Path) -> Command {
 
 /// How long a command may run and how much of what it prints we keep.
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
-    pub timeout: Duration,
-    pub keep: Keep,
+pub(crate) struct Limits {
+    pub(crate) timeout: Duration,
+    pub(crate) keep: Keep,
 }
 
 /// Per stream we keep the first `head` bytes and about the last `tail`; the middle is read and
 /// dropped, so a command printing gigabytes neither blocks on a full pipe nor fills our memory.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Keep {
-    pub head: usize,
-    pub tail: usize,
+pub(crate) struct Keep {
+    pub(crate) head: usize,
+    pub(crate) tail: usize,
 }
 
 /// How the command ended. A shell killed by a signal counts as exit code 128 + signal,
 /// the way shells report it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ending {
+pub(crate) enum Ending {
     Exited(i32),
     TimedOut,
     Interrupted,
 }
 
-pub struct Finished {
-    pub stdout: Stream,
-    pub stderr: Stream,
-    pub ending: Ending,
+pub(crate) struct Finished {
+    pub(crate) stdout: Stream,
+    pub(crate) stderr: Stream,
+    pub(crate) ending: Ending,
     /// The shell ended but something it started kept the pipes open, so we killed it.
-    pub stragglers_killed: bool,
+    pub(crate) stragglers_killed: bool,
 }
 
 /// Feed `input` to the child's stdin (if the caller piped it) and collect what it prints,
@@ -189,13 +189,13 @@ impl Feed<'_> {
 /// One pipe being read. We keep its first `keep.head` bytes, its last `keep.tail` or so, and
 /// count what fell between.
 #[derive(Default)]
-pub struct Stream {
+pub(crate) struct Stream {
     /// `None` once the pipe reached end of file.
     file: Option<File>,
     keep: Keep,
-    pub head: Vec<u8>,
-    pub tail: Vec<u8>,
-    pub dropped: usize,
+    pub(crate) head: Vec<u8>,
+    pub(crate) tail: Vec<u8>,
+    pub(crate) dropped: usize,
 }
 
 impl Stream {
@@ -278,7 +278,7 @@ fn exchange(feed: &mut Feed, stdout: &mut Stream, stderr: &mut Stream) {
 
 /// SIGKILL the whole process group a child leads (its pid is the group id): the shells here,
 /// hooks and MCP servers (`mcp_wire.rs`) each start in a group of their own.
-pub fn kill_group(group: i32) {
+pub(crate) fn kill_group(group: i32) {
     // `kill(-1)` would signal every process we may signal; never let a bad id get there.
     if group > 1 {
         // SAFETY: kill(2) takes two integers and touches no memory of ours.

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 /// What an error answer's headers say: how long to wait (`retry_after`) and, for a redirect,
 /// where it pointed (`redirected`).
-pub fn from_headers(
+pub(crate) fn from_headers(
     status: u16,
     headers: &ureq::http::HeaderMap,
 ) -> (Option<Duration>, Option<String>) {
@@ -19,7 +19,7 @@ pub fn from_headers(
 /// A 3xx answer's message: corecoder follows no redirect (the agent is built with none), so the
 /// key and the conversation never go to a host the user did not name, and a request body sent as
 /// a stream could not be sent again anyway. The status and the `Location` are named.
-pub fn redirected(status: u16, headers: &ureq::http::HeaderMap) -> Option<String> {
+pub(crate) fn redirected(status: u16, headers: &ureq::http::HeaderMap) -> Option<String> {
     if !(300..400).contains(&status) {
         return None;
     }
@@ -33,7 +33,7 @@ pub fn redirected(status: u16, headers: &ureq::http::HeaderMap) -> Option<String
 
 /// `Retry-After` in seconds, if it is a number that means something (`nan`, `inf` or a date
 /// are ignored: the usual backoff applies). Capped at 30 s.
-pub fn retry_after(headers: &ureq::http::HeaderMap) -> Option<Duration> {
+pub(crate) fn retry_after(headers: &ureq::http::HeaderMap) -> Option<Duration> {
     let text = headers.get("retry-after")?.to_str().ok()?;
     let secs: f64 = text.trim().parse().ok()?;
     let secs = Some(secs).filter(|secs| secs.is_finite())?;
@@ -42,7 +42,7 @@ pub fn retry_after(headers: &ureq::http::HeaderMap) -> Option<Duration> {
 
 /// The body of an error answer, as text. Only the first 64 KiB are read: enough for any real
 /// message, and no memory hazard. The whole of it goes to `--trace`; the user sees its headline.
-pub fn error_body(reader: impl Read) -> String {
+pub(crate) fn error_body(reader: impl Read) -> String {
     let mut bytes = Vec::new();
     let _ = reader.take(64 * 1024).read_to_end(&mut bytes);
     String::from_utf8_lossy(&bytes).into_owned()
@@ -50,7 +50,7 @@ pub fn error_body(reader: impl Read) -> String {
 
 /// The server's own words in an error body (`json_error_message`), or the body itself. Whole,
 /// so the 400 adaptations can match any of it.
-pub fn message_in(body: &str) -> String {
+pub(crate) fn message_in(body: &str) -> String {
     match json_error_message(body) {
         Some(text) => text,
         None if body.trim().is_empty() => "(empty response body)".to_string(),
@@ -60,7 +60,7 @@ pub fn message_in(body: &str) -> String {
 
 /// The one reader of a provider's JSON error, for an error answer and for an error inside the
 /// stream (`client/sse.rs`): `{"error": {"message": …}}`, `{"error": "…"}` or `{"message": …}`.
-pub fn json_error_message(body: &str) -> Option<String> {
+pub(crate) fn json_error_message(body: &str) -> Option<String> {
     let parsed: Value = serde_json::from_str(body).ok()?;
     let error = parsed.get("error").unwrap_or(&parsed);
     let message = error.get("message").unwrap_or(error).as_str();
@@ -69,7 +69,7 @@ pub fn json_error_message(body: &str) -> Option<String> {
 
 /// What to check after a 401, 403 or 404, put after the server's words; empty for any other
 /// status. `key_from` says where the key came from; empty when unknown (the library).
-pub fn what_to_check(status: u16, url: &str, model: &str, key_from: &str) -> String {
+pub(crate) fn what_to_check(status: u16, url: &str, model: &str, key_from: &str) -> String {
     let from = Some(key_from).filter(|from| !from.is_empty());
     let from = from.unwrap_or("CORECODER_API_KEY");
     match status {

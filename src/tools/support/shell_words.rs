@@ -23,11 +23,11 @@ mod quotes;
 use std::ops::Range;
 
 /// Stands in a word for the output of a `$( … )`, backticks or `<( … )` inside it.
-pub const SUBSTITUTED: char = '\u{1A}';
+pub(crate) const SUBSTITUTED: char = '\u{1A}';
 
 /// The operator that ends a simple command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Separator {
+pub(crate) enum Separator {
     Semicolon,
     And,
     Or,
@@ -40,18 +40,18 @@ pub enum Separator {
 
 /// `>`, `>>`, `2>&1`, `<`, `<<EOF`, … with its target word (quotes removed).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Redirect {
-    pub op: String,
-    pub target: String,
+pub(crate) struct Redirect {
+    pub(crate) op: String,
+    pub(crate) target: String,
     /// A here-document's text (`<<EOF` … `EOF`); empty for every other redirection.
-    pub body: String,
+    pub(crate) body: String,
     /// How the shell reads that text; `Expanded` for every other redirection.
-    pub reading: Body,
+    pub(crate) reading: Body,
 }
 
 /// How the shell reads a here-document's body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Body {
+pub(crate) enum Body {
     /// `<<EOF`: `$VAR`, `$( … )` and backticks in it are expanded, so the commands of its
     /// substitutions run; `split` gives them, one level deeper, after the command it feeds.
     Expanded,
@@ -66,19 +66,19 @@ pub enum Body {
 pub struct SimpleCommand {
     /// Program and arguments, quotes removed. Redirections are not among them.
     pub words: Vec<String>,
-    pub redirects: Vec<Redirect>,
+    pub(crate) redirects: Vec<Redirect>,
     /// 0 for the shell itself, +1 inside each `( … )`, `$( … )`, `<( … )` or backticks.
     pub depth: usize,
-    pub ends_with: Separator,
+    pub(crate) ends_with: Separator,
     /// Where, in what `split` returns, the commands inside this one's `$( … )`, backticks and
     /// `<( … )` are (at every depth below; they come just before it). Empty when it has none.
-    pub inner: Range<usize>,
-    pub kind: Kind,
+    pub(crate) inner: Range<usize>,
+    pub(crate) kind: Kind,
 }
 
 /// Whether a command's first word is surely a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Command,
     /// Inside `$(( … ))` or `(( … ))`: arithmetic, whose words are values (`$(( $n + 1 ))`),
     /// unless the shell finds no arithmetic there and runs it as subshells (`((echo hi) )`).

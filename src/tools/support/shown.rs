@@ -11,9 +11,9 @@
 use super::text::printable;
 
 /// Width a line of the short view is cut at (the rest is counted on the line).
-pub const SHORT_WIDTH: usize = 120;
+pub(crate) const SHORT_WIDTH: usize = 120;
 /// Width the full view wraps at when the terminal's is not known.
-pub const FALLBACK_WIDTH: usize = 100;
+pub(crate) const FALLBACK_WIDTH: usize = 100;
 /// A longer run of blanks is shown as its length: it could push the rest of a line off screen.
 const BLANK_RUN: usize = 32;
 /// A longer run of blank lines is shown as its length: it could push the rest off screen.
@@ -21,17 +21,17 @@ const BLANK_LINES: usize = 3;
 
 /// The first lines of a text, and how much of it they are.
 #[derive(Debug, PartialEq)]
-pub struct Short {
-    pub lines: Vec<String>,
+pub(crate) struct Short {
+    pub(crate) lines: Vec<String>,
     /// Lines of the whole text, as shown (a run of blank lines counts as one).
-    pub total: usize,
+    pub(crate) total: usize,
     /// How many of the lines shown were cut at `SHORT_WIDTH`.
-    pub cut: usize,
+    pub(crate) cut: usize,
 }
 
 impl Short {
     /// What the short view leaves out, for the question line; `None` when it is all of it.
-    pub fn part(&self) -> Option<String> {
+    pub(crate) fn part(&self) -> Option<String> {
         let (shown, total) = (self.lines.len(), self.total);
         match (shown < total, self.cut) {
             (false, 0) => None,
@@ -43,7 +43,7 @@ impl Short {
 }
 
 /// The first `max_lines` lines of `text` as shown, each cut at `SHORT_WIDTH` with a count.
-pub fn short(text: &str, max_lines: usize) -> Short {
+pub(crate) fn short(text: &str, max_lines: usize) -> Short {
     let all = lines(text);
     let total = all.len();
     let mut cut = 0;
@@ -62,7 +62,7 @@ pub fn short(text: &str, max_lines: usize) -> Short {
 
 /// Every line of `text` as shown, a line wider than `width` wrapped over several, each part
 /// after the first marked `↪ `.
-pub fn full(text: &str, width: usize) -> Vec<String> {
+pub(crate) fn full(text: &str, width: usize) -> Vec<String> {
     let mut out = Vec::new();
     for line in lines(text) {
         wrap(&line, width.max(20), &mut out);
@@ -92,7 +92,7 @@ fn wrap(line: &str, width: usize, out: &mut Vec<String>) {
 }
 
 /// The lines of `text` as shown: printable, long runs of blanks and of blank lines counted.
-pub fn lines(text: &str) -> Vec<String> {
+pub(crate) fn lines(text: &str) -> Vec<String> {
     let clean = printable(text);
     let mut out = Vec::new();
     let mut blank: Vec<&str> = Vec::new();

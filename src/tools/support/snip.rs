@@ -2,15 +2,15 @@
 //! (`core/context.rs` applies it to the results the model has already read). Pure text.
 
 /// Tool results are snipped when longer than both of these.
-pub const SNIP_MIN_CHARS: usize = 1_500;
+pub(crate) const SNIP_MIN_CHARS: usize = 1_500;
 const SNIP_MIN_LINES: usize = 6;
 const SNIP_KEEP_LINES: usize = 3;
 const SNIP_LINE_CHARS: usize = 200;
-pub const SNIP_MARK: &str = " snipped ...]";
+pub(crate) const SNIP_MARK: &str = " snipped ...]";
 
 /// The result cut to its first and last lines with a note of what went, or `None` when it is
 /// short enough or already snipped.
-pub fn snip(text: &str) -> Option<String> {
+pub(crate) fn snip(text: &str) -> Option<String> {
     let lines: Vec<&str> = text.lines().collect();
     let total = text.chars().count();
     if total <= SNIP_MIN_CHARS || lines.len() <= SNIP_MIN_LINES || text.contains(SNIP_MARK) {

@@ -9,7 +9,7 @@
 const ECHO_CHARS: usize = 200;
 
 /// At most `width` characters of `line`, cut at the last space before that (then " …").
-pub fn cut_at_word(line: &str, width: usize) -> String {
+pub(crate) fn cut_at_word(line: &str, width: usize) -> String {
     if line.chars().count() <= width {
         return line.to_string();
     }
@@ -22,7 +22,7 @@ pub fn cut_at_word(line: &str, width: usize) -> String {
 
 /// `text` on one line, its whitespace squeezed to single spaces; past `max` characters, its
 /// first `max` and "…". For previews and summaries; `cut_at_word` is for a line a person reads.
-pub fn one_line(text: &str, max: usize) -> String {
+pub(crate) fn one_line(text: &str, max: usize) -> String {
     let squeezed = text.split_whitespace().collect::<Vec<_>>().join(" ");
     match squeezed.chars().count() > max {
         true => format!("{}…", squeezed.chars().take(max).collect::<String>()),
@@ -31,7 +31,7 @@ pub fn one_line(text: &str, max: usize) -> String {
 }
 
 /// The first `max` characters of `text` (all of it when shorter): a cut that adds nothing.
-pub fn first_chars(text: &str, max: usize) -> &str {
+pub(crate) fn first_chars(text: &str, max: usize) -> &str {
     match text.char_indices().nth(max) {
         Some((at, _)) => &text[..at],
         None => text,
@@ -40,7 +40,7 @@ pub fn first_chars(text: &str, max: usize) -> &str {
 
 /// A message as one short line for a notice: an HTML page's title, or else the first line
 /// that says something, cut at a word near `ONE_LINE` characters.
-pub fn headline(message: &str) -> String {
+pub(crate) fn headline(message: &str) -> String {
     const ONE_LINE: usize = 200;
     let first = message.lines().map(str::trim).find(|line| !line.is_empty());
     let line = html_title(message).or(first).unwrap_or("");
@@ -48,7 +48,7 @@ pub fn headline(message: &str) -> String {
 }
 
 /// The `<title>` of an HTML page, if `text` is one.
-pub fn html_title(text: &str) -> Option<&str> {
+pub(crate) fn html_title(text: &str) -> Option<&str> {
     let lower = text.to_ascii_lowercase();
     let start = lower.find("<title>")? + "<title>".len();
     let end = start + lower[start..].find("</title>")?;
@@ -101,10 +101,10 @@ fn is_invisible(c: char) -> bool {
 
 /// Longest glob or grep pattern the tools take: a real one fits on a line, and parsing a 10 MB
 /// one took 1 GB of memory (the regex crate's size limit applies only after parsing).
-pub const MAX_PATTERN_BYTES: usize = 8192;
+pub(crate) const MAX_PATTERN_BYTES: usize = 8192;
 
 /// The refusal of a pattern longer than `MAX_PATTERN_BYTES`, if it is.
-pub fn pattern_too_long(tool: &str, pattern: &str) -> Option<String> {
+pub(crate) fn pattern_too_long(tool: &str, pattern: &str) -> Option<String> {
     let length = pattern.len();
     (length > MAX_PATTERN_BYTES)
         .then(|| format!("the pattern is {length} bytes; {tool} takes up to {MAX_PATTERN_BYTES}"))
@@ -112,7 +112,7 @@ pub fn pattern_too_long(tool: &str, pattern: &str) -> Option<String> {
 
 /// `text` as a message may repeat it: whole when short, else its start, its end and its
 /// length. A 10 MB path echoed whole would make the next request 20 MB.
-pub fn echo(text: &str) -> String {
+pub(crate) fn echo(text: &str) -> String {
     match head_and_tail(text, ECHO_CHARS) {
         None => text.to_string(),
         Some((head, total, tail)) => format!("{head}…[{total} characters]…{tail}"),
@@ -120,7 +120,7 @@ pub fn echo(text: &str) -> String {
 }
 
 /// Cut a long text to its head and tail, saying how much was left out.
-pub fn truncate_middle(text: &str, max_chars: usize) -> String {
+pub(crate) fn truncate_middle(text: &str, max_chars: usize) -> String {
     match head_and_tail(text, max_chars) {
         None => text.to_string(),
         Some((head, total, tail)) => {
@@ -145,7 +145,7 @@ fn head_and_tail(text: &str, max_chars: usize) -> Option<(String, usize, String)
 
 /// Days since 1970-01-01 to (year, month, day): the date in the system prompt, and in session
 /// file names.
-pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+pub(crate) fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);
@@ -159,7 +159,7 @@ pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
 }
 
 /// Today's UTC date as YYYY-MM-DD, from the civil-from-days algorithm (no date crate needed).
-pub fn today_utc() -> String {
+pub(crate) fn today_utc() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -169,7 +169,7 @@ pub fn today_utc() -> String {
 
 /// How many bytes are ASCII punctuation (the token estimate's test for code, `core/prompt.rs`). Summed as u8 over 255-byte chunks (where a u8 cannot
 /// overflow) so the compiler can count 32 bytes at a time (DESIGN.md, "The token estimate").
-pub fn ascii_punctuation(bytes: &[u8]) -> usize {
+pub(crate) fn ascii_punctuation(bytes: &[u8]) -> usize {
     let count = |chunk: &[u8]| -> u8 {
         chunk
             .iter()
@@ -183,20 +183,20 @@ pub fn ascii_punctuation(bytes: &[u8]) -> usize {
 }
 
 /// Han, kana, Hangul and full-width forms: each is roughly a token of its own or less.
-pub fn is_cjk(c: char) -> bool {
+pub(crate) fn is_cjk(c: char) -> bool {
     matches!(c as u32,
         0x2E80..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0xFF00..=0xFFEF | 0x20000..=0x2FFFF)
 }
 
 /// What a caught panic said (`panic!("...")` carries a `&str` or a `String`); empty otherwise.
-pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     (panic.downcast_ref::<&str>().map(|s| s.to_string()))
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_default()
 }
 
 /// `a, b,,c` as `["a", "b", "c"]`.
-pub fn comma_list(text: &str) -> Vec<String> {
+pub(crate) fn comma_list(text: &str) -> Vec<String> {
     let names = text.split(',').map(|name| name.trim().to_string());
     names.filter(|name| !name.is_empty()).collect()
 }

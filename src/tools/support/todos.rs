@@ -4,14 +4,14 @@
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-pub struct Todo {
-    pub content: String,
-    pub status: Status,
+pub(crate) struct Todo {
+    pub(crate) content: String,
+    pub(crate) status: Status,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Status {
+pub(crate) enum Status {
     Pending,
     InProgress,
     // Many models were trained on tools that call this "completed".
@@ -20,7 +20,7 @@ pub enum Status {
 }
 
 /// One line per task: `[x] done`, `[>] in progress`, `[ ] pending`.
-pub fn render(todos: &[Todo]) -> String {
+pub(crate) fn render(todos: &[Todo]) -> String {
     let lines: Vec<String> = todos
         .iter()
         .map(|todo| {

@@ -17,7 +17,7 @@ const CODE_SYMBOL_PERCENT: usize = 8;
 /// reply it came in: absent or `null` is 0, a whole number is itself, anything else (negative,
 /// fractional, past `u64`, a string) is `u64::MAX`, a count no request has, which the account
 /// replaces by the estimate and says so (`extras/cost.rs`, `impossible`).
-pub fn reported(count: Option<&Value>) -> u64 {
+pub(crate) fn reported(count: Option<&Value>) -> u64 {
     match count {
         None | Some(Value::Null) => 0,
         Some(value) => value.as_u64().unwrap_or(u64::MAX),
@@ -25,13 +25,13 @@ pub fn reported(count: Option<&Value>) -> u64 {
 }
 
 /// `reported` for a `serde` field: `#[serde(default, deserialize_with = "lenient")]`.
-pub fn lenient<'de, D: Deserializer<'de>>(counted: D) -> Result<Option<u64>, D::Error> {
+pub(crate) fn lenient<'de, D: Deserializer<'de>>(counted: D) -> Result<Option<u64>, D::Error> {
     let value = Option::<Value>::deserialize(counted)?;
     Ok(value.as_ref().map(|value| reported(Some(value))))
 }
 
 /// Tokens for `text`, line by line: CJK characters apart, the rest as code or prose.
-pub fn estimate_text(text: &str) -> usize {
+pub(crate) fn estimate_text(text: &str) -> usize {
     let mut tokens = 0.0;
     for line in text.split_inclusive('\n') {
         let (mut cjk, mut other, mut symbols) = (0, 0, 0);

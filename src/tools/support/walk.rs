@@ -28,7 +28,7 @@ const DIRS_PER_THREAD: usize = 4;
 
 /// What `keep` makes of every file under `root` that is neither skipped nor ignored, in path
 /// order; files it returns `None` for are left out.
-pub fn files_with<T: Send>(root: &Path, keep: impl Fn(&Path) -> Option<T> + Sync) -> Vec<T> {
+pub(crate) fn files_with<T: Send>(root: &Path, keep: impl Fn(&Path) -> Option<T> + Sync) -> Vec<T> {
     let mut ignores = ignores_above(root);
     ignores.extend(IgnoreFile::load(root).map(Arc::new));
     // The root itself is never filtered: asking for `target/` explicitly means it.
@@ -98,7 +98,11 @@ fn read_level<T: Send>(
 /// Run `work` on the calling thread and, when there is enough of it, on scoped helper threads
 /// too (`helper_threads`); `work` hands out the `items` itself, off a shared counter. Returns
 /// every thread's result. Used by the walk and by grep's search.
-pub fn share_work<R: Send>(items: usize, per_thread: usize, work: impl Fn() -> R + Sync) -> Vec<R> {
+pub(crate) fn share_work<R: Send>(
+    items: usize,
+    per_thread: usize,
+    work: impl Fn() -> R + Sync,
+) -> Vec<R> {
     let helpers = helper_threads(items, per_thread);
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..helpers).map(|_| scope.spawn(&work)).collect();
@@ -164,7 +168,7 @@ fn is_ignored(ignores: &[Arc<IgnoreFile>], path: &Path, kind: Kind) -> bool {
 }
 
 /// `path` relative to `root`: the form globs match against and tools print.
-pub fn relative(root: &Path, path: &Path) -> String {
+pub(crate) fn relative(root: &Path, path: &Path) -> String {
     match below(path, root) {
         Some(rel) => String::from_utf8_lossy(rel).into_owned(),
         None => path.to_string_lossy().into_owned(),
