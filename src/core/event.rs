@@ -116,6 +116,8 @@ pub enum Broke {
     Provider(String),
     /// A `data:` event that is no chunk we can read (its start): a reply missing a piece is void.
     Malformed(String),
+    /// The stream itself shows a piece went missing (a `sequence_number` gap, a `.done` unlike the deltas).
+    Lost(String),
     /// No `data:` event for `Limits::idle`.
     Idle(std::time::Duration),
     /// `Limits::deadline` passed before the reply was complete.
@@ -145,6 +147,7 @@ impl fmt::Display for Error {
                 Broke::Malformed(start) => {
                     write!(f, "the server sent a chunk that is not valid JSON: {start}")
                 }
+                Broke::Lost(what) => write!(f, "the reply lost a piece on the way: {what}"),
                 Broke::Idle(wait) => write!(f, "no data from the server for {} s", wait.as_secs()),
                 Broke::Deadline => write!(f, "the reply took longer than the request deadline"),
                 Broke::TooLarge(what) => write!(f, "{what} of the reply is too large"),

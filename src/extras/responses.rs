@@ -13,6 +13,7 @@
 
 pub mod calls;
 pub mod stream;
+pub(crate) mod whole;
 
 use crate::core::config::Config;
 use crate::core::message::{Message, Role};
