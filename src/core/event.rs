@@ -129,7 +129,7 @@ pub enum Broke {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Usage(msg) => write!(f, "{msg}"),
+            Error::Usage(msg) | Error::Io(msg) => write!(f, "{msg}"),
             Error::Api(msg) => write!(f, "API error: {msg}"),
             Error::ContextTooLong(msg) => {
                 let said = crate::tools::support::text::headline(msg);
@@ -138,7 +138,6 @@ impl fmt::Display for Error {
             Error::Budget(why) => write!(f, "budget spent: {why}"),
             Error::Looping(why) => write!(f, "stopped: {why}"),
             Error::Refused(why) => write!(f, "a hook refused the prompt: {why}"),
-            Error::Io(msg) => write!(f, "{msg}"),
             Error::Interrupted => write!(f, "interrupted"),
             Error::Stream(broke) => match broke {
                 Broke::Io(err) => write!(f, "reading the stream failed: {err}"),

@@ -8,13 +8,10 @@
 //! whole. Thinking blocks are kept with their signature, and `redacted_thinking` as it came,
 //! in `Reply::thinking`, to go back with the tool calls. `stop_reason: max_tokens` becomes
 //! chat completions' `length`. The shapes of the events are `anthropic.rs`'. Nothing here opens
-//! a connection or retries.
-//!
-//! The protocol numbers no event, so a gateway that drops one (LiteLLM 1.108 does) cannot
-//! always be caught. What it does give is held to: a block's delta or stop without its start
-//! (or after its stop), a block that starts past the next index, and a call whose input is not
-//! JSON at its stop each mean an event was lost, and the reply is `Broke::Lost` (retried,
-//! never acted on).
+//! a connection or retries. The protocol numbers no event, so an event a gateway dropped
+//! (LiteLLM 1.108 does) is not always seen; what shows one is `Broke::Lost` (retried, never
+//! used): a delta or stop of a block not open, a block past the next index, a call's input
+//! that is not JSON at its stop.
 
 use super::{WireDelta, WireEvent, WireUsage, finish_reason, provider_error};
 use crate::client::sse::{Flow, MAX_LINE, keep};

@@ -140,11 +140,10 @@ impl Calls {
         on_delta: &mut dyn FnMut(Event),
     ) -> Result<(), Error> {
         let call = &mut self.calls[at];
-        if let Some(whole) = arguments.filter(|_| call.ready || call.streamed) {
-            if whole != call.call.arguments {
-                let built = &call.call.arguments;
-                return Err(lost(differs("a call's arguments", built, whole)));
-            }
+        let built = &call.call.arguments;
+        let checked = arguments.filter(|_| call.ready || call.streamed);
+        if let Some(whole) = checked.filter(|whole| whole != built) {
+            return Err(lost(differs("a call's arguments", built, whole)));
         }
         if call.ready {
             return Ok(());
