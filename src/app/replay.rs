@@ -119,12 +119,15 @@ fn notes_on(recording: &Recording) -> Vec<String> {
     notes
 }
 
-/// The session talks to the scripted model, with the recorded model and context window, and
-/// no key: the user's own never leaves for a replay.
+/// The session talks to the scripted model, in the recorded dialect, with the recorded model
+/// and context window, and no key: the user's own never leaves for a replay.
 fn served_by(options: &mut RunOptions, recording: &Recording, url: &str) {
     let config = &mut options.config;
     config.base_url = url.to_string();
     config.api_key = None;
+    if let Some(dialect) = recording.dialect {
+        config.dialect = dialect;
+    }
     if let Some(model) = &recording.model {
         config.model = model.clone();
     }

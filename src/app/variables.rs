@@ -124,7 +124,7 @@ pub(crate) fn dialect(
 pub(crate) struct Flagged {
     pub(crate) url: bool,
     pub(crate) key: bool,
-    pub model: bool,
+    pub(crate) model: bool,
 }
 
 /// The dialect once the flags are read (`--provider`, else `CORECODER_PROVIDER`, else the one

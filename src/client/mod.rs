@@ -8,7 +8,7 @@ pub mod http; // HTTP for the client: the agent, the POST, the time limits
 
 pub mod sse; // the SSE parser: lines in, text and reassembled tool calls out
 
-pub mod wire; // the wire shapes: the request body, a chunk's fields, calls from their fragments
+pub(crate) mod wire; // the wire shapes: the request body, a chunk's fields, calls from their fragments
 
 pub(crate) mod quirks; // what a 400 teaches (`max_tokens` renamed, …), "too long" and the window it names
 

@@ -194,7 +194,7 @@ pub(crate) struct Overflow {
     /// The tokens a prompt may have, the completion's share already taken out.
     pub(crate) limit: Option<u64>,
     /// The tokens the prompt had, as the provider counted them.
-    pub prompt: Option<u64>,
+    pub(crate) prompt: Option<u64>,
 }
 
 /// Read the window and the prompt's size from the wordings of OpenAI, DeepSeek, vLLM and

@@ -48,7 +48,7 @@ pub(crate) struct WireDelta<'a> {
     #[serde(borrow)]
     pub(crate) reasoning: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    pub tool_calls: Option<Vec<WireToolCall<'a>>>,
+    pub(crate) tool_calls: Option<Vec<WireToolCall<'a>>>,
     /// The pre-tools API: one call per reply, no id.
     #[serde(borrow)]
     pub(crate) function_call: Option<Box<WireFunction<'a>>>,

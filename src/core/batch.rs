@@ -52,8 +52,8 @@ pub(crate) fn rule(
 
 /// What a batch needs from the agent, borrowed for the length of the batch.
 pub(crate) struct Batch<'a> {
-    pub consent: &'a mut Consent,
-    pub extras: &'a mut Extras,
+    pub(crate) consent: &'a mut Consent,
+    pub(crate) extras: &'a mut Extras,
     /// `None` runs every call inline (a sub-agent already runs on a pool worker).
     pub(crate) pool: Option<&'a Pool>,
     pub(crate) ctx: ToolContext,

@@ -116,6 +116,8 @@ pub enum Broke {
     Provider(String),
     /// A `data:` event that is no chunk we can read (its start): a reply missing a piece is void.
     Malformed(String),
+    /// The stream itself shows a piece went missing (a `sequence_number` gap, a `.done` unlike the deltas).
+    Lost(String),
     /// No `data:` event for `Limits::idle`.
     Idle(std::time::Duration),
     /// `Limits::deadline` passed before the reply was complete.
@@ -127,7 +129,7 @@ pub enum Broke {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Usage(msg) => write!(f, "{msg}"),
+            Error::Usage(msg) | Error::Io(msg) => write!(f, "{msg}"),
             Error::Api(msg) => write!(f, "API error: {msg}"),
             Error::ContextTooLong(msg) => {
                 let said = crate::tools::support::text::headline(msg);
@@ -136,7 +138,6 @@ impl fmt::Display for Error {
             Error::Budget(why) => write!(f, "budget spent: {why}"),
             Error::Looping(why) => write!(f, "stopped: {why}"),
             Error::Refused(why) => write!(f, "a hook refused the prompt: {why}"),
-            Error::Io(msg) => write!(f, "{msg}"),
             Error::Interrupted => write!(f, "interrupted"),
             Error::Stream(broke) => match broke {
                 Broke::Io(err) => write!(f, "reading the stream failed: {err}"),
@@ -145,6 +146,7 @@ impl fmt::Display for Error {
                 Broke::Malformed(start) => {
                     write!(f, "the server sent a chunk that is not valid JSON: {start}")
                 }
+                Broke::Lost(what) => write!(f, "the reply lost a piece on the way: {what}"),
                 Broke::Idle(wait) => write!(f, "no data from the server for {} s", wait.as_secs()),
                 Broke::Deadline => write!(f, "the reply took longer than the request deadline"),
                 Broke::TooLarge(what) => write!(f, "{what} of the reply is too large"),

@@ -72,7 +72,7 @@ impl<'de> Deserialize<'de> for ToolCall {
 /// One reply as the stream delivered it, before it joins the history.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Reply {
-    pub text: String,
+    pub(crate) text: String,
     pub(crate) reasoning: String,
     pub(crate) thinking: Vec<serde_json::Value>,
     /// In index order.
@@ -193,7 +193,7 @@ pub(crate) enum Effect {
 }
 
 impl Outcome {
-    pub fn text(text: impl Into<String>) -> Outcome {
+    pub(crate) fn text(text: impl Into<String>) -> Outcome {
         Outcome {
             text: text.into(),
             effect: Effect::None,

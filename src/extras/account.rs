@@ -99,7 +99,7 @@ impl Account {
     }
 
     /// The model requests go to now: the configured one, or a fallback after failures.
-    pub fn model(&self, config: &Config) -> String {
+    pub(crate) fn model(&self, config: &Config) -> String {
         let fallback = self.fallback.lock().ok().and_then(|f| f.1.clone());
         fallback.unwrap_or_else(|| config.model.clone())
     }

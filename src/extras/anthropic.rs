@@ -7,7 +7,7 @@
 //! `tool_use` block of its assistant message, after the signed thinking blocks the reply
 //! carried (`Message::thinking`, returned as received: the API rejects the next request
 //! otherwise); tool results become `tool_result` blocks of one user message (`is_error` when
-//! the result is a failure); consecutive messages of one role are merged into one. Prompt
+//! the result is a failure: an `Error`, or a command that exited non-zero or timed out); consecutive messages of one role are merged into one. Prompt
 //! caching: `cache_control` on the system prompt and on the newest message's last block, so
 //! each request reads the one before from the cache. Last, the shapes of the stream's events
 //! that `stream.rs` reads. `dialect.rs` chooses this file; nothing here sends or reads a byte.
@@ -113,15 +113,31 @@ fn assistant_blocks(message: &Message) -> Vec<Value> {
     blocks
 }
 
-/// A tool's result; one that failed (`dispatch` starts those with "Error") says so.
+/// A tool's result; one that failed says so (`is_error`, as Claude Code marks it: the model
+/// reads failure better).
 fn tool_result(message: &Message) -> Value {
     let text = message.content.as_deref().unwrap_or("");
     let id = message.tool_call_id.as_deref().unwrap_or("");
     let mut block = json!({"type": "tool_result", "tool_use_id": id, "content": text});
-    if text.starts_with("Error") {
+    if failed(text) {
         block["is_error"] = json!(true);
     }
     block
+}
+
+/// `dispatch` starts a failed call's result with "Error"; `bash` ends a command that failed
+/// with `[exit code: N]` (N ≠ 0) or `[timed out after …]`, before at most one more note of its
+/// own (stragglers killed). The history keeps only the text, so the text is what tells.
+fn failed(text: &str) -> bool {
+    let code = |line: &str| {
+        line.strip_prefix("[exit code: ")?
+            .strip_suffix(']')?
+            .parse::<i32>()
+            .ok()
+    };
+    let timed_out = |line: &str| line.starts_with("[timed out after ") && line.ends_with("killed]");
+    let ending = |line: &str| code(line).is_some() || timed_out(line);
+    text.starts_with("Error") || text.lines().rev().take(2).any(ending)
 }
 
 fn is_thinking(block: &Value) -> bool {
@@ -291,6 +307,26 @@ mod tests {
             messages[0]["content"][0]["cache_control"]["type"],
             "ephemeral"
         );
+    }
+
+    /// A command that exited non-zero or timed out failed, as an `Error` did; output that only
+    /// mentions an exit code, or a command that exited 0, did not.
+    #[test]
+    fn a_failed_command_is_a_failed_result() {
+        let failures = [
+            "Error: no such file",
+            "out\n[stderr]\nerr\n[exit code: 3]",
+            "[exit code: 2]",
+            "[timed out after 30s; process group killed]",
+            "x\n[exit code: 1]\n[background processes still holding the output were killed]",
+        ];
+        assert!(failures.iter().all(|text| failed(text)), "{failures:?}");
+        let fine = [
+            "fn main() {}",
+            "(no output)",
+            "[exit code: 3] was printed\nand then 0",
+        ];
+        assert!(!fine.iter().any(|text| failed(text)), "{fine:?}");
     }
 
     /// Two results in a row are one user message of two `tool_result` blocks; the failed one

@@ -44,7 +44,7 @@ pub(crate) struct GitFiles {
     pub(crate) digest: String,
     /// Their text, to show and to compare with what was trusted (hostile text: `trust.rs`
     /// escapes it); a file's first 64 KiB, 256 KiB in all.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// Digest and text of `dir/.git`. A part that cannot be checked (a FIFO, a device or a link

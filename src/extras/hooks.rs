@@ -14,7 +14,7 @@
 use crate::core::event::Event;
 use crate::core::message::{Outcome, ToolCall};
 /// When a hook runs; defined with the config it is read from.
-pub use crate::extras::hooks_config::HookEvent;
+pub(crate) use crate::extras::hooks_config::HookEvent;
 use crate::extras::hooks_config::{Hook, matches_tool, parse};
 use crate::tools::support::files::read_settings_text;
 use crate::tools::support::process::{self, Ending, Finished, Keep, Limits};

@@ -13,7 +13,7 @@ pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// When a hook runs. The variant names are Claude Code's event names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HookEvent {
+pub(crate) enum HookEvent {
     PreToolUse,
     PostToolUse,
     UserPromptSubmit,

@@ -23,7 +23,7 @@ pub(crate) struct Instructions {
 
 /// The instructions as they stand in `cwd` (re-read when a file changed); none when the
 /// feature is off.
-pub fn text(instructions: &mut Option<Instructions>, cwd: &Path) -> String {
+pub(crate) fn text(instructions: &mut Option<Instructions>, cwd: &Path) -> String {
     instructions
         .as_mut()
         .map_or_else(String::new, |i| i.text(cwd).to_string())
@@ -39,7 +39,7 @@ impl Instructions {
     }
 
     /// The joined instructions for `cwd`, re-read if any file appeared, changed or went away.
-    pub fn text(&mut self, cwd: &Path) -> &str {
+    pub(crate) fn text(&mut self, cwd: &Path) -> &str {
         let files = self.files(cwd);
         let versions: Vec<(PathBuf, Option<SystemTime>, u64)> = files
             .into_iter()

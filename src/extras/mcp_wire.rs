@@ -15,7 +15,7 @@
 
 mod pipes;
 
-pub use crate::extras::mcp_wire::pipes::result_of;
+pub(crate) use crate::extras::mcp_wire::pipes::result_of;
 use crate::extras::mcp_wire::pipes::{
     CANCEL_POLL, Envelope, Stall, non_blocking, read_loop, reply_of, write_by,
 };

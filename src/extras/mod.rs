@@ -31,7 +31,7 @@ pub(crate) mod secrets;
 pub mod session;
 mod set_up;
 pub(crate) mod sha256;
-pub mod trace;
+pub(crate) mod trace;
 pub(crate) mod trust;
 
 use crate::core::consent::{Consent, LoopGuard, Verdict};

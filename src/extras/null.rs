@@ -175,7 +175,7 @@ pub mod account {
         pub(crate) fn check_budget(&self, _: &Config) -> Result<(), Error> {
             Ok(())
         }
-        pub fn model(&self, config: &Config) -> String {
+        pub(crate) fn model(&self, config: &Config) -> String {
             config.model.clone()
         }
         pub(crate) fn count(&self, _: &str, _: &Reply, _: &[Message]) {}

@@ -13,6 +13,7 @@
 
 pub(crate) mod calls;
 pub(crate) mod stream;
+pub(crate) mod whole;
 
 use crate::core::config::Config;
 use crate::core::message::{Message, Role};

@@ -34,7 +34,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// The first line of every session: enough to list it and to find "the last one here".
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Header {
-    pub model: String,
+    pub(crate) model: String,
     /// The dialect `model` was spoken in (`--provider`); absent in older sessions: `openai`.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub(crate) provider: String,
@@ -238,7 +238,7 @@ fn utc_stamp(unix_secs: u64) -> String {
 pub(crate) struct Loaded {
     pub(crate) header: Option<Header>,
     /// The model the session last talked to: the header's, or a later `/model` switch.
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     pub(crate) messages: Vec<Message>,
     /// Lines that were not valid JSON of a known shape (e.g. one cut by a crash).
     pub(crate) skipped: usize,

@@ -4,17 +4,17 @@
 //! The LLM client records requests and the lines of each stream (through `Tee`, which copies
 //! what the SSE reader consumes); the agent records tool calls and results, and each repair
 //! of the history (`repair`: how many tool messages `message::repair_tool_pairs` changed).
-//! The first line is a header: corecoder's version, the dialect spoken (OpenAI chat
-//! completions, the only one so far), the model, the working directory and the context window,
-//! which `--replay` (`trace/replay.rs`) needs to run the session again. The app adds each task.
+//! The first line is a header: corecoder's version, the dialect spoken (as `--provider` names
+//! it: `openai`, `anthropic`, `responses`), the model, the working directory and the context
+//! window, which `--replay` (`trace/replay.rs`) needs to run the session again. The app adds each task.
 //! The API key is never written: it travels in a header, and headers are not traced; should it
 //! show up anyway (a tool read a `.env` that holds it), every line has it replaced. Writing
 //! failures are ignored (a trace must never break a session).
 
 pub(crate) mod divergence;
-pub mod replay;
+pub(crate) mod replay;
 
-use crate::core::config::Config;
+use crate::core::config::{Config, Dialect};
 use crate::core::message::{Outcome, ToolCall};
 use serde_json::{Value, json};
 use std::fs::File;
@@ -24,8 +24,21 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
 
-/// The wire format a trace records; a replay refuses any other.
-pub(crate) const DIALECT: &str = "openai";
+/// The wire format a trace records, as `--provider` names it; a replay speaks it again.
+pub(crate) fn dialect_key(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Chat => "openai",
+        Dialect::Anthropic => "anthropic",
+        Dialect::Responses => "responses",
+    }
+}
+
+/// The dialect a trace's header names (`None`: one this corecoder does not speak).
+pub(crate) fn dialect_named(key: &str) -> Option<Dialect> {
+    [Dialect::Chat, Dialect::Anthropic, Dialect::Responses]
+        .into_iter()
+        .find(|dialect| dialect_key(*dialect) == key)
+}
 /// What stands in a trace where the API key was.
 pub(crate) const KEY_REDACTED: &str = "[API key]";
 /// Shorter keys are placeholders (`demo`) that could be any word, so they are not replaced.
@@ -42,7 +55,8 @@ impl Trace {
     /// in `cwd` talks to `config.model`, and `config.api_key` never appears in the file.
     pub(crate) fn create(path: &Path, config: &Config, cwd: &Path) -> std::io::Result<Trace> {
         let trace = Trace::open(path, config.api_key.clone())?;
-        let header = json!({"corecoder": env!("CARGO_PKG_VERSION"), "dialect": DIALECT,
+        let dialect = dialect_key(config.dialect);
+        let header = json!({"corecoder": env!("CARGO_PKG_VERSION"), "dialect": dialect,
             "model": config.model, "cwd": cwd, "max_context": config.max_context});
         trace.record("header", header);
         Ok(trace)

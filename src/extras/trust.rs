@@ -65,7 +65,7 @@ pub(crate) struct ProjectFile {
     pub(crate) seen: Seen,
     /// What the trust question shows of it, whole (at most `MAX_SETTINGS_BYTES`): the file,
     /// or what trusting a `.env` allows. Hostile text: it is shown through `shown.rs`.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// How the file compares with what the user trusted.

@@ -53,6 +53,6 @@ pub struct ToolContext {
 /// and the session-wide extras (`Extras::for_sub_agent`).
 pub(crate) struct SubAgent {
     pub(crate) llm: Arc<Llm>,
-    pub consent: Consent,
-    pub extras: Extras,
+    pub(crate) consent: Consent,
+    pub(crate) extras: Extras,
 }

@@ -586,3 +586,66 @@ fn cache_writes_cost_a_quarter_more() {
     );
     assert!(out.stderr.contains("$0.0052"), "{out:?}");
 }
+
+/// A `bash` call that exits 3 goes back marked `is_error: true`, as Claude Code marks it; one
+/// that exits 0 does not.
+#[test]
+fn a_command_that_exits_non_zero_goes_back_as_an_error() {
+    let sandbox = Sandbox::new("anthropic_exit_3");
+    let two = tool_use(0, "toolu_ok", "bash", json!({"command": "echo fine"}))
+        + &tool_use(
+            1,
+            "toolu_bad",
+            "bash",
+            json!({"command": "echo no; exit 3"}),
+        );
+    let (out, requests) = check(&sandbox, &["--yes"], vec![calls(&two), text("noted")]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let results = blocks(&requests[1].body["messages"][2]);
+    assert_eq!(results.len(), 2, "{results:#?}");
+    assert!(results[0].get("is_error").is_none(), "{results:#?}");
+    let failed = &results[1];
+    assert_eq!(failed["tool_use_id"], "toolu_bad");
+    assert!(
+        failed["content"]
+            .as_str()
+            .unwrap()
+            .contains("[exit code: 3]"),
+        "{failed:#}"
+    );
+    assert_eq!(failed["is_error"], true, "{results:#?}");
+}
+
+/// Anthropic's stream numbers no event, but a block stopped without its start, or a call whose
+/// input lost a piece (not JSON at its block's stop), lost an event: the reply is retried and
+/// never acted on (the retry's call runs once), and the user is told why.
+#[test]
+fn a_stream_that_lost_an_event_is_retried_never_used() {
+    for lossy in [
+        "anthropic-handmade-stop-without-start.sse",
+        "anthropic-handmade-lost-json-delta.sse",
+    ] {
+        let sandbox = Sandbox::new("anthropic_lost");
+        sandbox.write("src/main.rs", "fn main() {}\n");
+        let whole = stream("anthropic-tool-call.sse");
+        let script = vec![
+            Reply::Sse(stream(lossy)),
+            Reply::Sse(whole),
+            text("read it"),
+        ];
+        let (out, requests) = check(&sandbox, &[], script);
+        assert_eq!(
+            (out.code, out.stdout.trim()),
+            (0, "read it"),
+            "{lossy}: {out:?}"
+        );
+        assert_eq!(requests.len(), 3, "{lossy}: {out:?}");
+        assert_eq!(
+            requests[0].body, requests[1].body,
+            "{lossy}: the same request again"
+        );
+        let results = blocks(&requests[2].body["messages"][2]);
+        assert_eq!(results.len(), 1, "{lossy}: the call ran once: {results:#?}");
+        assert!(out.stderr.contains("lost a piece"), "{lossy}: {out:?}");
+    }
+}

@@ -599,3 +599,41 @@ fn an_error_status_and_a_whole_completion_are_served_again() {
     said(&out, "replay: 2 of 2 rounds matched");
     assert_eq!(out.stdout, "a whole answer, not streamed\n");
 }
+
+/// A trace records the dialect it spoke, and `--replay` speaks it again with no `--provider`:
+/// an Anthropic and a Responses session (a `read_file` call, then the answer) each replay
+/// round for round.
+#[test]
+fn a_trace_replays_in_the_dialect_it_recorded() {
+    let cases = [
+        ("anthropic", "anthropic-tool-call.sse", "anthropic-text.sse"),
+        (
+            "responses",
+            "responses_tool_call_deltas.sse",
+            "responses_text.sse",
+        ),
+    ];
+    for (provider, call, answer) in cases {
+        let sandbox = Sandbox::new(&format!("replay_dialect_{provider}"));
+        sandbox.write("src/main.rs", "fn main() {}\n");
+        let script = vec![Reply::Sse(fixture(call)), Reply::Sse(fixture(answer))];
+        let server = Server::start(script);
+        let file = sandbox.home.join("trace.jsonl").display().to_string();
+        let url = server.url();
+        let root = url.trim_end_matches("/v1").to_string();
+        let env = [
+            ("ANTHROPIC_API_KEY", "sk-test"),
+            ("ANTHROPIC_BASE_URL", root.as_str()),
+            ("CORECODER_API_KEY", "sk-test"),
+            ("OPENAI_BASE_URL", url.as_str()),
+        ];
+        let args = ["--provider", provider, "--trace", &file, "-p", "read main"];
+        let out = crate::run::run_with(&args, &env, &sandbox);
+        assert_eq!(out.code, 0, "{provider}: {out:?}");
+        let header = &records(Path::new(&file))[0];
+        assert_eq!(header["dialect"], provider, "{header}");
+        let out = replay(&["--replay", &file], &sandbox);
+        assert_eq!(out.code, 0, "{provider}: {out:?}");
+        said(&out, "replay: 2 of 2 rounds matched");
+    }
+}

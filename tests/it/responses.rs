@@ -386,3 +386,34 @@ fn only_session(sandbox: &Sandbox) -> String {
     let path = entry.expect("one").expect("entry").path();
     path.file_stem().unwrap().to_string_lossy().into_owned()
 }
+
+/// A stream that lost an event is never used: a gap in `sequence_number` (4 → 6: the "!"
+/// lost), or, from a gateway that strips the numbers, a call whose arguments lost a delta
+/// (`"offset":1` for 10) unlike its `.done`. Each is retried like a broken stream: the retry's
+/// answer is printed, the lost reply's call never runs, and the user is told why.
+#[test]
+fn a_stream_that_lost_an_event_is_retried_never_used() {
+    let lossy = [
+        ("gap", "responses_handmade_sequence_gap.sse"),
+        ("args", "responses_handmade_lost_delta_no_sequence.sse"),
+    ];
+    for (name, stream) in lossy {
+        let sandbox = Sandbox::new(&format!("responses_lost_{name}"));
+        sandbox.write("src/main.rs", "fn main() {}\n");
+        let script = vec![
+            Reply::Sse(fixture(stream)),
+            Reply::Sse(fixture("responses_text.sse")),
+        ];
+        let server = Server::start(script);
+        let out = responses("go", &server, &sandbox);
+        assert_eq!(
+            (out.code, out.stdout.trim_end()),
+            (0, ANSWER),
+            "{name}: {out:?}"
+        );
+        let requests = server.requests();
+        assert_eq!(requests.len(), 2, "{name}: {out:?}");
+        assert_eq!(input(&requests[1]), input(&requests[0]), "{name}: acted on");
+        assert!(out.stderr.contains("lost a piece"), "{name}: {out:?}");
+    }
+}

@@ -8,7 +8,10 @@
 //! whole. Thinking blocks are kept with their signature, and `redacted_thinking` as it came,
 //! in `Reply::thinking`, to go back with the tool calls. `stop_reason: max_tokens` becomes
 //! chat completions' `length`. The shapes of the events are `anthropic.rs`'. Nothing here opens
-//! a connection or retries.
+//! a connection or retries. The protocol numbers no event, so an event a gateway dropped
+//! (LiteLLM 1.108 does) is not always seen; what shows one is `Broke::Lost` (retried, never
+//! used): a delta or stop of a block not open, a block past the next index, a call's input
+//! that is not JSON at its stop.
 
 use super::{WireDelta, WireEvent, WireUsage, finish_reason, provider_error};
 use crate::client::sse::{Flow, MAX_LINE, keep};
@@ -42,6 +45,13 @@ enum Block {
     Call(usize),
     /// Kept whole as it arrived (`redacted_thinking`), or a kind we do not know (ignored).
     Other,
+    /// Its `content_block_stop` came: nothing more may.
+    Stopped,
+}
+
+/// The reply lost an event: what showed it.
+fn lost(what: String) -> Error {
+    Error::Stream(Broke::Lost(what))
 }
 
 impl Parser {
@@ -115,7 +125,7 @@ impl Parser {
             }
             "content_block_start" => self.start_block(event.index, event.content_block)?,
             "content_block_delta" => self.delta(event.index, event.delta, on_delta)?,
-            "content_block_stop" => self.stop_block(event.index, on_delta),
+            "content_block_stop" => self.stop_block(event.index, on_delta)?,
             "message_delta" => {
                 let reason = event.delta.and_then(|delta| delta.stop_reason);
                 self.reply.finish_reason = reason.map(|reason| finish_reason(&reason));
@@ -152,8 +162,13 @@ impl Parser {
             _ => Block::Other,
         };
         let index = index.unwrap_or(self.blocks.len());
-        // At most one block per event, so an index far ahead cannot allocate much.
-        let index = index.min(self.blocks.len());
+        // Blocks come in order: one that starts further on means one before it was lost.
+        if index > self.blocks.len() {
+            let next = self.blocks.len();
+            return Err(lost(format!(
+                "block {index} started where block {next} was due"
+            )));
+        }
         keep(&mut self.kept, 64)?;
         match self.blocks.get_mut(index) {
             Some(slot) => *slot = started,
@@ -199,33 +214,50 @@ impl Parser {
                 call.arguments
                     .push_str(delta.partial_json.as_deref().unwrap_or(""));
             }
-            Some(Block::Other) | None => {}
+            Some(Block::Other) => {}
+            Some(Block::Stopped) | None => {
+                return Err(lost(format!("a delta of block {index}, which is not open")));
+            }
         }
         Ok(())
     }
 
     /// A block is whole: a call is ready to run, a thinking block is kept with its signature.
-    fn stop_block(&mut self, index: Option<usize>, on_delta: &mut dyn FnMut(Event)) {
-        let Some(block) = index.and_then(|index| self.blocks.get_mut(index)) else {
-            return;
+    fn stop_block(
+        &mut self,
+        index: Option<usize>,
+        on_delta: &mut dyn FnMut(Event),
+    ) -> Result<(), Error> {
+        let Some(index) = index else {
+            return Ok(());
         };
-        match std::mem::replace(block, Block::Other) {
+        let open = self.blocks.get_mut(index);
+        let block = match open.map(|block| std::mem::replace(block, Block::Stopped)) {
+            Some(Block::Stopped) | None => {
+                return Err(lost(format!("block {index} stopped without its start")));
+            }
+            Some(block) => block,
+        };
+        match block {
             Block::Call(at) => {
                 let call = &mut self.reply.tool_calls[at];
                 if call.arguments.trim().is_empty() {
                     call.arguments = "{}".to_string();
                 }
-                if serde_json::from_str::<IgnoredAny>(&call.arguments).is_ok() {
-                    on_delta(Event::CallReady(call));
+                if serde_json::from_str::<IgnoredAny>(&call.arguments).is_err() {
+                    let why = format!("the input of call {} is not JSON at its stop", call.id);
+                    return Err(lost(why));
                 }
+                on_delta(Event::CallReady(call));
             }
             Block::Thinking(thinking, signature) => {
                 let block =
                     json!({"type": "thinking", "thinking": thinking, "signature": signature});
                 self.reply.thinking.push(block);
             }
-            Block::Text | Block::Other => {}
+            Block::Text | Block::Other | Block::Stopped => {}
         }
+        Ok(())
     }
 
     /// The usage so far, each count replaced where this event has it. `input_tokens` leaves
@@ -446,6 +478,41 @@ mod tests {
             matches!(result, Err(Error::Stream(Broke::Malformed(_)))),
             "{result:?}"
         );
+    }
+
+    /// The protocol gives no sequence numbers, but a block stopped without its start, and a
+    /// call whose input lost a piece (invalid JSON at its stop), lost an event: never announced.
+    #[test]
+    fn a_lost_start_or_input_piece_is_lost() {
+        let cases = [
+            ("anthropic-handmade-stop-without-start.sse", "block 1"),
+            (
+                "anthropic-handmade-lost-json-delta.sse",
+                "not JSON at its stop",
+            ),
+        ];
+        for (fixture, said) in cases {
+            let (result, seen) = replay(fixture);
+            let Err(Error::Stream(Broke::Lost(what))) = result else {
+                panic!("{fixture}: {result:?}")
+            };
+            assert!(what.contains(said), "{fixture}: {what}");
+            assert_eq!(seen, ["text:I'll read the file."], "{fixture}");
+        }
+        let data = |json: &str| format!("data: {json}\n\n");
+        let twice = data(
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+        ) + &data(r#"{"type":"content_block_stop","index":0}"#).repeat(2);
+        let ahead = data(
+            r#"{"type":"content_block_start","index":2,"content_block":{"type":"text","text":""}}"#,
+        );
+        for stream in [twice, ahead] {
+            let result = replay_bytes(stream.as_bytes()).0;
+            assert!(
+                matches!(result, Err(Error::Stream(Broke::Lost(_)))),
+                "{result:?}"
+            );
+        }
     }
 
     /// A call that takes no parameters may stream no input: its arguments are `{}`.

@@ -35,7 +35,7 @@ impl List {
 pub(crate) struct Rule {
     pub(crate) list: List,
     /// As written in the file: `Bash(cargo test:*)`.
-    pub text: String,
+    pub(crate) text: String,
     pub(crate) source: PathBuf,
     tool: String,
     what: Specifier,

@@ -39,7 +39,7 @@ pub(crate) struct Loaded {
 #[derive(Debug, Clone)]
 pub(crate) struct Saved {
     pub(crate) file: PathBuf,
-    pub project: PathBuf,
+    pub(crate) project: PathBuf,
     bases: Bases,
 }
 

@@ -104,7 +104,7 @@ pub(crate) fn reply_of(error: Option<Value>, line: Vec<u8>) -> Result<Vec<u8>, S
 }
 
 /// The `result` of a reply line as a tree (`Null` when it has none).
-pub fn result_of(line: &[u8]) -> Result<Value, String> {
+pub(crate) fn result_of(line: &[u8]) -> Result<Value, String> {
     #[derive(Deserialize)]
     struct Answer {
         #[serde(default)]

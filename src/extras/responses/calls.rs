@@ -3,11 +3,15 @@
 //! `response.function_call_arguments.delta`, closed by `function_call_arguments.done` or the
 //! item's `output_item.done`, whichever comes first. Events name a call by its item id (or
 //! output index); the call keeps its `call_id`, which its result must name. Closing announces
-//! it ready, once; from then on it may be running, so nothing changes it. Nothing here bounds
-//! sizes (`stream.rs` counts what each step added) or parses arguments beyond "JSON or not".
+//! it ready, once; from then on it may be running, so nothing changes it. Each `.done` must
+//! repeat what the deltas built (a call's arguments that differ lost a delta on the way:
+//! `Broke::Lost`, see `whole.rs`); with no delta at all, the `.done` arguments are the call's.
+//! Nothing here bounds sizes (`stream.rs` counts what each step added) or parses arguments
+//! beyond "JSON or not".
 
-use crate::core::event::Event;
+use crate::core::event::{Error, Event};
 use crate::core::message::ToolCall;
+use crate::extras::responses::whole::{differs, lost};
 use serde::de::IgnoredAny;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -28,6 +32,8 @@ struct Call {
     call: ToolCall,
     /// Announced with `Event::CallReady`: it may be running, so nothing changes it any more.
     ready: bool,
+    /// A delta came: the arguments are what the deltas built, and a `.done` must repeat them.
+    streamed: bool,
 }
 
 impl Calls {
@@ -38,19 +44,23 @@ impl Calls {
         output_index: Option<u64>,
         done: bool,
         on_delta: &mut dyn FnMut(Event),
-    ) -> bool {
+    ) -> Result<bool, Error> {
         let text = |key: &str| item[key].as_str().unwrap_or("").to_string();
         let item_id = text("id");
         let found = self.call_at(Some(&item_id), output_index);
         let at = found.unwrap_or_else(|| {
             // Usually at `output_item.added`; a server may send only the finished item.
-            let (call, ready) = (ToolCall::default(), false);
+            let (call, ready, streamed) = (ToolCall::default(), false, false);
             let at = self.calls.len();
             self.by_item.entry(item_id.clone()).or_insert(at);
             if let Some(index) = output_index {
                 self.by_output.entry(index).or_insert(at);
             }
-            self.calls.push(Call { call, ready });
+            self.calls.push(Call {
+                call,
+                ready,
+                streamed,
+            });
             self.calls.len() - 1
         });
         let Call { call, ready, .. } = &mut self.calls[at];
@@ -70,9 +80,9 @@ impl Calls {
             }
         }
         if done {
-            self.close(at, item["arguments"].as_str(), on_delta);
+            self.close(at, item["arguments"].as_str(), on_delta)?;
         }
-        found.is_none()
+        Ok(found.is_none())
     }
 
     /// A piece of the named call's arguments (dropped once the call is announced).
@@ -80,6 +90,7 @@ impl Calls {
         let at = self.call_at(item_id, at);
         if let Some(call) = at.map(|at| &mut self.calls[at]).filter(|c| !c.ready) {
             call.call.arguments.push_str(delta);
+            call.streamed = true;
         }
     }
 
@@ -89,9 +100,10 @@ impl Calls {
         (item_id, at): (Option<&str>, Option<u64>),
         arguments: Option<&str>,
         on_delta: &mut dyn FnMut(Event),
-    ) {
-        if let Some(at) = self.call_at(item_id, at) {
-            self.close(at, arguments, on_delta);
+    ) -> Result<(), Error> {
+        match self.call_at(item_id, at) {
+            Some(at) => self.close(at, arguments, on_delta),
+            None => Ok(()),
         }
     }
 
@@ -118,12 +130,23 @@ impl Calls {
         by_id.or_else(|| output_index.and_then(|index| self.by_output.get(&index).copied()))
     }
 
-    /// A call's arguments are final (the event's whole text wins over the deltas): announce
-    /// it, once, if they are JSON; a call with garbled arguments is left for the batch to refuse.
-    fn close(&mut self, at: usize, arguments: Option<&str>, on_delta: &mut dyn FnMut(Event)) {
+    /// A call's arguments are final: announce it, once, if they are JSON (a call with garbled
+    /// arguments is left for the batch to refuse). Whole arguments unlike the ones the deltas
+    /// built, or unlike the ones announced, mean a delta was lost: the reply is broken.
+    fn close(
+        &mut self,
+        at: usize,
+        arguments: Option<&str>,
+        on_delta: &mut dyn FnMut(Event),
+    ) -> Result<(), Error> {
         let call = &mut self.calls[at];
+        let built = &call.call.arguments;
+        let checked = arguments.filter(|_| call.ready || call.streamed);
+        if let Some(whole) = checked.filter(|whole| whole != built) {
+            return Err(lost(differs("a call's arguments", built, whole)));
+        }
         if call.ready {
-            return;
+            return Ok(());
         }
         if let Some(arguments) = arguments {
             call.call.arguments = arguments.to_string();
@@ -132,5 +155,6 @@ impl Calls {
         if serde_json::from_str::<IgnoredAny>(&call.call.arguments).is_ok() {
             on_delta(Event::CallReady(&call.call));
         }
+        Ok(())
     }
 }

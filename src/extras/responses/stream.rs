@@ -6,12 +6,14 @@
 //! arguments close. A reasoning item with `encrypted_content` is kept in `Reply::thinking`,
 //! without the `id` that `store: false` leaves pointing at nothing, to go back next request.
 //! `response.completed` or `.incomplete` ends the reply (cut off, as chat completions'
-//! `length`, when the output limit was why); `response.failed` and `error` fail it. Nothing
-//! here opens a connection or retries.
+//! `length`, when the output limit was why); `response.failed` and `error` fail it. What the
+//! deltas built is held to what the stream says was whole (`whole.rs`): a reply that lost an
+//! event on the way is broken. Nothing here opens a connection or retries.
 
 use crate::client::sse::{Flow, MAX_LINE, keep};
 use crate::core::event::{Broke, Error, Event};
 use crate::core::message::{Reply, Usage};
+use crate::extras::responses::whole::{Whole, output_agrees};
 use crate::extras::responses::{calls::Calls, is_reasoning};
 use crate::tools::support::tokens::reported;
 use serde::Deserialize;
@@ -27,6 +29,10 @@ pub(crate) struct Parser {
     calls: Calls,
     /// `response.completed` or `.incomplete` arrived: the reply is whole.
     ended: bool,
+    /// Held to what the stream says the whole was.
+    whole: Whole,
+    /// The ended response's `output`, to hold the reply to once its calls are put together.
+    output: Value,
     /// Bytes kept so far, against `sse::MAX_REPLY` (`sse::keep`).
     kept: usize,
 }
@@ -44,6 +50,12 @@ struct WireEvent<'a> {
     summary_index: Option<u64>,
     #[serde(borrow)]
     arguments: Option<Cow<'a, str>>,
+    /// A part's whole text, in `output_text.done` / `refusal.done`.
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    refusal: Option<Cow<'a, str>>,
+    sequence_number: Option<u64>,
     /// Only in `output_item.added` / `.done` and the four events of the whole `response`.
     item: Option<Value>,
     response: Option<Value>,
@@ -83,6 +95,7 @@ impl Parser {
         }
         let mut reply = self.reply;
         reply.tool_calls = self.calls.into_calls();
+        output_agrees(&self.output, &reply.text, &reply.tool_calls)?;
         Ok(reply)
     }
 
@@ -121,13 +134,24 @@ impl Parser {
         size: usize,
         on_delta: &mut dyn FnMut(Event),
     ) -> Result<Flow, Error> {
+        self.whole.sequence(event.sequence_number)?;
         let delta = event.delta.as_deref().unwrap_or("");
         let named = (event.item_id.as_deref(), event.output_index);
         match &*event.kind {
             "response.output_text.delta" | "response.refusal.delta" if !delta.is_empty() => {
                 keep(&mut self.kept, delta.len())?;
+                self.whole.delta(delta);
                 self.reply.text.push_str(delta);
                 on_delta(Event::Text(delta));
+            }
+            "response.output_text.done" | "response.refusal.done" => {
+                let said = event.text.as_deref().or(event.refusal.as_deref());
+                // A part that came whole, with no delta before it, is shown now.
+                if let Some(part) = self.whole.part_done(said)? {
+                    keep(&mut self.kept, part.len())?;
+                    self.reply.text.push_str(&part);
+                    on_delta(Event::Text(&part));
+                }
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta"
                 if !delta.is_empty() =>
@@ -151,10 +175,12 @@ impl Parser {
             }
             "response.function_call_arguments.done" => {
                 let arguments = event.arguments.as_deref();
-                self.calls.arguments_done(named, arguments, on_delta);
+                self.calls.arguments_done(named, arguments, on_delta)?;
             }
             "response.completed" | "response.incomplete" => {
-                self.ended(&event.response.unwrap_or_default());
+                let mut response = event.response.unwrap_or_default();
+                self.ended(&response);
+                self.output = response["output"].take();
                 return Ok(Flow::Done);
             }
             "response.failed" | "error" => {
@@ -193,7 +219,9 @@ impl Parser {
             return Ok(());
         }
         // A new call counts too, so an endless list of empty calls is bounded as well.
-        if item["type"] == "function_call" && self.calls.item(&item, output_index, done, on_delta) {
+        if item["type"] == "function_call"
+            && self.calls.item(&item, output_index, done, on_delta)?
+        {
             keep(&mut self.kept, 64 + size)?;
         }
         Ok(())
@@ -294,6 +322,13 @@ mod tests {
             cached_tokens,
             ..Usage::default()
         })
+    }
+
+    fn lost(result: Result<Reply, Error>) -> String {
+        match result {
+            Err(Error::Stream(Broke::Lost(what))) => what,
+            other => panic!("{other:?}"),
+        }
     }
 
     fn provider_error(result: Result<Reply, Error>) -> String {
@@ -411,9 +446,10 @@ mod tests {
         assert!(matches!(done_only, Err(Error::Stream(Broke::Ended))));
     }
 
-    /// An announced call may be running: a later delta or a different `.done` changes nothing.
+    /// An announced call may be running: a later delta or another name changes nothing; a
+    /// `.done` whose arguments differ from the deltas' (or the announced ones) lost a delta.
     #[test]
-    fn an_announced_call_is_final() {
+    fn an_announced_call_is_final_and_a_differing_done_is_lost() {
         let added = json!({"type": "response.output_item.added", "output_index": 0,
             "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1",
                      "name": "glob", "arguments": ""}});
@@ -421,17 +457,78 @@ mod tests {
             json!({"type": "response.function_call_arguments.delta",
                                      "item_id": "fc_1", "output_index": 0, "delta": d})
         };
-        let done = json!({"type": "response.output_item.done", "output_index": 0,
+        let done = |args: &str| {
+            json!({"type": "response.output_item.done", "output_index": 0,
             "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1",
-                     "name": "bash", "arguments": "{\"command\":\"rm -rf /\"}"}});
-        let args_done = json!({"type": "response.function_call_arguments.done",
-                               "item_id": "fc_1", "arguments": "{}"});
-        let events = [added, delta("{\"x"), args_done, delta("\"}"), done];
-        let mut body: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
-        body += "data: {\"type\":\"response.completed\",\"response\":{}}\n";
-        let (reply, seen) = feed(&body);
+                     "name": "bash", "arguments": args}})
+        };
+        let args_done = |args: &str| {
+            json!({"type": "response.function_call_arguments.done", "item_id": "fc_1",
+                   "arguments": args})
+        };
+        let body = |events: &[Value]| {
+            let body: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+            body + "data: {\"type\":\"response.completed\",\"response\":{}}\n"
+        };
+        let whole = [
+            added.clone(),
+            delta("{"),
+            delta("}"),
+            args_done("{}"),
+            delta("\"x\""),
+            done("{}"),
+        ];
+        let (reply, seen) = feed(&body(&whole));
         assert_eq!(seen, ["ready:call_1:{}"]);
         assert_eq!(reply.unwrap().tool_calls, [call("call_1", "glob", "{}")]);
+        let lost_delta = [added.clone(), delta("{"), args_done("{}")];
+        let (reply, seen) = feed(&body(&lost_delta));
+        assert!(lost(reply).contains("a call's arguments"));
+        assert!(seen.is_empty(), "never announced: {seen:?}");
+        let changed_after = [added, delta("{}"), args_done("{}"), done(r#"{"rm":1}"#)];
+        assert!(lost(feed(&body(&changed_after)).0).contains("a call's arguments"));
+    }
+
+    /// A gap in `sequence_number` (the "!" delta lost), or, where a gateway strips the numbers,
+    /// a call whose arguments lost a delta ("offset":1 for 10): the reply is lost, never used.
+    #[test]
+    fn a_stream_that_lost_an_event_is_lost() {
+        let (gap, seen) = replay("responses_handmade_sequence_gap.sse");
+        assert!(lost(gap).contains("event 6 came after event 4"));
+        assert_eq!(seen, ["text:Hello"]);
+        let (args, seen) = replay("responses_handmade_lost_delta_no_sequence.sse");
+        assert!(lost(args).contains("a call's arguments"));
+        assert!(seen.is_empty(), "never announced: {seen:?}");
+    }
+
+    /// With no numbers, a text delta lost shows in `output_text.done`, and one lost together
+    /// with its `.done` in `response.completed`; a part that came only whole is shown whole.
+    #[test]
+    fn done_and_completed_texts_hold_the_deltas_to_the_whole() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/sse/responses_text.sse"
+        ))
+        .unwrap();
+        let unnumbered = |text: &str| {
+            let events = text
+                .split("\n\n")
+                .filter(|e| !e.contains("\"delta\":\"!\""));
+            let events = events.map(|e| match e.find(",\"sequence_number\"") {
+                Some(at) => format!("{}}}", &e[..at]),
+                None => e.to_string(),
+            });
+            events.collect::<Vec<_>>().join("\n\n")
+        };
+        assert!(lost(feed(&unnumbered(&text)).0).contains("the text"));
+        let no_done = text.replace("event: response.output_text.done", "event: x");
+        let no_done = no_done.replace("\"type\":\"response.output_text.done\"", "\"type\":\"x\"");
+        assert!(lost(feed(&unnumbered(&no_done)).0).contains("the text"));
+        let only_whole = r#"data: {"type":"response.output_text.done","text":"All of it."}"#;
+        let end = r#"data: {"type":"response.completed","response":{}}"#;
+        let (reply, seen) = feed(&format!("{only_whole}\n{end}\n"));
+        assert_eq!(reply.unwrap().text, "All of it.");
+        assert_eq!(seen, ["text:All of it."]);
     }
 
     /// A server that sends only the finished item (no `added`, no deltas) still gives the call;

@@ -8,8 +8,9 @@
 //! first place it differs (`divergence.rs`) and, unless told to go on, answers so that the run
 //! stops. It opens no socket and runs nothing; the face is `app/replay.rs`.
 
+use crate::core::config::Dialect;
 use crate::core::consent::Plan;
-use crate::extras::trace::DIALECT;
+use crate::extras::trace::dialect_named;
 use crate::extras::trace::divergence::first_difference_of;
 use crate::extras::trace::divergence::{Divergence, Rebase, comparable, excerpt, messages};
 use serde_json::{Value, json};
@@ -23,7 +24,9 @@ const MAX_TRACE: u64 = 256 << 20;
 pub(crate) struct Recording {
     /// The corecoder that wrote it (`None`: a trace from before the header line).
     pub(crate) version: Option<String>,
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
+    /// The dialect the session spoke (`None`: a trace from before the header line).
+    pub(crate) dialect: Option<Dialect>,
     pub(crate) cwd: Option<String>,
     pub(crate) max_context: Option<u32>,
     /// What the user asked, in order; a trace without task lines gives its first user message.
@@ -36,7 +39,7 @@ pub(crate) struct Recording {
 /// One task the user gave, and whether plan mode was on for it.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Task {
-    pub text: String,
+    pub(crate) text: String,
     pub(crate) plan: Plan,
 }
 
@@ -113,10 +116,12 @@ impl Recording {
         let answer = self.rounds.last_mut().map(|round| &mut round.answer);
         match (record["kind"].as_str().unwrap_or(""), answer) {
             ("header", _) => {
-                if let Some(dialect) = text("dialect").filter(|d| d != DIALECT) {
-                    let why = format!("it speaks '{dialect}'; this corecoder replays '{DIALECT}'");
-                    return Err(format!("--replay: {why}"));
-                }
+                let named = text("dialect").unwrap_or_else(|| "openai".to_string());
+                let Some(dialect) = dialect_named(&named) else {
+                    let why = "this corecoder speaks openai, anthropic and responses";
+                    return Err(format!("--replay: the trace speaks '{named}'; {why}"));
+                };
+                self.dialect = Some(dialect);
                 self.version = text("corecoder");
                 self.model = text("model");
                 self.cwd = text("cwd");
@@ -333,8 +338,13 @@ mod tests {
         assert!(matches!(answers[1], Answer::Whole { status: 503, .. }));
         assert_eq!(answers[2], &Answer::HangUp);
         assert_eq!(recording.unreadable, 1, "the half-written last line");
-        let other = line("header", json!({"dialect": "anthropic"}));
-        assert!(Recording::parse(&other).unwrap_err().contains("anthropic"));
+        assert_eq!(recording.dialect, Some(Dialect::Chat));
+        let header = |dialect: &str| line("header", json!({"dialect": dialect}));
+        let rest = line("request", json!({"body": body}));
+        let anthropic = Recording::parse(&[header("anthropic"), rest.clone()].join("\n"));
+        assert_eq!(anthropic.unwrap().dialect, Some(Dialect::Anthropic));
+        let other = Recording::parse(&[header("gemini"), rest].join("\n")).unwrap_err();
+        assert!(other.contains("'gemini'"), "{other}");
     }
 
     #[test]

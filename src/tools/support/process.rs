@@ -224,7 +224,7 @@ impl Stream {
         }
     }
 
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let bytes = [self.head.as_slice(), self.tail.as_slice()].concat();
         String::from_utf8_lossy(&bytes).into_owned()
     }
