@@ -64,12 +64,7 @@ pub(crate) fn bearer(config: &Config) -> Vec<(&'static str, String)> {
 }
 
 /// POST the body's pieces in turn, under their length (some providers refuse chunked uploads).
-pub(crate) fn post(
-    http: &ureq::Agent,
-    url: &str,
-    auth: &[(&str, String)],
-    body: &[Arc<str>],
-) -> Answer {
+pub fn post(http: &ureq::Agent, url: &str, auth: &[(&str, String)], body: &[Arc<str>]) -> Answer {
     let mut request = http.post(url);
     for (name, value) in auth {
         request = request.header(*name, value);

@@ -192,10 +192,9 @@ impl Llm {
         // A 200 that is not an event stream: a whole completion, or a page or error that fails.
         let trace = |kind: &str, text: &str| extras.account().trace_not_a_stream(kind, text);
         let quirks = &self.quirks;
-        match quirks.not_a_stream(&head.headers, &mut body, &mut start, &trace, on_event) {
-            None => {}
-            Some(Ok(reply)) => return Next::Replied(reply),
-            Some(Err(error)) => return stream_failure(error, &self.config),
+        let whole = quirks.not_a_stream(&head.headers, &mut body, &mut start, &trace, on_event);
+        if let Some(whole) = whole {
+            return whole.map_or_else(|error| stream_failure(error, &self.config), Next::Replied);
         }
         // The line already read goes first, as if it had never been taken out.
         let mut body = Cursor::new(start).chain(body);

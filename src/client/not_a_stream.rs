@@ -34,9 +34,7 @@ impl Quirks {
             Ok(start) => start,
             Err(e) => return Some(Err(Error::Stream(Broke::Io(e)))),
         };
-        let content_type = headers
-            .get("content-type")
-            .and_then(|value| value.to_str().ok());
+        let content_type = headers.get("content-type").and_then(|v| v.to_str().ok());
         let content_type = &content_type.unwrap_or("").to_ascii_lowercase();
         if is_event_stream(content_type, start) {
             return None;

@@ -114,11 +114,8 @@ impl Quirks {
     fn learnt(&self, config: &Config) -> MutexGuard<'_, Learnt> {
         let mut learnt = self.learnt.lock().unwrap_or_else(PoisonError::into_inner);
         if learnt.model != config.model {
-            let model = config.model.clone();
-            *learnt = Learnt {
-                model,
-                ..Learnt::default()
-            };
+            *learnt = Learnt::default();
+            learnt.model = config.model.clone();
         }
         learnt
     }
@@ -144,11 +141,8 @@ impl Quirks {
 
     /// The window to compact for: the configured one, or the provider's if it said less.
     pub(crate) fn context_limit(&self, config: &Config) -> usize {
-        let limit = self
-            .learnt(config)
-            .window
-            .unwrap_or(config.max_context as u64);
-        usize::try_from(limit).unwrap_or(usize::MAX)
+        let window = self.learnt(config).window;
+        usize::try_from(window.unwrap_or(config.max_context as u64)).unwrap_or(usize::MAX)
     }
 }
 

@@ -164,12 +164,7 @@ impl Calls {
 }
 
 /// As the protocol has it; a provider that takes it otherwise gets it rewritten (`quirks.rs`).
-pub(crate) fn request_body(
-    config: &Config,
-    model: &str,
-    messages: &[Message],
-    tools: &[Value],
-) -> Value {
+pub fn request_body(config: &Config, model: &str, messages: &[Message], tools: &[Value]) -> Value {
     let mut body = json!({"model": model, "messages": messages, "stream": true});
     if !tools.is_empty() {
         body["tools"] = json!(tools);
