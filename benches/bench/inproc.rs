@@ -220,7 +220,11 @@ pub fn shell_steps() -> Vec<Row> {
         let slow = times.iter().filter(|t| t.as_millis() >= 20).count();
         let mut row = Row::new(
             &format!("shell step: spawn `{program} -c true`, run it to its reaping (50 runs)"),
-            format!("median {}, p90 {}, {slow} runs ≥ 20 ms", ms(median), ms(p90)),
+            format!(
+                "median {}, p90 {}, {slow} runs ≥ 20 ms",
+                ms(median),
+                ms(p90)
+            ),
             "≤ 5 ms median",
         );
         row.verdict(median <= Duration::from_millis(5));
