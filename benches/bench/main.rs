@@ -3,8 +3,8 @@
 //!
 //! Run by `bench/run.sh` (which installs the peers) or directly with
 //! `cargo bench --profile dist --bench bench [-- NAME…]`, where NAME picks sections (`startup`,
-//! `session`, `size`, `search`, `sse`, `parallel`, `streaming`, `compaction`). Prints a markdown
-//! table (medians of ≥ 5 runs after a warm-up, ratios to the peers) and writes it to
+//! `session`, `size`, `search`, `sse`, `parallel`, `streaming`, `compaction`, `shell`). Prints a
+//! markdown table (medians of ≥ 5 runs after a warm-up, ratios to the peers) and writes it to
 //! `target/bench-results.md`. A missing peer is skipped with a note. Not part of `cargo test`.
 
 mod agents;
@@ -59,6 +59,9 @@ fn main() {
     }
     if run("compaction") {
         rows.push(inproc::compaction());
+    }
+    if run("shell") {
+        rows.extend(inproc::shell_steps());
     }
     let report = markdown(&rows, &peers);
     println!("{report}");

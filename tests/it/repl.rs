@@ -453,6 +453,31 @@ fn interrupt_during_slow_tool_keeps_history_valid() {
     assert_eq!(content(&messages[asked + 2]), "go on");
 }
 
+/// A bash that closed its pipes first (only its pidfd and the tick are left to watch it): the
+/// first Ctrl+C still kills it at once.
+#[test]
+fn interrupt_kills_a_bash_that_closed_its_pipes() {
+    let sandbox = Sandbox::new("repl_interrupt_closed");
+    let seconds = format!("32.{}", std::process::id());
+    let command = format!("exec >&- 2>&-; sleep {seconds}");
+    let script = vec![bash("call_sleep", &command), answer("after it")];
+    let mut repl = start(&sandbox, script);
+    repl.enter("wait a bit");
+    repl.expect("[n] deny: ");
+    repl.pty.send("y\r");
+    repl.server.expect_repairs();
+    assert!(wait_until(|| sleeping(&seconds) > 0), "sleep never started");
+    let interrupted_at = Instant::now();
+    repl.pty.send("\x03");
+    repl.expect("(interrupted)");
+    repl.idle();
+    assert!(interrupted_at.elapsed() < Duration::from_secs(3));
+    assert!(
+        wait_until(|| sleeping(&seconds) == 0),
+        "the tool still runs"
+    );
+}
+
 #[test]
 fn interrupt_while_streaming_keeps_partial_answer() {
     let sandbox = Sandbox::new("repl_interrupt_stream");

@@ -1,5 +1,6 @@
 //! The tools as the model sees them through the binary: parallel bash calls, the tracked
-//! working directory, edit_file's refusals, consent for mutating tools, and the sample repo.
+//! working directory, a timeout on a bash that closed its pipes, edit_file's refusals, consent
+//! for mutating tools, and the sample repo.
 
 use crate::run::{Output, Sandbox, run};
 use crate::server::{Recorded, Reply, Server};
@@ -75,6 +76,31 @@ fn cd_in_one_round_moves_the_next_rounds_bash() {
     let result = requests[2].last_tool_result();
     assert!(result.contains("/work/sub"), "{result}");
     assert!(result.contains("marker.txt"), "{result}");
+}
+
+/// A command that closed its pipes at once and never ends (the runner waits on its pidfd, no
+/// pipe left to wake it): the timeout still kills it, and the next call runs at once.
+#[test]
+fn the_timeout_kills_a_bash_that_closed_its_pipes() {
+    let sandbox = Sandbox::new("closed_pipes_timeout");
+    let hang = json!({"command": "exec >&- 2>&-; sleep 30", "timeout": 1});
+    let started = std::time::Instant::now();
+    let (_, requests) = check(
+        &sandbox,
+        &[
+            &[("call_hang", "bash", hang)],
+            &[(
+                "call_next",
+                "bash",
+                json!({"command": "exec >&-; echo gone >&2"}),
+            )],
+        ],
+    );
+    let took = started.elapsed();
+    let result = requests[1].last_tool_result();
+    assert!(result.contains("timed out after 1s"), "{result}");
+    assert!(requests[2].last_tool_result().contains("gone"));
+    assert!(took < Duration::from_secs(10), "took {took:?}");
 }
 
 #[test]

@@ -5,20 +5,20 @@
 //! `shell` (`PROGRAM -c COMMAND` in `cwd`, its own process group, stdin closed, stdout and
 //! stderr piped), adds what its child needs (bash: secrets hidden, the sandbox entered; hooks:
 //! a piped stdin, the project's directory) and spawns it. `run` then writes the caller's bytes
-//! to stdin, reads stdout and stderr with `poll(2)` until they close, and kills the whole
-//! process group on timeout or Ctrl+C. It knows nothing of the sandbox, secrets, the danger
-//! gate, `cd` tracking or output formatting.
+//! to stdin, reads stdout and stderr with `poll(2)` until they close and the shell ends (its
+//! pidfd in the same `poll`), and kills the whole process group on timeout or Ctrl+C. It
+//! knows nothing of the sandbox, secrets, the danger gate, `cd` tracking or output formatting.
 
 use std::fs::File;
 use std::io::{ErrorKind, Read, Write};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// How often we look at the shell, the clock and Ctrl+C while no output arrives.
+/// How often we look at the clock and Ctrl+C (and the shell, without a pidfd) while idle.
 const POLL_MILLIS: i32 = 25;
 /// How long we keep reading after the shell ended, for output still in flight. Past it,
 /// whatever still holds the pipes (a `sleep 100 &`) is killed.
@@ -82,19 +82,21 @@ pub fn run(
     cancel: &AtomicBool,
 ) -> Result<Finished, String> {
     let feed = Feed::new(child.stdin.take().map(OwnedFd::from), input);
-    collect(&mut child, feed, limits, cancel)
+    // Owned here, so it stays open until `collect` is done with it.
+    let exit = pidfd(&child);
+    let shell = exit.as_ref().map(AsRawFd::as_raw_fd);
+    collect(&mut child, feed, shell, limits, cancel)
 }
 
 /// Read both pipes until they close, while feeding stdin and watching the shell, the deadline
 /// and Ctrl+C.
 ///
-/// One thread and `poll(2)` rather than a thread per pipe: a process that left our group
-/// (`setsid`) can hold a pipe open forever, and a thread blocked in `read` or `write` on it
-/// could never be joined. `poll` lets us stop whenever we decide to (DESIGN.md, "Polling the
-/// pipes").
+/// One thread and `poll(2)`, not a thread per pipe: a pipe a `setsid` child holds forever would
+/// block that thread for good; `poll` stops when we decide (DESIGN.md, "Polling the pipes").
 fn collect(
     child: &mut Child,
     mut feed: Feed,
+    exit: Option<i32>,
     limits: Limits,
     cancel: &AtomicBool,
 ) -> Result<Finished, String> {
@@ -106,7 +108,9 @@ fn collect(
     // Only looked at once `ending` is known; then it is set to the end of the grace period.
     let mut stop_reading_at = deadline;
     let stragglers_killed = loop {
-        exchange(&mut feed, &mut stdout, &mut stderr);
+        // Watched until the shell is reaped; past that it stays readable and would spin `poll`.
+        let shell = exit.filter(|_| ending.is_none());
+        exchange(&mut feed, &mut stdout, &mut stderr, shell);
         let now = Instant::now();
         if ending.is_none() {
             let status = child
@@ -147,6 +151,15 @@ fn collect(
     })
 }
 
+/// The shell's pidfd, readable once the shell exits, so its end wakes `poll` (DESIGN.md,
+/// "Waiting on the shell"). `None` before Linux 5.3; then the tick notices the end.
+fn pidfd(child: &Child) -> Option<OwnedFd> {
+    // SAFETY: integer arguments only; our child is not yet reaped, so its pid is not reused.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, child.id() as libc::pid_t, 0) };
+    // SAFETY: a non-negative result is a new descriptor that nothing else owns.
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
 /// What is still to be written to the child's stdin. Closed (`None`) once all is written or
 /// the child stopped reading (a hook may exit without reading; the `EPIPE` is then fine).
 struct Feed<'a> {
@@ -161,13 +174,8 @@ impl Feed<'_> {
         if let Some(file) = &file {
             let fd = file.as_raw_fd();
             // SAFETY: fcntl(2) on a descriptor we own, with integer arguments only.
-            unsafe {
-                libc::fcntl(
-                    fd,
-                    libc::F_SETFL,
-                    libc::fcntl(fd, libc::F_GETFL) | libc::O_NONBLOCK,
-                )
-            };
+            let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) } | libc::O_NONBLOCK;
+            unsafe { libc::fcntl(fd, libc::F_SETFL, flags) };
         }
         Feed { file, rest: input }
     }
@@ -230,21 +238,22 @@ impl Stream {
     }
 }
 
-/// Wait up to `POLL_MILLIS` for stdin to take bytes or either pipe to have data (or close),
-/// then write and read what can be. With every pipe closed, this is just the pause between two
-/// looks at the shell.
-fn exchange(feed: &mut Feed, stdout: &mut Stream, stderr: &mut Stream) {
-    let watch = |file: &Option<File>, events| {
-        (file.as_ref()).map(|file| libc::pollfd {
-            fd: file.as_raw_fd(),
+/// Wait up to `POLL_MILLIS` for stdin to take bytes, a pipe to have data (or close) or the
+/// `shell` pidfd to say it exited, then write and read what can be.
+fn exchange(feed: &mut Feed, stdout: &mut Stream, stderr: &mut Stream, shell: Option<i32>) {
+    let watch = |fd: Option<i32>, events| {
+        fd.map(|fd| libc::pollfd {
+            fd,
             events,
             revents: 0,
         })
     };
+    let raw = |file: &Option<File>| file.as_ref().map(AsRawFd::as_raw_fd);
     let mut fds: Vec<libc::pollfd> = [
-        watch(&feed.file, libc::POLLOUT),
-        watch(&stdout.file, libc::POLLIN),
-        watch(&stderr.file, libc::POLLIN),
+        watch(raw(&feed.file), libc::POLLOUT),
+        watch(raw(&stdout.file), libc::POLLIN),
+        watch(raw(&stderr.file), libc::POLLIN),
+        watch(shell, libc::POLLIN),
     ]
     .into_iter()
     .flatten()
@@ -327,5 +336,97 @@ mod tests {
         assert_eq!(finished.stdout.head.len(), 1000);
         assert_eq!(finished.stdout.dropped, input.len() - 1000);
         assert_eq!(finished.stderr.text(), "done\n");
+    }
+
+    fn limits(timeout: Duration) -> Limits {
+        let keep = Keep {
+            head: 1000,
+            tail: 1000,
+        };
+        Limits { timeout, keep }
+    }
+
+    /// `command` through `run`: how it ended and how long it took.
+    fn timed_run(command: &str, timeout: Duration, cancel: &AtomicBool) -> (Ending, Duration) {
+        let child = shell("sh", command, &std::env::temp_dir())
+            .spawn()
+            .expect("sh");
+        let start = Instant::now();
+        let finished = run(child, &[], limits(timeout), cancel).expect("ran");
+        (finished.ending, start.elapsed())
+    }
+
+    /// The shell closes its pipes, then exits 2 ms later: the pidfd wakes us for its end, so it
+    /// is reaped without waiting for a `POLL_MILLIS` tick (before pidfds, every such run took
+    /// at least a whole tick, as it does below on the fallback).
+    #[test]
+    fn a_shell_that_exits_after_closing_its_pipes_is_reaped_at_once() {
+        let mut probe = shell("sh", "true", Path::new("/")).spawn().expect("sh");
+        let has_pidfd = pidfd(&probe).is_some();
+        probe.wait().expect("reaped");
+        if !has_pidfd {
+            eprintln!("SKIPPED process::tests: this kernel has no pidfd_open (Linux < 5.3)");
+            return;
+        }
+        let command = "exec >&- 2>&-; sleep 0.002";
+        let fastest = (0..5)
+            .map(|_| timed_run(command, Duration::from_secs(20), &AtomicBool::new(false)))
+            .inspect(|(ending, _)| assert_eq!(*ending, Ending::Exited(0)))
+            .map(|(_, took)| took)
+            .min()
+            .unwrap();
+        let tick = Duration::from_millis(POLL_MILLIS as u64);
+        assert!(fastest < tick * 3 / 5, "the fastest of 5 took {fastest:?}");
+    }
+
+    /// Without a pidfd (Linux < 5.3) the tick notices the shell's end, as before pidfds.
+    #[test]
+    fn without_a_pidfd_the_tick_still_reaps_the_shell() {
+        let mut child = shell(
+            "sh",
+            "echo out; exec >&- 2>&-; sleep 0.1; exit 3",
+            Path::new("/"),
+        )
+        .spawn()
+        .expect("sh");
+        let feed = Feed::new(None, &[]);
+        let cancel = AtomicBool::new(false);
+        let start = Instant::now();
+        let finished = collect(
+            &mut child,
+            feed,
+            None,
+            limits(Duration::from_secs(20)),
+            &cancel,
+        );
+        let finished = finished.expect("ran");
+        assert_eq!(finished.ending, Ending::Exited(3));
+        assert_eq!(finished.stdout.text(), "out\n");
+        assert!(start.elapsed() >= Duration::from_millis(100));
+    }
+
+    /// A command that closed its pipes and never ends: the timeout still kills it.
+    #[test]
+    fn the_timeout_kills_a_command_that_closed_its_pipes() {
+        let cancel = AtomicBool::new(false);
+        let command = "exec >&- 2>&-; sleep 30";
+        let (ending, took) = timed_run(command, Duration::from_millis(300), &cancel);
+        assert_eq!(ending, Ending::TimedOut);
+        assert!(took < Duration::from_secs(5), "took {took:?}");
+    }
+
+    /// The same command and Ctrl+C (the cancel flag) 200 ms in: killed at once.
+    #[test]
+    fn ctrl_c_kills_a_command_that_closed_its_pipes() {
+        let cancel = AtomicBool::new(false);
+        let (ending, took) = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                std::thread::sleep(Duration::from_millis(200));
+                cancel.store(true, Ordering::Relaxed);
+            });
+            timed_run("exec >&- 2>&-; sleep 30", Duration::from_secs(60), &cancel)
+        });
+        assert_eq!(ending, Ending::Interrupted);
+        assert!(took < Duration::from_secs(5), "took {took:?}");
     }
 }
