@@ -20,7 +20,7 @@ pub(crate) mod files;
 pub(crate) mod glob_regex;
 pub(crate) mod json_depth;
 pub mod net;
-pub(crate) mod process;
+pub mod process;
 pub(crate) mod provider_errors;
 pub mod shell_words;
 pub(crate) mod shown;

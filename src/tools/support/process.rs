@@ -28,7 +28,7 @@ const CHUNK: usize = 64 * 1024;
 
 /// `program -c command` in `cwd`, in a process group of its own (so a timeout can kill
 /// everything the command started), stdin closed, stdout and stderr piped to us.
-pub(crate) fn shell(program: &str, command: &str, cwd: &Path) -> Command {
+pub fn shell(program: &str, command: &str, cwd: &Path) -> Command {
     let mut shell = Command::new(program);
     shell
         .arg("-c")
@@ -43,15 +43,15 @@ pub(crate) fn shell(program: &str, command: &str, cwd: &Path) -> Command {
 
 /// How long a command may run and how much of what it prints we keep.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Limits {
-    pub(crate) timeout: Duration,
-    pub(crate) keep: Keep,
+pub struct Limits {
+    pub timeout: Duration,
+    pub keep: Keep,
 }
 
 /// Per stream we keep the first `head` bytes and about the last `tail`; the middle is read and
 /// dropped, so a command printing gigabytes neither blocks on a full pipe nor fills our memory.
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Keep {
+pub struct Keep {
     pub(crate) head: usize,
     pub(crate) tail: usize,
 }
@@ -59,16 +59,16 @@ pub(crate) struct Keep {
 /// How the command ended. A shell killed by a signal counts as exit code 128 + signal,
 /// the way shells report it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Ending {
+pub enum Ending {
     Exited(i32),
     TimedOut,
     Interrupted,
 }
 
-pub(crate) struct Finished {
+pub struct Finished {
     pub(crate) stdout: Stream,
     pub(crate) stderr: Stream,
-    pub(crate) ending: Ending,
+    pub ending: Ending,
     /// The shell ended but something it started kept the pipes open, so we killed it.
     pub(crate) stragglers_killed: bool,
 }
