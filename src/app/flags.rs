@@ -27,8 +27,7 @@ pub enum Invocation {
 }
 
 /// One run as the user asked for it: the core's `Config`, and what only the binary and the
-/// extras read (the task, consent, the round cap, the output format, the trace, the sandbox,
-/// destructive opt-ins, the project's trust).
+/// extras read (task, consent, round cap, output, trace, sandbox, destructive opt-ins, trust).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunOptions {
     pub config: Config,
@@ -107,10 +106,7 @@ impl fmt::Debug for Launch {
 }
 
 /// Flags override variables: build the config from `env`, then apply the flags on top.
-pub(crate) fn parse(
-    args: Vec<OsString>,
-    env: &HashMap<String, String>,
-) -> Result<Invocation, Error> {
+pub(crate) fn parse(args: Vec<OsString>, env: &variables::Vars) -> Result<Invocation, Error> {
     use lexopt::prelude::*;
     let mut config = config_from(env)?;
     let mut run = RunOptions {

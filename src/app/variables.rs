@@ -13,7 +13,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 /// Variables by name: the process's, or the binary's merge of them with `.env`.
-type Vars = HashMap<String, String>;
+pub(crate) type Vars = HashMap<String, String>;
 
 /// The library's entry point: the process's variables, no flags. (A `.env` file is the
 /// binary's business, read under the project's trust in `resolve.rs`.)
@@ -285,10 +285,7 @@ pub(crate) fn check_base_url(url: &str, from: &str) -> Result<(), Error> {
 }
 
 /// The comma-separated list in `env[name]`, each a name `danger::destructive_names` knows.
-pub(crate) fn destructive_names(
-    name: &str,
-    env: &HashMap<String, String>,
-) -> Result<Vec<String>, Error> {
+pub(crate) fn destructive_names(name: &str, env: &Vars) -> Result<Vec<String>, Error> {
     let known = crate::tools::support::danger::destructive_names();
     let names = comma_list(env.get(name).map_or("", String::as_str));
     match names.iter().find(|n| !known.contains(&n.as_str())) {

@@ -54,7 +54,7 @@ impl Llm {
     }
 
     /// Another model: a fresh connection (the ledger and what was learnt are `extras`').
-    pub(crate) fn with_model(&self, model: &str) -> Llm {
+    pub fn with_model(&self, model: &str) -> Llm {
         let mut config = self.config.clone();
         config.model = model.to_string();
         Llm::new(config)

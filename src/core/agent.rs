@@ -268,23 +268,23 @@ impl Agent {
         &self.history
     }
 
-    pub(crate) fn llm(&self) -> &Llm {
+    pub fn llm(&self) -> &Llm {
         &self.llm
     }
 
     /// Talk to another model from the next request on; the usage totals carry over.
-    pub(crate) fn switch_model(&mut self, model: &str) {
+    pub fn switch_model(&mut self, model: &str) {
         self.llm = Arc::new(self.llm.with_model(model));
         self.extras.model_switched(model);
     }
 
     /// Tell the model of something done behind its back (`/undo`), or it would think it stands.
-    pub(crate) fn tell_model(&mut self, note: &str) {
+    pub fn tell_model(&mut self, note: &str) {
         self.push(Message::user(&format!("[note from the session] {note}")));
     }
 
     /// Forget the conversation and the todo list (the working directory stays).
-    pub(crate) fn reset(&mut self) {
+    pub fn reset(&mut self) {
         self.history.truncate(1);
         self.todos.clear();
         self.notes.forget(&self.history);
@@ -292,7 +292,7 @@ impl Agent {
     }
 
     /// Continue an earlier conversation (repaired by `session::load`); the next note says where.
-    pub(crate) fn resume(&mut self, messages: Vec<Message>) {
+    pub fn resume(&mut self, messages: Vec<Message>) {
         self.history.splice(1.., messages);
         self.notes.forget(&self.history);
     }

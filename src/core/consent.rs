@@ -31,7 +31,7 @@ pub enum Plan {
 
 /// The user's answer to `[y] allow once  [a] always allow this tool  [n] deny`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Answer {
+pub enum Answer {
     Once,
     Always,
     Deny,

@@ -67,7 +67,7 @@ impl Finish {
     }
 }
 
-pub(crate) const ROUND_CAP_MESSAGE: &str = "(reached maximum tool-call rounds)";
+pub const ROUND_CAP_MESSAGE: &str = "(reached maximum tool-call rounds)";
 pub(crate) const CUT_OFF_MESSAGE: &str =
     "(the answer was cut off at the output token limit; raise CORECODER_MAX_TOKENS)";
 

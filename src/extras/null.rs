@@ -31,7 +31,7 @@ type Pending = Receiver<(usize, Outcome)>;
 
 /// A plain agent's seam: nothing is kept but the no-op parts the core reaches through.
 #[derive(Default)]
-pub(crate) struct Extras {
+pub struct Extras {
     account: account::Account,
     dialect: dialect::Dialects,
     gate: gate::Gate,
@@ -107,10 +107,20 @@ impl Extras {
     pub(crate) fn may_start_early(&self) -> bool {
         false
     }
-    pub(crate) fn before_call(&self, _: &ToolCall, _: &Path, _: &mut dyn FnMut(Event)) -> Option<Outcome> {
+    pub(crate) fn before_call(
+        &self,
+        _: &ToolCall,
+        _: &Path,
+        _: &mut dyn FnMut(Event),
+    ) -> Option<Outcome> {
         None
     }
-    pub(crate) fn allowed_always(&mut self, to: &mut Consent, call: &ToolCall, _: &mut dyn FnMut(Event)) {
+    pub(crate) fn allowed_always(
+        &mut self,
+        to: &mut Consent,
+        call: &ToolCall,
+        _: &mut dyn FnMut(Event),
+    ) {
         to.always.insert(call.name.clone());
     }
     pub(crate) fn before_calls(&mut self, _: &[&ToolCall], _: &Path, _: &mut dyn FnMut(Event)) {}
@@ -170,7 +180,7 @@ use crate::client::llm::Llm;
 pub mod account {
     use super::*;
     #[derive(Default)]
-    pub(crate) struct Account;
+    pub struct Account;
     impl Account {
         pub(crate) fn check_budget(&self, _: &Config) -> Result<(), Error> {
             Ok(())
@@ -254,7 +264,12 @@ pub(crate) mod gate {
     #[derive(Default)]
     pub(crate) struct Gate;
     impl Gate {
-        pub(crate) fn cut_off(&self, _: &ToolCall, _: bool, _: &mut dyn FnMut(Event)) -> Option<Outcome> {
+        pub(crate) fn cut_off(
+            &self,
+            _: &ToolCall,
+            _: bool,
+            _: &mut dyn FnMut(Event),
+        ) -> Option<Outcome> {
             None
         }
         pub(crate) fn not_offered(&self, _: &ToolCall, _: &[Value]) -> Option<Outcome> {
@@ -315,7 +330,9 @@ pub(crate) mod sandbox {
         /// see it (the full crate's filter is `secrets::looks_secret`, broader).
         pub(crate) fn hides_from_shell(&self, name: &str, _: &str) -> bool {
             let name = name.to_ascii_uppercase();
-            ["KEY", "TOKEN", "SECRET", "PASSWORD"].iter().any(|w| name.contains(w))
+            ["KEY", "TOKEN", "SECRET", "PASSWORD"]
+                .iter()
+                .any(|w| name.contains(w))
         }
         pub(crate) fn check_write(&self, _: &Path) -> Result<(), String> {
             Ok(())

@@ -1161,7 +1161,10 @@ fn reading_order() -> Vec<String> {
     for folder in ["core", "client"] {
         let listed = read(&format!("src/{folder}/mod.rs"));
         let names = (listed.lines())
-            .filter_map(|line| line.strip_prefix("pub mod "))
+            .filter_map(|line| {
+                line.strip_prefix("pub mod ")
+                    .or_else(|| line.strip_prefix("pub(crate) mod "))
+            })
             .filter_map(|rest| rest.split(';').next());
         order.extend(names.map(|name| format!("src/{folder}/{name}.rs")));
     }
