@@ -524,21 +524,7 @@ fn minimal_turn(binary: &Path, name: &str) {
         Reply::Sse(crate::sse::tool_calls(&calls)),
         Reply::Sse(crate::sse::text("moved and planned")),
     ]);
-    let child = Command::new(binary)
-        .args(["-p", "go to sub and plan", "--yes"])
-        .current_dir(&sandbox.dir)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &sandbox.home)
-        .env("CORECODER_BASE_URL", server.url())
-        .env("CORECODER_API_KEY", "sk-test")
-        .env("CORECODER_MODEL", "test-model")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the example");
-    let output = run::finish(child);
+    let output = run_minimal(binary, &sandbox, &server, "go to sub and plan");
     assert_eq!(output.code, 0, "{output:?}");
     assert_eq!(output.stdout, "moved and planned\n", "{output:?}");
     let requests = server.requests();
@@ -575,6 +561,31 @@ fn minimal_turn(binary: &Path, name: &str) {
 
 /// A reply no real model sends is refused whole by the plain agent too (the bound is the
 /// client's, `wire::well_formed`, not a dialect's): 1001 calls, or one call named 300 bytes
+
+/// The minimal example (or the fork's) run once with `-p TASK --yes` against `server`, with
+/// nothing of the user's environment but `PATH`.
+fn run_minimal(
+    binary: &Path,
+    sandbox: &crate::run::Sandbox,
+    server: &crate::server::Server,
+    task: &str,
+) -> Output {
+    let child = Command::new(binary)
+        .args(["-p", task, "--yes"])
+        .current_dir(&sandbox.dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &sandbox.home)
+        .env("CORECODER_BASE_URL", server.url())
+        .env("CORECODER_API_KEY", "sk-test")
+        .env("CORECODER_MODEL", "test-model")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the example");
+    run::finish(child)
+}
 /// long. Nothing runs, nothing is asked again, and the error says why.
 fn minimal_refuses_a_hostile_reply(binary: &Path, name: &str) {
     use crate::server::{Reply, Server};
@@ -597,21 +608,7 @@ fn minimal_refuses_a_hostile_reply(binary: &Path, name: &str) {
             Reply::Sse(crate::sse::tool_calls(calls)),
             Reply::Sse(crate::sse::text("went on")),
         ]);
-        let child = Command::new(binary)
-            .args(["-p", "read the notes", "--yes"])
-            .current_dir(&sandbox.dir)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &sandbox.home)
-            .env("CORECODER_BASE_URL", server.url())
-            .env("CORECODER_API_KEY", "sk-test")
-            .env("CORECODER_MODEL", "test-model")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start the example");
-        let output = run::finish(child);
+        let output = run_minimal(binary, &sandbox, &server, "read the notes");
         assert_eq!(output.code, 1, "{said}: {output:?}");
         assert!(output.stderr.contains(said), "{said}: {output:?}");
         assert_eq!(
