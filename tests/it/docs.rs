@@ -559,9 +559,6 @@ fn minimal_turn(binary: &Path, name: &str) {
     );
 }
 
-/// A reply no real model sends is refused whole by the plain agent too (the bound is the
-/// client's, `wire::well_formed`, not a dialect's): 1001 calls, or one call named 300 bytes
-
 /// The minimal example (or the fork's) run once with `-p TASK --yes` against `server`, with
 /// nothing of the user's environment but `PATH`.
 fn run_minimal(
@@ -586,6 +583,9 @@ fn run_minimal(
         .expect("start the example");
     run::finish(child)
 }
+
+/// A reply no real model sends is refused whole by the plain agent too (the bound is the
+/// client's, `wire::well_formed`, not a dialect's): 1001 calls, or one call named 300 bytes
 /// long. Nothing runs, nothing is asked again, and the error says why.
 fn minimal_refuses_a_hostile_reply(binary: &Path, name: &str) {
     use crate::server::{Reply, Server};
