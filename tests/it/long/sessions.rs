@@ -443,3 +443,34 @@ fn resume_keeps_the_model_and_shows_the_last_exchange() {
     assert!(out.stderr.contains("  you: hello from before"), "{out:?}");
     assert!(out.stderr.contains("  answer: hi there, friend"), "{out:?}");
 }
+
+/// A `*.json` in the sessions folder is read as CoreCoder's, so a hostile one is tried: a link
+/// to a file elsewhere is not followed, a file past 64 MiB is not read, and JSON nested past
+/// serde_json's limit or of another shape is refused. Each says why, and nothing is sent.
+#[test]
+fn a_hostile_corecoder_file_is_refused_saying_why() {
+    let sandbox = Sandbox::new("long_hostile_corecoder");
+    let dir = sessions_dir(&sandbox);
+    std::fs::create_dir_all(&dir).expect("sessions dir");
+    let elsewhere = sandbox.dir.join("elsewhere.json");
+    let secret = r#"{"id":"x","model":"m","messages":[{"role":"user","content":"TOPSECRET"}]}"#;
+    std::fs::write(&elsewhere, secret).expect("a file elsewhere");
+    std::os::unix::fs::symlink(&elsewhere, dir.join("linked.json")).expect("link");
+    let big = std::fs::File::create(dir.join("big.json")).expect("big");
+    big.set_len((64 << 20) + 1).expect("sized");
+    std::fs::write(dir.join("deep.json"), "[".repeat(100_000)).expect("deep");
+    std::fs::write(dir.join("other.json"), r#"{"not": "a session"}"#).expect("other");
+    let cases = [
+        ("linked", "it is a symbolic link, which is not followed"),
+        ("big", "larger than 64 MiB"),
+        ("deep", "not a CoreCoder session"),
+        ("other", "no \"messages\" list"),
+    ];
+    for (id, said) in cases {
+        let (out, requests) = check(&sandbox, &["-r", id, "-p", "go on"], vec![answer("no")]);
+        assert_ne!(out.code, 0, "{id}: {out:?}");
+        assert!(out.stderr.contains(said), "{id}: {out:?}");
+        assert!(requests.is_empty(), "{id}: nothing is sent");
+        assert!(!format!("{out:?}").contains("TOPSECRET"), "{id}: {out:?}");
+    }
+}
