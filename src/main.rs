@@ -1,8 +1,8 @@
 //! The `corecoder` binary: parse the command line, then run one task (`-p`), the interactive
-//! session, the offline demo, or a replay of a traced session.
+//! session, the offline demo, a replay of a traced session, or the editor's protocol (`--acp`).
 //!
 //! It reads as the run does: tune the process, parse the flags (`app/resolve.rs`), hide the
-//! secrets, run one face (`app/one_shot.rs`, `app/repl.rs`, `app/demo.rs`, `app/replay.rs`),
+//! secrets, run one face (`app/one_shot.rs`, `app/repl.rs`, `app/demo.rs`, `app/replay.rs`, `app/acp.rs`),
 //! exit with its code.
 //! No agent logic here.
 
@@ -10,7 +10,7 @@ use corecoder::Error;
 use corecoder::app::flags::{Invocation, RunOptions};
 use corecoder::app::help::HELP;
 use corecoder::app::terminal::{Display, Show};
-use corecoder::app::{demo, one_shot, process, repl, replay, resolve};
+use corecoder::app::{acp, demo, one_shot, process, repl, replay, resolve};
 use corecoder::tools::support::{net, text};
 use std::io::Write;
 
@@ -58,7 +58,7 @@ fn run(options: RunOptions) -> Result<i32, Error> {
         // The key may be in an untrusted project's `.env`: its note says so, and how to trust.
         options.project.notes.iter().for_each(|note| say(note));
     }
-    if options.demo || (keyless && options.prompt.is_none()) {
+    if options.demo || (keyless && options.prompt.is_none() && !options.acp) {
         let display = Display::new(Show::CallsAndResults);
         if !options.demo {
             display.note(
@@ -75,6 +75,9 @@ fn run(options: RunOptions) -> Result<i32, Error> {
              pass --api-key, or try corecoder --demo"
                 .to_string(),
         ));
+    }
+    if options.acp {
+        return acp::run(options);
     }
     match options.prompt.clone() {
         Some(prompt) => one_shot::run(options, &prompt),

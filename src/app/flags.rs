@@ -35,6 +35,7 @@ pub struct RunOptions {
     pub(crate) approve_all: bool,
     pub(crate) max_rounds: u32,
     pub demo: bool,
+    pub acp: bool,
     pub(crate) resume: Option<Resume>,
     /// `-m` was given: a resumed session keeps this model rather than its own.
     pub(crate) model_from_flag: bool,
@@ -115,6 +116,7 @@ pub(crate) fn parse(args: Vec<OsString>, env: &variables::Vars) -> Result<Invoca
         approve_all: false,
         max_rounds: 50,
         demo: false,
+        acp: false,
         resume: None,
         model_from_flag: false,
         output: OutputFormat::Text,
@@ -171,6 +173,7 @@ pub(crate) fn parse(args: Vec<OsString>, env: &variables::Vars) -> Result<Invoca
                 run.allow_destructive = destructive_names("--allow-destructive", &names)?;
             }
             Long("demo") => run.demo = true,
+            Long("acp") => run.acp = true,
             Long("trust-project") => run.trust_project = true,
             Long("trace") => run.trace = Some(PathBuf::from(text_value(&mut parser, "--trace")?)),
             Long("replay") => replay = Some(PathBuf::from(text_value(&mut parser, "--replay")?)),
@@ -185,9 +188,8 @@ pub(crate) fn parse(args: Vec<OsString>, env: &variables::Vars) -> Result<Invoca
                     "json" => OutputFormat::Json,
                     "stream-json" => OutputFormat::StreamJson,
                     other => {
-                        let why =
-                            format!("--output-format: '{other}' is not text, json or stream-json");
-                        return Err(Error::Usage(why));
+                        let why = "is not text, json or stream-json";
+                        return Err(Error::Usage(format!("--output-format: '{other}' {why}")));
                     }
                 };
             }
@@ -256,9 +258,8 @@ fn check_run(run: &RunOptions) -> Result<(), Error> {
 
 fn text_value(parser: &mut lexopt::Parser, flag: &str) -> Result<String, Error> {
     let value = (parser.value()).map_err(|_| Error::Usage(format!("{flag} needs a value")))?;
-    value
-        .into_string()
-        .map_err(|_| Error::Usage(format!("{flag}: the value is not valid UTF-8")))
+    let not_utf8 = |_| Error::Usage(format!("{flag}: the value is not valid UTF-8"));
+    value.into_string().map_err(not_utf8)
 }
 
 /// The value of `--model` or `--api-key`, which may not be blank (`--model ""` was sent).
@@ -272,8 +273,8 @@ fn not_blank(parser: &mut lexopt::Parser, flag: &str, what: &str) -> Result<Stri
 
 /// The long flags but help and version (`-help` is `-h`), for `-yes`: lexopt reads `-y -e -s`.
 const LONG_FLAGS: &str = "prompt yes model base-url api-key provider max-rounds sandbox add-dir \
-    allow-destructive demo trust-project trace replay replay-loose max-cost output-format resume \
-    continue";
+    allow-destructive demo acp trust-project trace replay replay-loose max-cost output-format \
+    resume continue";
 
 /// The next argument (not a flag's value: those are taken already) is a long flag given one
 /// dash (`-yes`, `-model=x`): a usage error naming its two-dash form.

@@ -1,6 +1,7 @@
 //! The binary's faces: the command line, `.env` files, set-up, the REPL and its terminal, output
 //! formats for scripts, the offline demo, and `--replay`. Nothing in `core/` imports these.
 
+pub mod acp;
 pub mod demo;
 pub(crate) mod dotenv;
 pub mod flags;

@@ -107,7 +107,7 @@ pub(crate) fn trust_now(agent: &mut Agent, display: &Display) {
     }
     // The git files were shown (or unchanged): bash's git may run from them again.
     agent.extras.shell_mut().git = GitTrust::Trusted;
-    for warning in setup::load_extensions(agent, &home, &project) {
+    for warning in setup::load_extensions(agent, &home, &project, &[]) {
         display.note(&warning);
     }
     display.note(&format!(

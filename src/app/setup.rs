@@ -20,9 +20,10 @@ use crate::extras::hooks::Hooks;
 use crate::extras::instructions::Instructions;
 use crate::extras::mcp::Servers;
 use crate::extras::mcp_config;
+use crate::extras::mcp_wire::ServerConfig;
 use crate::extras::permissions::Permissions;
 use crate::extras::sandbox::Sandbox;
-use crate::extras::session::{self, Header, SessionLog};
+use crate::extras::session::{self, Header, SessionLog, listing};
 use crate::extras::trace::Trace;
 use crate::extras::trust::{self, Project};
 use serde_json::json;
@@ -37,6 +38,19 @@ pub(crate) struct Started {
 }
 
 pub(crate) fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> {
+    let cwd =
+        std::env::current_dir().map_err(|e| Error::Io(format!("no working directory: {e}")))?;
+    start_in(options, mode, cwd, &[])
+}
+
+/// `start` in `cwd` rather than the process's directory, with `more_mcp` servers beside the
+/// configured ones (an editor's session over ACP, `acp.rs`, passes its own).
+pub(crate) fn start_in(
+    options: &RunOptions,
+    mode: Mode,
+    cwd: PathBuf,
+    more_mcp: &[ServerConfig],
+) -> Result<Started, Error> {
     let sandbox = options.shell.sandbox;
     sandbox.check_supported().map_err(Error::Usage)?;
     let home = corecoder_home();
@@ -54,8 +68,6 @@ pub(crate) fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> 
     notes.extend(warning);
     let (prices, warning) = PriceTable::with_overrides(&home.join("pricing.json"));
     notes.extend(warning);
-    let cwd =
-        std::env::current_dir().map_err(|e| Error::Io(format!("no working directory: {e}")))?;
     let sessions = sessions_dir(&home);
 
     let resumed = match &options.resume {
@@ -86,7 +98,7 @@ pub(crate) fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> 
             loaded.messages.len(),
             config.model
         ));
-        notes.extend(last_exchange(&loaded.messages));
+        notes.extend(listing::last_exchange(&loaded.messages));
         if loaded.skipped > 0 {
             notes.push(format!(
                 "{} unreadable lines of the session file were skipped.",
@@ -141,7 +153,12 @@ pub(crate) fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> 
     agent.extras.set_instructions(Instructions::new(&home));
     notes.extend(options.project.notes.iter().cloned());
     notes.extend(options.project.skipped_line());
-    notes.extend(load_extensions(&mut agent, &home, &options.project));
+    notes.extend(load_extensions(
+        &mut agent,
+        &home,
+        &options.project,
+        more_mcp,
+    ));
     if !history.is_empty() {
         agent.resume(history);
     }
@@ -165,34 +182,15 @@ pub(crate) fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> 
     Ok(Started { agent, notes })
 }
 
-/// Where a resumed conversation left off: its last user message and the answer after it, a
-/// line each.
-fn last_exchange(messages: &[crate::core::message::Message]) -> Vec<String> {
-    use crate::core::message::Role;
-    let text = |role: Role| {
-        let last = messages
-            .iter()
-            .rev()
-            .find(|m| m.role == role && m.tool_call_id.is_none());
-        let content = last.and_then(|m| m.content.as_deref()).unwrap_or("");
-        let line = content.split_whitespace().collect::<Vec<_>>().join(" ");
-        crate::tools::support::text::cut_at_word(&line, 160)
-    };
-    let (you, answer) = (text(Role::User), text(Role::Assistant));
-    let mut lines = Vec::new();
-    if !you.is_empty() {
-        lines.push(format!("  you: {you}"));
-    }
-    if !answer.is_empty() {
-        lines.push(format!("  answer: {answer}"));
-    }
-    lines
-}
-
 /// Hooks, MCP servers and the settings files' permission rules: the user's own, and the
 /// project's where it is trusted (`trust.rs`).
 /// Also called by `/trust`, to load what it just trusted. Returns the warnings.
-pub(crate) fn load_extensions(agent: &mut Agent, home: &Path, project: &Project) -> Vec<String> {
+pub(crate) fn load_extensions(
+    agent: &mut Agent,
+    home: &Path,
+    project: &Project,
+    more_mcp: &[ServerConfig],
+) -> Vec<String> {
     // Started in the home directory, the project's hooks file is the user's: read it once.
     let project_file = |relative: &str| {
         let path = agent.cwd.join(relative);
@@ -217,8 +215,9 @@ pub(crate) fn load_extensions(agent: &mut Agent, home: &Path, project: &Project)
     agent.extras.set_hooks(hooks);
     let rules = agent.extras.rules_mut();
     (rules.list, rules.saved) = (settings.rules, settings.saved);
-    let (configs, more) = mcp_config::load_config(&mcp_files);
+    let (mut configs, more) = mcp_config::load_config(&mcp_files);
     warnings.extend(more);
+    configs.extend(more_mcp.iter().cloned());
     let (servers, more) = Servers::start(configs);
     warnings.extend(more);
     agent.extras.set_mcp(servers);

@@ -90,3 +90,26 @@ pub(crate) fn by_recency(dir: &Path) -> Vec<(String, SystemTime, PathBuf, Format
     sessions.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
     sessions
 }
+/// Where a resumed conversation left off: its last user message and the answer after it, a
+/// line each (said when a session is resumed, `app/setup.rs`).
+pub(crate) fn last_exchange(messages: &[crate::core::message::Message]) -> Vec<String> {
+    use crate::core::message::Role;
+    let text = |role: Role| {
+        let last = messages
+            .iter()
+            .rev()
+            .find(|m| m.role == role && m.tool_call_id.is_none());
+        let content = last.and_then(|m| m.content.as_deref()).unwrap_or("");
+        let line = content.split_whitespace().collect::<Vec<_>>().join(" ");
+        crate::tools::support::text::cut_at_word(&line, 160)
+    };
+    let (you, answer) = (text(Role::User), text(Role::Assistant));
+    let mut lines = Vec::new();
+    if !you.is_empty() {
+        lines.push(format!("  you: {you}"));
+    }
+    if !answer.is_empty() {
+        lines.push(format!("  answer: {answer}"));
+    }
+    lines
+}
