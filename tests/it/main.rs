@@ -3,7 +3,7 @@
 //! `server` plays an OpenAI-compatible provider (scripted replies, recorded requests) over the
 //! bare HTTP/1.1 in `http`, `sse` builds its streams, `run` starts the binary in a sealed
 //! sandbox, `pty` on a pseudo-terminal for the interactive REPL. The feature modules
-//! (`engine`, `retry`, `cli`, `tools`, `replay`, `repl`, `long`, `extend`, `hooks`, `mcp`,
+//! (`acp`, `engine`, `retry`, `cli`, `tools`, `replay`, `repl`, `long`, `extend`, `hooks`, `mcp`,
 //! `scripting`, `safety`, `escape`, `walls`, `walls_calls`, `secrets`, `cost`, `cache_usage`, `bounds`, `danger`,
 //! `permissions_rules`, `markdown`, `careless` (settings and terminals given carelessly), the
 //! dialects' `anthropic` and `responses`, and `guards`,
@@ -13,6 +13,7 @@
 //! Nothing of corecoder's own code is called or mocked here: only the binary is exercised
 //! (and, in `docs`, `readme` and `figures`, the README, the docs and the built examples).
 
+mod acp;
 mod anthropic;
 mod bounds;
 mod cache_usage;

@@ -1,0 +1,393 @@
+//! `corecoder --acp` as an editor meets it: the official ACP SDK's client from npm
+//! (`@agentclientprotocol/sdk`, driven by `tests/acp/client.mjs`) runs the real binary against
+//! the scripted model, and the tests assert on what the client saw (the results, the
+//! `session/update`s in order, the permission questions) and on what happened to the files and
+//! what the model was sent. The malformed line is written as raw bytes, past the SDK.
+//!
+//! The SDK is installed into the cargo target's temporary directory on first use (CI installs
+//! it first, in `.ci/run`); without npm or node these tests say SKIPPED and pass.
+
+use crate::run::{Output, Sandbox, finish};
+use crate::server::{Reply, Server};
+use crate::sse;
+use serde_json::{Value, json};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const SDK_PACKAGE: &str = "@agentclientprotocol/sdk@2.4.0";
+
+/// What the client saw, line by line.
+struct Seen(Vec<Value>);
+
+impl Seen {
+    fn of(&self, kind: &str) -> Vec<&Value> {
+        self.0.iter().filter(|line| line["seen"] == kind).collect()
+    }
+    fn result(&self, step: u64) -> &Value {
+        let found = self
+            .0
+            .iter()
+            .find(|l| l["seen"] == "result" && l["step"] == step);
+        &found.unwrap_or_else(|| panic!("no result for step {step}: {:#?}", self.0))["result"]
+    }
+    /// The `session/update`s, as `sessionUpdate` names, in order.
+    fn update_kinds(&self) -> Vec<String> {
+        let kind = |l: &&Value| l["update"]["sessionUpdate"].as_str().map(String::from);
+        self.of("update").iter().filter_map(kind).collect()
+    }
+    fn updates(&self, kind: &str) -> Vec<&Value> {
+        let lines = self.of("update").into_iter();
+        lines
+            .map(|l| &l["update"])
+            .filter(|u| u["sessionUpdate"] == kind)
+            .collect()
+    }
+    /// The answer's text, its chunks joined.
+    fn answer(&self) -> String {
+        let text = |u: &&Value| u["content"]["text"].as_str().unwrap_or("").to_string();
+        self.updates("agent_message_chunk")
+            .iter()
+            .map(text)
+            .collect()
+    }
+}
+
+/// The SDK's npm prefix, installed on first use; `None` (the test skips) without npm.
+fn sdk() -> Option<PathBuf> {
+    let prefix = Path::new(env!("CARGO_TARGET_TMPDIR")).join("npm-acp");
+    let installed = prefix.join("node_modules/@agentclientprotocol/sdk/package.json");
+    std::fs::create_dir_all(&prefix).expect("create the npm prefix");
+    let lock = File::create(prefix.join("install.lock")).expect("create the install lock");
+    // SAFETY: flock on a descriptor we own; the lock goes with the file when it drops.
+    let locked = unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } == 0;
+    assert!(locked, "flock: {}", std::io::Error::last_os_error());
+    let node = Command::new("node").arg("--version").output();
+    if node.is_err() {
+        println!("SKIPPED acp: no node to run the ACP SDK's client");
+        return None;
+    }
+    if installed.exists() {
+        return Some(prefix);
+    }
+    let args = ["install", "--no-audit", "--no-fund", "--prefix"];
+    let Ok(out) = Command::new("npm")
+        .args(args)
+        .arg(&prefix)
+        .arg(SDK_PACKAGE)
+        .output()
+    else {
+        println!("SKIPPED acp: no npm to install {SDK_PACKAGE}");
+        return None;
+    };
+    assert!(
+        out.status.success() && installed.exists(),
+        "npm install {SDK_PACKAGE} failed ({})\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    Some(prefix)
+}
+
+/// Run the SDK's client through `steps` against `corecoder --acp` (model: `server`), from the
+/// sandbox's home (so a path that resolves at all resolves against the session's `cwd`).
+fn drive(sandbox: &Sandbox, server: &Server, steps: Value, answer: &str) -> Option<Seen> {
+    let prefix = sdk()?;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp/client.mjs");
+    let mut command = Command::new("node");
+    command
+        .arg(script)
+        .current_dir(&sandbox.home)
+        .env_clear()
+        .env("HOME", &sandbox.home)
+        .env("CORECODER_API_KEY", "sk-test")
+        .env("OPENAI_BASE_URL", server.url())
+        .env("CORECODER_BIN", env!("CARGO_BIN_EXE_corecoder"))
+        .env("ACP_SDK_PREFIX", &prefix)
+        .env("ACP_STEPS", steps.to_string())
+        .env("ACP_ANSWER", answer)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(path) = std::env::var_os("PATH") {
+        command.env("PATH", path);
+    }
+    let out: Output = finish(command.spawn().expect("start node"));
+    assert_eq!(out.code, 0, "{out:?}");
+    let lines = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"));
+    Some(Seen(lines.collect()))
+}
+
+fn session_steps(sandbox: &Sandbox, prompt: &str) -> Value {
+    let cwd = sandbox.dir.display().to_string();
+    json!([{"do": "initialize"}, {"do": "new", "cwd": cwd}, {"do": "prompt", "text": prompt}])
+}
+
+#[test]
+fn a_prompt_streams_a_read_then_the_answer_and_ends_the_turn() {
+    let sandbox = Sandbox::new("acp_read");
+    sandbox.write("notes.txt", "hello from the session's cwd\n");
+    let read = json!({"file_path": "notes.txt"});
+    let script = vec![
+        Reply::Sse(sse::tool_calls(&[("call_1", "read_file", read)])),
+        Reply::Sse(sse::text("It says hello.")),
+    ];
+    let server = Server::start(script);
+    let Some(seen) = drive(
+        &sandbox,
+        &server,
+        session_steps(&sandbox, "read notes.txt"),
+        "",
+    ) else {
+        return;
+    };
+    let init = seen.result(0);
+    assert_eq!(init["protocolVersion"], 1, "{init}");
+    assert_eq!(init["agentCapabilities"]["loadSession"], true, "{init}");
+    assert_eq!(seen.result(2)["stopReason"], "end_turn", "{:#?}", seen.0);
+    let kinds = seen.update_kinds();
+    let first_chunk = kinds.iter().position(|k| k == "agent_message_chunk");
+    assert_eq!(kinds[..2], ["tool_call", "tool_call_update"], "{kinds:?}");
+    assert_eq!(
+        first_chunk,
+        Some(2),
+        "the answer streams after the call: {kinds:?}"
+    );
+    let call = seen.updates("tool_call")[0];
+    assert_eq!(call["kind"], "read", "{call}");
+    assert_eq!(call["status"], "pending", "{call}");
+    let file = sandbox.dir.join("notes.txt").display().to_string();
+    assert_eq!(
+        call["locations"][0]["path"], file,
+        "absolute, from the session's cwd"
+    );
+    let done = seen.updates("tool_call_update")[0];
+    assert_eq!(
+        (done["toolCallId"].clone(), &done["status"]),
+        (call["toolCallId"].clone(), &json!("completed"))
+    );
+    assert!(
+        done["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap_or("")
+            .contains("hello from"),
+        "{done}"
+    );
+    assert_eq!(seen.answer(), "It says hello.");
+    let result = server.requests()[1].last_tool_result();
+    assert!(result.contains("hello from the session's cwd"), "{result}");
+}
+
+/// A `write_file` the REPL would ask about is asked about; a reject leaves no file, an allow
+/// once writes it and shows the edit as a diff.
+#[test]
+fn a_write_asks_first_reject_writes_nothing_allow_once_writes() {
+    for (answer, written) in [("reject_once", false), ("allow_once", true)] {
+        let sandbox = Sandbox::new(&format!("acp_write_{answer}"));
+        let write = json!({"file_path": "new.txt", "content": "made by the agent\n"});
+        let script = vec![
+            Reply::Sse(sse::tool_calls(&[("call_1", "write_file", write)])),
+            Reply::Sse(sse::text("Done.")),
+        ];
+        let server = Server::start(script);
+        let steps = session_steps(&sandbox, "write new.txt");
+        let Some(seen) = drive(&sandbox, &server, steps, answer) else {
+            return;
+        };
+        let asked = seen.of("permission");
+        assert_eq!(asked.len(), 1, "{:#?}", seen.0);
+        let kinds: Vec<&Value> = (asked[0]["params"]["options"].as_array().unwrap().iter())
+            .map(|o| &o["kind"])
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                &json!("allow_once"),
+                &json!("allow_always"),
+                &json!("reject_once")
+            ]
+        );
+        let call = seen.updates("tool_call")[0];
+        assert_eq!(
+            asked[0]["params"]["toolCall"]["toolCallId"],
+            call["toolCallId"]
+        );
+        assert_eq!(sandbox.dir.join("new.txt").exists(), written, "{answer}");
+        let done = seen.updates("tool_call_update")[0];
+        let diff = &done["content"][0];
+        match written {
+            true => {
+                assert_eq!(done["status"], "completed", "{done}");
+                let path = sandbox.dir.join("new.txt").display().to_string();
+                let want = json!({"type": "diff", "path": path, "oldText": null, "newText": "made by the agent\n"});
+                assert_eq!(diff, &want);
+            }
+            false => assert_eq!(done["status"], "failed", "{done}"),
+        }
+        assert_eq!(seen.result(2)["stopReason"], "end_turn");
+    }
+}
+
+#[test]
+fn a_cancel_mid_stream_answers_cancelled_at_once() {
+    let sandbox = Sandbox::new("acp_cancel");
+    let body = sse::role() + &sse::content("Starting a long answer");
+    let server = Server::start(vec![Reply::SseThenStall { body, ms: 8000 }]);
+    let cwd = sandbox.dir.display().to_string();
+    let steps = json!([{"do": "initialize"}, {"do": "new", "cwd": cwd},
+        {"do": "prompt", "text": "go on and on", "cancelOnChunk": true}]);
+    let Some(seen) = drive(&sandbox, &server, steps, "") else {
+        return;
+    };
+    server.expect_repairs();
+    assert_eq!(seen.result(2)["stopReason"], "cancelled", "{:#?}", seen.0);
+    let ms = seen.of("cancelled")[0]["ms"].as_u64().unwrap();
+    assert!(
+        ms < 2000,
+        "the prompt answered {ms} ms after session/cancel"
+    );
+}
+
+#[test]
+fn the_todo_list_is_sent_as_a_plan() {
+    let sandbox = Sandbox::new("acp_plan");
+    let tasks = json!({"tasks": [{"content": "read the code", "status": "done"},
+        {"content": "fix the bug", "status": "in_progress"}, {"content": "run the tests", "status": "pending"}]});
+    let script = vec![
+        Reply::Sse(sse::tool_calls(&[("call_1", "todo_write", tasks)])),
+        Reply::Sse(sse::text("Planned.")),
+    ];
+    let server = Server::start(script);
+    let Some(seen) = drive(&sandbox, &server, session_steps(&sandbox, "plan it"), "") else {
+        return;
+    };
+    let plans = seen.updates("plan");
+    assert_eq!(plans.len(), 1, "{:#?}", seen.0);
+    let entry = |content: &str, status: &str| json!({"content": content, "priority": "medium", "status": status});
+    let want = json!([
+        entry("read the code", "completed"),
+        entry("fix the bug", "in_progress"),
+        entry("run the tests", "pending")
+    ]);
+    assert_eq!(plans[0]["entries"], want);
+    assert_eq!(seen.updates("tool_call")[0]["kind"], "think");
+}
+
+/// Raw bytes, past the SDK: a line that is not JSON gets -32700 with a null id, and the agent
+/// goes on to serve the next request; an unknown method and bad params get their codes too.
+#[test]
+fn a_malformed_line_gets_a_parse_error_and_the_next_request_is_served() {
+    let sandbox = Sandbox::new("acp_malformed");
+    let mut agent = Command::new(env!("CARGO_BIN_EXE_corecoder"))
+        .arg("--acp")
+        .current_dir(&sandbox.dir)
+        .env_clear()
+        .env("HOME", &sandbox.home)
+        .env("CORECODER_API_KEY", "sk-test")
+        .env("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start corecoder --acp");
+    let mut stdin = agent.stdin.take().expect("piped stdin");
+    let lines: [&[u8]; 4] = [
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"par\xff",
+        br#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":1}}"#,
+        br#"{"jsonrpc":"2.0","id":3,"method":"session/levitate","params":{}}"#,
+        br#"{"jsonrpc":"2.0","id":4,"method":"session/new","params":{"cwd":"relative/dir"}}"#,
+    ];
+    for line in lines {
+        stdin
+            .write_all(line)
+            .and_then(|()| stdin.write_all(b"\n"))
+            .expect("write");
+    }
+    drop(stdin);
+    let stdout = BufReader::new(agent.stdout.take().expect("piped stdout"));
+    let said: Vec<Value> = (stdout.lines().map_while(Result::ok))
+        .map(|line| serde_json::from_str(&line).expect("stdout holds only JSON-RPC"))
+        .collect();
+    // stdout ended: the agent is gone, as it should be once stdin closed.
+    let status = agent.wait().expect("wait for corecoder --acp");
+    assert!(status.success(), "{status}");
+    assert_eq!(said.len(), 4, "{said:#?}");
+    assert_eq!(
+        (&said[0]["id"], &said[0]["error"]["code"]),
+        (&Value::Null, &json!(-32700))
+    );
+    assert_eq!(
+        (&said[1]["id"], &said[1]["result"]["protocolVersion"]),
+        (&json!(2), &json!(1))
+    );
+    assert_eq!(said[2]["error"]["code"], -32601, "{}", said[2]);
+    assert_eq!(said[3]["error"]["code"], -32602, "{}", said[3]);
+    assert!(
+        said[3]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("absolute"),
+        "{}",
+        said[3]
+    );
+}
+
+/// A session saved by one process is loaded by a fresh one: the conversation comes back as
+/// updates before the answer, without a request to the model; the next prompt continues it.
+#[test]
+fn a_saved_session_loads_in_a_new_process_and_goes_on() {
+    let sandbox = Sandbox::new("acp_load");
+    sandbox.write("notes.txt", "the first line\n");
+    let read = json!({"file_path": "notes.txt"});
+    let first = Server::start(vec![
+        Reply::Sse(sse::tool_calls(&[("call_1", "read_file", read)])),
+        Reply::Sse(sse::text("The first answer.")),
+    ]);
+    let Some(seen) = drive(
+        &sandbox,
+        &first,
+        session_steps(&sandbox, "read notes.txt"),
+        "",
+    ) else {
+        return;
+    };
+    let id = seen.result(1)["sessionId"]
+        .as_str()
+        .expect("a session id")
+        .to_string();
+    let second = Server::start(vec![Reply::Sse(sse::text("The second answer."))]);
+    let cwd = sandbox.dir.display().to_string();
+    let steps = json!([{"do": "initialize"}, {"do": "load", "sessionId": id, "cwd": cwd},
+        {"do": "prompt", "text": "and now?"}]);
+    let again = drive(&sandbox, &second, steps, "").expect("the SDK was there a moment ago");
+    assert!(again.of("error").is_empty(), "{:#?}", again.0);
+    let kinds = again.update_kinds();
+    let replayed = [
+        "user_message_chunk",
+        "tool_call",
+        "tool_call_update",
+        "agent_message_chunk",
+    ];
+    assert_eq!(kinds[..4], replayed, "{kinds:?}");
+    let user = &again.updates("user_message_chunk")[0]["content"]["text"];
+    assert!(
+        user.as_str().unwrap().starts_with("read notes.txt"),
+        "{user}"
+    );
+    assert_eq!(again.updates("tool_call")[0]["toolCallId"], "call_1");
+    assert_eq!(again.answer(), "The first answer.The second answer.");
+    assert_eq!(again.result(2)["stopReason"], "end_turn");
+    let requests = second.requests();
+    assert_eq!(requests.len(), 1, "loading asked the model nothing");
+    let sent = serde_json::to_string(&requests[0].messages()).unwrap();
+    assert!(
+        sent.contains("The first answer.") && sent.contains("the first line"),
+        "{sent}"
+    );
+}
