@@ -49,7 +49,7 @@ fn main() {
 /// Which face runs: a replay, the offline demo, one task (`-p`), or the interactive session.
 fn run(options: RunOptions) -> Result<i32, Error> {
     // A replay needs no key: its model is the trace, served on loopback.
-    if let Some(replaying) = options.replay.clone() {
+    if let Some(replaying) = options.replay.clone().filter(|_| !options.acp) {
         return replay::run(options, &replaying);
     }
     // Local servers (Ollama, llama.cpp, vLLM on this machine) usually need no key.
@@ -58,7 +58,7 @@ fn run(options: RunOptions) -> Result<i32, Error> {
         // The key may be in an untrusted project's `.env`: its note says so, and how to trust.
         options.project.notes.iter().for_each(|note| say(note));
     }
-    if options.demo || (keyless && options.prompt.is_none() && !options.acp) {
+    if !options.acp && (options.demo || (keyless && options.prompt.is_none())) {
         let display = Display::new(Show::CallsAndResults);
         if !options.demo {
             display.note(

@@ -1,5 +1,5 @@
 //! `corecoder --acp`: the Agent Client Protocol (v1) on stdio, for an editor (Zed, JetBrains,
-//! Neovim, Emacs) to drive corecoder. JSON-RPC 2.0 one message a line (`acp/wire.rs`); stdout
+//! Neovim, Emacs) to drive corecoder. JSON-RPC 2.0 one message a line (`acp/jsonrpc.rs`); stdout
 //! carries only the protocol, notes and logs go to stderr.
 //!
 //! One thread reads stdin and hands each message over a channel; it also sets a session's
@@ -10,10 +10,10 @@
 //! `session/request_permission`). The loop itself is the REPL's, unchanged. It does not offer
 //! `session/set_mode`, `fs/*` or `terminal/*` (docs/editor.md says why).
 
-pub(crate) mod replay;
+pub(crate) mod jsonrpc;
+pub(crate) mod load;
 pub(crate) mod turn;
 pub(crate) mod updates;
-pub(crate) mod wire;
 
 use crate::app::flags::{Resume, RunOptions};
 use crate::app::setup::{self, Started};
@@ -23,13 +23,13 @@ use crate::core::event::Error;
 use crate::extras::mcp_wire::ServerConfig;
 use crate::extras::trust::{self, Project};
 use crate::tools::support::text::printable;
+use jsonrpc::{INVALID_PARAMS, Incoming, METHOD_NOT_FOUND, NOT_FOUND, Out};
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
-use wire::{INVALID_PARAMS, Incoming, METHOD_NOT_FOUND, NOT_FOUND, Out};
 
 /// The protocol version spoken: ACP v1, the SDK's stable one.
 const PROTOCOL_VERSION: u64 = 1;
@@ -42,9 +42,10 @@ pub(crate) type Failure = (i64, String);
 
 /// Serve ACP until the client closes stdin; the exit code is 0 then.
 pub fn run(options: RunOptions) -> Result<i32, Error> {
-    if options.prompt.is_some() || options.resume.is_some() || options.demo {
-        let why =
-            "--acp serves an editor, whose sessions choose the task: not with -p, -r, -c or --demo";
+    let (task, resume) = (options.prompt.is_some(), options.resume.is_some());
+    if task || resume || options.demo || options.replay.is_some() {
+        let why = "--acp serves an editor, whose sessions choose the task: \
+                   not with -p, -r, -c, --demo or --replay";
         return Err(Error::Usage(why.to_string()));
     }
     let cancels = Cancels::default();
@@ -68,7 +69,7 @@ pub fn run(options: RunOptions) -> Result<i32, Error> {
 fn read_stdin(sender: &Sender<Incoming>, cancels: &Cancels) {
     let mut stdin = std::io::stdin().lock();
     loop {
-        let message = wire::read_message(&mut stdin);
+        let message = jsonrpc::read_message(&mut stdin);
         if let Incoming::Notification { method, params } = &message
             && method == "session/cancel"
             && let Some(id) = params.get("sessionId").and_then(Value::as_str)
@@ -168,7 +169,7 @@ impl Server<'_> {
         let started = setup::start_in(&options, mode, cwd, &servers);
         let Started { agent, notes: more } = started.map_err(|e| match &resume {
             Some(_) => (NOT_FOUND, e.to_string()),
-            None => (wire::INTERNAL_ERROR, e.to_string()),
+            None => (jsonrpc::INTERNAL_ERROR, e.to_string()),
         })?;
         notes.iter().chain(&more).for_each(|note| log(note));
         let id = match agent.extras.log() {
@@ -179,7 +180,7 @@ impl Server<'_> {
             cancels.insert(id.clone(), agent.cancel.clone());
         }
         if resume.is_some() {
-            replay::conversation(&agent, &id, &mut self.out);
+            load::conversation(&agent, &id, &mut self.out);
             self.sessions.insert(id, agent);
             return Ok(json!({}));
         }

@@ -52,6 +52,10 @@ Usage: corecoder [OPTIONS]
                         are now, and remember it (in ~/.corecoder/trusted.json)
       --demo            run the offline demo (also the default when no API key is set); not
                         with -p, -r or -c
+      --acp             serve the Agent Client Protocol on stdin/stdout for an editor (Zed,
+                        JetBrains, Neovim, Emacs): its sessions ask the editor before changes,
+                        as the interactive session asks you (--yes allows all); not with -p,
+                        -r, -c, --demo or --replay (docs/editor.md)
   -v, --version         print the version
   -h, --help            print this help
 

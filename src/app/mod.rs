@@ -1,5 +1,6 @@
 //! The binary's faces: the command line, `.env` files, set-up, the REPL and its terminal, output
-//! formats for scripts, the offline demo, and `--replay`. Nothing in `core/` imports these.
+//! formats for scripts, the offline demo, `--replay`, and `--acp` (the Agent Client Protocol, for
+//! editors). Nothing in `core/` imports these.
 
 pub mod acp;
 pub mod demo;

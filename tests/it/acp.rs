@@ -7,13 +7,12 @@
 //! The SDK is installed into the cargo target's temporary directory on first use (CI installs
 //! it first, in `.ci/run`); without npm or node these tests say SKIPPED and pass.
 
+use crate::mcp::npm_install;
 use crate::run::{Output, Sandbox, finish};
 use crate::server::{Reply, Server};
 use crate::sse;
 use serde_json::{Value, json};
-use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -55,41 +54,21 @@ impl Seen {
     }
 }
 
-/// The SDK's npm prefix, installed on first use; `None` (the test skips) without npm.
+/// The SDK's npm prefix, installed on first use; `None` (the test skips) without node or npm.
 fn sdk() -> Option<PathBuf> {
-    let prefix = Path::new(env!("CARGO_TARGET_TMPDIR")).join("npm-acp");
-    let installed = prefix.join("node_modules/@agentclientprotocol/sdk/package.json");
-    std::fs::create_dir_all(&prefix).expect("create the npm prefix");
-    let lock = File::create(prefix.join("install.lock")).expect("create the install lock");
-    // SAFETY: flock on a descriptor we own; the lock goes with the file when it drops.
-    let locked = unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } == 0;
-    assert!(locked, "flock: {}", std::io::Error::last_os_error());
-    let node = Command::new("node").arg("--version").output();
-    if node.is_err() {
+    if Command::new("node").arg("--version").output().is_err() {
         println!("SKIPPED acp: no node to run the ACP SDK's client");
         return None;
     }
-    if installed.exists() {
-        return Some(prefix);
+    let prefix = Path::new(env!("CARGO_TARGET_TMPDIR")).join("npm-acp");
+    let installed = "node_modules/@agentclientprotocol/sdk/package.json";
+    match npm_install(&prefix, SDK_PACKAGE, installed) {
+        Ok(()) => Some(prefix),
+        Err(why) => {
+            println!("SKIPPED acp: {why}");
+            None
+        }
     }
-    let args = ["install", "--no-audit", "--no-fund", "--prefix"];
-    let Ok(out) = Command::new("npm")
-        .args(args)
-        .arg(&prefix)
-        .arg(SDK_PACKAGE)
-        .output()
-    else {
-        println!("SKIPPED acp: no npm to install {SDK_PACKAGE}");
-        return None;
-    };
-    assert!(
-        out.status.success() && installed.exists(),
-        "npm install {SDK_PACKAGE} failed ({})\n{}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    Some(prefix)
 }
 
 /// Run the SDK's client through `steps` against `corecoder --acp` (model: `server`), from the
@@ -129,22 +108,28 @@ fn session_steps(sandbox: &Sandbox, prompt: &str) -> Value {
     json!([{"do": "initialize"}, {"do": "new", "cwd": cwd}, {"do": "prompt", "text": prompt}])
 }
 
-#[test]
-fn a_prompt_streams_a_read_then_the_answer_and_ends_the_turn() {
-    let sandbox = Sandbox::new("acp_read");
-    sandbox.write("notes.txt", "hello from the session's cwd\n");
+/// A session whose model reads `notes.txt` (holding `notes`), then answers `answer`.
+fn read_notes(name: &str, notes: &str, answer: &str) -> Option<(Sandbox, Server, Seen)> {
+    let sandbox = Sandbox::new(name);
+    sandbox.write("notes.txt", notes);
     let read = json!({"file_path": "notes.txt"});
-    let script = vec![
+    let server = Server::start(vec![
         Reply::Sse(sse::tool_calls(&[("call_1", "read_file", read)])),
-        Reply::Sse(sse::text("It says hello.")),
-    ];
-    let server = Server::start(script);
-    let Some(seen) = drive(
+        Reply::Sse(sse::text(answer)),
+    ]);
+    let seen = drive(
         &sandbox,
         &server,
         session_steps(&sandbox, "read notes.txt"),
         "",
-    ) else {
+    )?;
+    Some((sandbox, server, seen))
+}
+
+#[test]
+fn a_prompt_streams_a_read_then_the_answer_and_ends_the_turn() {
+    let notes = "hello from the session's cwd\n";
+    let Some((sandbox, server, seen)) = read_notes("acp_read", notes, "It says hello.") else {
         return;
     };
     let init = seen.result(0);
@@ -342,19 +327,8 @@ fn a_malformed_line_gets_a_parse_error_and_the_next_request_is_served() {
 /// updates before the answer, without a request to the model; the next prompt continues it.
 #[test]
 fn a_saved_session_loads_in_a_new_process_and_goes_on() {
-    let sandbox = Sandbox::new("acp_load");
-    sandbox.write("notes.txt", "the first line\n");
-    let read = json!({"file_path": "notes.txt"});
-    let first = Server::start(vec![
-        Reply::Sse(sse::tool_calls(&[("call_1", "read_file", read)])),
-        Reply::Sse(sse::text("The first answer.")),
-    ]);
-    let Some(seen) = drive(
-        &sandbox,
-        &first,
-        session_steps(&sandbox, "read notes.txt"),
-        "",
-    ) else {
+    let first = "The first answer.";
+    let Some((sandbox, _first, seen)) = read_notes("acp_load", "the first line\n", first) else {
         return;
     };
     let id = seen.result(1)["sessionId"]

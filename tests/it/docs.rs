@@ -1283,8 +1283,9 @@ const UNSCOPED_THREADS: [(&str, Option<&str>); 4] = [
 
 /// The files that spawn threads inside a `std::thread::scope`, as ARCHITECTURE.md lists them:
 /// the team, the walk, a request's Ctrl+C watcher, the spinner, MCP start-up and shut-down, the
-/// sandboxed write.
-const SCOPED_THREADS: [&str; 6] = [
+/// sandboxed write, the stdin reader of `--acp`.
+const SCOPED_THREADS: [&str; 7] = [
+    "src/app/acp.rs",
     "src/app/spinner.rs",
     "src/client/llm.rs",
     "src/extras/mcp.rs",

@@ -76,35 +76,41 @@ fn filesystem_server_end_to_end() {
 }
 
 /// The reference filesystem server, installed from npm into the cargo target's temporary
-/// directory on first use. A lock file keeps two test runs from installing at once.
+/// directory on first use.
 fn filesystem_server() -> PathBuf {
     let prefix = Path::new(env!("CARGO_TARGET_TMPDIR")).join("npm-mcp");
-    let bin = prefix.join("node_modules/.bin/mcp-server-filesystem");
-    std::fs::create_dir_all(&prefix).expect("create the npm prefix");
+    let bin = "node_modules/.bin/mcp-server-filesystem";
+    npm_install(&prefix, FILESYSTEM_PACKAGE, bin).unwrap_or_else(|why| panic!("{why}"));
+    prefix.join(bin)
+}
+
+/// `package` installed by npm under `prefix` unless `installed` (a path in it) is there
+/// already. A lock file keeps two test runs from installing at once. `Err` when npm cannot
+/// be started (the caller decides whether that fails or skips); a failed install panics.
+pub fn npm_install(prefix: &Path, package: &str, installed: &str) -> Result<(), String> {
+    std::fs::create_dir_all(prefix).expect("create the npm prefix");
     let lock = File::create(prefix.join("install.lock")).expect("create the install lock");
     // SAFETY: flock on a descriptor we own; the lock goes with the file when it drops.
     let locked = unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } == 0;
     assert!(locked, "flock: {}", std::io::Error::last_os_error());
-    if bin.exists() {
-        return bin;
+    if prefix.join(installed).exists() {
+        return Ok(());
     }
     let args = ["install", "--no-audit", "--no-fund", "--prefix"];
-    let installed = Command::new("npm")
+    let out = (Command::new("npm")
         .args(args)
-        .arg(&prefix)
-        .arg(FILESYSTEM_PACKAGE)
-        .output()
-        .unwrap_or_else(|e| {
-            panic!("this test needs npm (Node.js) to install {FILESYSTEM_PACKAGE}: {e}")
-        });
+        .arg(prefix)
+        .arg(package)
+        .output())
+    .map_err(|e| format!("this test needs npm (Node.js) to install {package}: {e}"))?;
     assert!(
-        installed.status.success() && bin.exists(),
-        "npm install {FILESYSTEM_PACKAGE} failed ({})\n{}\n{}",
-        installed.status,
-        String::from_utf8_lossy(&installed.stdout),
-        String::from_utf8_lossy(&installed.stderr),
+        out.status.success() && prefix.join(installed).exists(),
+        "npm install {package} failed ({})\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
     );
-    bin
+    Ok(())
 }
 
 /// The fixture server in `mode` as the user's MCP server `mis`.

@@ -8,8 +8,8 @@
 //! and waits for its answer on the channel, keeping what else arrives for later. An answer of
 //! `cancelled`, an error, or a cancelled turn is a no. It decides nothing about what runs.
 
+use crate::app::acp::jsonrpc::{INTERNAL_ERROR, INVALID_PARAMS, Incoming, Out};
 use crate::app::acp::updates::{kind, path_of, plan_entries, read_text, text_content, tool_call};
-use crate::app::acp::wire::{INTERNAL_ERROR, INVALID_PARAMS, Incoming, Out};
 use crate::app::acp::{Failure, log};
 use crate::core::agent::Agent;
 use crate::core::consent::Answer;

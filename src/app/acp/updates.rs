@@ -1,7 +1,7 @@
 //! How corecoder's things look in ACP: a tool's kind, the file a call touches (absolute, from
 //! the session's `cwd`), a `tool_call` update, text content, and the todo list as plan entries.
 //!
-//! Shared by a live turn (`acp/turn.rs`) and a loaded session's replay (`acp/replay.rs`). Pure
+//! Shared by a live turn (`acp/turn.rs`) and a loaded session's replay (`acp/load.rs`). Pure
 //! shapes, but for reading a file for a diff; nothing here sends anything.
 
 use crate::tools::support::files::{MAX_SETTINGS_BYTES, read_capped};

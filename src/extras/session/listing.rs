@@ -3,8 +3,8 @@
 //! started in and its first user message. Only the files listed are read, and those only up
 //! to their first user message where the format allows.
 //!
-//! The REPL's `/sessions` calls `list`; `session::latest_in` (for `-c`) walks `by_recency`.
-//! Nothing here writes.
+//! The REPL's `/sessions` calls `list`; `session::latest_in` (for `-c`) walks `by_recency`;
+//! `app/setup.rs` shows a resumed session's `last_exchange`. Nothing here writes.
 
 use super::{Until, corecoder, exists_ours, first_user_text, names, replay, sanitize_id};
 use crate::tools::support::text::one_line;

@@ -6,8 +6,8 @@
 //! `acp.rs` calls `conversation` before answering `session/load`. Nothing is asked of the
 //! model, nothing runs; paths resolve against the agent's `cwd`.
 
+use crate::app::acp::jsonrpc::Out;
 use crate::app::acp::updates::{path_of, text_content, tool_call};
-use crate::app::acp::wire::Out;
 use crate::core::agent::Agent;
 use crate::core::message::{Message, Role};
 use crate::tools::preview;
