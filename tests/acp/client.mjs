@@ -6,7 +6,7 @@
 //   CORECODER_BIN   the corecoder binary, started with --acp (it inherits this environment)
 //   ACP_STEPS       a JSON array of steps, run in order:
 //                     {"do": "initialize"}
-//                     {"do": "new", "cwd": DIR}                      (remembers the sessionId)
+//                     {"do": "new", "cwd": DIR, "mcpServers": [...]?} (remembers the sessionId)
 //                     {"do": "load", "sessionId": ID, "cwd": DIR}    (remembers ID)
 //                     {"do": "prompt", "text": TEXT, "link": URI?, "cancelOnChunk": bool?}
 //   ACP_ANSWER      the option a permission request is answered with: an optionId
@@ -66,7 +66,8 @@ for (const [n, step] of steps.entries()) {
         clientInfo: { name: "corecoder-test", version: "1" },
       });
     } else if (step.do === "new") {
-      result = await to.request("session/new", { cwd: step.cwd, mcpServers: [] });
+      const mcpServers = step.mcpServers ?? [];
+      result = await to.request("session/new", { cwd: step.cwd, mcpServers });
       sessionId = result.sessionId;
     } else if (step.do === "load") {
       sessionId = step.sessionId;

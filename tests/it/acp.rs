@@ -56,8 +56,10 @@ impl Seen {
 
 /// The SDK's npm prefix, installed on first use; `None` (the test skips) without node or npm.
 fn sdk() -> Option<PathBuf> {
+    // Straight on stderr, past the test harness's capture, where CI counts SKIPPED lines.
+    let skipped = |why: &str| writeln!(std::io::stderr(), "SKIPPED acp: {why}");
     if Command::new("node").arg("--version").output().is_err() {
-        println!("SKIPPED acp: no node to run the ACP SDK's client");
+        let _ = skipped("no node to run the ACP SDK's client");
         return None;
     }
     let prefix = Path::new(env!("CARGO_TARGET_TMPDIR")).join("npm-acp");
@@ -65,7 +67,7 @@ fn sdk() -> Option<PathBuf> {
     match npm_install(&prefix, SDK_PACKAGE, installed) {
         Ok(()) => Some(prefix),
         Err(why) => {
-            println!("SKIPPED acp: {why}");
+            let _ = skipped(&why);
             None
         }
     }
@@ -103,9 +105,13 @@ fn drive(sandbox: &Sandbox, server: &Server, steps: Value, answer: &str) -> Opti
     Some(Seen(lines.collect()))
 }
 
+/// `initialize`, `session/new` in the sandbox's directory, and `prompt` with a resource link to
+/// `notes.txt` there.
 fn session_steps(sandbox: &Sandbox, prompt: &str) -> Value {
     let cwd = sandbox.dir.display().to_string();
-    json!([{"do": "initialize"}, {"do": "new", "cwd": cwd}, {"do": "prompt", "text": prompt}])
+    let link = format!("file://{cwd}/notes.txt");
+    json!([{"do": "initialize"}, {"do": "new", "cwd": cwd},
+        {"do": "prompt", "text": prompt, "link": link}])
 }
 
 /// A session whose model reads `notes.txt` (holding `notes`), then answers `answer`.
@@ -165,7 +171,17 @@ fn a_prompt_streams_a_read_then_the_answer_and_ends_the_turn() {
         "{done}"
     );
     assert_eq!(seen.answer(), "It says hello.");
-    let result = server.requests()[1].last_tool_result();
+    let requests = server.requests();
+    let asked = requests[0].messages().last().cloned().unwrap_or_default();
+    let mention = format!("read notes.txt @{}/notes.txt", sandbox.dir.display());
+    assert!(
+        asked["content"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with(&mention),
+        "{asked}"
+    );
+    let result = requests[1].last_tool_result();
     assert!(result.contains("hello from the session's cwd"), "{result}");
 }
 
@@ -364,4 +380,94 @@ fn a_saved_session_loads_in_a_new_process_and_goes_on() {
         sent.contains("The first answer.") && sent.contains("the first line"),
         "{sent}"
     );
+}
+
+/// "Always" saves what the session's `[a]` saves: the second write of the session runs
+/// without a question.
+#[test]
+fn allow_always_is_asked_once_and_the_next_write_runs_without_asking() {
+    let sandbox = Sandbox::new("acp_always");
+    let write = |file: &str| json!({"file_path": file, "content": "x\n"});
+    let server = Server::start(vec![
+        Reply::Sse(sse::tool_calls(&[("call_1", "write_file", write("a.txt"))])),
+        Reply::Sse(sse::text("One.")),
+        Reply::Sse(sse::tool_calls(&[("call_2", "write_file", write("b.txt"))])),
+        Reply::Sse(sse::text("Two.")),
+    ]);
+    let cwd = sandbox.dir.display().to_string();
+    let steps = json!([{"do": "initialize"}, {"do": "new", "cwd": cwd},
+        {"do": "prompt", "text": "write a"}, {"do": "prompt", "text": "write b"}]);
+    let Some(seen) = drive(&sandbox, &server, steps, "allow_always") else {
+        return;
+    };
+    assert_eq!(seen.of("permission").len(), 1, "{:#?}", seen.0);
+    assert!(sandbox.dir.join("a.txt").exists() && sandbox.dir.join("b.txt").exists());
+    assert_eq!(seen.result(3)["stopReason"], "end_turn");
+}
+
+/// The danger gate comes before the question: a catastrophic command is refused, and the
+/// client is never asked.
+#[test]
+fn a_catastrophic_command_is_refused_without_asking() {
+    let sandbox = Sandbox::new("acp_danger");
+    let rm = json!({"command": "rm -rf ~"});
+    let server = Server::start(vec![
+        Reply::Sse(sse::tool_calls(&[("call_1", "bash", rm)])),
+        Reply::Sse(sse::text("Refused.")),
+    ]);
+    let Some(seen) = drive(
+        &sandbox,
+        &server,
+        session_steps(&sandbox, "clean up"),
+        "allow_once",
+    ) else {
+        return;
+    };
+    assert!(seen.of("permission").is_empty(), "{:#?}", seen.0);
+    let done = seen.updates("tool_call_update")[0];
+    assert_eq!(done["status"], "failed", "{done}");
+    assert_eq!(seen.updates("tool_call")[0]["kind"], "execute");
+    assert!(
+        sandbox.home.join("work").exists(),
+        "the home is still there"
+    );
+}
+
+/// The client's stdio MCP server is started beside the configured ones, its tools offered and
+/// (after consent) called; an `http` one is left out.
+#[test]
+fn the_clients_stdio_mcp_server_runs_and_an_http_one_is_left_out() {
+    let sandbox = Sandbox::new("acp_mcp");
+    if Command::new("python3").arg("-V").output().is_err() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED acp: no python3 for the MCP fixture"
+        );
+        return;
+    }
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/mcp/misbehaving_server.py");
+    let stdio = json!({"name": "mis", "command": "python3",
+        "args": [fixture.display().to_string(), "good"], "env": []});
+    let http = json!({"type": "http", "name": "web", "url": "http://127.0.0.1:9/", "headers": []});
+    let echo = json!({"text": "back again"});
+    let server = Server::start(vec![
+        Reply::Sse(sse::tool_calls(&[("call_1", "mcp__mis__echo", echo)])),
+        Reply::Sse(sse::text("It echoed.")),
+    ]);
+    let cwd = sandbox.dir.display().to_string();
+    let steps = json!([{"do": "initialize"}, {"do": "new", "cwd": cwd, "mcpServers": [stdio, http]},
+        {"do": "prompt", "text": "echo it"}]);
+    let Some(seen) = drive(&sandbox, &server, steps, "allow_once") else {
+        return;
+    };
+    let requests = server.requests();
+    let tools = requests[0].body["tools"].to_string();
+    assert!(
+        tools.contains("mcp__mis__echo") && !tools.contains("mcp__web"),
+        "{tools}"
+    );
+    assert_eq!(seen.of("permission").len(), 1, "{:#?}", seen.0);
+    let done = seen.updates("tool_call_update")[0];
+    assert_eq!(done["status"], "completed", "{done}");
+    assert!(requests[1].last_tool_result().contains("back again"));
 }

@@ -38,8 +38,9 @@ struct Open {
     id: String,
     name: String,
     path: Option<PathBuf>,
-    /// The file before an edit ran, for the diff (`None`: it did not exist).
-    old: Option<String>,
+    /// The file before an edit ran, for the diff: `Some(None)` when it did not exist, `None`
+    /// when it could not be read whole (then no diff is shown).
+    old: Option<Option<String>>,
     arguments: Option<String>,
 }
 
@@ -203,14 +204,12 @@ impl Turn<'_> {
         };
         let mut content = vec![text_content(text)];
         if kind == ResultKind::Ran
-            && let ("write_file" | "edit_file", Some(path)) = (name, &open.path)
+            && let (Some(path), Some(old)) = (&open.path, &open.old)
+            && let Some(Some(new)) = read_text(path)
         {
-            let new = read_text(path).unwrap_or_default();
             let path = path.display().to_string();
-            content.insert(
-                0,
-                json!({"type": "diff", "path": path, "oldText": open.old, "newText": new}),
-            );
+            let diff = json!({"type": "diff", "path": path, "oldText": old, "newText": new});
+            content.insert(0, diff);
         }
         let status = if kind == ResultKind::Ran {
             "completed"

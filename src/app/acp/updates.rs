@@ -63,10 +63,14 @@ pub(crate) fn text_content(text: &str) -> Value {
     json!({"type": "content", "content": {"type": "text", "text": text}})
 }
 
-/// A file as text, for a diff; bounded, and `None` when it is missing or unreadable.
-pub(crate) fn read_text(path: &Path) -> Option<String> {
-    let bytes = read_capped(path, MAX_SETTINGS_BYTES).ok()?;
-    Some(String::from_utf8_lossy(&bytes).into_owned())
+/// A file as text, for a diff: `Some(None)` when it does not exist, `None` when it cannot be
+/// read whole (unreadable, or over `MAX_SETTINGS_BYTES`): no diff beats a wrong one.
+pub(crate) fn read_text(path: &Path) -> Option<Option<String>> {
+    match read_capped(path, MAX_SETTINGS_BYTES) {
+        Ok(bytes) => Some(Some(String::from_utf8_lossy(&bytes).into_owned())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(None),
+        Err(_) => None,
+    }
 }
 
 /// The todo list as ACP plan entries: from the call's arguments, or else from the tool's
