@@ -7,23 +7,24 @@
 //! REPL's. This thread serves: `initialize`, `session/new` and `session/load` (an `Agent` per
 //! session, set up as the REPL's, in the session's `cwd`), `session/prompt` (`acp/turn.rs`,
 //! which turns the loop's events into `session/update`s and asks consent through
-//! `session/request_permission`). The loop itself is the REPL's, unchanged. It does not offer
-//! `session/set_mode`, `fs/*` or `terminal/*` (docs/editor.md says why).
+//! `session/request_permission`), `session/set_mode` (plan mode, as `/plan` switches it). The
+//! loop itself is the REPL's, unchanged. It does not offer `fs/*` or `terminal/*`
+//! (docs/editor.md says why).
 
 pub(crate) mod jsonrpc;
 pub(crate) mod load;
+pub(crate) mod new_session;
 pub(crate) mod turn;
 pub(crate) mod updates;
 
 use crate::app::flags::{Resume, RunOptions};
 use crate::app::setup::{self, Started};
 use crate::core::agent::Agent;
-use crate::core::consent::Mode;
+use crate::core::consent::{Mode, Plan};
 use crate::core::event::Error;
-use crate::extras::mcp_wire::ServerConfig;
-use crate::extras::trust::{self, Project};
 use crate::tools::support::text::printable;
 use jsonrpc::{INVALID_PARAMS, Incoming, METHOD_NOT_FOUND, NOT_FOUND, Out};
+use new_session::{mcp_servers, project_in};
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -142,6 +143,16 @@ impl Server<'_> {
                 let stop = turn::prompt(agent, &id, blocks, link)?;
                 Ok(json!({ "stopReason": stop }))
             }
+            "session/set_mode" => {
+                let id = text_param(params, "sessionId")?;
+                let agent = (self.sessions.get_mut(&id)).ok_or_else(|| unknown_session(&id))?;
+                agent.consent.plan = match text_param(params, "modeId")?.as_str() {
+                    updates::PLAN_MODE => Plan::On,
+                    updates::DEFAULT_MODE => Plan::Off,
+                    other => return Err((INVALID_PARAMS, format!("modeId: no mode {other}"))),
+                };
+                Ok(json!({}))
+            }
             _ => Err((METHOD_NOT_FOUND, format!("method not found: {method}"))),
         }
     }
@@ -179,13 +190,16 @@ impl Server<'_> {
         if let Ok(mut cancels) = self.cancels.lock() {
             cancels.insert(id.clone(), agent.cancel.clone());
         }
+        let modes = updates::modes(agent.consent.plan, self.options.approve_all);
+        let answer = match resume {
+            Some(_) => json!({ "modes": modes }),
+            None => json!({ "sessionId": id, "modes": modes }),
+        };
         if resume.is_some() {
             load::conversation(&agent, &id, &mut self.out);
-            self.sessions.insert(id, agent);
-            return Ok(json!({}));
         }
-        self.sessions.insert(id.clone(), agent);
-        Ok(json!({ "sessionId": id }))
+        self.sessions.insert(id, agent);
+        Ok(answer)
     }
 }
 
@@ -201,64 +215,6 @@ fn initialize() -> Value {
         },
         "authMethods": [],
         "agentInfo": {"name": "corecoder", "title": "corecoder", "version": env!("CARGO_PKG_VERSION")},
-    })
-}
-
-/// The project of the session's `cwd`, as trusted as the user left it (`trust.rs`): the one
-/// the process started in, or the record of another.
-fn project_in(cwd: &std::path::Path, launched: &Project) -> Project {
-    let here = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
-    if here == launched.dir {
-        return launched.clone();
-    }
-    Project::look(&here, None, &trust::store_path(&setup::corecoder_home()))
-}
-
-/// The client's MCP servers: stdio ones to start, as `mcp.json`'s are; an `http` or `sse` one
-/// is left out with a note on stderr (corecoder speaks MCP over stdio only).
-fn mcp_servers(list: Option<&Value>) -> Result<(Vec<ServerConfig>, Vec<String>), Failure> {
-    let (mut servers, mut notes) = (Vec::new(), Vec::new());
-    let list = match list {
-        None | Some(Value::Null) => return Ok((servers, notes)),
-        Some(Value::Array(list)) => list,
-        Some(_) => return Err((INVALID_PARAMS, "mcpServers: not an array".into())),
-    };
-    for server in list {
-        let name = server.get("name").and_then(Value::as_str).unwrap_or("?");
-        match server.get("type").and_then(Value::as_str) {
-            None | Some("stdio") => servers.push(stdio_server(server)?),
-            Some(other) => notes.push(format!(
-                "MCP server {name}: left out; corecoder speaks MCP over stdio, not {other}"
-            )),
-        }
-    }
-    Ok((servers, notes))
-}
-
-fn stdio_server(server: &Value) -> Result<ServerConfig, Failure> {
-    let bad = |what: &str| (INVALID_PARAMS, format!("mcpServers: a stdio server {what}"));
-    let text = |key: &str| server.get(key).and_then(Value::as_str).map(String::from);
-    let strings = |value: Option<&Value>| -> Option<Vec<String>> {
-        (value?.as_array()?.iter())
-            .map(|v| v.as_str().map(String::from))
-            .collect()
-    };
-    let pair = |v: &Value| {
-        Some((
-            v.get("name")?.as_str()?.into(),
-            v.get("value")?.as_str()?.into(),
-        ))
-    };
-    let env: Option<Vec<(String, String)>> = match server.get("env") {
-        None | Some(Value::Null) => Some(Vec::new()),
-        Some(env) => env.as_array().and_then(|l| l.iter().map(pair).collect()),
-    };
-    Ok(ServerConfig {
-        name: text("name").ok_or_else(|| bad("needs a name"))?,
-        command: text("command").ok_or_else(|| bad("needs a command"))?,
-        args: strings(server.get("args")).unwrap_or_default(),
-        env: env.ok_or_else(|| bad("has an env that is not [{name, value}]"))?,
-        timeout: None,
     })
 }
 

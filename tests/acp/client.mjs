@@ -8,6 +8,7 @@
 //                     {"do": "initialize"}
 //                     {"do": "new", "cwd": DIR, "mcpServers": [...]?} (remembers the sessionId)
 //                     {"do": "load", "sessionId": ID, "cwd": DIR}    (remembers ID)
+//                     {"do": "mode", "modeId": ID}                    (session/set_mode)
 //                     {"do": "prompt", "text": TEXT, "link": URI?, "cancelOnChunk": bool?}
 //   ACP_ANSWER      the option a permission request is answered with: an optionId
 //                   (allow_once, allow_always, reject_once) or "cancelled"
@@ -72,6 +73,8 @@ for (const [n, step] of steps.entries()) {
     } else if (step.do === "load") {
       sessionId = step.sessionId;
       result = await to.request("session/load", { sessionId, cwd: step.cwd, mcpServers: [] });
+    } else if (step.do === "mode") {
+      result = await to.request("session/set_mode", { sessionId, modeId: step.modeId });
     } else if (step.do === "prompt") {
       const prompt = [{ type: "text", text: step.text }];
       if (step.link) prompt.push({ type: "resource_link", name: "linked", uri: step.link });

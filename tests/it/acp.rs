@@ -471,3 +471,42 @@ fn the_clients_stdio_mcp_server_runs_and_an_http_one_is_left_out() {
     assert_eq!(done["status"], "completed", "{done}");
     assert!(requests[1].last_tool_result().contains("back again"));
 }
+
+/// Plan mode, chosen with `session/set_mode` from the modes `session/new` offers: only read-only
+/// tools run, so a write is refused without a question; back in the default mode it is asked.
+#[test]
+fn plan_mode_refuses_a_write_without_asking_until_the_default_mode_is_back() {
+    let sandbox = Sandbox::new("acp_plan_mode");
+    let write = json!({"file_path": "plan.txt", "content": "x\n"});
+    let server = Server::start(vec![
+        Reply::Sse(sse::tool_calls(&[("call_1", "write_file", write.clone())])),
+        Reply::Sse(sse::text("Planned only.")),
+        Reply::Sse(sse::tool_calls(&[("call_2", "write_file", write)])),
+        Reply::Sse(sse::text("Written.")),
+    ]);
+    let cwd = sandbox.dir.display().to_string();
+    let steps = json!([{"do": "initialize"}, {"do": "new", "cwd": cwd},
+        {"do": "mode", "modeId": "plan"}, {"do": "prompt", "text": "plan it"},
+        {"do": "mode", "modeId": "default"}, {"do": "prompt", "text": "now do it"}]);
+    let Some(seen) = drive(&sandbox, &server, steps, "allow_once") else {
+        return;
+    };
+    let modes = &seen.result(1)["modes"];
+    assert_eq!(modes["currentModeId"], "default", "{modes}");
+    assert_eq!(modes["availableModes"][1]["id"], "plan", "{modes}");
+    let statuses: Vec<&Value> = (seen.updates("tool_call_update").iter())
+        .map(|u| &u["status"])
+        .collect();
+    assert_eq!(
+        statuses,
+        [&json!("failed"), &json!("completed")],
+        "{:#?}",
+        seen.0
+    );
+    assert_eq!(
+        seen.of("permission").len(),
+        1,
+        "only the second write is asked about"
+    );
+    assert!(sandbox.dir.join("plan.txt").exists());
+}

@@ -1,9 +1,10 @@
-//! How corecoder's things look in ACP: a tool's kind, the file a call touches (absolute, from
+//! How corecoder's things look in ACP: the session modes (plan mode), a tool's kind, the file a call touches (absolute, from
 //! the session's `cwd`), a `tool_call` update, text content, and the todo list as plan entries.
 //!
 //! Shared by a live turn (`acp/turn.rs`) and a loaded session's replay (`acp/load.rs`). Pure
 //! shapes, but for reading a file for a diff; nothing here sends anything.
 
+use crate::core::consent::Plan;
 use crate::tools::support::files::{MAX_SETTINGS_BYTES, read_capped};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -103,4 +104,24 @@ pub(crate) fn plan_entries(arguments: Option<&str>, rendered: &str) -> Vec<Value
         .filter(|l| l.starts_with('['))
         .filter_map(line)
         .collect()
+}
+
+/// The modes a session offers: the session's own (ask before changes, or allow all under
+/// `--yes`) and plan mode (only read-only tools run), `session/set_mode` switches between.
+pub(crate) const DEFAULT_MODE: &str = "default";
+pub(crate) const PLAN_MODE: &str = "plan";
+
+pub(crate) fn modes(plan: Plan, allow_all: bool) -> Value {
+    let default = match allow_all {
+        true => "Allow all (--yes)",
+        false => "Ask before changes",
+    };
+    let current = match plan {
+        Plan::On => PLAN_MODE,
+        Plan::Off => DEFAULT_MODE,
+    };
+    json!({"currentModeId": current, "availableModes": [
+        {"id": DEFAULT_MODE, "name": default},
+        {"id": PLAN_MODE, "name": "Plan", "description": "only read-only tools run: the model plans, nothing changes"},
+    ]})
 }
