@@ -101,7 +101,7 @@ impl Quirks {
         let adapt = &mut self.learnt(config).adaptations;
         match config.dialect {
             Dialect::Chat => {
-                (status == 400 && adapt.adapt_to(said))
+                (matches!(status, 400 | 422) && adapt.adapt_to(said))
                     || (matches!(status, 400 | 422 | 500)
                         && adapt.adapt_null_content(said, messages))
             }
@@ -147,7 +147,7 @@ impl Quirks {
 }
 
 impl Adaptations {
-    /// A 400 that names `max_tokens`, `temperature` or `stream_options`: renamed or dropped.
+    /// A 400 or 422 naming `max_tokens`, `temperature` or `stream_options`: renamed or dropped.
     fn adapt_to(&mut self, message: &str) -> bool {
         if self.adapt_temperature(message) {
             return true;
