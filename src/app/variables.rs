@@ -184,14 +184,17 @@ pub(crate) fn provider_name(dialect: Dialect) -> &'static str {
     }
 }
 
-/// The choice `CORECODER_TOOL_CHOICE` names.
+/// The choice `CORECODER_TOOL_CHOICE` names: a mode, or one tool by its name (checked against
+/// the tools the session offers once they are known: `setup::check_tool_choice`).
 fn tool_choice(text: &str) -> Result<ToolChoice, Error> {
+    let is_name = |c: char| c.is_ascii_alphanumeric() || "_-.".contains(c);
     match text.trim() {
         "auto" => Ok(ToolChoice::Auto),
         "required" => Ok(ToolChoice::Required),
         "none" => Ok(ToolChoice::NoCalls),
+        name if name.chars().all(is_name) => Ok(ToolChoice::Tool(name.to_string())),
         other => Err(Error::Usage(format!(
-            "CORECODER_TOOL_CHOICE: '{other}' is not auto, required or none"
+            "CORECODER_TOOL_CHOICE: '{other}' is not auto, required, none or a tool's name"
         ))),
     }
 }

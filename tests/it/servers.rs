@@ -6,7 +6,7 @@
 use crate::run::{Output, Sandbox, run, run_with};
 use crate::server::{Recorded, Reply, Server};
 use crate::sse;
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::path::Path;
 
 fn fixture(path: &str) -> Vec<u8> {
@@ -73,7 +73,8 @@ fn a_lost_chunk_in_text_is_never_printed_around_the_gap() {
     assert_eq!(requests.len(), 2);
 }
 
-/// llama-cpp-python 0.3.36, captured: each argument piece twice in one delta (in `tool_calls`
+/// llama-cpp-python 0.3.36, captured with a forced tool (`CORECODER_TOOL_CHOICE=read_file`,
+/// the one choice it streams calls for): each argument piece twice in one delta (in `tool_calls`
 /// and the legacy `function_call`), then HTTP 500 for the `content: null` of the assistant
 /// turn. The call runs with its real arguments, and the loop goes on with `content: ""`.
 #[test]
@@ -89,14 +90,15 @@ fn llamacpp_python_tool_loop_runs_to_its_answer() {
     let env = [
         ("CORECODER_API_KEY", "sk-test"),
         ("OPENAI_BASE_URL", url.as_str()),
-        ("CORECODER_TOOL_CHOICE", "auto"),
+        ("CORECODER_TOOL_CHOICE", "read_file"),
     ];
     let out = run_with(&["-p", "read test.txt"], &env, &sandbox);
     let requests = server.requests();
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(out.stdout, "read it\n");
     assert_eq!(requests.len(), 3, "{out:?}");
-    assert_eq!(requests[0].body["tool_choice"], "auto");
+    let forced = serde_json::json!({"type": "function", "function": {"name": "read_file"}});
+    assert_eq!(requests[0].body["tool_choice"], forced);
     let call = &requests[1].messages()[2];
     let args: Value = serde_json::from_str(
         call["tool_calls"][0]["function"]["arguments"]
@@ -129,19 +131,45 @@ fn tool_choice_is_sent_only_when_set() {
     let (out, requests) = check(&sandbox, &[], vec![Reply::Sse(sse::text("ok"))]);
     assert_eq!(out.code, 0, "{out:?}");
     assert!(requests[0].body.get("tool_choice").is_none());
-    let bad = run_with(
-        &["-p", "go"],
-        &[
+    for (choice, said) in [
+        ("read file", "CORECODER_TOOL_CHOICE: 'read file' is not auto, required, none or a"),
+        ("always", "CORECODER_TOOL_CHOICE: no tool is called 'always'; the tools are bash, "),
+    ] {
+        let env = [
             ("CORECODER_API_KEY", "sk-test"),
-            ("CORECODER_TOOL_CHOICE", "always"),
-        ],
-        &sandbox,
-    );
-    assert_eq!(bad.code, 2, "{bad:?}");
-    assert!(
-        bad.stderr.contains("CORECODER_TOOL_CHOICE: 'always'"),
-        "{bad:?}"
-    );
+            ("CORECODER_TOOL_CHOICE", choice),
+        ];
+        let bad = run_with(&["-p", "go"], &env, &sandbox);
+        assert_eq!(bad.code, 2, "{bad:?}");
+        assert!(bad.stderr.contains(said), "{bad:?}");
+        let named = bad.stderr.contains("read_file, ");
+        assert_eq!(named, choice == "always", "the tools named: {bad:?}");
+    }
+}
+
+/// A tool named in `CORECODER_TOOL_CHOICE` goes in each dialect's own shape.
+#[test]
+fn a_named_tool_choice_is_sent_in_each_dialect() {
+    let sandbox = Sandbox::new("servers_tool_choice_named");
+    let dialects = [
+        ("openai", sse::text("ok"), json!({"type": "function", "function": {"name": "glob"}})),
+        ("anthropic", stream("anthropic-text.sse"), json!({"type": "tool", "name": "glob"})),
+        ("responses", stream("responses_text.sse"), json!({"type": "function", "name": "glob"})),
+    ];
+    for (provider, reply, sent) in dialects {
+        let server = Server::start(vec![Reply::Sse(reply)]);
+        let url = server.url();
+        let env = [
+            ("CORECODER_API_KEY", "sk-test"),
+            ("OPENAI_BASE_URL", url.as_str()),
+            ("ANTHROPIC_BASE_URL", url.trim_end_matches("/v1")),
+            ("CORECODER_PROVIDER", provider),
+            ("CORECODER_TOOL_CHOICE", "glob"),
+        ];
+        let out = run_with(&["-p", "go"], &env, &sandbox);
+        assert_eq!(out.code, 0, "{provider}: {out:?}");
+        assert_eq!(server.requests()[0].body["tool_choice"], sent, "{provider}");
+    }
 }
 
 /// `finish_reason: "length"` on a text answer: printed as far as it came, said on stderr,
@@ -213,6 +241,32 @@ fn a_200_that_is_not_a_stream_says_what_it_is() {
         (
             "json-error-200.http",
             "model 'gpt-5.5' is not loaded on this server",
+        ),
+    ];
+    for (name, said) in cases {
+        let sandbox = Sandbox::new(&format!("servers_{name}"));
+        let script = vec![answer(name), Reply::Sse(sse::text("never asked"))];
+        let (out, requests) = check(&sandbox, &[], script);
+        assert_eq!(out.code, 1, "{name}: {out:?}");
+        assert!(out.stderr.contains(said), "{name}: {out:?}");
+        assert_eq!(requests.len(), 1, "{name}: not retried");
+        assert!(!out.stderr.contains("[retry"), "{name}: {out:?}");
+    }
+}
+
+/// A 200 that calls itself `text/event-stream` but holds a bare JSON error (LiteLLM's shape) or
+/// nothing at all (llama-cpp-python's when its tool-call handler fails): said at once, with the
+/// server's words, not retried for 15 s as a broken stream (the same request gets the same).
+#[test]
+fn a_200_event_stream_of_a_json_error_or_nothing_is_said_at_once() {
+    let cases = [
+        (
+            "handmade-json-error-event-stream-200.http",
+            "the server answered with an error: litellm.NotFoundError: model 'qwen-coder' is not",
+        ),
+        (
+            "handmade-empty-event-stream-200.http",
+            "the server answered 200 with an empty body (text/event-stream; charset=utf-8)",
         ),
     ];
     for (name, said) in cases {
