@@ -9,6 +9,7 @@ use crate::app::flags::{Resume, RunOptions};
 use crate::client::llm::Llm;
 use crate::core::agent::Agent;
 use crate::core::consent::{Consent, Mode};
+use crate::core::dispatch;
 use crate::core::event::Error;
 use crate::extras;
 use crate::extras::account::Account;
@@ -142,7 +143,8 @@ pub(crate) fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> 
     notes.extend(options.project.notes.iter().cloned());
     notes.extend(options.project.skipped_line());
     notes.extend(load_extensions(&mut agent, &home, &options.project));
-    check_tool_choice(&agent)?;
+    let tools = [dispatch::schemas(agent.kind), agent.extras.tool_schemas()].concat();
+    crate::app::variables::check_tool_choice(agent.llm().config(), &tools)?;
     if !history.is_empty() {
         agent.resume(history);
     }
@@ -164,21 +166,6 @@ pub(crate) fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> 
     }
     notes.extend(agent.extras.session_started(&agent.cwd));
     Ok(Started { agent, notes })
-}
-
-/// `CORECODER_TOOL_CHOICE` naming a tool this session does not offer (built in, or from an MCP
-/// server now started) is a usage error naming those it does: every request would be refused.
-fn check_tool_choice(agent: &Agent) -> Result<(), Error> {
-    use crate::core::config::ToolChoice::Tool;
-    let tools = [crate::core::dispatch::schemas(agent.kind), agent.extras.tool_schemas()].concat();
-    let names: Vec<&str> = (tools.iter()).filter_map(|t| t["function"]["name"].as_str()).collect();
-    match &agent.llm().config().tool_choice {
-        Some(Tool(name)) if !names.contains(&name.as_str()) => Err(Error::Usage(format!(
-            "CORECODER_TOOL_CHOICE: no tool is called '{name}'; the tools are {}",
-            names.join(", ")
-        ))),
-        _ => Ok(()),
-    }
 }
 
 /// Where a resumed conversation left off: its last user message and the answer after it, a

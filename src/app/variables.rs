@@ -199,6 +199,24 @@ fn tool_choice(text: &str) -> Result<ToolChoice, Error> {
     }
 }
 
+/// `CORECODER_TOOL_CHOICE` naming a tool the session does not offer (`tools`: the built-in
+/// ones and its MCP servers', once started) is a usage error naming those it does: every
+/// request would be refused, or answered with a call to a tool that is not there.
+pub(crate) fn check_tool_choice(config: &Config, tools: &[serde_json::Value]) -> Result<(), Error> {
+    let names: Vec<&str> = (tools.iter())
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    match &config.tool_choice {
+        Some(ToolChoice::Tool(name)) if !names.contains(&name.as_str()) => {
+            Err(Error::Usage(format!(
+                "CORECODER_TOOL_CHOICE: no tool is called '{name}'; the tools are {}",
+                names.join(", ")
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// A budget in dollars: a number that is not negative. (`--max-cost` reads it the same way.)
 pub(crate) fn dollars(name: &str, text: &str) -> Result<f64, Error> {
     let value: f64 = number(name, text.trim())?;

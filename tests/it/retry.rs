@@ -141,7 +141,10 @@ fn temperature_rejection_drops_temperature() {
 #[test]
 fn stream_options_rejection_drops_stream_options() {
     let rejections = [
-        (400, "Unrecognized request argument supplied: stream_options"),
+        (
+            400,
+            "Unrecognized request argument supplied: stream_options",
+        ),
         (422, "body.stream_options: Extra inputs are not permitted"),
     ];
     for (code, message) in rejections {

@@ -132,8 +132,14 @@ fn tool_choice_is_sent_only_when_set() {
     assert_eq!(out.code, 0, "{out:?}");
     assert!(requests[0].body.get("tool_choice").is_none());
     for (choice, said) in [
-        ("read file", "CORECODER_TOOL_CHOICE: 'read file' is not auto, required, none or a"),
-        ("always", "CORECODER_TOOL_CHOICE: no tool is called 'always'; the tools are bash, "),
+        (
+            "read file",
+            "CORECODER_TOOL_CHOICE: 'read file' is not auto, required, none or a",
+        ),
+        (
+            "always",
+            "CORECODER_TOOL_CHOICE: no tool is called 'always'; the tools are bash, ",
+        ),
     ] {
         let env = [
             ("CORECODER_API_KEY", "sk-test"),
@@ -152,9 +158,21 @@ fn tool_choice_is_sent_only_when_set() {
 fn a_named_tool_choice_is_sent_in_each_dialect() {
     let sandbox = Sandbox::new("servers_tool_choice_named");
     let dialects = [
-        ("openai", sse::text("ok"), json!({"type": "function", "function": {"name": "glob"}})),
-        ("anthropic", stream("anthropic-text.sse"), json!({"type": "tool", "name": "glob"})),
-        ("responses", stream("responses_text.sse"), json!({"type": "function", "name": "glob"})),
+        (
+            "openai",
+            sse::text("ok"),
+            json!({"type": "function", "function": {"name": "glob"}}),
+        ),
+        (
+            "anthropic",
+            stream("anthropic-text.sse"),
+            json!({"type": "tool", "name": "glob"}),
+        ),
+        (
+            "responses",
+            stream("responses_text.sse"),
+            json!({"type": "function", "name": "glob"}),
+        ),
     ];
     for (provider, reply, sent) in dialects {
         let server = Server::start(vec![Reply::Sse(reply)]);
