@@ -16,9 +16,9 @@ pub(crate) fn from_headers(
     (retry_after(headers), redirected(status, headers))
 }
 
-/// A 3xx answer's message: corecoder follows no redirect (the agent is built with none), so the
-/// key and the conversation never go to a host the user did not name, and a request body sent as
-/// a stream could not be sent again anyway. The status and the `Location` are named.
+/// A 3xx answer's message: corecoder follows only a 307 or 308 to the same scheme, host and
+/// port (`client/http.rs`), so the key and the conversation never go to a host the user did not
+/// name. The status and the `Location` are named.
 pub(crate) fn redirected(status: u16, headers: &ureq::http::HeaderMap) -> Option<String> {
     if !(300..400).contains(&status) {
         return None;
@@ -26,8 +26,9 @@ pub(crate) fn redirected(status: u16, headers: &ureq::http::HeaderMap) -> Option
     let location = headers.get("location").and_then(|l| l.to_str().ok());
     let location = crate::tools::support::text::printable(location.unwrap_or("(no Location)"));
     Some(format!(
-        "the provider redirected ({status}) to Location: {location}, and corecoder follows no \
-         redirect; if you trust that address, make it the base URL"
+        "the provider redirected ({status}) to Location: {location}, and corecoder follows only \
+         a 307 or 308 to the same host and port, 5 at most; if you trust that address, make it \
+         the base URL"
     ))
 }
 
