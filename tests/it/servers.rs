@@ -298,6 +298,30 @@ fn a_200_event_stream_of_a_json_error_or_nothing_is_said_at_once() {
     }
 }
 
+/// A validator's list of errors (LiteLLM passing on ten, a FastAPI server's `detail`) is shown
+/// by its first field and why, not cut before them.
+#[test]
+fn a_validators_errors_show_the_first_field_and_why() {
+    let cases = [
+        (
+            "handmade-litellm-validation-errors-400.http",
+            "HTTP 400: tools.0.function.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$' \
+             (the first of: litellm.BadRequestError: Hosted_vllmException - 10 validation errors:)",
+        ),
+        (
+            "handmade-fastapi-detail-422.http",
+            "HTTP 422: messages.1.tool_call_id: Field required (the first of 2 refused fields)",
+        ),
+    ];
+    for (name, said) in cases {
+        let sandbox = Sandbox::new(&format!("servers_{name}"));
+        let (out, requests) = check(&sandbox, &[], vec![answer(name)]);
+        assert_eq!(out.code, 1, "{name}: {out:?}");
+        assert!(out.stderr.contains(said), "{name}: {out:?}");
+        assert_eq!(requests.len(), 1, "{name}");
+    }
+}
+
 /// A server that ignores `stream: true` and sends a whole `chat.completion`: it is the answer.
 #[test]
 fn a_whole_completion_is_accepted() {
@@ -322,10 +346,9 @@ fn error_bodies_are_one_line_and_whole_in_the_trace() {
     assert!(out.stderr.contains("HTTP 502: 502 Bad Gateway]"), "{out:?}");
     assert!(!out.stderr.contains("<html>"), "{out:?}");
     let last = out.stderr.lines().last().unwrap_or_default();
-    assert!(
-        last.contains("HTTP 400: Request validation failed:"),
-        "{out:?}"
-    );
+    let first =
+        "HTTP 400: messages.0.content: field required (the first of: Request validation failed:";
+    assert!(last.contains(first), "{out:?}");
     assert!(
         last.len() < 300,
         "one short line, not 10 KB: {} bytes",

@@ -2,7 +2,8 @@
 //! it, where a redirect pointed, and what to check after a 401, 403 or 404. The LLM client (`client/llm.rs`) reads a non-200 answer with these, and the SSE parser
 //! an error inside the stream; nothing here decides whether to retry or opens a connection.
 
-use crate::tools::support::net;
+use crate::tools::support::{net, text};
+use regex::Regex;
 use serde_json::Value;
 use std::io::Read;
 use std::time::Duration;
@@ -50,22 +51,65 @@ pub(crate) fn error_body(reader: impl Read) -> String {
 }
 
 /// The server's own words in an error body (`json_error_message`), or the body itself. Whole,
-/// so the 400 adaptations can match any of it.
+/// so the 400 adaptations can match any of it; a validator's list of errors (LiteLLM's "10
+/// validation errors: …", FastAPI's `detail`) starts with its first field and why, so the one
+/// line the user reads says what was refused.
 pub(crate) fn message_in(body: &str) -> String {
-    match json_error_message(body) {
+    let message = match json_error_message(body) {
         Some(text) => text,
         None if body.trim().is_empty() => "(empty response body)".to_string(),
         None => body.to_string(),
+    };
+    match first_refused_field(body, &message) {
+        Some(first) => format!("{first}\n{message}"),
+        None => message,
     }
 }
 
+/// The first field a validator refused, as `messages.2.content: Input should be a valid
+/// string (the first of: …)`, ending with what it was the first of: from FastAPI's `{"detail": [{"loc": […], "msg": …}]}`, from the errors a message
+/// lists as Python or JSON (`'loc': ('body', …), 'msg': '…'`, LiteLLM's and others'), or from
+/// pydantic's own text ("N validation errors for Model", the field, then why, indented).
+fn first_refused_field(body: &str, message: &str) -> Option<String> {
+    let path = |loc: &mut dyn Iterator<Item = String>| {
+        let loc: Vec<String> = loc.skip_while(|part| part == "body").collect();
+        loc.join(".")
+    };
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    if let Some(detail) = parsed.as_ref().and_then(|body| body["detail"].as_array()) {
+        let (first, count) = (detail.first()?, detail.len());
+        let loc = first["loc"].as_array()?.iter();
+        let mut loc = loc.map(|part| part.as_str().map_or(part.to_string(), str::to_string));
+        let (at, why) = (path(&mut loc), first["msg"].as_str()?);
+        return Some(format!("{at}: {why} (the first of {count} refused fields)"));
+    }
+    let of = format!("(the first of: {})", text::headline(message));
+    let listed =
+        r#"["']loc["']:\s*[(\[]([^)\]]*)[)\]][^{}]*?["']msg["']:\s*(?:"([^"]*)"|'([^']*)')"#;
+    if let Some(found) = Regex::new(listed).ok()?.captures(message) {
+        let parts = found[1]
+            .split(',')
+            .map(|p| p.trim().trim_matches(['\'', '"']).to_string());
+        let mut parts = parts.filter(|part| !part.is_empty());
+        let why = found.get(2).or(found.get(3))?.as_str();
+        return Some(format!("{}: {why} {of}", path(&mut parts)));
+    }
+    let pydantic = r"validation errors? for \S+\s*\n(\S+)\n\s+([^\n\[]+)";
+    let found = Regex::new(pydantic).ok()?.captures(message)?;
+    Some(format!("{}: {} {of}", &found[1], found[2].trim()))
+}
+
 /// The one reader of a provider's JSON error, for an error answer and for an error inside the
-/// stream (`client/sse.rs`): `{"error": {"message": …}}`, `{"error": "…"}` or `{"message": …}`.
+/// stream (`client/sse.rs`): `{"error": {"message": …}}`, `{"error": "…"}`, `{"message": …}`
+/// or FastAPI's `{"detail": "…"}`.
 pub(crate) fn json_error_message(body: &str) -> Option<String> {
     let parsed: Value = serde_json::from_str(body).ok()?;
     let error = parsed.get("error").unwrap_or(&parsed);
-    let message = error.get("message").unwrap_or(error).as_str();
-    message.map(str::to_string)
+    let message = error
+        .get("message")
+        .or(error.get("detail"))
+        .unwrap_or(error);
+    message.as_str().map(str::to_string)
 }
 
 /// What to check after a 401, 403 or 404, put after the server's words; empty for any other
@@ -95,6 +139,30 @@ mod tests {
         assert_eq!(message_in(r#"{"error":"overloaded"}"#), "overloaded");
         assert_eq!(message_in("Bad Gateway"), "Bad Gateway");
         assert_eq!(message_in(""), "(empty response body)");
+    }
+
+    #[test]
+    fn a_validators_first_refused_field_comes_first() {
+        let first = |body: &str| message_in(body).lines().next().unwrap_or("").to_string();
+        let fastapi = r#"{"detail":[{"type":"missing","loc":["body","messages",2,"content"],"msg":"Field required","input":null},{"loc":["body","model"],"msg":"x"}]}"#;
+        assert_eq!(
+            first(fastapi),
+            "messages.2.content: Field required (the first of 2 refused fields)"
+        );
+        let litellm = r#"{"error":{"message":"litellm.BadRequestError: Hosted_vllmException - 10 validation errors:\n  {'type': 'string_pattern_mismatch', 'loc': ('body', 'tools', 0, 'function', 'name'), 'msg': \"String should match pattern '^[a-z_]+$'\", 'input': 'read file'}\n  {'type': 'missing'}"}}"#;
+        assert_eq!(
+            first(litellm),
+            "tools.0.function.name: String should match pattern '^[a-z_]+$' (the first of: \
+             litellm.BadRequestError: Hosted_vllmException - 10 validation errors:)"
+        );
+        let pydantic = r#"{"message":"2 validation errors for ChatCompletionRequest\nmessages.2.content\n  Input should be a valid string [type=string_type, input_value=None]\nmodel\n  Field required"}"#;
+        assert!(
+            first(pydantic).starts_with("messages.2.content: Input should be a valid string ("),
+            "{}",
+            first(pydantic)
+        );
+        assert_eq!(message_in(r#"{"detail":"Not Found"}"#), "Not Found");
+        assert_eq!(first(r#"{"error":"overloaded"}"#), "overloaded");
     }
 
     #[test]
