@@ -72,7 +72,7 @@ pub(crate) fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> 
     let mut config = options.config.clone();
     let provider = crate::app::variables::provider_key(config.dialect);
     let mut history = Vec::new();
-    let mut repaired = 0;
+    let (mut repaired, mut taught) = (0, None);
     if let Some(id) = &resumed {
         let loaded = session::load(&sessions, id).map_err(Error::Usage)?;
         // The model the session last used comes back with it, unless -m chose another, or
@@ -98,6 +98,7 @@ pub(crate) fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> 
             notes.push(extras::repair_notice(loaded.repaired, "on resume"));
         }
         repaired = loaded.repaired;
+        taught = loaded.taught;
         history = loaded.messages;
     }
 
@@ -122,6 +123,7 @@ pub(crate) fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> 
     }
     let mut agent = Agent::new(Arc::new(llm), cwd.clone(), consent);
     agent.extras.set_account(account);
+    agent.extras.set_quirks(agent.llm().quirks.clone(), taught);
     let rules = consent_rules::Rules {
         permissions,
         ..consent_rules::Rules::default()
@@ -144,7 +146,7 @@ pub(crate) fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> 
     notes.extend(options.project.skipped_line());
     notes.extend(load_extensions(&mut agent, &home, &options.project));
     let tools = [dispatch::schemas(agent.kind), agent.extras.tool_schemas()].concat();
-    crate::app::variables::check_tool_choice(agent.llm().config(), &tools)?;
+    crate::tools::schemas::check_tool_choice(agent.llm().config(), &tools)?;
     if !history.is_empty() {
         agent.resume(history);
     }

@@ -184,36 +184,16 @@ pub(crate) fn provider_name(dialect: Dialect) -> &'static str {
     }
 }
 
-/// The choice `CORECODER_TOOL_CHOICE` names: a mode, or one tool by its name (checked against
-/// the tools the session offers once they are known: `setup::check_tool_choice`).
+/// The choice `CORECODER_TOOL_CHOICE` names: a mode, or a tool (`schemas::check_tool_choice`).
 fn tool_choice(text: &str) -> Result<ToolChoice, Error> {
-    let is_name = |c: char| c.is_ascii_alphanumeric() || "_-.".contains(c);
     match text.trim() {
         "auto" => Ok(ToolChoice::Auto),
         "required" => Ok(ToolChoice::Required),
         "none" => Ok(ToolChoice::NoCalls),
-        name if name.chars().all(is_name) => Ok(ToolChoice::Tool(name.to_string())),
+        name if !name.contains(char::is_whitespace) => Ok(ToolChoice::Tool(name.to_string())),
         other => Err(Error::Usage(format!(
             "CORECODER_TOOL_CHOICE: '{other}' is not auto, required, none or a tool's name"
         ))),
-    }
-}
-
-/// `CORECODER_TOOL_CHOICE` naming a tool the session does not offer (`tools`: the built-in
-/// ones and its MCP servers', once started) is a usage error naming those it does: every
-/// request would be refused, or answered with a call to a tool that is not there.
-pub(crate) fn check_tool_choice(config: &Config, tools: &[serde_json::Value]) -> Result<(), Error> {
-    let names: Vec<&str> = (tools.iter())
-        .filter_map(|t| t["function"]["name"].as_str())
-        .collect();
-    match &config.tool_choice {
-        Some(ToolChoice::Tool(name)) if !names.contains(&name.as_str()) => {
-            Err(Error::Usage(format!(
-                "CORECODER_TOOL_CHOICE: no tool is called '{name}'; the tools are {}",
-                names.join(", ")
-            )))
-        }
-        _ => Ok(()),
     }
 }
 

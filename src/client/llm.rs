@@ -25,8 +25,9 @@ pub struct Llm {
     config: Config,
     /// Replaced after Ctrl+C: shutting an agent down is how a blocked request is woken.
     http: Mutex<ureq::Agent>,
-    /// What this provider's answers taught (`quirks.rs`); shared by the agents of a session.
-    quirks: Quirks,
+    /// What this provider's answers taught (`quirks.rs`); shared by the agents of a session,
+    /// and with `Extras`, which keeps it in the session log.
+    pub(crate) quirks: Quirks,
 }
 
 /// What one attempt leads to: what `stream` does next.

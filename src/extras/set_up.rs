@@ -15,6 +15,7 @@ use super::mcp::Servers;
 use super::sandbox::ShellSafety;
 use super::session::SessionLog;
 use crate::client::llm::Llm;
+use crate::client::quirks::{Adaptations, Quirks};
 use crate::core::consent::Consent;
 use crate::tools::{SubAgent, ToolContext};
 use std::path::Path;
@@ -22,6 +23,14 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 impl Extras {
+    /// The client's lessons (`client/quirks.rs`, shared), so each one learnt goes in the session
+    /// log; and those a resumed session's log holds (`session::Loaded::taught`), taught again.
+    pub(crate) fn set_quirks(&mut self, quirks: Quirks, resumed: Option<(String, Adaptations)>) {
+        resumed.into_iter().for_each(|taught| quirks.teach(taught));
+        self.taught = quirks.taught().1;
+        self.quirks = quirks;
+    }
+
     /// Prices, the ledger, fallbacks and the trace: what the client reports to.
     pub fn account(&self) -> &Account {
         &self.account

@@ -430,6 +430,30 @@ fn a_context_overflow_compacts_by_the_providers_numbers() {
     );
 }
 
+/// What the provider taught is kept in the session: `-c` sends `content: ""` in its first
+/// request, rather than spending a 500 to learn it again.
+#[test]
+fn a_resumed_session_remembers_the_content_null_repair() {
+    let sandbox = Sandbox::new("servers_content_resumed");
+    sandbox.write("test.txt", "first line of the test file\n");
+    let first = Server::start(vec![
+        Reply::Sse(stream("llamacpp-python-forced-tool-call.sse")),
+        answer("llamacpp-python-null-content-500.http"),
+        Reply::Sse(sse::text("read it")),
+    ]);
+    let out = run(&["-p", "read test.txt"], &first, &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(first.requests().len(), 3, "learnt from the 500: {out:?}");
+    let second = Server::start(vec![Reply::Sse(sse::text("still there"))]);
+    let out = run(&["-c", "-p", "and now?"], &second, &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    let resumed = second.requests();
+    assert_eq!(resumed.len(), 1, "{out:?}");
+    let call = &resumed[0].messages()[2];
+    assert!(call["tool_calls"].is_array(), "{call}");
+    assert_eq!(call["content"], "", "{call}");
+}
+
 /// The same adaptation for a 400 or 422 that names `content` (other validators say it so).
 #[test]
 fn a_400_or_422_naming_content_sends_an_empty_string_instead() {

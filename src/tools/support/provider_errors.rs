@@ -1,6 +1,9 @@
 //! What a provider's error answer says: its `Retry-After`, its body (bounded), the message in
-//! it, where a redirect pointed, and what to check after a 401, 403 or 404. The LLM client (`client/llm.rs`) reads a non-200 answer with these, and the SSE parser
-//! an error inside the stream; nothing here decides whether to retry or opens a connection.
+//! it (a validator's first refused field first), where a redirect pointed, the numbers of a
+//! "does not fit" (`overflow_numbers`), and what to check after a 401, 403 or 404. The LLM
+//! client (`client/llm.rs`, `client/quirks.rs`) reads a non-200 answer with these, and the SSE
+//! parser an error inside the stream; nothing here decides whether to retry or opens a
+//! connection.
 
 use crate::tools::support::{net, text};
 use regex::Regex;
@@ -128,6 +131,46 @@ pub(crate) fn what_to_check(status: u16, url: &str, model: &str, key_from: &str)
     }
 }
 
+/// What a "does not fit" message says in numbers, where it says them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Overflow {
+    /// The tokens a prompt may have, the completion's share already taken out.
+    pub(crate) limit: Option<u64>,
+    /// The tokens the prompt had, as the provider counted them.
+    pub(crate) prompt: Option<u64>,
+}
+
+/// Read the window and the prompt's size from the wordings of OpenAI, DeepSeek, vLLM and
+/// llama-cpp-python ("maximum context length is N tokens. However, you requested T tokens
+/// (P in the messages, C in the completion)" or "your messages resulted in P tokens"),
+/// llama.cpp ("request (P tokens) exceeds the available context size (N tokens)") and
+/// Anthropic ("prompt is too long: P tokens > N maximum").
+pub(crate) fn overflow_numbers(message: &str) -> Overflow {
+    let find = |patterns: &[&str]| {
+        patterns.iter().find_map(|pattern| {
+            let captures = Regex::new(pattern).ok()?.captures(message)?;
+            captures.get(1)?.as_str().parse::<u64>().ok()
+        })
+    };
+    let window = find(&[
+        r"maximum context length is (\d+)",
+        r"context size \((\d+) tokens\)",
+        r"context window of (\d+)",
+        r"tokens > (\d+) maximum",
+    ]);
+    let prompt = find(&[
+        r"\((\d+) in the messages",
+        r"resulted in (\d+) tokens",
+        r"request \((\d+) tokens\)",
+        r"(\d+) tokens > \d+ maximum",
+    ]);
+    let completion = find(&[r"(\d+) in the completion"]).unwrap_or(0);
+    Overflow {
+        limit: window.map(|window| window.saturating_sub(completion)),
+        prompt,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,5 +220,25 @@ mod tests {
         assert_eq!(redirected(404, &headers), None);
         let bare = redirected(308, &ureq::http::HeaderMap::new()).unwrap();
         assert!(bare.contains("(308) to Location: (no Location)"), "{bare}");
+    }
+
+    #[test]
+    fn overflow_numbers_in_each_wording() {
+        let openai = "This model's maximum context length is 8192 tokens. However, your \
+                      messages resulted in 10000 tokens. Please reduce the length of the messages.";
+        let vllm = "This model's maximum context length is 4096 tokens. However, you requested \
+                    5000 tokens (4000 in the messages, 1000 in the completion).";
+        let llama_cpp = "request (5000 tokens) exceeds the available context size (4096 tokens), \
+                         try increasing it";
+        let anthropic = "prompt is too long: 210000 tokens > 200000 maximum";
+        let both = |limit, prompt| Overflow {
+            limit: Some(limit),
+            prompt: Some(prompt),
+        };
+        assert_eq!(overflow_numbers(openai), both(8192, 10000));
+        assert_eq!(overflow_numbers(vllm), both(3096, 4000));
+        assert_eq!(overflow_numbers(llama_cpp), both(4096, 5000));
+        assert_eq!(overflow_numbers(anthropic), both(200000, 210000));
+        assert_eq!(overflow_numbers("too many tokens"), Overflow::default());
     }
 }
