@@ -9,7 +9,6 @@ use crate::app::flags::{Resume, RunOptions};
 use crate::client::llm::Llm;
 use crate::core::agent::Agent;
 use crate::core::consent::{Consent, Mode};
-use crate::core::dispatch;
 use crate::core::event::Error;
 use crate::extras;
 use crate::extras::account::Account;
@@ -145,8 +144,7 @@ pub(crate) fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> 
     notes.extend(options.project.notes.iter().cloned());
     notes.extend(options.project.skipped_line());
     notes.extend(load_extensions(&mut agent, &home, &options.project));
-    let tools = [dispatch::schemas(agent.kind), agent.extras.tool_schemas()].concat();
-    crate::tools::schemas::check_tool_choice(agent.llm().config(), &tools)?;
+    (agent.extras).check_tool_choice(agent.llm().config(), agent.kind)?;
     if !history.is_empty() {
         agent.resume(history);
     }

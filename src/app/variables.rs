@@ -184,7 +184,7 @@ pub(crate) fn provider_name(dialect: Dialect) -> &'static str {
     }
 }
 
-/// The choice `CORECODER_TOOL_CHOICE` names: a mode, or a tool (`schemas::check_tool_choice`).
+/// The choice `CORECODER_TOOL_CHOICE` names: a mode, or a tool (`Extras::check_tool_choice`).
 fn tool_choice(text: &str) -> Result<ToolChoice, Error> {
     match text.trim() {
         "auto" => Ok(ToolChoice::Auto),

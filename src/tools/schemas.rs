@@ -9,10 +9,7 @@
 //! codex-rs keeps its tool specs in one file apart from their handlers). What keeps the two
 //! halves in step: each tool's tests parse every property listed here into its `Args`. It does
 //! not check or run a call: `dispatch.rs` parses the arguments, the tool's `run` does the rest.
-//! One check is made here, at start-up: a tool `CORECODER_TOOL_CHOICE` names is one offered.
 
-use crate::core::config::{Config, ToolChoice};
-use crate::core::event::Error;
 use serde_json::{Value, json};
 
 /// `bash.rs`: one shell command; its caps (15000 characters, 120 s by default, 600 at most) are
@@ -135,21 +132,4 @@ pub(crate) fn agent() -> Value {
                     "name": {"type": "string"}, "task": {"type": "string"}}}}
         }}
     }})
-}
-/// `CORECODER_TOOL_CHOICE` naming a tool the session does not offer (`tools`: the built-in
-/// ones and its MCP servers', once started) is a usage error naming those it does: every
-/// request would be refused, or answered with a call to a tool that is not there.
-pub(crate) fn check_tool_choice(config: &Config, tools: &[Value]) -> Result<(), Error> {
-    let names: Vec<&str> = (tools.iter())
-        .filter_map(|t| t["function"]["name"].as_str())
-        .collect();
-    match &config.tool_choice {
-        Some(ToolChoice::Tool(name)) if !names.contains(&name.as_str()) => {
-            Err(Error::Usage(format!(
-                "CORECODER_TOOL_CHOICE: no tool is called '{name}'; the tools are {}",
-                names.join(", ")
-            )))
-        }
-        _ => Ok(()),
-    }
 }
