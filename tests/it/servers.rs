@@ -247,6 +247,20 @@ fn an_empty_reply_is_an_error() {
     }
 }
 
+/// Each fixture, answered to the first request: the run fails (exit 1) saying `said`, after
+/// that one request, with no retry.
+fn fails_at_once_saying(cases: &[(&str, &str)]) {
+    for (name, said) in cases {
+        let sandbox = Sandbox::new(&format!("servers_{name}"));
+        let script = vec![answer(name), Reply::Sse(sse::text("never asked"))];
+        let (out, requests) = check(&sandbox, &[], script);
+        assert_eq!(out.code, 1, "{name}: {out:?}");
+        assert!(out.stderr.contains(said), "{name}: {out:?}");
+        assert_eq!(requests.len(), 1, "{name}: not retried");
+        assert!(!out.stderr.contains("[retry"), "{name}: {out:?}");
+    }
+}
+
 /// A 200 that is not an event stream is recognised at once, with the server's own words:
 /// no retries, since the same request would get the same page.
 #[test]
@@ -261,15 +275,7 @@ fn a_200_that_is_not_a_stream_says_what_it_is() {
             "model 'gpt-5.5' is not loaded on this server",
         ),
     ];
-    for (name, said) in cases {
-        let sandbox = Sandbox::new(&format!("servers_{name}"));
-        let script = vec![answer(name), Reply::Sse(sse::text("never asked"))];
-        let (out, requests) = check(&sandbox, &[], script);
-        assert_eq!(out.code, 1, "{name}: {out:?}");
-        assert!(out.stderr.contains(said), "{name}: {out:?}");
-        assert_eq!(requests.len(), 1, "{name}: not retried");
-        assert!(!out.stderr.contains("[retry"), "{name}: {out:?}");
-    }
+    fails_at_once_saying(&cases);
 }
 
 /// A 200 that calls itself `text/event-stream` but holds a bare JSON error (LiteLLM's shape) or
@@ -287,15 +293,7 @@ fn a_200_event_stream_of_a_json_error_or_nothing_is_said_at_once() {
             "the server answered 200 with an empty body (text/event-stream; charset=utf-8)",
         ),
     ];
-    for (name, said) in cases {
-        let sandbox = Sandbox::new(&format!("servers_{name}"));
-        let script = vec![answer(name), Reply::Sse(sse::text("never asked"))];
-        let (out, requests) = check(&sandbox, &[], script);
-        assert_eq!(out.code, 1, "{name}: {out:?}");
-        assert!(out.stderr.contains(said), "{name}: {out:?}");
-        assert_eq!(requests.len(), 1, "{name}: not retried");
-        assert!(!out.stderr.contains("[retry"), "{name}: {out:?}");
-    }
+    fails_at_once_saying(&cases);
 }
 
 /// A validator's list of errors (LiteLLM passing on ten, a FastAPI server's `detail`) is shown
@@ -313,13 +311,7 @@ fn a_validators_errors_show_the_first_field_and_why() {
             "HTTP 422: messages.1.tool_call_id: Field required (the first of 2 refused fields)",
         ),
     ];
-    for (name, said) in cases {
-        let sandbox = Sandbox::new(&format!("servers_{name}"));
-        let (out, requests) = check(&sandbox, &[], vec![answer(name)]);
-        assert_eq!(out.code, 1, "{name}: {out:?}");
-        assert!(out.stderr.contains(said), "{name}: {out:?}");
-        assert_eq!(requests.len(), 1, "{name}");
-    }
+    fails_at_once_saying(&cases);
 }
 
 /// A server that ignores `stream: true` and sends a whole `chat.completion`: it is the answer.
