@@ -71,7 +71,7 @@ pub(crate) fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> 
     let mut config = options.config.clone();
     let provider = crate::app::variables::provider_key(config.dialect);
     let mut history = Vec::new();
-    let mut repaired = 0;
+    let (mut repaired, mut taught) = (0, None);
     if let Some(id) = &resumed {
         let loaded = session::load(&sessions, id).map_err(Error::Usage)?;
         // The model the session last used comes back with it, unless -m chose another, or
@@ -97,6 +97,7 @@ pub(crate) fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> 
             notes.push(extras::repair_notice(loaded.repaired, "on resume"));
         }
         repaired = loaded.repaired;
+        taught = loaded.taught;
         history = loaded.messages;
     }
 
@@ -121,6 +122,7 @@ pub(crate) fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> 
     }
     let mut agent = Agent::new(Arc::new(llm), cwd.clone(), consent);
     agent.extras.set_account(account);
+    agent.extras.set_quirks(agent.llm().quirks.clone(), taught);
     let rules = consent_rules::Rules {
         permissions,
         ..consent_rules::Rules::default()
@@ -142,6 +144,7 @@ pub(crate) fn start(options: &RunOptions, mode: Mode) -> Result<Started, Error> 
     notes.extend(options.project.notes.iter().cloned());
     notes.extend(options.project.skipped_line());
     notes.extend(load_extensions(&mut agent, &home, &options.project));
+    (agent.extras).check_tool_choice(agent.llm().config(), agent.kind)?;
     if !history.is_empty() {
         agent.resume(history);
     }
