@@ -399,13 +399,16 @@ mod tests {
         );
         let err = check(&["--base-url", "ftp://x/v1"], &[]).unwrap_err();
         assert!(err.starts_with("--base-url: 'ftp://x/v1'"), "{err}");
-        let err = check(&[], &[("CORECODER_TOOL_CHOICE", "always")]).unwrap_err();
+        let err = check(&[], &[("CORECODER_TOOL_CHOICE", "read file")]).unwrap_err();
         assert!(
-            err.contains("CORECODER_TOOL_CHOICE") && err.contains("always"),
+            err.contains("CORECODER_TOOL_CHOICE") && err.contains("'read file'"),
             "{err}"
         );
         let run = run_options(&[], &[("CORECODER_TOOL_CHOICE", "auto")]);
         assert_eq!(run.config.tool_choice, Some(ToolChoice::Auto));
+        let run = run_options(&[], &[("CORECODER_TOOL_CHOICE", "read_file")]);
+        let named = Some(ToolChoice::Tool("read_file".to_string()));
+        assert_eq!(run.config.tool_choice, named);
     }
 
     #[test]

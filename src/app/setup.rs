@@ -83,7 +83,7 @@ pub(crate) fn start_in(
     let mut config = options.config.clone();
     let provider = crate::app::variables::provider_key(config.dialect);
     let mut history = Vec::new();
-    let mut repaired = 0;
+    let (mut repaired, mut taught) = (0, None);
     if let Some(id) = &resumed {
         let loaded = session::load(&sessions, id).map_err(Error::Usage)?;
         // The model the session last used comes back with it, unless -m chose another, or
@@ -109,6 +109,7 @@ pub(crate) fn start_in(
             notes.push(extras::repair_notice(loaded.repaired, "on resume"));
         }
         repaired = loaded.repaired;
+        taught = loaded.taught;
         history = loaded.messages;
     }
 
@@ -133,6 +134,7 @@ pub(crate) fn start_in(
     }
     let mut agent = Agent::new(Arc::new(llm), cwd.clone(), consent);
     agent.extras.set_account(account);
+    agent.extras.set_quirks(agent.llm().quirks.clone(), taught);
     let rules = consent_rules::Rules {
         permissions,
         ..consent_rules::Rules::default()
@@ -159,6 +161,7 @@ pub(crate) fn start_in(
         &options.project,
         more_mcp,
     ));
+    (agent.extras).check_tool_choice(agent.llm().config(), agent.kind)?;
     if !history.is_empty() {
         agent.resume(history);
     }

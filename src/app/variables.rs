@@ -184,14 +184,15 @@ pub(crate) fn provider_name(dialect: Dialect) -> &'static str {
     }
 }
 
-/// The choice `CORECODER_TOOL_CHOICE` names.
+/// The choice `CORECODER_TOOL_CHOICE` names: a mode, or a tool (`Extras::check_tool_choice`).
 fn tool_choice(text: &str) -> Result<ToolChoice, Error> {
     match text.trim() {
         "auto" => Ok(ToolChoice::Auto),
         "required" => Ok(ToolChoice::Required),
         "none" => Ok(ToolChoice::NoCalls),
+        name if !name.contains(char::is_whitespace) => Ok(ToolChoice::Tool(name.to_string())),
         other => Err(Error::Usage(format!(
-            "CORECODER_TOOL_CHOICE: '{other}' is not auto, required or none"
+            "CORECODER_TOOL_CHOICE: '{other}' is not auto, required, none or a tool's name"
         ))),
     }
 }

@@ -1,5 +1,5 @@
 //! The HTTP side of the LLM client: the `ureq` agent (built by `Llm::new`, and again after a
-//! Ctrl+C shut it down; follows no redirect; roots and proxy from `tools/support/net.rs`), POST,
+//! Ctrl+C shut it down; roots and proxy from `tools/support/net.rs`), POST (and its redirects),
 //! and which connection errors a second try could fix. Whether to retry is `llm.rs`'s; reading
 //! an answer `sse.rs`'s, the quirks' (a 200 that is not a stream) or
 //! `tools/support/provider_errors.rs`'s (an error answer).
@@ -31,11 +31,11 @@ impl Limits {
 type Answer = Result<ureq::http::Response<ureq::Body>, ureq::Error>;
 
 pub(crate) fn agent(config: &Config) -> ureq::Agent {
-    // Loopback never goes through a proxy: the demo and local servers (Ollama, llama.cpp,
-    // vLLM) must work even with HTTPS_PROXY set. Elsewhere ureq reads *_PROXY and NO_PROXY.
-    let proxy = ureq::Proxy::try_from_env().filter(|_| !net::is_loopback(&config.base_url));
-    let roots = net::roots_for(&config.base_url);
-    // No redirect is followed: a 3xx is an answer, and `provider_errors::redirected` says why.
+    let (proxy, roots) = (
+        net::proxy_for(&config.base_url),
+        net::roots_for(&config.base_url),
+    );
+    // ureq follows no redirect: `post` follows a 307 or 308 to the same server itself.
     ureq::Agent::config_builder()
         .http_status_as_error(false)
         .max_redirects(0)
@@ -63,8 +63,21 @@ pub(crate) fn bearer(config: &Config) -> Vec<(&'static str, String)> {
     config.api_key.iter().map(header).collect()
 }
 
-/// POST the body's pieces in turn, under their length (some providers refuse chunked uploads).
+/// POST the body's pieces in turn, under their length (some providers refuse chunked uploads),
+/// sent again with the key where a 307 or 308 points to the same scheme, host and port (ureq
+/// would not resend a body), at most 5 times. Any other 3xx is the answer.
 pub fn post(http: &ureq::Agent, url: &str, auth: &[(&str, String)], body: &[Arc<str>]) -> Answer {
+    let (mut url, mut hops) = (url.to_string(), 0);
+    loop {
+        let answer = send(http, &url, auth, body)?;
+        match net::same_origin_redirect(&url, &answer).filter(|_| hops < 5) {
+            Some(next) => (url, hops) = (next, hops + 1),
+            None => return Ok(answer),
+        }
+    }
+}
+
+fn send(http: &ureq::Agent, url: &str, auth: &[(&str, String)], body: &[Arc<str>]) -> Answer {
     let mut request = http.post(url);
     for (name, value) in auth {
         request = request.header(*name, value);

@@ -25,8 +25,9 @@ pub struct Llm {
     config: Config,
     /// Replaced after Ctrl+C: shutting an agent down is how a blocked request is woken.
     http: Mutex<ureq::Agent>,
-    /// What this provider's answers taught (`quirks.rs`); shared by the agents of a session.
-    quirks: Quirks,
+    /// What this provider's answers taught (`quirks.rs`); shared by the agents of a session,
+    /// and with `Extras`, which keeps it in the session log.
+    pub(crate) quirks: Quirks,
 }
 
 /// What one attempt leads to: what `stream` does next.
@@ -167,11 +168,10 @@ impl Llm {
         extras.account().trace_request(&url, sent_body);
         let response = match http::post(http, &url, &auth, sent_body) {
             Ok(response) => response,
-            // Retry what a second try could fix; name the host, which the error does not.
+            // Retry what a second try could fix; name the host and the proxy, as ureq does not.
             Err(e) => {
-                let hopeless = net::hopeless(&e, &url);
-                let why = format!("request to {} failed: {e}{hopeless}", net::host(&url));
-                return match http::is_transient(&e) && hopeless.is_empty() {
+                let (why, hopeless) = net::failure(&e, &url);
+                return match http::is_transient(&e) && !hopeless {
                     true => Next::Retry { why, wait: None },
                     false => Next::Stop(Error::Api(why)),
                 };

@@ -60,14 +60,16 @@ fn first_line(body: &mut dyn BufRead) -> std::io::Result<Vec<u8>> {
     Ok(start)
 }
 
-/// Whether a body that starts with `start` is an event stream, whatever its content type says
-/// (an empty body is left to the SSE reader, which calls it a broken stream).
+/// Whether a body that starts with `start` is an event stream, whatever its content type says.
+/// An empty body or a bare JSON object is not, even as `text/event-stream` (LiteLLM's error,
+/// llama-cpp-python's nothing when its tool-call handler fails): the same request gets the same.
 fn is_event_stream(content_type: &str, start: &[u8]) -> bool {
     let start = String::from_utf8_lossy(start.trim_ascii_start());
     let start = start.trim_start_matches('\u{feff}');
     let fields = ["data:", "event:", "id:", "retry:", ":"];
     let is_event = fields.iter().any(|field| start.starts_with(field));
-    is_event || start.is_empty() || content_type.contains("text/event-stream")
+    let said_so = content_type.contains("text/event-stream");
+    is_event || (said_so && !start.is_empty() && !start.starts_with('{'))
 }
 
 /// The rest of a body that is not a stream, after its `start`, as text: `WHOLE_BODY_LIMIT`
@@ -105,6 +107,10 @@ fn not_a_stream(content_type: &str, text: &str) -> Error {
             let message = text::headline(&provider_errors::message_in(text));
             fail(format!("the server answered with an error: {message}"))
         }
+        _ if text.is_empty() => fail(format!(
+            "the server answered 200 with an empty body ({}): see CORECODER_TOOL_CHOICE",
+            or(content_type, "no content type")
+        )),
         _ if content_type.contains("html") || text.starts_with('<') => {
             let (kind, title) = (or(content_type, "text/html"), text::html_title(text));
             let title = title.unwrap_or("no title");
@@ -143,10 +149,12 @@ mod tests {
 
     #[test]
     fn event_streams_go_to_the_sse_reader_whatever_their_type() {
-        assert!(judge("text/event-stream", "{\"error\": 1}").is_none());
+        assert!(judge("text/event-stream", "{\"error\": 1}").is_some());
+        assert!(judge("text/event-stream", "").is_some());
+        assert!(judge("text/event-stream", "\n\nx\n").is_none());
         assert!(judge("application/json", "data: {}\n\n").is_none());
         assert!(judge("text/plain", ": keep-alive\n").is_none());
-        assert!(judge("", "").is_none());
+        assert!(judge("", "").is_some());
         assert!(judge("", "\n\n\ndata: {}\n").is_none());
         assert!(judge("", "\n\n<html></html>").is_some());
     }

@@ -1,7 +1,8 @@
 //! How particular servers stray from the plain protocol, and what the client does about it:
 //! the request-body rewrites a 400 (or 422, 500) naming a field teaches (`max_tokens` renamed,
-//! `temperature` or `stream_options` dropped, `content: null` sent as `""`); the wordings of
-//! "your prompt does not fit" and the numbers in them; and a 200 that is not an event stream
+//! `temperature` or `stream_options` dropped, `content: null` sent as `""`; a session log keeps
+//! them); the wordings of "your prompt does not fit" (its numbers read by `provider_errors.rs`);
+//! and a 200 that is not an event stream
 //! (a whole completion, a JSON error, an HTML page: `Quirks::not_a_stream`, in
 //! `not_a_stream.rs`, the one method of `Quirks` kept apart).
 //!
@@ -11,7 +12,8 @@
 
 use crate::core::config::{Config, Dialect};
 use crate::core::message::{Message, Role};
-use regex::Regex;
+use crate::tools::support::provider_errors::overflow_numbers;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -31,9 +33,11 @@ struct Learnt {
     window: Option<u64>,
 }
 
-/// What 400 answers taught about this provider's requests, for the rest of the session.
-#[derive(Debug, Clone, Copy, Default)]
-struct Adaptations {
+/// What 400 answers taught about this provider's requests, for the rest of the session (and
+/// its resumptions: the session log keeps it, `extras/session.rs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct Adaptations {
     max_completion_tokens: bool,
     omit_temperature: bool,
     omit_stream_options: bool,
@@ -89,6 +93,18 @@ impl Quirks {
         self.learnt(config).adaptations.empty_content
     }
 
+    /// What was learnt last, and for which model: the session log keeps it, and `teach` gives
+    /// it back on resume, so a resumed turn on that model does not spend a request learning it.
+    pub(crate) fn taught(&self) -> (String, Adaptations) {
+        let learnt = self.learnt.lock().unwrap_or_else(PoisonError::into_inner);
+        (learnt.model.clone(), learnt.adaptations)
+    }
+
+    pub(crate) fn teach(&self, (model, adaptations): (String, Adaptations)) {
+        let mut learnt = self.learnt.lock().unwrap_or_else(PoisonError::into_inner);
+        (learnt.model, learnt.adaptations) = (model, adaptations);
+    }
+
     /// A non-200 answer that names a field this provider takes otherwise: `true` when the
     /// request was changed (once per field), so sending it again at once may work.
     pub(crate) fn adapt_to(
@@ -101,7 +117,7 @@ impl Quirks {
         let adapt = &mut self.learnt(config).adaptations;
         match config.dialect {
             Dialect::Chat => {
-                (status == 400 && adapt.adapt_to(said))
+                (matches!(status, 400 | 422) && adapt.adapt_to(said))
                     || (matches!(status, 400 | 422 | 500)
                         && adapt.adapt_null_content(said, messages))
             }
@@ -147,7 +163,7 @@ impl Quirks {
 }
 
 impl Adaptations {
-    /// A 400 that names `max_tokens`, `temperature` or `stream_options`: renamed or dropped.
+    /// A 400 or 422 naming `max_tokens`, `temperature` or `stream_options`: renamed or dropped.
     fn adapt_to(&mut self, message: &str) -> bool {
         if self.adapt_temperature(message) {
             return true;
@@ -179,46 +195,6 @@ impl Adaptations {
         let first_time = names_content && has_null && !self.empty_content;
         self.empty_content |= first_time;
         first_time
-    }
-}
-
-/// What a "does not fit" message says in numbers, where it says them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Overflow {
-    /// The tokens a prompt may have, the completion's share already taken out.
-    pub(crate) limit: Option<u64>,
-    /// The tokens the prompt had, as the provider counted them.
-    pub(crate) prompt: Option<u64>,
-}
-
-/// Read the window and the prompt's size from the wordings of OpenAI, DeepSeek, vLLM and
-/// llama-cpp-python ("maximum context length is N tokens. However, you requested T tokens
-/// (P in the messages, C in the completion)" or "your messages resulted in P tokens"),
-/// llama.cpp ("request (P tokens) exceeds the available context size (N tokens)") and
-/// Anthropic ("prompt is too long: P tokens > N maximum").
-pub(crate) fn overflow_numbers(message: &str) -> Overflow {
-    let find = |patterns: &[&str]| {
-        patterns.iter().find_map(|pattern| {
-            let captures = Regex::new(pattern).ok()?.captures(message)?;
-            captures.get(1)?.as_str().parse::<u64>().ok()
-        })
-    };
-    let window = find(&[
-        r"maximum context length is (\d+)",
-        r"context size \((\d+) tokens\)",
-        r"context window of (\d+)",
-        r"tokens > (\d+) maximum",
-    ]);
-    let prompt = find(&[
-        r"\((\d+) in the messages",
-        r"resulted in (\d+) tokens",
-        r"request \((\d+) tokens\)",
-        r"(\d+) tokens > \d+ maximum",
-    ]);
-    let completion = find(&[r"(\d+) in the completion"]).unwrap_or(0);
-    Overflow {
-        limit: window.map(|window| window.saturating_sub(completion)),
-        prompt,
     }
 }
 
@@ -269,25 +245,5 @@ mod tests {
         let (adapted, body) = check(llm, "stream_options is not allowed");
         assert!(adapted && body.get("stream_options").is_none());
         assert!(!check(llm, "some other 400").0);
-    }
-
-    #[test]
-    fn overflow_numbers_in_each_wording() {
-        let openai = "This model's maximum context length is 8192 tokens. However, your \
-                      messages resulted in 10000 tokens. Please reduce the length of the messages.";
-        let vllm = "This model's maximum context length is 4096 tokens. However, you requested \
-                    5000 tokens (4000 in the messages, 1000 in the completion).";
-        let llama_cpp = "request (5000 tokens) exceeds the available context size (4096 tokens), \
-                         try increasing it";
-        let anthropic = "prompt is too long: 210000 tokens > 200000 maximum";
-        let both = |limit, prompt| Overflow {
-            limit: Some(limit),
-            prompt: Some(prompt),
-        };
-        assert_eq!(overflow_numbers(openai), both(8192, 10000));
-        assert_eq!(overflow_numbers(vllm), both(3096, 4000));
-        assert_eq!(overflow_numbers(llama_cpp), both(4096, 5000));
-        assert_eq!(overflow_numbers(anthropic), both(200000, 210000));
-        assert_eq!(overflow_numbers("too many tokens"), Overflow::default());
     }
 }

@@ -3,7 +3,7 @@
 //! the tool calls put back together from their fragments (`Calls`).
 //! Nothing here sends or reads a byte, or judges arguments beyond "a whole JSON object".
 
-use crate::core::config::Config;
+use crate::core::config::{Config, ToolChoice};
 use crate::core::event::{Error, Event};
 use crate::core::message::{Message, Reply, ToolCall};
 use crate::tools::support::json_depth::JsonDepth;
@@ -169,7 +169,10 @@ pub fn request_body(config: &Config, model: &str, messages: &[Message], tools: &
     if !tools.is_empty() {
         body["tools"] = json!(tools);
         if let Some(choice) = &config.tool_choice {
-            body["tool_choice"] = json!(choice);
+            body["tool_choice"] = match choice {
+                ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
+                choice => json!(choice),
+            };
         }
     }
     body["stream_options"] = json!({"include_usage": true});

@@ -37,9 +37,9 @@ pub enum Dialect {
     Responses,
 }
 
-/// `CORECODER_TOOL_CHOICE`: some servers (llama-cpp-python's function-calling handler) call
-/// no tool unless asked to with `auto`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// `CORECODER_TOOL_CHOICE`: llama-cpp-python's function-calling handler streams a tool call
+/// only when one tool is named (`auto` and `required` make it fail: docs/providers.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ToolChoice {
     Auto,
@@ -47,6 +47,8 @@ pub enum ToolChoice {
     Required,
     #[serde(rename = "none")]
     NoCalls,
+    /// Every reply calls this tool (sent in each dialect's shape, not as serialised here).
+    Tool(String),
 }
 
 /// With no key: a starting point for embedding programs.

@@ -82,7 +82,7 @@ pub(crate) fn request_body(
     }
     if !tools.is_empty() {
         body["tools"] = tools.iter().map(tool).collect();
-        if let Some(choice) = config.tool_choice {
+        if let Some(choice) = &config.tool_choice {
             body["tool_choice"] = tool_choice(choice);
         }
     }
@@ -168,11 +168,12 @@ fn tool(schema: &Value) -> Value {
     })
 }
 
-fn tool_choice(choice: ToolChoice) -> Value {
+fn tool_choice(choice: &ToolChoice) -> Value {
     match choice {
         ToolChoice::Auto => json!({"type": "auto"}),
         ToolChoice::Required => json!({"type": "any"}),
         ToolChoice::NoCalls => json!({"type": "none"}),
+        ToolChoice::Tool(name) => json!({"type": "tool", "name": name}),
     }
 }
 

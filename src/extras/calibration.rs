@@ -6,10 +6,10 @@
 //! provider answers "too long" with its own count, that count anchors the estimate, and a window
 //! smaller than the configured one is told (`Extras::overflowed`). It only counts.
 
-use crate::client::quirks::Overflow;
 use crate::core::event::Event;
 use crate::core::message::Message;
 use crate::core::prompt::estimate_messages;
+use crate::tools::support::provider_errors::Overflow;
 
 /// The estimate, anchored on the last prompt size the provider actually reported.
 #[derive(Debug, Clone, Default)]

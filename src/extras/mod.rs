@@ -34,6 +34,7 @@ pub(crate) mod sha256;
 pub(crate) mod trace;
 pub(crate) mod trust;
 
+use crate::client::quirks::{Adaptations, Quirks};
 use crate::core::consent::{Consent, LoopGuard, Verdict};
 use crate::core::event::Event;
 use crate::core::message::{Message, Outcome, Reply, ToolCall};
@@ -98,6 +99,9 @@ pub struct Extras {
     rewrites: u32,
     /// The `checkpoints` height before the running batch, to drop the steps that changed nothing.
     mark: Option<usize>,
+    /// What the provider taught (the client's `client/quirks.rs`, shared), and as last logged.
+    quirks: Quirks,
+    taught: Adaptations,
 }
 
 /// Not `Clone`: a copy that silently dropped the log, the checkpoints and the calibration would
@@ -225,13 +229,19 @@ impl Extras {
         windows: (usize, usize),
         on_event: &mut dyn FnMut(Event),
     ) -> usize {
-        let said = crate::client::quirks::overflow_numbers(message);
+        let said = crate::tools::support::provider_errors::overflow_numbers(message);
         calibration::overflowed(&mut self.calibration, said, windows, history, on_event)
     }
 
     /// A reply to `history[..sent]` arrived: its usage anchors the estimate, and the caller is
     /// shown the session's totals so far.
     pub(crate) fn replied(&mut self, sent: usize, reply: &Reply, on_event: &mut dyn FnMut(Event)) {
+        // What the provider taught goes in the log when it changes, for a resume to start with.
+        let (model, taught) = self.quirks.taught();
+        if std::mem::replace(&mut self.taught, taught) != taught {
+            let written = (self.log.as_mut()).map(|log| log.record_taught(&model, taught));
+            self.log_written(written);
+        }
         if let Some(usage) = cost::believed(reply.usage.as_ref(), on_event) {
             self.calibration.calibrate(sent, usage.prompt_tokens);
         }

@@ -15,7 +15,7 @@ pub(crate) mod calls;
 pub(crate) mod stream;
 pub(crate) mod whole;
 
-use crate::core::config::Config;
+use crate::core::config::{Config, ToolChoice};
 use crate::core::message::{Message, Role};
 use serde_json::{Value, json};
 
@@ -46,9 +46,11 @@ pub(crate) fn request_body(
     });
     if !tools.is_empty() {
         body["tools"] = tools.iter().map(tool).collect();
-        if let Some(choice) = config.tool_choice {
-            body["tool_choice"] = json!(choice);
-        }
+        body["tool_choice"] = match &config.tool_choice {
+            Some(ToolChoice::Tool(name)) => json!({"type": "function", "name": name}),
+            Some(choice) => json!(choice),
+            None => return body,
+        };
     }
     body
 }

@@ -8,6 +8,7 @@
 //! {"type":"header","model":"…","cwd":"/home/me/project","started":1764457502}
 //! {"role":"user","content":"fix the bug"}     one line per message, in the provider's shape
 //! {"type":"replace","messages":[…]}            the history was rewritten (compaction, /reset)
+//! {"type":"taught","model":"…","quirks":{…}}   what the provider's answers taught (`quirks.rs`)
 //! ```
 //!
 //! Loading replays the lines in order. A session may also have names (`/save NAME`,
@@ -22,6 +23,7 @@ pub(crate) mod corecoder;
 pub(crate) mod listing;
 pub(crate) mod names;
 
+use crate::client::quirks::Adaptations;
 use crate::core::message::{self, Message, Role};
 use listing::Format;
 use serde::{Deserialize, Serialize};
@@ -54,6 +56,11 @@ enum Record {
     /// `/model NAME`: from here on the session talks to this model (a resume does too).
     Model {
         model: String,
+    },
+    /// What `model`'s provider taught (`content: null` sent as `""`, …): a resume starts with it.
+    Taught {
+        model: String,
+        quirks: Adaptations,
     },
 }
 
@@ -155,6 +162,12 @@ impl SessionLog {
         self.write_record(&Record::Replace { messages })
     }
 
+    /// `model`'s provider taught the client something (`client/quirks.rs`): a resume knows it.
+    pub(crate) fn record_taught(&mut self, model: &str, quirks: Adaptations) -> io::Result<()> {
+        let model = model.to_string();
+        self.write_record(&Record::Taught { model, quirks })
+    }
+
     /// The session switched to `model` (`/model`): a resume picks it up from here.
     pub(crate) fn record_model(&mut self, model: &str) -> io::Result<()> {
         let model = model.to_string();
@@ -244,6 +257,8 @@ pub(crate) struct Loaded {
     pub(crate) skipped: usize,
     /// What `message::repair_tool_pairs` had to fix (e.g. a tool call interrupted by the crash).
     pub(crate) repaired: usize,
+    /// The last thing a provider taught, and the model it was taught for.
+    pub(crate) taught: Option<(String, Adaptations)>,
 }
 
 /// Load a session by id or name: replay its lines in order (or read CoreCoder's file), skip
@@ -298,6 +313,9 @@ pub(crate) fn replay(path: &Path, until: Until) -> io::Result<Loaded> {
                 loaded.header.get_or_insert(header);
             }
             Ok(Line::Record(Record::Model { model })) => loaded.model = Some(model),
+            Ok(Line::Record(Record::Taught { model, quirks })) => {
+                loaded.taught = Some((model, quirks));
+            }
             Ok(Line::Record(Record::Replace { messages })) => loaded.messages = messages,
             Err(_) => loaded.skipped += 1,
         }

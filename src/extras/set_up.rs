@@ -15,13 +15,45 @@ use super::mcp::Servers;
 use super::sandbox::ShellSafety;
 use super::session::SessionLog;
 use crate::client::llm::Llm;
+use crate::client::quirks::{Adaptations, Quirks};
+use crate::core::config::{Config, ToolChoice};
 use crate::core::consent::Consent;
+use crate::core::dispatch;
+use crate::core::event::Error;
+use crate::core::prompt::AgentKind;
 use crate::tools::{SubAgent, ToolContext};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 impl Extras {
+    /// `CORECODER_TOOL_CHOICE` naming a tool the session does not offer (built in for `kind`,
+    /// or from an MCP server, once started) is a usage error naming those it does: every
+    /// request would be refused, or answered with a call to a tool that is not there.
+    pub(crate) fn check_tool_choice(&self, config: &Config, kind: AgentKind) -> Result<(), Error> {
+        let tools = [dispatch::schemas(kind), self.tool_schemas()].concat();
+        let names: Vec<&str> = (tools.iter())
+            .filter_map(|t| t["function"]["name"].as_str())
+            .collect();
+        match &config.tool_choice {
+            Some(ToolChoice::Tool(name)) if !names.contains(&name.as_str()) => {
+                Err(Error::Usage(format!(
+                    "CORECODER_TOOL_CHOICE: no tool is called '{name}'; the tools are {}",
+                    names.join(", ")
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The client's lessons (`client/quirks.rs`, shared), so each one learnt goes in the session
+    /// log; and those a resumed session's log holds (`session::Loaded::taught`), taught again.
+    pub(crate) fn set_quirks(&mut self, quirks: Quirks, resumed: Option<(String, Adaptations)>) {
+        resumed.into_iter().for_each(|taught| quirks.teach(taught));
+        self.taught = quirks.taught().1;
+        self.quirks = quirks;
+    }
+
     /// Prices, the ledger, fallbacks and the trace: what the client reports to.
     pub fn account(&self) -> &Account {
         &self.account

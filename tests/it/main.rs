@@ -20,6 +20,7 @@ mod cache_usage;
 mod careless;
 mod cli;
 mod closed_output;
+mod connections;
 mod consent_view;
 mod cost;
 mod crash;

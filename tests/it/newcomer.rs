@@ -248,7 +248,8 @@ fn api_errors_name_what_to_check() {
     let out = crate::run::run_with(&["-p", "go"], &env, &sandbox);
     assert_eq!(out.code, 1, "{out:?}");
     assert!(
-        out.stderr.contains("request to 127.0.0.1 failed"),
+        out.stderr
+            .contains(&format!("request to 127.0.0.1:{port} failed")),
         "{out:?}"
     );
 }

@@ -223,6 +223,11 @@ impl Server {
         self.shared.repairs_expected.store(true, Ordering::SeqCst);
     }
 
+    /// Add `reply` to the end of the script: one that names the server's own address.
+    pub fn then(&self, reply: Reply) {
+        self.shared.lock().script.push_back(reply);
+    }
+
     pub fn requests(&self) -> Vec<Recorded> {
         self.shared.lock().requests.clone()
     }

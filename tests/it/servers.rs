@@ -6,7 +6,7 @@
 use crate::run::{Output, Sandbox, run, run_with};
 use crate::server::{Recorded, Reply, Server};
 use crate::sse;
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::path::Path;
 
 fn fixture(path: &str) -> Vec<u8> {
@@ -73,7 +73,8 @@ fn a_lost_chunk_in_text_is_never_printed_around_the_gap() {
     assert_eq!(requests.len(), 2);
 }
 
-/// llama-cpp-python 0.3.36, captured: each argument piece twice in one delta (in `tool_calls`
+/// llama-cpp-python 0.3.36, captured with a forced tool (`CORECODER_TOOL_CHOICE=read_file`,
+/// the one choice it streams calls for): each argument piece twice in one delta (in `tool_calls`
 /// and the legacy `function_call`), then HTTP 500 for the `content: null` of the assistant
 /// turn. The call runs with its real arguments, and the loop goes on with `content: ""`.
 #[test]
@@ -89,14 +90,15 @@ fn llamacpp_python_tool_loop_runs_to_its_answer() {
     let env = [
         ("CORECODER_API_KEY", "sk-test"),
         ("OPENAI_BASE_URL", url.as_str()),
-        ("CORECODER_TOOL_CHOICE", "auto"),
+        ("CORECODER_TOOL_CHOICE", "read_file"),
     ];
     let out = run_with(&["-p", "read test.txt"], &env, &sandbox);
     let requests = server.requests();
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(out.stdout, "read it\n");
     assert_eq!(requests.len(), 3, "{out:?}");
-    assert_eq!(requests[0].body["tool_choice"], "auto");
+    let forced = serde_json::json!({"type": "function", "function": {"name": "read_file"}});
+    assert_eq!(requests[0].body["tool_choice"], forced);
     let call = &requests[1].messages()[2];
     let args: Value = serde_json::from_str(
         call["tool_calls"][0]["function"]["arguments"]
@@ -129,19 +131,63 @@ fn tool_choice_is_sent_only_when_set() {
     let (out, requests) = check(&sandbox, &[], vec![Reply::Sse(sse::text("ok"))]);
     assert_eq!(out.code, 0, "{out:?}");
     assert!(requests[0].body.get("tool_choice").is_none());
-    let bad = run_with(
-        &["-p", "go"],
-        &[
+    for (choice, said) in [
+        (
+            "read file",
+            "CORECODER_TOOL_CHOICE: 'read file' is not auto, required, none or a",
+        ),
+        (
+            "always",
+            "CORECODER_TOOL_CHOICE: no tool is called 'always'; the tools are bash, ",
+        ),
+    ] {
+        let env = [
             ("CORECODER_API_KEY", "sk-test"),
-            ("CORECODER_TOOL_CHOICE", "always"),
-        ],
-        &sandbox,
-    );
-    assert_eq!(bad.code, 2, "{bad:?}");
-    assert!(
-        bad.stderr.contains("CORECODER_TOOL_CHOICE: 'always'"),
-        "{bad:?}"
-    );
+            ("CORECODER_TOOL_CHOICE", choice),
+        ];
+        let bad = run_with(&["-p", "go"], &env, &sandbox);
+        assert_eq!(bad.code, 2, "{bad:?}");
+        assert!(bad.stderr.contains(said), "{bad:?}");
+        let named = bad.stderr.contains("read_file, ");
+        assert_eq!(named, choice == "always", "the tools named: {bad:?}");
+    }
+}
+
+/// A tool named in `CORECODER_TOOL_CHOICE` goes in each dialect's own shape.
+#[test]
+fn a_named_tool_choice_is_sent_in_each_dialect() {
+    let sandbox = Sandbox::new("servers_tool_choice_named");
+    let dialects = [
+        (
+            "openai",
+            sse::text("ok"),
+            json!({"type": "function", "function": {"name": "glob"}}),
+        ),
+        (
+            "anthropic",
+            stream("anthropic-text.sse"),
+            json!({"type": "tool", "name": "glob"}),
+        ),
+        (
+            "responses",
+            stream("responses_text.sse"),
+            json!({"type": "function", "name": "glob"}),
+        ),
+    ];
+    for (provider, reply, sent) in dialects {
+        let server = Server::start(vec![Reply::Sse(reply)]);
+        let url = server.url();
+        let env = [
+            ("CORECODER_API_KEY", "sk-test"),
+            ("OPENAI_BASE_URL", url.as_str()),
+            ("ANTHROPIC_BASE_URL", url.trim_end_matches("/v1")),
+            ("CORECODER_PROVIDER", provider),
+            ("CORECODER_TOOL_CHOICE", "glob"),
+        ];
+        let out = run_with(&["-p", "go"], &env, &sandbox);
+        assert_eq!(out.code, 0, "{provider}: {out:?}");
+        assert_eq!(server.requests()[0].body["tool_choice"], sent, "{provider}");
+    }
 }
 
 /// `finish_reason: "length"` on a text answer: printed as far as it came, said on stderr,
@@ -201,6 +247,20 @@ fn an_empty_reply_is_an_error() {
     }
 }
 
+/// Each fixture, answered to the first request: the run fails (exit 1) saying `said`, after
+/// that one request, with no retry.
+fn fails_at_once_saying(cases: &[(&str, &str)]) {
+    for (name, said) in cases {
+        let sandbox = Sandbox::new(&format!("servers_{name}"));
+        let script = vec![answer(name), Reply::Sse(sse::text("never asked"))];
+        let (out, requests) = check(&sandbox, &[], script);
+        assert_eq!(out.code, 1, "{name}: {out:?}");
+        assert!(out.stderr.contains(said), "{name}: {out:?}");
+        assert_eq!(requests.len(), 1, "{name}: not retried");
+        assert!(!out.stderr.contains("[retry"), "{name}: {out:?}");
+    }
+}
+
 /// A 200 that is not an event stream is recognised at once, with the server's own words:
 /// no retries, since the same request would get the same page.
 #[test]
@@ -215,15 +275,43 @@ fn a_200_that_is_not_a_stream_says_what_it_is() {
             "model 'gpt-5.5' is not loaded on this server",
         ),
     ];
-    for (name, said) in cases {
-        let sandbox = Sandbox::new(&format!("servers_{name}"));
-        let script = vec![answer(name), Reply::Sse(sse::text("never asked"))];
-        let (out, requests) = check(&sandbox, &[], script);
-        assert_eq!(out.code, 1, "{name}: {out:?}");
-        assert!(out.stderr.contains(said), "{name}: {out:?}");
-        assert_eq!(requests.len(), 1, "{name}: not retried");
-        assert!(!out.stderr.contains("[retry"), "{name}: {out:?}");
-    }
+    fails_at_once_saying(&cases);
+}
+
+/// A 200 that calls itself `text/event-stream` but holds a bare JSON error (LiteLLM's shape) or
+/// nothing at all (llama-cpp-python's when its tool-call handler fails): said at once, with the
+/// server's words, not retried for 15 s as a broken stream (the same request gets the same).
+#[test]
+fn a_200_event_stream_of_a_json_error_or_nothing_is_said_at_once() {
+    let cases = [
+        (
+            "handmade-json-error-event-stream-200.http",
+            "the server answered with an error: litellm.NotFoundError: model 'qwen-coder' is not",
+        ),
+        (
+            "handmade-empty-event-stream-200.http",
+            "the server answered 200 with an empty body (text/event-stream; charset=utf-8)",
+        ),
+    ];
+    fails_at_once_saying(&cases);
+}
+
+/// A validator's list of errors (LiteLLM passing on ten, a FastAPI server's `detail`) is shown
+/// by its first field and why, not cut before them.
+#[test]
+fn a_validators_errors_show_the_first_field_and_why() {
+    let cases = [
+        (
+            "handmade-litellm-validation-errors-400.http",
+            "HTTP 400: tools.0.function.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$' \
+             (the first of: litellm.BadRequestError: Hosted_vllmException - 10 validation errors:)",
+        ),
+        (
+            "handmade-fastapi-detail-422.http",
+            "HTTP 422: messages.1.tool_call_id: Field required (the first of 2 refused fields)",
+        ),
+    ];
+    fails_at_once_saying(&cases);
 }
 
 /// A server that ignores `stream: true` and sends a whole `chat.completion`: it is the answer.
@@ -250,10 +338,9 @@ fn error_bodies_are_one_line_and_whole_in_the_trace() {
     assert!(out.stderr.contains("HTTP 502: 502 Bad Gateway]"), "{out:?}");
     assert!(!out.stderr.contains("<html>"), "{out:?}");
     let last = out.stderr.lines().last().unwrap_or_default();
-    assert!(
-        last.contains("HTTP 400: Request validation failed:"),
-        "{out:?}"
-    );
+    let first =
+        "HTTP 400: messages.0.content: field required (the first of: Request validation failed:";
+    assert!(last.contains(first), "{out:?}");
     assert!(
         last.len() < 300,
         "one short line, not 10 KB: {} bytes",
@@ -333,6 +420,30 @@ fn a_context_overflow_compacts_by_the_providers_numbers() {
         out.stderr.contains("maximum context length is 2048 tokens"),
         "{out:?}"
     );
+}
+
+/// What the provider taught is kept in the session: `-c` sends `content: ""` in its first
+/// request, rather than spending a 500 to learn it again.
+#[test]
+fn a_resumed_session_remembers_the_content_null_repair() {
+    let sandbox = Sandbox::new("servers_content_resumed");
+    sandbox.write("test.txt", "first line of the test file\n");
+    let first = Server::start(vec![
+        Reply::Sse(stream("llamacpp-python-forced-tool-call.sse")),
+        answer("llamacpp-python-null-content-500.http"),
+        Reply::Sse(sse::text("read it")),
+    ]);
+    let out = run(&["-p", "read test.txt"], &first, &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(first.requests().len(), 3, "learnt from the 500: {out:?}");
+    let second = Server::start(vec![Reply::Sse(sse::text("still there"))]);
+    let out = run(&["-c", "-p", "and now?"], &second, &sandbox);
+    assert_eq!(out.code, 0, "{out:?}");
+    let resumed = second.requests();
+    assert_eq!(resumed.len(), 1, "{out:?}");
+    let call = &resumed[0].messages()[2];
+    assert!(call["tool_calls"].is_array(), "{call}");
+    assert_eq!(call["content"], "", "{call}");
 }
 
 /// The same adaptation for a 400 or 422 that names `content` (other validators say it so).

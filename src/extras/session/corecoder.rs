@@ -43,6 +43,7 @@ pub(crate) fn read(path: &Path) -> Result<Loaded, String> {
         skipped: listed.len() - messages.len(),
         messages,
         repaired: 0,
+        taught: None,
     })
 }
 

@@ -50,6 +50,72 @@ pub(crate) fn roots_for(base_url: &str) -> RootCerts {
     }
 }
 
+/// The proxy a request to `url` goes through: `ALL_PROXY`, `HTTPS_PROXY` or `HTTP_PROXY` as
+/// ureq reads them, unless `NO_PROXY` names the host. Loopback never does: the demo and local
+/// servers (Ollama, llama.cpp, vLLM) must work even with `HTTPS_PROXY` set.
+pub(crate) fn proxy_for(url: &str) -> Option<ureq::Proxy> {
+    let uri = url.parse::<ureq::http::Uri>().ok()?;
+    let proxy = ureq::Proxy::try_from_env()?;
+    (!is_loopback(url) && !proxy.is_no_proxy(&uri)).then_some(proxy)
+}
+
+/// A failed connection as the user reads it: the host and port, the proxy in the way if any,
+/// what ureq said, and why no retry can mend it; `true` beside it when none can.
+pub(crate) fn failure(error: &ureq::Error, url: &str) -> (String, bool) {
+    let proxy = proxy_for(url).map(|p| format!(" through the proxy {}:{}", p.host(), p.port()));
+    let hopeless = hopeless(error, url, proxy.is_some());
+    let (target, via) = (host_port(url), proxy.unwrap_or_default());
+    let why = format!("request to {target}{via} failed: {error}{hopeless}");
+    (why, !hopeless.is_empty())
+}
+
+/// Where a 307 or 308 answer to `url` may be followed with the body and the key: its
+/// `Location`, absolute or a path, when that keeps the scheme, host and port; `None` for any
+/// other answer, or another place (`provider_errors::redirected` names it).
+pub(crate) fn same_origin_redirect<B>(
+    url: &str,
+    answer: &ureq::http::Response<B>,
+) -> Option<String> {
+    let status = answer.status().as_u16();
+    let location = answer.headers().get("location")?.to_str().ok()?;
+    let origin = |url: &str| {
+        let (scheme, rest) = url.split_once("://")?;
+        let authority = rest.split(['/', '?', '#']).next()?.to_ascii_lowercase();
+        let default = [("http", ":80"), ("https", ":443")]
+            .into_iter()
+            .find(|(s, _)| *s == scheme);
+        let authority = default.map_or(&*authority, |(_, port)| authority.trim_end_matches(port));
+        Some((scheme.to_ascii_lowercase(), authority.to_string()))
+    };
+    let (scheme, authority) = origin(url)?;
+    let target = match location.strip_prefix('/') {
+        Some(path) if !path.starts_with('/') => format!("{scheme}://{authority}/{path}"),
+        _ => location.to_string(),
+    };
+    let same = origin(&target)? == (scheme, authority);
+    (matches!(status, 307 | 308) && same).then_some(target)
+}
+
+/// `host:port` of a URL, the port its scheme's when it names none.
+pub(crate) fn host_port(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let authority = authority.rsplit('@').next().unwrap_or(authority);
+    let port = authority
+        .rsplit_once(':')
+        .map(|(_, port)| port)
+        .filter(|p| !p.contains(']'));
+    let default = if url.starts_with("https://") {
+        "443"
+    } else {
+        "80"
+    };
+    match host(url).contains(':') {
+        true => format!("[{}]:{}", host(url), port.unwrap_or(default)),
+        false => format!("{}:{}", host(url), port.unwrap_or(default)),
+    }
+}
+
 pub fn is_loopback(url: &str) -> bool {
     let host = host(url);
     let ip = host.parse::<std::net::IpAddr>();
@@ -57,20 +123,29 @@ pub fn is_loopback(url: &str) -> bool {
 }
 
 /// Why a failed connection is not worth a retry, as ` (…)` to end its message; "" when a
-/// second try could mend it. Nothing listening on loopback is a local server not started, and a
+/// second try could mend it. Nothing listening on loopback is a local server (or, `proxied`,
+/// a local proxy: any proxy refusing is one not running) not started, and a
 /// host the resolver does not know (std words it "failed to lookup address information: " and
-/// `gai_strerror(EAI_NONAME)`) stays unknown: both were retried for 15 s. A refusal elsewhere
-/// (a server restarting) and a lookup that may pass (`EAI_AGAIN`) are still retried.
-pub(crate) fn hopeless(error: &ureq::Error, url: &str) -> &'static str {
+/// `gai_strerror(EAI_NONAME)`) stays unknown: both were retried for 15 s. A certificate rustls
+/// refused (its words: "invalid peer certificate: " and why) is refused again. A refusal
+/// elsewhere (a server restarting) and a lookup that may pass (`EAI_AGAIN`) are still retried.
+pub(crate) fn hopeless(error: &ureq::Error, url: &str, proxied: bool) -> &'static str {
     use std::io::ErrorKind;
     const NO_HOST: &str = " (no such host: check the base URL)";
     // SAFETY: gai_strerror returns a static NUL-terminated string for any code.
     let no_name = unsafe { std::ffi::CStr::from_ptr(libc::gai_strerror(libc::EAI_NONAME)) };
+    let said = error.to_string();
     match error {
+        ureq::Error::Io(e) if e.kind() == ErrorKind::ConnectionRefused && proxied => {
+            " (nothing listens there: is the proxy running? HTTPS_PROXY, ALL_PROXY, NO_PROXY)"
+        }
         ureq::Error::Io(e) if e.kind() == ErrorKind::ConnectionRefused && is_loopback(url) => {
             " (nothing listens there: is the server running?)"
         }
-        ureq::Error::Io(e) if e.to_string().ends_with(&*no_name.to_string_lossy()) => NO_HOST,
+        _ if said.contains("certificate") => {
+            " (the server's TLS certificate was refused; a private CA goes in SSL_CERT_FILE)"
+        }
+        ureq::Error::Io(_) if said.ends_with(&*no_name.to_string_lossy()) => NO_HOST,
         ureq::Error::HostNotFound => NO_HOST,
         _ => "",
     }
@@ -158,6 +233,17 @@ mod tests {
     }
 
     #[test]
+    fn host_and_port_of_a_url() {
+        assert_eq!(
+            host_port("https://openrouter.ai/api/v1"),
+            "openrouter.ai:443"
+        );
+        assert_eq!(host_port("http://u:p@127.0.0.1:8080/v1"), "127.0.0.1:8080");
+        assert_eq!(host_port("http://[::1]:8000/v1"), "[::1]:8000");
+        assert_eq!(host_port("http://[::1]/v1"), "[::1]:80");
+    }
+
+    #[test]
     fn loopback_hosts() {
         assert!(is_loopback("http://127.0.0.1:8080/v1"));
         assert!(is_loopback("http://localhost:11434/v1"));
@@ -183,15 +269,18 @@ mod tests {
             ureq::Error::Io(Io::other(said))
         };
         let local = "http://127.0.0.1:9/v1";
-        assert!(hopeless(&refused(), local).contains("is the server running?"));
-        assert_eq!(hopeless(&refused(), "https://api.example.com/v1"), "");
-        let unknown = lookup(libc::EAI_NONAME);
-        assert!(hopeless(&unknown, "http://x.invalid").contains("no such host"));
-        let again = lookup(libc::EAI_AGAIN);
-        assert_eq!(hopeless(&again, "http://x.invalid"), "");
+        assert!(hopeless(&refused(), local, false).contains("is the server running?"));
         assert_eq!(
-            hopeless(&ureq::Error::Timeout(ureq::Timeout::Connect), local),
+            hopeless(&refused(), "https://api.example.com/v1", false),
             ""
         );
+        let proxy = hopeless(&refused(), "https://api.example.com/v1", true);
+        assert!(proxy.contains("is the proxy running?"), "{proxy}");
+        let unknown = lookup(libc::EAI_NONAME);
+        assert!(hopeless(&unknown, "http://x.invalid", false).contains("no such host"));
+        let again = lookup(libc::EAI_AGAIN);
+        assert_eq!(hopeless(&again, "http://x.invalid", false), "");
+        let timeout = ureq::Error::Timeout(ureq::Timeout::Connect);
+        assert_eq!(hopeless(&timeout, local, false), "");
     }
 }

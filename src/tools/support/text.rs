@@ -167,20 +167,26 @@ pub(crate) fn today_utc() -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
-/// How many bytes are ASCII punctuation (the token estimate's test for code, `core/prompt.rs`). Summed as u8 over 255-byte chunks (where a u8 cannot
-/// overflow) so the compiler can count 32 bytes at a time (DESIGN.md, "The token estimate").
+/// How many bytes are ASCII punctuation (the token estimate's test for code, `core/prompt.rs`):
+/// one table lookup a byte, fast whether or not the compiler vectorises the loop (the binary is
+/// built for size; DESIGN.md, "The token estimate").
 pub(crate) fn ascii_punctuation(bytes: &[u8]) -> usize {
-    let count = |chunk: &[u8]| -> u8 {
-        chunk
-            .iter()
-            .map(|b| u8::from(b.is_ascii_punctuation()))
-            .sum()
-    };
     bytes
-        .chunks(255)
-        .map(|chunk| usize::from(count(chunk)))
+        .iter()
+        .map(|&b| usize::from(PUNCTUATION[usize::from(b)]))
         .sum()
 }
+
+/// 1 at each ASCII punctuation byte, 0 elsewhere.
+const PUNCTUATION: [u8; 256] = {
+    let mut table = [0; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        table[byte] = (byte as u8).is_ascii_punctuation() as u8;
+        byte += 1;
+    }
+    table
+};
 
 /// Han, kana, Hangul and full-width forms: each is roughly a token of its own or less.
 pub(crate) fn is_cjk(c: char) -> bool {
