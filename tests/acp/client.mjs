@@ -4,6 +4,7 @@
 // Run by tests/it/acp.rs. Its environment:
 //   ACP_SDK_PREFIX  the npm prefix the SDK is installed under
 //   CORECODER_BIN   the corecoder binary, started with --acp (it inherits this environment)
+//   ACP_ARGS        more arguments for it, a JSON array (optional)
 //   ACP_STEPS       a JSON array of steps, run in order:
 //                     {"do": "initialize"}
 //                     {"do": "new", "cwd": DIR, "mcpServers": [...]?} (remembers the sessionId)
@@ -31,7 +32,8 @@ const print = (line) => process.stdout.write(JSON.stringify(line) + "\n");
 const steps = JSON.parse(process.env.ACP_STEPS);
 const answer = process.env.ACP_ANSWER ?? "reject_once";
 
-const agent = spawn(process.env.CORECODER_BIN, ["--acp"], {
+const args = ["--acp", ...JSON.parse(process.env.ACP_ARGS ?? "[]")];
+const agent = spawn(process.env.CORECODER_BIN, args, {
   stdio: ["pipe", "pipe", "inherit"],
 });
 let onChunk = null;

@@ -76,6 +76,17 @@ fn sdk() -> Option<PathBuf> {
 /// Run the SDK's client through `steps` against `corecoder --acp` (model: `server`), from the
 /// sandbox's home (so a path that resolves at all resolves against the session's `cwd`).
 fn drive(sandbox: &Sandbox, server: &Server, steps: Value, answer: &str) -> Option<Seen> {
+    drive_with(&[], sandbox, server, steps, answer)
+}
+
+/// `drive`, with `args` after `--acp`.
+fn drive_with(
+    args: &[&str],
+    sandbox: &Sandbox,
+    server: &Server,
+    steps: Value,
+    answer: &str,
+) -> Option<Seen> {
     let prefix = sdk()?;
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp/client.mjs");
     let mut command = Command::new("node");
@@ -90,6 +101,7 @@ fn drive(sandbox: &Sandbox, server: &Server, steps: Value, answer: &str) -> Opti
         .env("ACP_SDK_PREFIX", &prefix)
         .env("ACP_STEPS", steps.to_string())
         .env("ACP_ANSWER", answer)
+        .env("ACP_ARGS", json!(args).to_string())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -509,4 +521,32 @@ fn plan_mode_refuses_a_write_without_asking_until_the_default_mode_is_back() {
         "only the second write is asked about"
     );
     assert!(sandbox.dir.join("plan.txt").exists());
+}
+
+/// An answer cut at the output limit ends the turn with `max_tokens`; the round cap
+/// (`--max-rounds`) with `max_turn_requests`.
+#[test]
+fn a_cut_answer_is_max_tokens_and_the_round_cap_max_turn_requests() {
+    let sandbox = Sandbox::new("acp_stop_reasons");
+    sandbox.write("notes.txt", "x\n");
+    let cut = sse::role() + &sse::content("The answer went on and") + &sse::finish("length");
+    let read = json!({"file_path": "notes.txt"});
+    let server = Server::start(vec![
+        Reply::Sse(cut + &sse::done()),
+        Reply::Sse(sse::tool_calls(&[("call_1", "read_file", read)])),
+    ]);
+    let cwd = sandbox.dir.display().to_string();
+    let steps = json!([{"do": "initialize"}, {"do": "new", "cwd": cwd},
+        {"do": "prompt", "text": "say a lot"}, {"do": "prompt", "text": "read and read"}]);
+    let args = ["--max-rounds", "1"];
+    let Some(seen) = drive_with(&args, &sandbox, &server, steps, "") else {
+        return;
+    };
+    assert_eq!(seen.result(2)["stopReason"], "max_tokens", "{:#?}", seen.0);
+    assert_eq!(
+        seen.result(3)["stopReason"],
+        "max_turn_requests",
+        "{:#?}",
+        seen.0
+    );
 }
