@@ -58,7 +58,7 @@ STEPS = [("read", "src/calc.py"), ("grep", "def op_1"), ("sh", "wc -l src/*.py R
          ("sh", "cd src && ls"), ("sh", "exit 3"), ("sh", "pwd"), ("read", "tests/test_calc.py"),
          ("grep", "import"), ("read", "README.md"), ("read", "src/calc.py"),
          ("sh", "echo checked"), ("read", "src/util.py"), ("grep", "return a"),
-         ("read", "tests/test_calc.py"), ("sh", "head -3 README.md"), ("read", "src/calc.py")]
+         ("read", "tests/test_calc.py"), ("sh", "uname -s"), ("read", "src/calc.py")]
 
 
 def call_for(agent, step, project, offered):
@@ -88,7 +88,8 @@ def call_for(agent, step, project, offered):
 # ---- the scripted model, in three dialects ----
 
 def tools_offered(body):
-    return [t.get("name") or t.get("function", {}).get("name") for t in body.get("tools") or []]
+    return [t.get("name") or t.get("function", {}).get("name") or t.get("type")
+            for t in body.get("tools") or []]
 
 
 def results_in(dialect, body):
@@ -104,7 +105,10 @@ def results_in(dialect, body):
 
 
 def render(dialect, body):
-    """The prompt as a provider's cache sees it: tools, system, messages, compact sorted JSON."""
+    """The prompt as a provider's cache sees it: tools, system, messages, compact sorted JSON,
+    less Anthropic's `cache_control` markers (they say where to cache; they are not prompt)."""
+    body = json.loads(json.dumps(body), object_hook=lambda o: {
+        k: v for k, v in o.items() if k != "cache_control"})
     parts = list(body.get("tools") or [])
     if dialect == "anthropic":
         parts += [body.get("system")] + list(body.get("messages", []))
@@ -245,7 +249,7 @@ def npm_bin(name, script):
 def install(agent):
     """The agent's executable (installed on first use), or raise with why it cannot run."""
     if agent == "corecoder":
-        path = os.path.join(ROOT, "target", "dist", "corecoder")
+        path = os.environ.get("PEERS_CORECODER") or os.path.join(ROOT, "target", "dist", "corecoder")
         if not os.path.exists(path):
             raise RuntimeError("no target/dist/corecoder: cargo build --profile dist")
         return path
@@ -348,7 +352,8 @@ def startup(program):
 
 def session(agent, program):
     """One session of the task: what it cost, what it sent, what it left behind."""
-    work = tempfile.mkdtemp(prefix="peer-", dir="/tmp")  # the same path length every run
+    work = os.path.join(tempfile.gettempdir(), "corecoder-peers", agent)  # the same each run,
+    shutil.rmtree(work, ignore_errors=True)  # so a path tokenizes the same way every time
     project, home = os.path.join(work, "project"), os.path.join(work, "home")
     for path, text in FILES.items():
         os.makedirs(os.path.dirname(os.path.join(project, path)), exist_ok=True)
@@ -391,6 +396,8 @@ def session(agent, program):
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     model.shutdown()
     model.server_close()
+    with open(os.path.join(work, "requests.jsonl"), "w") as f:  # kept with --keep
+        f.writelines(json.dumps(r) + "\n" for r in model.requests)
     out.seek(0)
     talk = [r for r in model.requests if r["conversation"]]
     return {"exit": child.returncode, "wall": wall, "busy": model.busy, "talk": talk,
