@@ -12,9 +12,10 @@ use crate::core::message::Outcome;
 use crate::tools::ToolContext;
 use crate::tools::support::bounded;
 use crate::tools::support::files::resolve;
+use crate::tools::support::seen::{self, Seen};
 use crate::tools::support::text::echo;
 use serde::Deserialize;
-use std::fs::{File, OpenOptions};
+use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
@@ -50,18 +51,23 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
     let path = resolve(&ctx.cwd, &args.file_path);
     let shown = echo(&path.display().to_string());
     let job = {
-        let shown = shown.clone();
-        move |_: &_| read(&path, &shown, &args)
+        let (shown, reads) = (shown.clone(), ctx.reads.clone());
+        move |_: &_| read(&path, &shown, &args, &reads)
     };
     bounded::off_thread(&ctx.cancel, &ctx.reads_running, READ_LIMIT, job)
         .map_err(|why| format!("gave up reading {shown}: {why}"))?
 }
 
-/// The whole read, on the helper thread: `shown` is the path as messages may repeat it.
-fn read(path: &Path, shown: &str, args: &Args) -> Result<Outcome, String> {
-    let (reader, kind) = open_text(path, shown)?;
+/// The whole read, on the helper thread: `shown` is the path as messages may repeat it. A
+/// window the model was shown of a file unchanged since is a short note (`seen.rs`).
+fn read(path: &Path, shown: &str, args: &Args, reads: &Seen) -> Result<Outcome, String> {
+    let (reader, kind, meta) = open_text(path, shown)?;
     let first = args.offset.unwrap_or(1).max(1);
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1);
+    let regular = kind == Kind::Regular;
+    if regular && reads.unchanged(path, (first, limit), &meta) {
+        return Ok(Outcome::text(seen::UNCHANGED));
+    }
     let window =
         read_window(reader, first, limit).map_err(|e| format!("cannot read {shown}: {e}"))?;
     if window.total == 0 && kind == Kind::Fifo {
@@ -95,6 +101,9 @@ fn read(path: &Path, shown: &str, args: &Args) -> Result<Outcome, String> {
     if kind == Kind::Fifo {
         text.push_str("\n(a FIFO: showing only what was already in it, not waiting for more)");
     }
+    if regular {
+        reads.read(path, (first, limit), &meta, &text);
+    }
     Ok(Outcome::text(text))
 }
 
@@ -108,7 +117,7 @@ enum Kind {
 /// Open `path` for reading, refusing what is not a regular text file or a FIFO. The type is
 /// checked before opening (opening a device can do things: a tape rewinds, a watchdog starts)
 /// and again on what was opened, in case the path changed in between.
-fn open_text(path: &Path, shown: &str) -> Result<(BufReader<Drained>, Kind), String> {
+fn open_text(path: &Path, shown: &str) -> Result<(BufReader<Drained>, Kind, Metadata), String> {
     let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => format!("file not found: {shown}"),
         _ => format!("cannot open {shown}: {e}"),
@@ -133,14 +142,13 @@ fn open_text(path: &Path, shown: &str) -> Result<(BufReader<Drained>, Kind), Str
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)
         .map_err(|e| format!("cannot open {shown}: {e}"))?;
-    let opened = file.metadata().map(|m| m.file_type());
-    let same = opened.is_ok_and(|t| match kind {
-        Kind::Regular => t.is_file(),
-        Kind::Fifo => t.is_fifo(),
+    let meta = file.metadata().ok().filter(|m| match kind {
+        Kind::Regular => m.file_type().is_file(),
+        Kind::Fifo => m.file_type().is_fifo(),
     });
-    if !same {
+    let Some(meta) = meta else {
         return Err(format!("{shown} changed while it was being opened"));
-    }
+    };
     let mut reader = BufReader::with_capacity(64 * 1024, Drained(file));
     let start = reader
         .fill_buf()
@@ -150,7 +158,7 @@ fn open_text(path: &Path, shown: &str) -> Result<(BufReader<Drained>, Kind), Str
             "{shown} looks binary (it contains NUL bytes); read_file shows text only"
         ));
     }
-    Ok((reader, kind))
+    Ok((reader, kind, meta))
 }
 
 /// A file whose "nothing there yet" (EAGAIN from a FIFO opened with O_NONBLOCK) reads as the end.

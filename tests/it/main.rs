@@ -53,6 +53,7 @@ mod readme;
 mod reads;
 mod repl;
 mod replay;
+mod rereads;
 mod responses;
 mod retry;
 mod run;
