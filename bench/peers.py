@@ -447,6 +447,29 @@ def figures(run):
             "tools": run["talk"][0]["tools"] if prompts else []}
 
 
+# Line-number forms of read_file's lines, measured on corecoder's session (`--line-forms`).
+FORMS = {"N:text (now)": r"\1\2:", "N<TAB>text": r"\1\2\\t", "N|text": r"\1\2|",
+         "N text": r"\1\2 ", "right-aligned 6 + TAB (cat -n)": None, "no numbers": r"\1"}
+
+
+def line_forms(run):
+    """The session's tokens with read_file's `N:` prefixes rewritten in each form of `FORMS`:
+    only the read results change (in this task no other result has a line starting with a
+    number and a colon)."""
+    import re
+    prompts = [r["prompt"] for r in run["talk"]]
+    numbered = re.compile(r'(\\n|"content":")(\d+):')
+    out = {}
+    for name, form in FORMS.items():
+        if form is None:
+            rewrite = lambda m: m.group(1) + m.group(2).rjust(6) + "\\t"
+        else:
+            rewrite = lambda m, form=form: m.expand(form)
+        counted = tokens([numbered.sub(rewrite, p) for p in prompts])
+        out[name] = sum(counted) if counted else None
+    return out
+
+
 def check(run):
     """Why the session does not count (every step served, then the answer), or None."""
     steps = [r["step"] for r in run["talk"]]
@@ -495,6 +518,8 @@ def main():
     parser.add_argument("--reps", type=int, default=1, help="sessions per agent, interleaved")
     parser.add_argument("--json", help="also write every figure to this file")
     parser.add_argument("--keep", action="store_true", help="keep the sessions' temp folders")
+    parser.add_argument("--line-forms", action="store_true",
+                        help="also corecoder's session tokens with each line-number form")
     args = parser.parse_args()
     wanted = args.agents.split(",")
     if os.getpid() != 1:  # install (network), then run everything in the namespaces
@@ -539,6 +564,8 @@ def main():
                    extra=good[0]["extra"], spawned=good[0]["spawned"],
                    left=sorted({n for r in good for n in r["left"]}), sessions=len(good))
         rows[agent] = row
+        if agent == "corecoder" and args.line_forms:
+            row["line_forms"] = line_forms(good[0])
     shown = [a for a in programs if a in rows]
     print(table(rows, shown))
     print()
@@ -547,6 +574,8 @@ def main():
         print(f"- {row['label']}: {row['sessions']} session(s); tools offered: "
               f"{', '.join(map(str, row['tools']))}; processes: {', '.join(row['spawned'])}; "
               f"extra requests: {row['extra'] or 'none'}; left behind: {row['left'] or 'none'}")
+    for name, count in rows.get("corecoder", {}).get("line_forms", {}).items():
+        print(f"- corecoder's session with read_file lines as {name}: {count:,} tokens")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
