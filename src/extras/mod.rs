@@ -166,6 +166,11 @@ impl Extras {
         self.log_written(written);
     }
 
+    /// Another conversation took the history's place (`Agent::resume`): no read shown holds.
+    pub(crate) fn resumed(&mut self) {
+        self.reads.forget();
+    }
+
     /// The model changed: recorded in the log, so `corecoder -r` resumes on the model the
     /// session ended with.
     pub(crate) fn model_switched(&mut self, model: &str) {

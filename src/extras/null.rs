@@ -55,6 +55,9 @@ impl Extras {
     pub(crate) fn rewritten(&mut self, _: &[Message]) {
         self.reads.forget();
     }
+    pub(crate) fn resumed(&mut self) {
+        self.reads.forget();
+    }
     pub(crate) fn model_switched(&mut self, _: &str) {}
     pub(crate) fn round_started(&mut self, _: &mut dyn FnMut(Event)) {}
     pub(crate) fn repaired(&mut self, _: &[Message], _: usize, _: &mut dyn FnMut(Event)) {}

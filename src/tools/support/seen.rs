@@ -18,8 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 /// The note a re-read of an unchanged file answers with.
-pub(crate) const UNCHANGED: &str =
-    "(unchanged since you read it: same size and mtime; that result above still holds)";
+pub(crate) const UNCHANGED: &str = "(unchanged since you read it; that result still holds)";
 
 /// One agent's reads: which window of which file it was shown, as the file was then.
 #[derive(Clone, Default)]
