@@ -326,6 +326,16 @@ def processes():
     return found
 
 
+def command_line(pid):
+    """The first words of a process's command line, paths shortened to their last part."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            words = f.read().decode(errors="replace").split("\0")[:4]
+    except OSError:
+        return None
+    return " ".join(os.path.basename(w) if w.startswith("/") else w for w in words).strip()
+
+
 def sample(stop, seen):
     """Every 2 ms: each process's high-water mark and the tree's summed resident size."""
     while True:
@@ -333,6 +343,8 @@ def sample(stop, seen):
         seen["tree"] = max(seen["tree"], sum(rss for _, rss, _ in now.values()))
         for pid, (name, _, hwm) in now.items():
             seen["largest"] = max(seen["largest"], hwm)
+            if pid not in seen["names"]:  # what it ran, read once per process
+                seen["commands"].add(command_line(pid) or name)
             seen["names"][pid] = name
         if stop.is_set():
             return
@@ -365,7 +377,7 @@ def session(agent, program):
     argv, extra = command(agent, program, model.server_port, home)
     env = {"PATH": os.environ["PATH"], "HOME": home, "LANG": "C.UTF-8", "TERM": "dumb", **extra}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    seen, stop = {"tree": 0, "largest": 0, "names": {}}, threading.Event()
+    seen, stop = {"tree": 0, "largest": 0, "names": {}, "commands": set()}, threading.Event()
     out = open(os.path.join(work, "output"), "w+")
     started = time.perf_counter()
     child = subprocess.Popen(argv, cwd=project, env=env, stdin=subprocess.DEVNULL, stdout=out,
@@ -405,6 +417,7 @@ def session(agent, program):
             "cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
             "tree": seen["tree"], "largest": seen["largest"],
             "spawned": sorted(set(seen["names"].values())), "left": sorted(left.values()),
+            "commands": sorted(c[:80] for c in seen["commands"]),
             "output": out.read()[-600:], "work": work}
 
 
@@ -518,6 +531,8 @@ def main():
     parser.add_argument("--reps", type=int, default=1, help="sessions per agent, interleaved")
     parser.add_argument("--json", help="also write every figure to this file")
     parser.add_argument("--keep", action="store_true", help="keep the sessions' temp folders")
+    parser.add_argument("--commands", action="store_true",
+                        help="also list the command lines each agent's processes ran")
     parser.add_argument("--line-forms", action="store_true",
                         help="also corecoder's session tokens with each line-number form")
     args = parser.parse_args()
@@ -562,6 +577,7 @@ def main():
                    per_round=statistics.median((r["wall"] - r["busy"]) / len(r["talk"])
                                                for r in good),
                    extra=good[0]["extra"], spawned=good[0]["spawned"],
+                   commands=sorted({c for r in good for c in r["commands"]}),
                    left=sorted({n for r in good for n in r["left"]}), sessions=len(good))
         rows[agent] = row
         if agent == "corecoder" and args.line_forms:
@@ -574,6 +590,8 @@ def main():
         print(f"- {row['label']}: {row['sessions']} session(s); tools offered: "
               f"{', '.join(map(str, row['tools']))}; processes: {', '.join(row['spawned'])}; "
               f"extra requests: {row['extra'] or 'none'}; left behind: {row['left'] or 'none'}")
+        if args.commands:
+            print(f"  - commands it ran: {'; '.join(row['commands'])}")
     for name, count in rows.get("corecoder", {}).get("line_forms", {}).items():
         print(f"- corecoder's session with read_file lines as {name}: {count:,} tokens")
     if args.json:
