@@ -106,12 +106,16 @@ def results_in(dialect, body):
 
 def render(dialect, body):
     """The prompt as a provider's cache sees it: tools, system, messages, compact sorted JSON,
-    less Anthropic's `cache_control` markers (they say where to cache; they are not prompt)."""
+    less Anthropic's `cache_control` markers (they say where to cache; they are not prompt).
+    An Anthropic content string is written as the one text block it stands for, so a message
+    sent first as blocks and then as a string (Claude Code does) reads the same."""
     body = json.loads(json.dumps(body), object_hook=lambda o: {
         k: v for k, v in o.items() if k != "cache_control"})
     parts = list(body.get("tools") or [])
     if dialect == "anthropic":
-        parts += [body.get("system")] + list(body.get("messages", []))
+        messages = [{**m, "content": [{"type": "text", "text": m["content"]}]}
+                    if isinstance(m.get("content"), str) else m for m in body.get("messages", [])]
+        parts += [body.get("system")] + messages
     elif dialect == "responses":
         parts += [body.get("instructions")] + list(body.get("input", []))
     else:
