@@ -2,6 +2,10 @@
 """corecoder beside the agents users pick instead, on one scripted 20-turn task (issue 32):
 
     bench/run.sh peers [--agents corecoder,pi,codex,claude,CoreCoder] [--reps N] [--json FILE]
+                       [--line-forms] [--commands] [--keep]
+
+`PEERS_CORECODER=BINARY` measures another corecoder build (a before/after). Results: BENCHMARKS.md,
+"Beside the agents users pick".
 
 A scripted model served here on 127.0.0.1 drives every agent through the same 19 steps (read,
 grep, shell, a failing read, a no-match grep, `cd src && ls`, `exit 3`, `pwd`, four re-reads,
@@ -14,7 +18,8 @@ Every agent runs in a network namespace that has only loopback, and a PID namesp
 this script is process 1 (`unshare -rnp --fork --mount-proc`; the script re-executes itself
 there, with the server inside): nothing can reach another host, every process an agent starts
 is visible in /proc, and one left behind is reparented to us and reported. Python 3 standard
-library only; tokens are counted by js-tiktoken's o200k_base (npm, under target/peers/).
+library only; tokens are counted by js-tiktoken's o200k_base (npm, under target/peers/; without
+it, bytes / 4, said in a note).
 
 Per agent, one row each: start-up (`--version`, median of 5), peak memory (the largest process's
 VmHWM and the whole tree's summed VmRSS, sampled every 2 ms), CPU per session (user+sys of the
