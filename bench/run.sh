@@ -5,6 +5,9 @@
 # skipped with a note by the bench itself. Arguments pass through as section names, e.g.
 # `bench/run.sh search sse`. `bench/run.sh prompt-cache [--rows ...]` runs issue 19's rows
 # instead (bench/prompt_cache.py: a scripted model in Python that records every request).
+# `bench/run.sh peers [--agents ...] [--reps N]` runs issue 32's peer task (bench/peers.py:
+# corecoder, pi, Codex CLI, Claude Code and CoreCoder 0.8 on one scripted 20-turn task, each in
+# a network namespace with only loopback; the npm peers install pinned under target/peers/).
 set -u
 cd "$(dirname "$0")/.."
 
@@ -22,6 +25,11 @@ if [ "${1:-}" = prompt-cache ]; then
     shift
     cargo build -q --profile dist || exit 1
     exec python3 bench/prompt_cache.py --corecoder target/dist/corecoder "$@"
+fi
+if [ "${1:-}" = peers ]; then
+    shift
+    cargo build -q --profile dist || exit 1
+    exec python3 bench/peers.py "$@"
 fi
 # `--profile dist`: every row, in process or not, times the code that is shipped.
 exec cargo bench --profile dist --bench bench -- "$@"

@@ -105,7 +105,7 @@ impl Agent {
             // 1. The system prompt: the session as it started, the same bytes every round.
             let (cwd, plan, todos) = (&self.cwd, self.consent.plan, &self.todos);
             let start = self.notes.at_start(cwd, plan, todos, &mut self.extras);
-            self.history[0] = Message::system(&prompt::system_prompt(start, &tools, self.kind));
+            self.history[0] = Message::system(&prompt::system_prompt(start, self.kind));
             // 2. Never send a history the provider would reject (a call left unanswered).
             let repairs = message::repair_tool_pairs(&mut self.history);
             self.extras.repaired(&self.history, repairs, on_event);
@@ -295,5 +295,6 @@ impl Agent {
     pub fn resume(&mut self, messages: Vec<Message>) {
         self.history.splice(1.., messages);
         self.notes.forget(&self.history);
+        self.extras.resumed();
     }
 }

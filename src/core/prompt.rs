@@ -1,5 +1,5 @@
 //! What we tell the model, and how big it is: the system prompt, rebuilt every round from the
-//! session as it started (where the model is, its tools, the rules); the task lines a summary
+//! session as it started (where the model is, the rules); the task lines a summary
 //! (`context.rs`) always carries; and the token estimate. It sends nothing. (What the summary
 //! request says is `summary.rs`'.)
 //! No tokenizer: a rough estimate is all compaction needs (`extras/calibration.rs` anchors it).
@@ -9,17 +9,16 @@ use crate::core::message::{Message, Role, ToolCall};
 use crate::tools::support::text::one_line;
 use crate::tools::support::todos::Todo;
 use crate::tools::support::tokens::estimate_text;
-use serde_json::Value;
 use std::path::PathBuf;
 
 const RULES: &str = "\
 You are corecoder, a coding agent working in the user's project through tools.
 Rules:
-- Read before you change: look at a file (read_file, grep, glob) before editing it.
-- Prefer edit_file for small changes; old_string must match the file exactly and only once.
+- Read a file (read_file, grep, glob) before you edit it.
+- Prefer edit_file for small changes.
 - Run the project's tests or the program after a change, and fix what fails.
-- Paths are relative to the working directory unless absolute. `cd` in bash persists.
-- For a task of several steps, keep a todo list with todo_write and update it as you go.
+- Paths are relative to the working directory unless absolute.
+- For a task of several steps, keep a todo list with todo_write.
 - When a tool fails, read the error and try a different approach; do not repeat a failing call.
 - Be brief. When you are done, say what you changed and how you checked it.
 What changes later (the working directory, plan mode, the todo list, the date, the project's
@@ -52,17 +51,14 @@ pub(crate) struct Situation {
     pub(crate) instructions: String,
 }
 
-/// `tools` are the schemas offered, ours and MCP's. Plan mode and the todo list are always
-/// told in notes: the start holds neither.
-pub(crate) fn system_prompt(start: &Situation, tools: &[Value], kind: AgentKind) -> String {
-    let names = tools.iter().map(|s| s["function"]["name"].as_str());
-    let tool_names: Vec<&str> = names.flatten().collect();
+/// The tools are not named here: the request lists them (issue 32). Plan mode and the todo
+/// list are always told in notes: the start holds neither.
+pub(crate) fn system_prompt(start: &Situation, kind: AgentKind) -> String {
     let mut prompt = format!(
-        "{RULES}\n\nWorking directory: {}\nOS: {}\nDate: {}\nTools: {}\n",
+        "{RULES}\n\nWorking directory: {}\nOS: {}\nDate: {}\n",
         start.cwd.display(),
         std::env::consts::OS,
         start.date,
-        tool_names.join(", "),
     );
     if !start.instructions.is_empty() {
         prompt.push_str("\n# Project instructions\n\n");

@@ -38,6 +38,7 @@ use crate::client::quirks::{Adaptations, Quirks};
 use crate::core::consent::{Consent, LoopGuard, Verdict};
 use crate::core::event::Event;
 use crate::core::message::{Message, Outcome, Reply, ToolCall};
+use crate::tools::support::seen::Seen;
 use checkpoint::Checkpoints;
 use crossbeam_channel::Receiver;
 use hooks::{HookContext, HookEvent, Hooks};
@@ -59,8 +60,8 @@ use std::sync::{Arc, atomic::AtomicUsize};
 /// other dialects than chat completions. It has on: the danger table (a
 /// destructive bash command is refused even under "allow all" unless allowed by name), the
 /// secret filter (bash does not see variables that look like secrets), early start of
-/// read-only calls while a reply streams, the built-in price table (spending is counted), and
-/// the estimate calibrated on the provider's counts. The binary (`app/setup.rs`) turns on
+/// read-only calls while a reply streams, the built-in price table (spending is counted), the
+/// estimate calibrated on the provider's counts, and the note for a file read again unchanged. The binary (`app/setup.rs`) turns on
 /// besides: prices from `~/.corecoder/pricing.json`, the trace (`--trace`), the permission
 /// rules and saved answers, `--allow-destructive`, the sandbox (`--sandbox`) and the variables
 /// let through (`CORECODER_ENV_ALLOW`), `AGENTS.md`, hooks, MCP servers, the session log and
@@ -81,6 +82,8 @@ pub struct Extras {
     instructions: Option<Instructions>,
     /// Reading threads of read_file and grep still running (see `tools/support/bounded.rs`).
     reads_running: Arc<AtomicUsize>,
+    /// What read_file has shown this agent's model (`tools/support/seen.rs`; its own per agent).
+    reads: Seen,
     /// Read-only calls started while the last reply streamed (the main agent only).
     early: early::Early,
     /// What a bash command's arguments decide before consent (the danger table).
@@ -110,7 +113,8 @@ impl Extras {
     /// What a tool call and a sub-agent see: the session-wide features are shared (hooks, MCP,
     /// sandbox, instructions, the account, the reading threads, the rules, the danger gate);
     /// what belongs to one agent starts empty: its session log (none), its `/undo` checkpoints
-    /// (none), the calls it started early, its calibration, its rewrites count.
+    /// (none), the calls it started early, its calibration, its rewrites count, the reads its
+    /// model was shown.
     pub(crate) fn for_sub_agent(&self) -> Extras {
         Extras {
             account: self.account.clone(),
@@ -151,6 +155,8 @@ impl Extras {
     /// A message joined the history: the log gets it at the same moment, so a crash loses at
     /// most the line being written.
     pub(crate) fn added(&mut self, message: &Message) {
+        self.reads
+            .joined(message.content.as_deref().unwrap_or_default());
         let written = self.log.as_mut().map(|log| log.append(message));
         self.log_written(written);
     }
@@ -159,8 +165,14 @@ impl Extras {
     pub(crate) fn rewritten(&mut self, history: &[Message]) {
         self.rewrites += 1;
         self.dialect.forget();
+        self.reads.forget();
         let written = self.log.as_mut().map(|log| log.replace(history));
         self.log_written(written);
+    }
+
+    /// Another conversation took the history's place (`Agent::resume`): no read shown holds.
+    pub(crate) fn resumed(&mut self) {
+        self.reads.forget();
     }
 
     /// The model changed: recorded in the log, so `corecoder -r` resumes on the model the

@@ -18,6 +18,7 @@ use crate::core::event::{Error, Event};
 use crate::core::message::{Message, Outcome, Reply, ToolCall};
 use crate::core::prompt::estimate_messages;
 use crate::tools::support::danger::{self, Danger};
+use crate::tools::support::seen::Seen;
 use crate::tools::{SubAgent, ToolContext};
 use crossbeam_channel::Receiver;
 use serde_json::Value;
@@ -35,6 +36,8 @@ pub struct Extras {
     account: account::Account,
     dialect: dialect::Dialects,
     gate: gate::Gate,
+    /// What read_file has shown the model: a re-read of an unchanged file is a short note.
+    reads: Seen,
 }
 
 impl Extras {
@@ -46,8 +49,15 @@ impl Extras {
     ) -> Result<(), String> {
         Ok(())
     }
-    pub(crate) fn added(&mut self, _: &Message) {}
-    pub(crate) fn rewritten(&mut self, _: &[Message]) {}
+    pub(crate) fn added(&mut self, message: &Message) {
+        self.reads.joined(message.content.as_deref().unwrap_or_default());
+    }
+    pub(crate) fn rewritten(&mut self, _: &[Message]) {
+        self.reads.forget();
+    }
+    pub(crate) fn resumed(&mut self) {
+        self.reads.forget();
+    }
     pub(crate) fn model_switched(&mut self, _: &str) {}
     pub(crate) fn round_started(&mut self, _: &mut dyn FnMut(Event)) {}
     pub(crate) fn repaired(&mut self, _: &[Message], _: usize, _: &mut dyn FnMut(Event)) {}
@@ -164,6 +174,7 @@ impl Extras {
             shell: Default::default(),
             rules: Default::default(),
             reads_running: Default::default(),
+            reads: self.reads.clone(),
             mcp: Default::default(),
             sub_agent: Arc::new(SubAgent {
                 llm,

@@ -151,6 +151,7 @@ impl Extras {
             shell: self.shell.clone(),
             rules: self.rules.clone(),
             reads_running: self.reads_running.clone(),
+            reads: self.reads.clone(),
             mcp: self.mcp.clone(),
             sub_agent: Arc::new(SubAgent {
                 llm,

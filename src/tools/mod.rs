@@ -24,6 +24,7 @@ use crate::extras::Extras;
 use crate::extras::consent_rules::Rules;
 use crate::extras::mcp::Servers;
 use crate::extras::sandbox::ShellSafety;
+use crate::tools::support::seen::Seen;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
@@ -43,6 +44,8 @@ pub struct ToolContext {
     pub(crate) rules: Arc<Rules>,
     /// Reading threads of read_file and grep still running (`tools/support/bounded.rs`).
     pub(crate) reads_running: Arc<AtomicUsize>,
+    /// What read_file has shown this agent's model, for the unchanged-file note.
+    pub(crate) reads: Seen,
     /// Where an `mcp__SERVER__TOOL` call goes (none by default).
     pub(crate) mcp: Arc<Servers>,
     /// What the `agent` tool needs, and only it.

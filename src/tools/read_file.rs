@@ -12,9 +12,10 @@ use crate::core::message::Outcome;
 use crate::tools::ToolContext;
 use crate::tools::support::bounded;
 use crate::tools::support::files::resolve;
+use crate::tools::support::seen::{self, Seen};
 use crate::tools::support::text::echo;
 use serde::Deserialize;
-use std::fs::{File, OpenOptions};
+use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
@@ -50,18 +51,23 @@ pub fn run(args: Args, ctx: &ToolContext) -> Result<Outcome, String> {
     let path = resolve(&ctx.cwd, &args.file_path);
     let shown = echo(&path.display().to_string());
     let job = {
-        let shown = shown.clone();
-        move |_: &_| read(&path, &shown, &args)
+        let (shown, reads) = (shown.clone(), ctx.reads.clone());
+        move |_: &_| read(&path, &shown, &args, &reads)
     };
     bounded::off_thread(&ctx.cancel, &ctx.reads_running, READ_LIMIT, job)
         .map_err(|why| format!("gave up reading {shown}: {why}"))?
 }
 
-/// The whole read, on the helper thread: `shown` is the path as messages may repeat it.
-fn read(path: &Path, shown: &str, args: &Args) -> Result<Outcome, String> {
-    let (reader, kind) = open_text(path, shown)?;
+/// The whole read, on the helper thread: `shown` is the path as messages may repeat it. A
+/// window the model was shown of a file unchanged since is a short note (`seen.rs`).
+fn read(path: &Path, shown: &str, args: &Args, reads: &Seen) -> Result<Outcome, String> {
+    let (reader, kind, meta) = open_text(path, shown)?;
     let first = args.offset.unwrap_or(1).max(1);
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1);
+    let regular = kind == Kind::Regular;
+    if regular && reads.unchanged(path, (first, limit), &meta) {
+        return Ok(Outcome::text(seen::UNCHANGED));
+    }
     let window =
         read_window(reader, first, limit).map_err(|e| format!("cannot read {shown}: {e}"))?;
     if window.total == 0 && kind == Kind::Fifo {
@@ -95,6 +101,9 @@ fn read(path: &Path, shown: &str, args: &Args) -> Result<Outcome, String> {
     if kind == Kind::Fifo {
         text.push_str("\n(a FIFO: showing only what was already in it, not waiting for more)");
     }
+    if regular {
+        reads.read(path, (first, limit), &meta, &text);
+    }
     Ok(Outcome::text(text))
 }
 
@@ -108,7 +117,7 @@ enum Kind {
 /// Open `path` for reading, refusing what is not a regular text file or a FIFO. The type is
 /// checked before opening (opening a device can do things: a tape rewinds, a watchdog starts)
 /// and again on what was opened, in case the path changed in between.
-fn open_text(path: &Path, shown: &str) -> Result<(BufReader<Drained>, Kind), String> {
+fn open_text(path: &Path, shown: &str) -> Result<(BufReader<Drained>, Kind, Metadata), String> {
     let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => format!("file not found: {shown}"),
         _ => format!("cannot open {shown}: {e}"),
@@ -133,14 +142,13 @@ fn open_text(path: &Path, shown: &str) -> Result<(BufReader<Drained>, Kind), Str
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)
         .map_err(|e| format!("cannot open {shown}: {e}"))?;
-    let opened = file.metadata().map(|m| m.file_type());
-    let same = opened.is_ok_and(|t| match kind {
-        Kind::Regular => t.is_file(),
-        Kind::Fifo => t.is_fifo(),
+    let meta = file.metadata().ok().filter(|m| match kind {
+        Kind::Regular => m.file_type().is_file(),
+        Kind::Fifo => m.file_type().is_fifo(),
     });
-    if !same {
+    let Some(meta) = meta else {
         return Err(format!("{shown} changed while it was being opened"));
-    }
+    };
     let mut reader = BufReader::with_capacity(64 * 1024, Drained(file));
     let start = reader
         .fill_buf()
@@ -150,7 +158,7 @@ fn open_text(path: &Path, shown: &str) -> Result<(BufReader<Drained>, Kind), Str
             "{shown} looks binary (it contains NUL bytes); read_file shows text only"
         ));
     }
-    Ok((reader, kind))
+    Ok((reader, kind, meta))
 }
 
 /// A file whose "nothing there yet" (EAGAIN from a FIFO opened with O_NONBLOCK) reads as the end.
@@ -242,7 +250,8 @@ fn read_line_capped(
     }
 }
 
-/// Append `N<TAB>text\n`, cutting a very long line and saying so. `length` is the bytes read
+/// Append `N:text\n` (the cheapest form measured to keep a separator of its own: BENCHMARKS.md,
+/// issue 32), cutting a very long line and saying so. `length` is the bytes read
 /// of the line (all of it when `whole`), of which `raw` may hold only the start.
 fn push_numbered(out: &mut String, number: usize, raw: &[u8], (length, whole): (usize, bool)) {
     let more = if whole { "" } else { "more than " };
@@ -250,7 +259,7 @@ fn push_numbered(out: &mut String, number: usize, raw: &[u8], (length, whole): (
     let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
     let text = String::from_utf8_lossy(raw);
     out.push_str(&number.to_string());
-    out.push('\t');
+    out.push(':');
     match text.char_indices().nth(MAX_LINE_CHARS) {
         None if length <= MAX_LINE_BYTES => out.push_str(&text),
         None => {
@@ -297,10 +306,7 @@ mod tests {
     fn whole_file_has_numbers_and_no_note() {
         let dir = TempDir::new("read-whole");
         dir.write("f.txt", "a\r\nb\nc");
-        assert_eq!(
-            read(&dir, "f.txt", None, None).unwrap(),
-            "1\ta\n2\tb\n3\tc\n"
-        );
+        assert_eq!(read(&dir, "f.txt", None, None).unwrap(), "1:a\n2:b\n3:c\n");
     }
 
     #[test]
@@ -310,10 +316,10 @@ mod tests {
         let text = read(&dir, "f.txt", Some(3), Some(2)).unwrap();
         assert_eq!(
             text,
-            "3\tline 3\n4\tline 4\n(… 12 lines total, showing 3-4; use offset 5 to read on)"
+            "3:line 3\n4:line 4\n(… 12 lines total, showing 3-4; use offset 5 to read on)"
         );
         let tail = read(&dir, "f.txt", Some(11), Some(5)).unwrap();
-        assert_eq!(tail, "11\tline 11\n12\tline 12\n");
+        assert_eq!(tail, "11:line 11\n12:line 12\n");
     }
 
     #[test]
@@ -361,7 +367,7 @@ mod tests {
         dir.write("latin1.txt", b"caf\xe9\n");
         assert_eq!(
             read(&dir, "latin1.txt", None, None).unwrap(),
-            "1\tcaf\u{fffd}\n"
+            "1:caf\u{fffd}\n"
         );
     }
 
@@ -395,7 +401,7 @@ mod tests {
             .unwrap();
         std::io::Write::write_all(&mut writer, b"one\ntwo\n").unwrap();
         let text = read(&dir, "pipe", None, None).unwrap();
-        assert!(text.starts_with("1\tone\n2\ttwo\n"), "{text}");
+        assert!(text.starts_with("1:one\n2:two\n"), "{text}");
         assert!(text.contains("not waiting for more"), "{text}");
     }
 
@@ -411,7 +417,7 @@ mod tests {
         let text = read(&dir, "huge.log", Some(1999), Some(10)).unwrap();
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
         assert!(
-            text.starts_with("1999\tline 1999\n2000\tline 2000\n2001\t"),
+            text.starts_with("1999:line 1999\n2000:line 2000\n2001:"),
             "{}",
             &text[..60]
         );
@@ -431,7 +437,7 @@ mod tests {
         let err = read(&dir, "f.txt", Some(usize::MAX), Some(usize::MAX)).unwrap_err();
         assert!(err.contains("past the end"), "{err}");
         let all = read(&dir, "f.txt", Some(1), Some(usize::MAX)).unwrap();
-        assert_eq!(all, "1\tline 1\n2\tline 2\n3\tline 3\n");
+        assert_eq!(all, "1:line 1\n2:line 2\n3:line 3\n");
     }
 
     #[test]
@@ -439,10 +445,10 @@ mod tests {
         let dir = TempDir::new("read-links");
         dir.write("sub/real.txt", "real\n");
         std::os::unix::fs::symlink(dir.0.join("sub/real.txt"), dir.0.join("link.txt")).unwrap();
-        assert_eq!(read(&dir, "link.txt", None, None).unwrap(), "1\treal\n");
+        assert_eq!(read(&dir, "link.txt", None, None).unwrap(), "1:real\n");
         assert_eq!(
             read(&dir, "sub/../sub/real.txt", None, None).unwrap(),
-            "1\treal\n"
+            "1:real\n"
         );
         std::os::unix::fs::symlink(dir.0.join("gone"), dir.0.join("dangling")).unwrap();
         let err = read(&dir, "dangling", None, None).unwrap_err();

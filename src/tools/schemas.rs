@@ -15,32 +15,32 @@ use serde_json::{Value, json};
 /// `bash.rs`: one shell command; its caps (15000 characters, 120 s by default, 600 at most) are
 /// the constants at the top of that file.
 pub(crate) fn bash() -> Value {
-    let description = "Run a shell command with bash in the current working directory and \
-        return its stdout, stderr and exit code. stdin is closed, so use non-interactive flags. \
-        A top-level `cd` (as in `cd src && ls`) carries over to later commands when the command \
-        succeeds; nothing else does (no environment variables). Output over 15000 characters \
-        is cut in the middle. Catastrophic commands (rm -rf ~, mkfs, curl | sh, ...) are refused; \
-        destructive ones (git reset --hard, git push --force, ...) need the user's approval.";
-    let timeout = "Seconds before the command and everything it started are killed (default \
-        120, at most 600; a larger value is capped).";
+    let description = "Run a bash command in the working directory; returns stdout, stderr and \
+        the exit code. stdin is closed: use non-interactive flags. A top-level `cd` (`cd src && \
+        ls`) persists if the command succeeds; nothing else does (no variables). Output over \
+        15000 characters is cut in the middle. Catastrophic commands (rm -rf ~, mkfs, curl | \
+        sh) are refused; destructive ones (git reset --hard, git push --force) need the user's \
+        approval.";
+    let timeout = "Seconds before it and all it started are killed (default 120, at most 600)";
     json!({"type": "function", "function": {"name": "bash", "description": description,
         "parameters": {"type": "object", "required": ["command"], "properties": {
-            "command": {"type": "string", "description": "The command line to run."},
+            "command": {"type": "string"},
             "timeout": {"type": "integer", "minimum": 1, "description": timeout}
         }}
     }})
 }
 
-/// `read_file.rs`: a window of a text file with line numbers.
+/// `read_file.rs`: a window of a text file with line numbers. Paths need no description: the
+/// system prompt says they are relative to the working directory unless absolute.
 pub(crate) fn read_file() -> Value {
     json!({"type": "function", "function": {
         "name": "read_file",
-        "description": "Read a text file. Lines come back as `N<TAB>text` with 1-based line \
-            numbers. Long files: a note at the end says how to read the next window.",
+        "description": "Read a text file as `N:text` lines (N from 1). A long file ends with a \
+            note saying how to read on.",
         "parameters": {"type": "object", "properties": {
-            "file_path": {"type": "string", "description": "Path, absolute or relative to the working directory"},
-            "offset": {"type": "integer", "description": "First line to show, 1-based (default 1)"},
-            "limit": {"type": "integer", "description": "Maximum lines to show (default 2000)"}
+            "file_path": {"type": "string"},
+            "offset": {"type": "integer", "description": "First line (default 1)"},
+            "limit": {"type": "integer", "description": "Most lines (default 2000)"}
         }, "required": ["file_path"]}
     }})
 }
@@ -49,26 +49,25 @@ pub(crate) fn read_file() -> Value {
 pub(crate) fn write_file() -> Value {
     json!({"type": "function", "function": {
         "name": "write_file",
-        "description": "Create a file or overwrite it entirely with `content`. Creates missing \
-            parent directories. To change part of an existing file, prefer edit_file.",
+        "description": "Create or overwrite a whole file, with any missing parent directories. \
+            To change part of a file, prefer edit_file.",
         "parameters": {"type": "object", "properties": {
-            "file_path": {"type": "string", "description": "Path, absolute or relative to the working directory"},
-            "content": {"type": "string", "description": "The complete new file content"}
+            "file_path": {"type": "string"},
+            "content": {"type": "string"}
         }, "required": ["file_path", "content"]}
     }})
 }
 
-/// `edit_file.rs`: one exact, unique snippet replaced.
+/// `edit_file.rs`: one exact, unique snippet replaced ("read first" is the system prompt's).
 pub(crate) fn edit_file() -> Value {
     json!({"type": "function", "function": {
         "name": "edit_file",
-        "description": "Replace `old_string` with `new_string` in a file. `old_string` must match \
-            the file exactly (whitespace included) and occur exactly once; include surrounding \
-            lines to make it unique. Read the file first.",
+        "description": "Replace `old_string` with `new_string`. `old_string` must match the file \
+            exactly (whitespace included) and only once: add surrounding lines to make it unique.",
         "parameters": {"type": "object", "properties": {
-            "file_path": {"type": "string", "description": "Path, absolute or relative to the working directory"},
-            "old_string": {"type": "string", "description": "Exact text to replace"},
-            "new_string": {"type": "string", "description": "Replacement text"}
+            "file_path": {"type": "string"},
+            "old_string": {"type": "string"},
+            "new_string": {"type": "string"}
         }, "required": ["file_path", "old_string", "new_string"]}
     }})
 }
@@ -77,12 +76,12 @@ pub(crate) fn edit_file() -> Value {
 pub(crate) fn glob() -> Value {
     json!({"type": "function", "function": {
         "name": "glob",
-        "description": "Find files whose path matches a glob, newest first (max 100). \
-            `*` stays within one directory, `**` crosses directories: `**/*.rs`, `src/*.ts`, \
-            `*.{js,json}`. Skips .git, node_modules, target and .gitignored files.",
+        "description": "Files whose path under `path` (default: the working directory) matches \
+            a glob, newest first, at most 100. `*` stays in one directory, `**` crosses them: \
+            `**/*.rs`, `*.{js,json}`. Skips .git, node_modules, target and .gitignored files.",
         "parameters": {"type": "object", "properties": {
-            "pattern": {"type": "string", "description": "Glob matched against paths relative to `path`"},
-            "path": {"type": "string", "description": "Directory to search (default: working directory)"}
+            "pattern": {"type": "string"},
+            "path": {"type": "string"}
         }, "required": ["pattern"]}
     }})
 }
@@ -91,13 +90,14 @@ pub(crate) fn glob() -> Value {
 pub(crate) fn grep() -> Value {
     json!({"type": "function", "function": {
         "name": "grep",
-        "description": "Search file contents with a regex (Rust syntax). Returns `path:line: text`, \
-            at most 200 matches, sorted by path. Skips binary files, .git, node_modules, target \
-            and .gitignored files.",
+        "description": "Search files under `path` (a file or directory; default: the working \
+            directory) with a Rust regex, e.g. `fn\\s+main`, `(?i)todo`. Returns \
+            `path:line: text`, at most 200 matches, sorted by path. Skips binary files, .git, \
+            node_modules, target and .gitignored files.",
         "parameters": {"type": "object", "properties": {
-            "pattern": {"type": "string", "description": "Regular expression, e.g. `fn\\s+main` or `(?i)todo`"},
-            "path": {"type": "string", "description": "File or directory to search (default: working directory)"},
-            "include": {"type": "string", "description": "Only files matching this glob, e.g. `*.rs` or `src/**/*.{ts,tsx}`"}
+            "pattern": {"type": "string"},
+            "path": {"type": "string"},
+            "include": {"type": "string", "description": "Only files matching this glob, e.g. `*.rs`"}
         }, "required": ["pattern"]}
     }})
 }
@@ -106,11 +106,11 @@ pub(crate) fn grep() -> Value {
 pub(crate) fn todo_write() -> Value {
     json!({"type": "function", "function": {
         "name": "todo_write",
-        "description": "Replace your task list for a multi-step job (send the whole list each \
-            time; [] clears it). Keep one task in_progress; mark tasks done as you finish them.",
+        "description": "Replace your task list for a multi-step job: the whole list each time \
+            ([] clears it), one task in_progress, each marked done when finished.",
         "parameters": {"type": "object", "properties": {
             "tasks": {"type": "array", "items": {"type": "object", "properties": {
-                "content": {"type": "string", "description": "What to do, in a few words"},
+                "content": {"type": "string", "description": "A few words"},
                 "status": {"type": "string", "enum": ["pending", "in_progress", "done"]}
             }, "required": ["content", "status"]}}
         }, "required": ["tasks"]}
@@ -121,15 +121,13 @@ pub(crate) fn todo_write() -> Value {
 pub(crate) fn agent() -> Value {
     json!({"type": "function", "function": {
         "name": "agent",
-        "description": "Give self-contained work to sub-agents with a fresh context and the same \
-            tools (except agent). Use `task` for one job, or `tasks` for a team of up to 8 \
-            independent jobs that run in parallel (4 at a time). Each returns its final answer.",
+        "description": "Hand self-contained work, with all the context it needs, to sub-agents \
+            with a fresh context and the same tools but agent; each returns its final answer. \
+            `task`: one job; `tasks`: a team of independent jobs, 4 at a time.",
         "parameters": {"type": "object", "properties": {
-            "task": {"type": "string", "description": "One task, with all the context it needs"},
-            "tasks": {"type": "array", "minItems": 1, "maxItems": 8,
-                "description": "A team: independent tasks, each with a short name",
-                "items": {"type": "object", "required": ["name", "task"], "properties": {
-                    "name": {"type": "string"}, "task": {"type": "string"}}}}
+            "task": {"type": "string"},
+            "tasks": {"type": "array", "maxItems": 8, "items": {"type": "object", "required": ["name", "task"], "properties": {
+                    "name": {"type": "string", "description": "Short"}, "task": {"type": "string"}}}}
         }}
     }})
 }

@@ -428,7 +428,7 @@ fn example_embed_answers_offline() {
     // The tool really read the manifest: its first line is what the example prints of it.
     let first_line = std::fs::read_to_string(root().join("Cargo.toml")).expect("Cargo.toml");
     let first_line = first_line.lines().next().expect("a first line");
-    let shown = format!("> read_file(Cargo.toml)\n  1\t{first_line}\n");
+    let shown = format!("> read_file(Cargo.toml)\n  1:{first_line}\n");
     assert!(
         output.stdout.contains(&shown),
         "{shown:?} not in {output:?}"

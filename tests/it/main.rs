@@ -55,6 +55,7 @@ mod readme;
 mod reads;
 mod repl;
 mod replay;
+mod rereads;
 mod responses;
 mod retry;
 mod run;

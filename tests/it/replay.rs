@@ -231,12 +231,12 @@ fn a_changed_file_is_reported_where_the_history_first_differs() {
     );
     assert!(
         out.stderr
-            .contains(r#"trace: …"d() {\n3\t    echo $(( $1 - $2 ))"#),
+            .contains(r#"trace: …"d() {\n3:    echo $(( $1 - $2 ))"#),
         "{out:?}"
     );
     assert!(
         out.stderr
-            .contains(r#"now:   …"d() {\n3\t    echo $(( $1 * $2 ))"#),
+            .contains(r#"now:   …"d() {\n3:    echo $(( $1 * $2 ))"#),
         "{out:?}"
     );
     said(&out, "replay: 1 of 5 rounds matched");

@@ -1,7 +1,7 @@
 //! What the tools share: the process runner, the danger table and its shell-word splitter, the
 //! parallel walk, diffs, text helpers (and text as a person is shown it before saying yes) and
 //! atomic writes; and what the client uses: how deep in JSON a growing text is, what a connection needs (trusted roots, a URL's host), what a
-//! provider's error answer says, and how Ctrl+C wakes a request. Nothing
+//! provider's error answer says, what `read_file` has shown the model, and how Ctrl+C wakes a request. Nothing
 //! here imports the core or the extras, so each helper can be read (and tested) on its own.
 
 pub(crate) mod bounded;
@@ -22,6 +22,7 @@ pub(crate) mod json_depth;
 pub mod net;
 pub mod process;
 pub(crate) mod provider_errors;
+pub(crate) mod seen;
 pub mod shell_words;
 pub(crate) mod shown;
 pub(crate) mod snip;
