@@ -550,3 +550,24 @@ fn a_cut_answer_is_max_tokens_and_the_round_cap_max_turn_requests() {
         seen.0
     );
 }
+
+#[test]
+fn a_prompt_a_hook_refuses_is_a_refusal_and_nothing_is_sent() {
+    let sandbox = Sandbox::new("acp_refusal");
+    sandbox.write(
+        "refuse.sh",
+        "#!/bin/sh\necho 'not on a friday' >&2\nexit 2\n",
+    );
+    let refuse = format!("sh {}", sandbox.path("refuse.sh").display());
+    let hooks = json!({"UserPromptSubmit": [{"command": refuse}]});
+    std::fs::create_dir_all(sandbox.home.join(".corecoder")).expect("create ~/.corecoder");
+    let hooks_file = sandbox.home.join(".corecoder/hooks.json");
+    std::fs::write(hooks_file, hooks.to_string()).expect("write hooks.json");
+    let server = Server::start(vec![Reply::Sse(sse::text("never"))]);
+    let Some(seen) = drive(&sandbox, &server, session_steps(&sandbox, "hi"), "") else {
+        return;
+    };
+    assert_eq!(seen.result(2)["stopReason"], "refusal", "{:#?}", seen.0);
+    assert!(seen.answer().contains("not on a friday"), "{:#?}", seen.0);
+    assert!(server.requests().is_empty(), "{:#?}", seen.0);
+}
