@@ -64,13 +64,13 @@ CORECODER_MAX_CONTEXT (128000; at least 4096), CORECODER_IDLE_TIMEOUT (seconds w
 event before a retry, 300), CORECODER_REQUEST_TIMEOUT (seconds one reply may take in all,
 1800), CORECODER_FALLBACK_MODELS (m1,m2: models to switch to when the current one keeps
 failing), CORECODER_TOOL_CHOICE (auto, required, none or a tool's name; not sent when unset;
-llama-cpp-python streams tool calls only for a named tool: docs/providers.md). A value out of
-its range, or an empty --model or --api-key, is a usage error. A .env file in the current
-directory or the nearest parent (not $HOME or above) is read without overriding the
-environment. NO_COLOR: no colour and no Markdown drawing; TERM=dumb: neither, and no spinner.
-No child of corecoder (bash, hooks, MCP servers) sees secret-looking variables (*KEY*, *TOKEN*,
-*PASSWORD*, *_DSN, DATABASE_URL, URLs with user:password@, ...: docs/safety.md), except those
-in CORECODER_ENV_ALLOW=NAME1,NAME2, nor can it read them or --api-key from corecoder's /proc.
+for llama-cpp-python name a tool: docs/providers.md). A value out of its range, or an empty
+--model or --api-key, is a usage error. A .env file in the current directory or the nearest
+parent (not $HOME or above) is read without overriding the environment. NO_COLOR: no colour and
+no Markdown drawing; TERM=dumb: neither, and no spinner. No child of corecoder (bash, hooks,
+MCP servers) sees secret-looking variables (*KEY*, *TOKEN*, *PASSWORD*, *_DSN, DATABASE_URL,
+URLs with user:password@, ...: docs/safety.md), except those in
+CORECODER_ENV_ALLOW=NAME1,NAME2, nor can it read them or --api-key from corecoder's /proc.
 
 Untrusted projects (see --trust-project, /trust; a changed file is untrusted again): their hooks,
 MCP servers and settings files' permission rules do not count (a session asks first), their .env
