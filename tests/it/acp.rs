@@ -89,12 +89,17 @@ fn drive_with(
 ) -> Option<Seen> {
     let prefix = sdk()?;
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp/client.mjs");
+    // The temp directory is one of the read roots: under the sandbox, so that the sandbox's
+    // home is outside every root, as a user's home is.
+    let tmp = sandbox.home.join("tmp");
+    std::fs::create_dir_all(&tmp).expect("create the sandbox's temp directory");
     let mut command = Command::new("node");
     command
         .arg(script)
         .current_dir(&sandbox.home)
         .env_clear()
         .env("HOME", &sandbox.home)
+        .env("TMPDIR", &tmp)
         .env("CORECODER_API_KEY", "sk-test")
         .env("OPENAI_BASE_URL", server.url())
         .env("CORECODER_BIN", env!("CARGO_BIN_EXE_corecoder"))
@@ -570,4 +575,27 @@ fn a_prompt_a_hook_refuses_is_a_refusal_and_nothing_is_sent() {
     assert_eq!(seen.result(2)["stopReason"], "refusal", "{:#?}", seen.0);
     assert!(seen.answer().contains("not on a friday"), "{:#?}", seen.0);
     assert!(server.requests().is_empty(), "{:#?}", seen.0);
+}
+
+#[test]
+fn a_read_outside_the_project_is_asked_and_a_no_sends_nothing_of_it() {
+    let sandbox = Sandbox::new("acp_outside_read");
+    let secret = sandbox.home.join("secret.txt");
+    std::fs::write(&secret, "the outside secret\n").expect("write the outside file");
+    let read = json!({"file_path": secret.display().to_string()});
+    let server = Server::start(vec![
+        Reply::Sse(sse::tool_calls(&[("call_1", "read_file", read)])),
+        Reply::Sse(sse::text("Could not read it.")),
+    ]);
+    let steps = session_steps(&sandbox, "read the file in my home");
+    let Some(seen) = drive(&sandbox, &server, steps, "reject_once") else {
+        return;
+    };
+    assert_eq!(seen.of("permission").len(), 1, "{:#?}", seen.0);
+    assert_eq!(seen.updates("tool_call_update")[0]["status"], "failed");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "{:#?}", seen.0);
+    let sent = String::from_utf8_lossy(&requests[1].raw);
+    assert!(!sent.contains("the outside secret"), "{sent}");
+    assert_eq!(seen.result(2)["stopReason"], "end_turn");
 }
