@@ -599,3 +599,24 @@ fn a_read_outside_the_project_is_asked_and_a_no_sends_nothing_of_it() {
     assert!(!sent.contains("the outside secret"), "{sent}");
     assert_eq!(seen.result(2)["stopReason"], "end_turn");
 }
+
+#[test]
+fn a_command_is_asked_and_a_no_runs_nothing() {
+    let sandbox = Sandbox::new("acp_command_asked");
+    let touch = json!({"command": "touch made.txt"});
+    let server = Server::start(vec![
+        Reply::Sse(sse::tool_calls(&[("call_1", "bash", touch)])),
+        Reply::Sse(sse::text("Not run.")),
+    ]);
+    let steps = session_steps(&sandbox, "make a file");
+    let Some(seen) = drive(&sandbox, &server, steps, "reject_once") else {
+        return;
+    };
+    let asked = seen.of("permission");
+    assert_eq!(asked.len(), 1, "{:#?}", seen.0);
+    let call = seen.updates("tool_call")[0];
+    assert_eq!(call["kind"], "execute", "{call}");
+    assert_eq!(seen.updates("tool_call_update")[0]["status"], "failed");
+    assert!(!sandbox.dir.join("made.txt").exists(), "{:#?}", seen.0);
+    assert_eq!(seen.result(2)["stopReason"], "end_turn");
+}

@@ -11,6 +11,7 @@ use crate::pty::Pty;
 use crate::run::{Output, Sandbox, run, run_with};
 use crate::server::{Reply, Server};
 use crate::sse;
+use serde_json::json;
 
 /// A window title, a clipboard write, a cleared screen, a cursor move, the bell.
 const HOSTILE: &str = "t\x1b]0;pwned\x07 c\x1b]52;c;aGk=\x07 w\x1b[2J\x1b[H b\x1b\\";
@@ -88,6 +89,25 @@ fn an_error_body_with_escapes_never_reaches_the_terminal() {
         assert_held(&raw, "error body");
     }
     let out = piped("error", &["-p", "go"], vec![error()]);
+    assert_eq!(out.code, 1, "{out:?}");
+}
+
+/// A validator's first refused field is put on a line of its own (`provider_errors.rs`): its
+/// name and reason are the server's, so they are held like the rest of the body.
+#[test]
+fn a_validators_field_with_escapes_never_reaches_the_terminal() {
+    let detail = json!({"detail": [{"loc": ["body", format!("f{HOSTILE}")], "msg": HOSTILE}]});
+    let error = || Reply::Status {
+        code: 422,
+        headers: vec![],
+        body: detail.to_string(),
+    };
+    for no_color in ["", "1"] {
+        let raw = on_a_terminal("validator", &["-p", "go"], vec![error()], no_color);
+        assert!(raw.contains("ft?]0;pwned?"), "{raw:?}");
+        assert_held(&raw, "a validator's field");
+    }
+    let out = piped("validator", &["-p", "go"], vec![error()]);
     assert_eq!(out.code, 1, "{out:?}");
 }
 
